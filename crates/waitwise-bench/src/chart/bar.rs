@@ -1,0 +1,316 @@
+//! Bar charts: horizontal bars, grouped when there are several series.
+//!
+//! Bars are horizontal so that long category names ("s/b/0.54 (pause)",
+//! "pthread_cond_wait/signal") are written on one line, left of their bars,
+//! with no rotation; the chart grows in height with the number of bars.
+
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::error::ChartError;
+use super::style::{
+    self, draw_legend, draw_no_data, format_value, legend_width, min_max, series_color,
+    text_width, truncate_label, LegendEntry, Swatch, AXIS_DESC_SIZE, FONT, LABEL_SIZE,
+    NOTE_COLOR,
+};
+
+/// Width of the part holding category names, bars and value axis.
+const PLOT_WIDTH: u32 = 900;
+/// Height of one bar.
+const BAR_HEIGHT: u32 = 18;
+/// Empty space between two categories' groups of bars.
+const GROUP_GAP: u32 = 14;
+/// Height above and below the bars: title, axis labels, margins.
+const FRAME_HEIGHT: u32 = 150;
+/// Room right of the plot for the value written after the longest bar.
+const VALUE_ROOM: u32 = 64;
+
+/// A bar chart: one bar per category and series, for example the median
+/// T_wakeup (value) of each contender (category), or normalized runtime of
+/// each policy (category) for matched and unmatched runs (two series).
+///
+/// A `None` value draws no bar and writes "n/a" in its place; so does a NaN,
+/// and a value <= 0 on a log axis is written but not drawn.
+///
+/// # Examples
+/// ```
+/// use waitwise_bench::chart::BarChart;
+/// let chart = BarChart {
+///     title: "Wake-up latency".into(),
+///     y_label: "T_wakeup, median (ns)".into(),
+///     categories: vec!["spin".into(), "umwait".into()],
+///     series: vec![("median".into(), vec![Some(80.0), None])],
+///     y_log: false,
+/// };
+/// let svg = chart.to_svg().unwrap();
+/// assert!(svg.contains("umwait") && svg.contains("n/a"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarChart {
+    /// Title drawn above the chart.
+    pub title: String,
+    /// Description of the value axis, with its unit: "T_call, median (ns)".
+    /// Bars are horizontal, so this axis runs along the bottom.
+    pub y_label: String,
+    /// One group of bars per category, top to bottom, named left of the bars.
+    pub categories: Vec<String>,
+    /// `(legend name, one value per category)`; `None` = not measured
+    /// ("n/a"). Every series must have exactly `categories.len()` values.
+    pub series: Vec<(String, Vec<Option<f64>>)>,
+    /// Logarithmic value axis (whole decades).
+    pub y_log: bool,
+}
+
+impl BarChart {
+    /// Renders the chart as an SVG document (`<svg ...>...</svg>`).
+    ///
+    /// # Errors
+    /// [`ChartError::Shape`] when a series does not have one value per
+    /// category; [`ChartError::Draw`] if plotters fails.
+    pub fn to_svg(&self) -> Result<String, ChartError> {
+        let categories = self.categories.len();
+        for (name, values) in &self.series {
+            if values.len() != categories {
+                return Err(ChartError::Shape {
+                    what: format!("bar series {name:?} against the categories"),
+                    expected: categories,
+                    found: values.len(),
+                });
+            }
+        }
+        let bounds = min_max(
+            self.series
+                .iter()
+                .flat_map(|(_, values)| values.iter().flatten().copied())
+                .filter(|&v| v.is_finite() && (!self.y_log || v > 0.0)),
+        );
+        let mut notes = Vec::new();
+        if self.y_log
+            && self
+                .series
+                .iter()
+                .any(|(_, values)| values.iter().flatten().any(|&v| v <= 0.0))
+        {
+            notes.push("values <= 0: no bar".to_owned());
+            notes.push("on the log axis".to_owned());
+        }
+
+        let groups = self.series.len().max(1) as u32;
+        let plot_height = categories.max(1) as u32 * (groups * BAR_HEIGHT + GROUP_GAP);
+        let label_width = self
+            .categories
+            .iter()
+            .map(|c| text_width(&truncate_label(c), LABEL_SIZE))
+            .max()
+            .unwrap_or(0)
+            .clamp(40, 340)
+            + 16;
+        let legend = legend_width(self.series.iter().map(|(name, _)| name.as_str()));
+        let size = (PLOT_WIDTH + legend, plot_height + FRAME_HEIGHT);
+
+        style::render_svg(size, |root| {
+            let area = style::titled(root, &self.title)?;
+            let (plot, legend_area) = area.split_horizontally(PLOT_WIDTH);
+            let bars = Bars {
+                chart: self,
+                root,
+                label_width,
+            };
+            let (lo, hi) = bounds.unwrap_or((f64::NAN, f64::NAN));
+            if self.y_log {
+                let (lo, hi) = style::log_range(lo, hi);
+                bars.draw(&plot, (lo..hi).log_scale(), lo)?;
+            } else {
+                let (lo, hi) = style::linear_range(lo, hi);
+                bars.draw(&plot, lo..hi, 0.0)?;
+            }
+            if categories == 0 || self.series.is_empty() {
+                draw_no_data(&plot)?;
+            }
+            let entries: Vec<LegendEntry> = self
+                .series
+                .iter()
+                .enumerate()
+                .map(|(i, (name, _))| LegendEntry {
+                    name: name.clone(),
+                    color: series_color(i),
+                    swatch: Swatch::Box,
+                })
+                .collect();
+            draw_legend(&legend_area, &entries, &notes)
+        })
+    }
+}
+
+/// The drawing of one [`BarChart`], whatever the value axis type.
+struct Bars<'c, 'r, 'b> {
+    chart: &'c BarChart,
+    /// The whole canvas: category names and value labels are drawn on it in
+    /// pixels, outside the plotting area.
+    root: &'r DrawingArea<SVGBackend<'b>, Shift>,
+    label_width: u32,
+}
+
+impl Bars<'_, '_, '_> {
+    /// Draws axis, bars and labels on `area` with value axis `x` (`lo..hi`
+    /// or `(lo..hi).log_scale()`); bars start at `base`.
+    fn draw<X>(
+        &self,
+        area: &DrawingArea<SVGBackend<'_>, Shift>,
+        x: X,
+        base: f64,
+    ) -> Result<(), ChartError>
+    where
+        X: AsRangedCoord<Value = f64>,
+        X::CoordDescType: ValueFormatter<f64>,
+    {
+        let categories = self.chart.categories.len();
+        let groups = self.chart.series.len().max(1);
+        // Category i owns the band [n - i - 1, n - i] of the y axis: the first
+        // category is on top. The gap is split above and below each group.
+        let rows = categories.max(1) as f64;
+        let band_px = (groups as u32 * BAR_HEIGHT + GROUP_GAP) as f64;
+        let gap = f64::from(GROUP_GAP) / band_px;
+        let bar = f64::from(BAR_HEIGHT) / band_px;
+        let y: RangedCoordf64 = (0.0..rows).into();
+
+        let mut chart = ChartBuilder::on(area)
+            .margin(10)
+            .margin_right(VALUE_ROOM)
+            .x_label_area_size(60)
+            .y_label_area_size(self.label_width)
+            .build_cartesian_2d(x, y)
+            .map_err(ChartError::draw)?;
+        let format = |v: &f64| format_value(*v);
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_desc(self.chart.y_label.as_str())
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, AXIS_DESC_SIZE))
+            .x_label_formatter(&format)
+            .light_line_style(RGBColor(0xee, 0xee, 0xee))
+            .draw()
+            .map_err(ChartError::draw)?;
+
+        let name_style =
+            TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+        let value_style = TextStyle::from((FONT, LABEL_SIZE - 2).into_font())
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        let missing_style = value_style.clone().color(&NOTE_COLOR);
+        for (i, category) in self.chart.categories.iter().enumerate() {
+            let top = rows - i as f64;
+            let (px, py) = chart.backend_coord(&(base, top - 0.5));
+            self.root
+                .draw(&Text::new(truncate_label(category), (px - 8, py), name_style.clone()))
+                .map_err(ChartError::draw)?;
+            for (j, (_, values)) in self.chart.series.iter().enumerate() {
+                let bar_top = top - gap / 2.0 - j as f64 * bar;
+                let (bar_bottom, middle) = (bar_top - bar, bar_top - bar / 2.0);
+                let value = values.get(i).copied().flatten().filter(|v| !v.is_nan());
+                let drawable = value.filter(|&v| v.is_finite() && (!self.chart.y_log || v > 0.0));
+                if let Some(v) = drawable {
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [(base, bar_top), (v, bar_bottom)],
+                            series_color(j).filled(),
+                        )))
+                        .map_err(ChartError::draw)?;
+                }
+                let (text, end, style) = match (value, drawable) {
+                    (None, _) => ("n/a".to_owned(), base, &missing_style),
+                    (Some(v), Some(_)) => (format_value(v), v, &value_style),
+                    (Some(v), None) => (format_value(v), base, &missing_style),
+                };
+                let (ex, ey) = chart.backend_coord(&(end, middle));
+                let text_pos = if end < base {
+                    // A negative bar grows leftwards: write its value inside
+                    // the plot, right of the zero line, to stay clear of the
+                    // category names.
+                    let (zx, _) = chart.backend_coord(&(base, middle));
+                    (zx + 4, ey)
+                } else {
+                    (ex + 4, ey)
+                };
+                self.root
+                    .draw(&Text::new(text, text_pos, style.clone()))
+                    .map_err(ChartError::draw)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart(categories: &[&str], series: Vec<(&str, Vec<Option<f64>>)>, y_log: bool) -> BarChart {
+        BarChart {
+            title: "Interference".into(),
+            y_label: "T_work, median (ms)".into(),
+            categories: categories.iter().map(|c| c.to_string()).collect(),
+            series: series.into_iter().map(|(n, v)| (n.to_owned(), v)).collect(),
+            y_log,
+        }
+    }
+
+    #[test]
+    fn renders_title_labels_categories_and_na() {
+        let svg = chart(
+            &["spin", "s/b/0.54 (pause)", "umwait"],
+            vec![
+                ("matched", vec![Some(1.0), Some(0.9), None]),
+                ("unmatched", vec![Some(5.2), Some(1.1), None]),
+            ],
+            false,
+        )
+        .to_svg()
+        .unwrap();
+        assert!(svg.starts_with("<svg"));
+        for text in [
+            "Interference",
+            "T_work, median (ms)",
+            "s/b/0.54 (pause)",
+            "matched",
+            "unmatched",
+            "n/a",
+            "5.2",
+        ] {
+            assert!(svg.contains(text), "missing {text}");
+        }
+    }
+
+    #[test]
+    fn empty_and_odd_data_render() {
+        for y_log in [false, true] {
+            let svg = chart(&[], vec![], y_log).to_svg().unwrap();
+            assert!(svg.starts_with("<svg") && svg.contains("no data"));
+            let svg = chart(&["a"], vec![], y_log).to_svg().unwrap();
+            assert!(svg.contains("no data"));
+            let svg = chart(
+                &["zero", "negative", "nan", "inf", "none"],
+                vec![(
+                    "s",
+                    vec![Some(0.0), Some(-3.0), Some(f64::NAN), Some(f64::INFINITY), None],
+                )],
+                y_log,
+            )
+            .to_svg()
+            .unwrap();
+            assert!(svg.contains("negative"));
+        }
+    }
+
+    #[test]
+    fn wrong_number_of_values_is_an_error() {
+        let err = chart(&["a", "b"], vec![("s", vec![Some(1.0)])], false)
+            .to_svg()
+            .unwrap_err();
+        assert!(matches!(err, ChartError::Shape { expected: 2, found: 1, .. }));
+    }
+}

@@ -1,0 +1,20 @@
+//! Result tables and their export formats, one format per file.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `table.rs` | [`Table`], [`Column`], [`Cell`]: one experiment's results, with units |
+//! | `exporter.rs` | the [`Exporter`] trait every format implements, and [`ExportError`] |
+//! | `csv.rs` | [`CsvExporter`]: RFC 4180 CSV, header keys carry the unit (`t_wakeup_ns`) |
+//! | `json.rs` | [`JsonExporter`]: an array of objects with the same keys as the CSV header |
+//!
+//! [`Format`] names the formats for the command line (`--csv`, `--json`).
+
+mod csv;
+mod exporter;
+mod json;
+mod table;
+
+pub use self::csv::CsvExporter;
+pub use self::exporter::{ExportError, Exporter, Format};
+pub use self::json::JsonExporter;
+pub use self::table::{Cell, Column, Table, NOTE_KEY};

@@ -1,0 +1,195 @@
+//! Pinning the calling thread to CPUs (`sched_setaffinity(2)`).
+//!
+//! Every function here acts on the **calling thread** only (pid 0 in the
+//! syscalls), never on the process. Pinning narrows that thread's allowed
+//! set, and [`allowed_cpus`] reports the *current* mask, so a thread that
+//! wants to move freely again must capture the mask before pinning and hand
+//! it back to [`set_current_thread_affinity`]:
+//!
+//! ```
+//! use waitwise_platform::affinity::{allowed_cpus, pin_current_thread, set_current_thread_affinity};
+//!
+//! std::thread::spawn(|| {
+//!     let before = allowed_cpus().unwrap();
+//!     pin_current_thread(before[0]).unwrap();
+//!     assert_eq!(allowed_cpus().unwrap(), [before[0]]);
+//!     set_current_thread_affinity(&before).unwrap();
+//!     assert_eq!(allowed_cpus().unwrap(), before);
+//! })
+//! .join()
+//! .unwrap();
+//! ```
+//!
+//! Masks are fixed-size `cpu_set_t`s, so CPUs numbered [`CPU_SETSIZE`] or
+//! higher cannot be named (and on a kernel configured for more CPUs than
+//! that, [`allowed_cpus`] fails with `EINVAL`).
+//!
+//! On targets other than Linux every call returns [`AffinityError::Unsupported`].
+
+use std::io;
+
+/// One more than the largest CPU number a mask can hold (`libc::CPU_SETSIZE`).
+#[cfg(target_os = "linux")]
+pub const CPU_SETSIZE: usize = libc::CPU_SETSIZE as usize;
+/// One more than the largest CPU number a mask can hold (no masks here).
+#[cfg(not(target_os = "linux"))]
+pub const CPU_SETSIZE: usize = 0;
+
+/// Reading or changing the calling thread's affinity failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AffinityError {
+    /// The CPU number does not fit in a `cpu_set_t`.
+    #[error("CPU {cpu} is out of range: affinity masks hold CPUs 0..{CPU_SETSIZE}")]
+    OutOfRange {
+        /// The requested CPU.
+        cpu: usize,
+    },
+    /// The CPU is not in the calling thread's current mask.
+    #[error("CPU {cpu} is not in this thread's allowed CPUs {allowed:?}")]
+    NotAllowed {
+        /// The requested CPU.
+        cpu: usize,
+        /// The thread's allowed CPUs when the request was made.
+        allowed: Vec<usize>,
+    },
+    /// An empty CPU list was given to [`set_current_thread_affinity`].
+    #[error("cannot restrict a thread to an empty set of CPUs")]
+    Empty,
+    /// `sched_getaffinity` failed.
+    #[error("sched_getaffinity failed: {source}")]
+    Get {
+        /// The OS error.
+        source: io::Error,
+    },
+    /// `sched_setaffinity` failed for this mask.
+    #[error("sched_setaffinity to CPUs {cpus:?} failed: {source}")]
+    Os {
+        /// The CPUs asked for.
+        cpus: Vec<usize>,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// This target has no thread affinity.
+    #[error("thread affinity is not supported on this target")]
+    Unsupported,
+}
+
+/// The CPUs the calling thread may run on, ascending.
+///
+/// This is the thread's *current* mask: after [`pin_current_thread`] it is
+/// just the pinned CPU.
+pub fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
+    imp::allowed_cpus()
+}
+
+/// Restrict the calling thread to `cpu`.
+///
+/// Fails without changing anything if `cpu` is not below [`CPU_SETSIZE`]
+/// ([`AffinityError::OutOfRange`]) or not among [`allowed_cpus`]
+/// ([`AffinityError::NotAllowed`]: a cpuset or an earlier pin excludes it),
+/// and with [`AffinityError::Os`] if the kernel refuses.
+pub fn pin_current_thread(cpu: usize) -> Result<(), AffinityError> {
+    if cpu >= CPU_SETSIZE {
+        return Err(AffinityError::OutOfRange { cpu });
+    }
+    let allowed = allowed_cpus()?;
+    if allowed.binary_search(&cpu).is_err() {
+        return Err(AffinityError::NotAllowed { cpu, allowed });
+    }
+    imp::set_affinity(&[cpu])
+}
+
+/// Restrict the calling thread to `cpus` (in any order; duplicates are
+/// fine), for example to restore a mask captured with [`allowed_cpus`].
+///
+/// Unlike [`pin_current_thread`] this does not check against the current
+/// mask, which may be narrower than the one being restored; the kernel
+/// checks against the cpuset instead ([`AffinityError::Os`] with `EINVAL`
+/// if none of `cpus` is usable).
+pub fn set_current_thread_affinity(cpus: &[usize]) -> Result<(), AffinityError> {
+    if let Some(&cpu) = cpus.iter().find(|&&c| c >= CPU_SETSIZE) {
+        return Err(AffinityError::OutOfRange { cpu });
+    }
+    if cpus.is_empty() {
+        return Err(AffinityError::Empty);
+    }
+    imp::set_affinity(cpus)
+}
+
+/// The CPU the calling thread is running on right now (`sched_getcpu(3)`);
+/// `None` where unknown. Stale as soon as it returns unless the thread is
+/// pinned.
+pub fn current_cpu() -> Option<usize> {
+    imp::current_cpu()
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use super::AffinityError;
+    use std::{io, mem};
+
+    pub(super) fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
+        // SAFETY: `cpu_set_t` is a plain bit array; all-zero is a valid value.
+        let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
+        // SAFETY: `set` is a live, writable `cpu_set_t` and we pass its exact
+        // size; pid 0 is the calling thread.
+        let rc = unsafe { libc::sched_getaffinity(0, mem::size_of_val(&set), &mut set) };
+        if rc != 0 {
+            return Err(AffinityError::Get {
+                source: io::Error::last_os_error(),
+            });
+        }
+        Ok((0..super::CPU_SETSIZE)
+            // SAFETY: `cpu < CPU_SETSIZE`, so CPU_ISSET stays inside `set`.
+            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+            .collect())
+    }
+
+    /// Set the calling thread's mask to `cpus`; the caller has checked that
+    /// every CPU is below `CPU_SETSIZE`.
+    pub(super) fn set_affinity(cpus: &[usize]) -> Result<(), AffinityError> {
+        // SAFETY: as in `allowed_cpus`.
+        let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
+        for &cpu in cpus {
+            debug_assert!(cpu < super::CPU_SETSIZE);
+            // SAFETY: `cpu < CPU_SETSIZE` (checked by every caller), so the
+            // bit lies inside `set`.
+            unsafe { libc::CPU_SET(cpu, &mut set) };
+        }
+        // SAFETY: `set` is a valid, initialised `cpu_set_t` of the size we
+        // pass; pid 0 is the calling thread.
+        let rc = unsafe { libc::sched_setaffinity(0, mem::size_of_val(&set), &set) };
+        if rc != 0 {
+            // Read errno before allocating.
+            let source = io::Error::last_os_error();
+            let mut cpus = cpus.to_vec();
+            cpus.sort_unstable();
+            cpus.dedup();
+            return Err(AffinityError::Os { cpus, source });
+        }
+        Ok(())
+    }
+
+    pub(super) fn current_cpu() -> Option<usize> {
+        // SAFETY: `sched_getcpu` takes no arguments and touches no memory of ours.
+        let cpu = unsafe { libc::sched_getcpu() };
+        usize::try_from(cpu).ok()
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use super::AffinityError;
+
+    pub(super) fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
+        Err(AffinityError::Unsupported)
+    }
+
+    pub(super) fn set_affinity(_cpus: &[usize]) -> Result<(), AffinityError> {
+        Err(AffinityError::Unsupported)
+    }
+
+    pub(super) fn current_cpu() -> Option<usize> {
+        None
+    }
+}

@@ -1,0 +1,259 @@
+//! One futex API (Linux private futexes), the only place that makes the
+//! `futex(2)` system call.
+//!
+//! [`Futex`] is a 32-bit word plus the operations the kernel offers on it:
+//!
+//! - [`Futex::wait`]: sleep while the word equals `expected`, optionally until a
+//!   timeout. `EINTR` is retried inside (against an absolute deadline, so a
+//!   signal storm cannot stretch the timeout); `EAGAIN` (the word no longer
+//!   equals `expected`) and `ETIMEDOUT` are mapped to [`FutexWait`] values.
+//! - [`Futex::wake`] / [`Futex::wake_all`]: wake one / every sleeper.
+//!
+//! Under `--cfg loom` the word is a loom atomic and sleeping is a loom
+//! `Mutex` + `Condvar`, which gives exactly the futex guarantee that matters
+//! for correctness: a waiter that checked the word before a change and a waker
+//! that wakes after the change cannot miss each other.
+
+use crate::shim::AtomicU32;
+use std::time::Duration;
+
+/// Why [`Futex::wait`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FutexWait {
+    /// Woken by a wake call, or spuriously: the caller must re-check the word.
+    Woken,
+    /// The word did not equal `expected` when the kernel looked (`EAGAIN`).
+    ValueChanged,
+    /// The timeout passed (`ETIMEDOUT`).
+    TimedOut,
+}
+
+/// A futex word. Threads sleep on it with [`Futex::wait`] and are woken by
+/// [`Futex::wake`] / [`Futex::wake_all`]; the value itself is an ordinary
+/// atomic reached through [`Futex::value`].
+#[derive(Debug)]
+pub struct Futex {
+    value: AtomicU32,
+    #[cfg(loom)]
+    sleep_lock: loom::sync::Mutex<()>,
+    #[cfg(loom)]
+    sleep_cv: loom::sync::Condvar,
+}
+
+impl Futex {
+    /// A futex word holding `value`.
+    #[cfg(not(loom))]
+    pub const fn new(value: u32) -> Self {
+        Self {
+            value: AtomicU32::new(value),
+        }
+    }
+
+    /// A futex word holding `value`.
+    #[cfg(loom)]
+    pub fn new(value: u32) -> Self {
+        Self {
+            value: AtomicU32::new(value),
+            sleep_lock: loom::sync::Mutex::new(()),
+            sleep_cv: loom::sync::Condvar::new(),
+        }
+    }
+
+    /// The word itself.
+    #[inline(always)]
+    pub fn value(&self) -> &AtomicU32 {
+        &self.value
+    }
+
+    /// Sleeps while the word equals `expected`, at most `timeout` (`None`:
+    /// no limit; a timeout too large to represent is treated as `None`).
+    ///
+    /// Returns [`FutexWait::Woken`] also for spurious wake-ups: the caller
+    /// always re-checks its condition.
+    #[cfg(not(loom))]
+    pub fn wait(&self, expected: u32, timeout: Option<Duration>) -> FutexWait {
+        let deadline = timeout.and_then(monotonic_deadline);
+        loop {
+            let ts_ptr = deadline
+                .as_ref()
+                .map_or(std::ptr::null(), |ts| ts as *const libc::timespec);
+            // SAFETY: `self.value` is a valid, aligned u32 for the whole call;
+            // `ts_ptr` is null or points at a live timespec. With
+            // FUTEX_WAIT_BITSET the timeout is an absolute CLOCK_MONOTONIC time.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    self.value.as_ptr(),
+                    libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
+                    expected,
+                    ts_ptr,
+                    std::ptr::null::<u32>(),
+                    libc::FUTEX_BITSET_MATCH_ANY,
+                )
+            };
+            if rc == 0 {
+                return FutexWait::Woken;
+            }
+            match errno() {
+                libc::EINTR => continue,
+                libc::EAGAIN => return FutexWait::ValueChanged,
+                libc::ETIMEDOUT => return FutexWait::TimedOut,
+                other => {
+                    // EFAULT/EINVAL/ENOSYS would be a bug in this module:
+                    // the address is ours and the arguments are fixed.
+                    debug_assert!(false, "futex wait failed: errno {other}");
+                    return FutexWait::Woken;
+                }
+            }
+        }
+    }
+
+    /// Loom model of `wait`: sleeps on a condition variable while the word
+    /// equals `expected`. A timed wait may time out at once (any timeout is a
+    /// legal interleaving), which lets loom explore the timeout paths.
+    #[cfg(loom)]
+    pub fn wait(&self, expected: u32, timeout: Option<Duration>) -> FutexWait {
+        use crate::shim::Ordering;
+        let guard = self.sleep_lock.lock().unwrap();
+        if self.value.load(Ordering::SeqCst) != expected {
+            return FutexWait::ValueChanged;
+        }
+        if timeout.is_some() {
+            return FutexWait::TimedOut;
+        }
+        drop(self.sleep_cv.wait(guard).unwrap());
+        FutexWait::Woken
+    }
+
+    /// Wakes at most `count` threads sleeping on this word; returns how many
+    /// were woken.
+    #[cfg(not(loom))]
+    pub fn wake(&self, count: u32) -> usize {
+        let count = i32::try_from(count).unwrap_or(i32::MAX);
+        // SAFETY: `self.value` is a valid, aligned u32; FUTEX_WAKE only reads
+        // the arguments below.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.value.as_ptr(),
+                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+                count,
+            )
+        };
+        debug_assert!(rc >= 0, "futex wake failed: errno {}", errno());
+        usize::try_from(rc).unwrap_or(0)
+    }
+
+    /// Loom model of `wake`: wakes every sleeper (they re-check the word, so
+    /// waking more than `count` is only a spurious wake-up).
+    #[cfg(loom)]
+    pub fn wake(&self, _count: u32) -> usize {
+        let _guard = self.sleep_lock.lock().unwrap();
+        self.sleep_cv.notify_all();
+        0
+    }
+
+    /// Wakes one sleeper; returns whether one was woken.
+    #[inline]
+    pub fn wake_one(&self) -> bool {
+        self.wake(1) > 0
+    }
+
+    /// Wakes every sleeper; returns how many were woken.
+    #[inline]
+    pub fn wake_all(&self) -> usize {
+        self.wake(u32::MAX)
+    }
+}
+
+#[cfg(not(loom))]
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// `now(CLOCK_MONOTONIC) + timeout`, or `None` when that overflows (wait
+/// forever: a timeout of centuries is no timeout).
+#[cfg(not(loom))]
+fn monotonic_deadline(timeout: Duration) -> Option<libc::timespec> {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    let secs = libc::time_t::try_from(timeout.as_secs()).ok()?;
+    let mut tv_sec = now.tv_sec.checked_add(secs)?;
+    let mut tv_nsec = now.tv_nsec + timeout.subsec_nanos() as libc::c_long;
+    if tv_nsec >= 1_000_000_000 {
+        tv_nsec -= 1_000_000_000;
+        tv_sec = tv_sec.checked_add(1)?;
+    }
+    Some(libc::timespec { tv_sec, tv_nsec })
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::shim::Ordering;
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    #[test]
+    fn wait_on_changed_value_returns_at_once() {
+        let f = Futex::new(1);
+        assert_eq!(f.wait(0, None), FutexWait::ValueChanged);
+    }
+
+    #[test]
+    fn wait_times_out() {
+        let f = Futex::new(0);
+        let start = Instant::now();
+        assert_eq!(
+            f.wait(0, Some(Duration::from_millis(20))),
+            FutexWait::TimedOut
+        );
+        assert!(start.elapsed() >= Duration::from_millis(20));
+    }
+
+    #[test]
+    fn zero_and_huge_timeouts() {
+        let f = Futex::new(0);
+        assert_eq!(f.wait(0, Some(Duration::ZERO)), FutexWait::TimedOut);
+        // Duration::MAX must not overflow: it means "no limit". Prove it by
+        // waking the sleeper from another thread.
+        let f = Arc::new(Futex::new(0));
+        let f2 = f.clone();
+        let t = std::thread::spawn(move || {
+            while f2.value().load(Ordering::SeqCst) == 0 {
+                f2.wait(0, Some(Duration::MAX));
+            }
+        });
+        std::thread::sleep(Duration::from_millis(10));
+        f.value().store(1, Ordering::SeqCst);
+        f.wake_all();
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn wake_without_sleepers_wakes_nobody() {
+        let f = Futex::new(0);
+        assert_eq!(f.wake(1), 0);
+        assert!(!f.wake_one());
+        assert_eq!(f.wake_all(), 0);
+    }
+
+    #[test]
+    fn wake_releases_a_sleeper() {
+        let f = Arc::new(Futex::new(0));
+        let f2 = f.clone();
+        let t = std::thread::spawn(move || {
+            while f2.value().load(Ordering::SeqCst) == 0 {
+                f2.wait(0, None);
+            }
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        f.value().store(1, Ordering::SeqCst);
+        f.wake_one();
+        t.join().unwrap();
+    }
+}

@@ -1,0 +1,31 @@
+//! # waitwise-platform
+//!
+//! The bottom layer of waitwise and the only code that touches `libc` or inline
+//! assembly. Everything above it (mechanisms, policies, primitives, tools) calls
+//! the neutral names exported here.
+//!
+//! | module | what it gives |
+//! |---|---|
+//! | [`cpuid`] | raw CPUID access behind a trait, so decoding is testable on recorded registers |
+//! | [`features`] | decoded CPU features (vendor, WAITPKG, MONITORX, invariant TSC, TSC frequency), detected once |
+//! | [`disable`] | `WAITWISE_DISABLE=umwait,tpause,mwaitx`: force the fallbacks |
+//! | [`topology`] | CPUs, cores, packages, NUMA nodes and SMT siblings parsed from sysfs |
+//! | [`affinity`] | pinning the calling thread to a CPU |
+//! | [`clock`] | the cycle clock (TSC with fences, or `Instant`), its overhead and ns conversion |
+//! | [`futex`] | one futex API: wait with optional timeout, wake one, wake all |
+//! | [`arch`] | tiny `#[inline]` wrappers over PAUSE, UMONITOR/UMWAIT/TPAUSE, MONITORX/MWAITX, RDTSC(P) |
+//! | [`thread`] | yielding and the calling thread's CPU time |
+//! | [`shim`] | atomics and spin hints routed through one place so `loom` can replace them |
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod affinity;
+pub mod arch;
+pub mod clock;
+pub mod cpuid;
+pub mod disable;
+pub mod features;
+pub mod futex;
+pub mod shim;
+pub mod thread;
+pub mod topology;

@@ -1,0 +1,351 @@
+//! [`Event`]: the helper/worker condition wait of seed 000 (Anastopoulos &
+//! Koziris 2008): a waiter sleeps until a worker notifies it, and a notify
+//! to a polling waiter costs one atomic operation and no system call.
+//!
+//! # Semantics: auto-reset, like seed 000's `MWMON_NOTIFIED`/`ORIGINAL`
+//!
+//! - [`Event::notify`] releases one waiting thread; if none is waiting, the
+//!   event stays *signalled* and the next [`Event::wait`] returns at once
+//!   (a notify is never lost). Several notifies with nobody waiting collapse
+//!   into one signal.
+//! - With several registered waiters, `k` notifies release `k` of them.
+//! - [`Event::notify_all`] releases every thread waiting at that moment (or
+//!   signals the event, if none is).
+//! - Every wake-up is accounted for: there are no spurious returns from
+//!   [`Event::wait`]; [`Event::wait_timeout`] returns `false` only when the
+//!   timeout passed without a notify being consumed.
+//!
+//! # State word
+//!
+//! ```text
+//!  bits 31..16: waiters  threads registered in wait() and not yet released
+//!  bits 15..0 : permits  notifies not yet consumed, <= max(waiters, 1)
+//! ```
+//!
+//! Transitions (each one CAS on the word):
+//! - wait, fast: `permits > 0  =>  permits - 1` and return.
+//! - wait, register: `permits == 0  =>  waiters + 1`, then wait for
+//!   `permits > 0` and take `permits - 1, waiters - 1` in one step.
+//! - wait, time out: `permits == 0  =>  waiters - 1` (if a permit arrived
+//!   meanwhile, it is consumed instead and the wait succeeds).
+//! - notify: `permits < max(waiters, 1)  =>  permits + 1`, then wake one
+//!   sleeper if any is registered on the [`WaitWord`]; else nothing.
+//! - notify_all: `permits = max(waiters, permits, 1)`, then wake all sleepers.
+//!
+//! # Memory ordering
+//!
+//! Every state change is a `SeqCst` CAS: it is the write half of the
+//! [`WaitWord`] sleeper protocol, and it gives the release (notify) /
+//! acquire (wait) pairing that makes the worker's writes before `notify`
+//! visible to the waiter after `wait`.
+
+use crate::policy::{Policy, SyncKind};
+use crate::wait_word::{WaitOutcome, WaitWord};
+use std::time::Duration;
+use waitwise_platform::clock::Deadline;
+use waitwise_platform::shim::Ordering;
+
+const PERMIT: u32 = 1;
+const WAITER: u32 = 1 << 16;
+const PERMITS_MASK: u32 = WAITER - 1;
+/// Most threads that may wait on one event at once.
+pub const MAX_WAITERS: u32 = (u32::MAX >> 16) - 1;
+
+#[inline]
+fn permits(s: u32) -> u32 {
+    s & PERMITS_MASK
+}
+
+#[inline]
+fn waiters(s: u32) -> u32 {
+    s >> 16
+}
+
+/// An auto-reset event: `notify` releases one `wait`, and is remembered if
+/// nobody waits yet.
+///
+/// # Examples
+/// ```
+/// use std::sync::Arc;
+/// use waitwise::Event;
+///
+/// let ev = Arc::new(Event::new());
+/// let helper = {
+///     let ev = ev.clone();
+///     std::thread::spawn(move || { ev.wait(); 42 })
+/// };
+/// ev.notify();
+/// assert_eq!(helper.join().unwrap(), 42);
+///
+/// // A notify before the wait is not lost:
+/// ev.notify();
+/// assert!(ev.wait_timeout(std::time::Duration::ZERO));
+/// // ...and it was consumed:
+/// assert!(!ev.wait_timeout(std::time::Duration::ZERO));
+/// ```
+#[derive(Debug)]
+pub struct Event {
+    word: WaitWord,
+    policy: Policy,
+}
+
+impl Event {
+    /// A non-signalled event waiting with the producer-consumer policy
+    /// (`s/b/ln(e-1)` unless `WAITWISE_ALPHA` says otherwise).
+    pub fn new() -> Self {
+        Self::with_policy(Policy::for_kind(SyncKind::ProducerConsumer))
+    }
+
+    /// A non-signalled event waiting with `policy`.
+    pub fn with_policy(policy: Policy) -> Self {
+        Self {
+            word: WaitWord::new(0),
+            policy,
+        }
+    }
+
+    /// The policy waits follow.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Waits until notified (consumes one notify).
+    #[inline]
+    pub fn wait(&self) {
+        let notified = self.wait_deadline(Deadline::NEVER);
+        debug_assert!(notified);
+    }
+
+    /// Waits until notified or `timeout` passes; returns `true` when
+    /// notified. `Duration::ZERO` only checks; `Duration::MAX` waits forever.
+    #[inline]
+    pub fn wait_timeout(&self, timeout: Duration) -> bool {
+        self.wait_deadline(Deadline::after(timeout))
+    }
+
+    /// Waits until notified or `deadline`; returns `true` when notified.
+    #[inline]
+    pub fn wait_deadline(&self, deadline: Deadline) -> bool {
+        if self.try_consume_fast() {
+            return true;
+        }
+        self.wait_contended(deadline)
+    }
+
+    /// Fast path: take a pending permit with one CAS.
+    #[inline]
+    fn try_consume_fast(&self) -> bool {
+        let s = self.word.value().load(Ordering::Relaxed);
+        // permits > 0 => permits - 1
+        permits(s) > 0
+            && self
+                .word
+                .value()
+                .compare_exchange(s, s - PERMIT, Ordering::SeqCst, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    #[cold]
+    fn wait_contended(&self, deadline: Deadline) -> bool {
+        let w = self.word.value();
+        // Register, unless a permit shows up first.
+        let mut s = w.load(Ordering::Relaxed);
+        loop {
+            let next = if permits(s) > 0 {
+                // permits > 0 => permits - 1: notified without registering.
+                s - PERMIT
+            } else {
+                assert!(
+                    waiters(s) < MAX_WAITERS,
+                    "waitwise::Event: more than {MAX_WAITERS} waiters"
+                );
+                // permits == 0 => waiters + 1
+                s + WAITER
+            };
+            match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) if permits(s) > 0 => return true,
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        loop {
+            let out = self
+                .word
+                .wait_until(&self.policy, deadline, |s| permits(s) > 0);
+            match out {
+                WaitOutcome::Ready { mut value, .. } => loop {
+                    // permits > 0 => permits - 1, waiters - 1: released.
+                    match w.compare_exchange_weak(
+                        value,
+                        value - PERMIT - WAITER,
+                        Ordering::SeqCst,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => return true,
+                        Err(now) if permits(now) > 0 => value = now,
+                        Err(_) => break, // another waiter took it: wait again
+                    }
+                },
+                WaitOutcome::TimedOut { mut value, .. } => loop {
+                    let (next, notified) = if permits(value) > 0 {
+                        (value - PERMIT - WAITER, true)
+                    } else {
+                        // permits == 0 => waiters - 1: give up.
+                        (value - WAITER, false)
+                    };
+                    match w.compare_exchange_weak(value, next, Ordering::SeqCst, Ordering::Relaxed)
+                    {
+                        Ok(_) => return notified,
+                        Err(now) => value = now,
+                    }
+                },
+            }
+        }
+    }
+
+    /// Releases one waiting thread, or signals the event if none waits.
+    /// One atomic operation, and a futex wake only if a waiter sleeps.
+    #[inline]
+    pub fn notify(&self) {
+        let w = self.word.value();
+        let mut s = w.load(Ordering::Relaxed);
+        loop {
+            if permits(s) >= waiters(s).max(1) {
+                // Every waiter already has a permit (or the event is signalled).
+                return;
+            }
+            // permits < max(waiters, 1) => permits + 1
+            match w.compare_exchange_weak(s, s + PERMIT, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        if waiters(s) > 0 {
+            self.word.wake_one();
+        }
+    }
+
+    /// Releases every thread waiting now (or signals the event if none waits).
+    #[inline]
+    pub fn notify_all(&self) {
+        let w = self.word.value();
+        let mut s = w.load(Ordering::Relaxed);
+        loop {
+            let target = waiters(s).max(1).max(permits(s));
+            if target == permits(s) {
+                return;
+            }
+            // permits = max(waiters, 1)
+            match w.compare_exchange_weak(
+                s,
+                (s & !PERMITS_MASK) | target,
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        if waiters(s) > 0 {
+            self.word.wake_all();
+        }
+    }
+
+    /// Whether a notify is pending (a `wait` would return at once).
+    pub fn is_signalled(&self) -> bool {
+        permits(self.word.value().load(Ordering::Acquire)) > 0
+    }
+}
+
+impl Default for Event {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    #[test]
+    fn notify_before_wait_is_kept_once() {
+        let e = Event::new();
+        e.notify();
+        e.notify();
+        assert!(e.is_signalled());
+        assert!(e.wait_timeout(Duration::ZERO));
+        assert!(!e.wait_timeout(Duration::ZERO));
+    }
+
+    #[test]
+    fn zero_timeout_returns_at_once_and_max_does_not_overflow() {
+        let e = Event::with_policy(Policy::always_block());
+        let t = Instant::now();
+        assert!(!e.wait_timeout(Duration::ZERO));
+        assert!(t.elapsed() < Duration::from_secs(1));
+        let e = Arc::new(e);
+        let e2 = e.clone();
+        let h = std::thread::spawn(move || e2.wait_timeout(Duration::MAX));
+        std::thread::sleep(Duration::from_millis(5));
+        e.notify();
+        assert!(h.join().unwrap());
+    }
+
+    #[test]
+    fn timeout_reports_false_and_unregisters() {
+        let e = Event::new();
+        assert!(!e.wait_timeout(Duration::from_millis(2)));
+        assert_eq!(e.word.value().load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn k_notifies_release_k_of_n_waiters() {
+        let e = Arc::new(Event::new());
+        let released = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let hs: Vec<_> = (0..4)
+            .map(|_| {
+                let (e, r) = (e.clone(), released.clone());
+                std::thread::spawn(move || {
+                    if e.wait_timeout(Duration::from_millis(500)) {
+                        r.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                })
+            })
+            .collect();
+        while waiters(e.word.value().load(Ordering::SeqCst)) < 4 {
+            std::thread::yield_now();
+        }
+        e.notify();
+        e.notify();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(released.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn notify_all_releases_every_current_waiter() {
+        for policy in [
+            Policy::always_block(),
+            Policy::for_kind(SyncKind::ProducerConsumer),
+        ] {
+            let e = Arc::new(Event::with_policy(policy));
+            let hs: Vec<_> = (0..3)
+                .map(|_| {
+                    let e = e.clone();
+                    std::thread::spawn(move || e.wait())
+                })
+                .collect();
+            while waiters(e.word.value().load(Ordering::SeqCst)) < 3 {
+                std::thread::yield_now();
+            }
+            e.notify_all();
+            for h in hs {
+                h.join().unwrap();
+            }
+            assert!(!e.is_signalled());
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! # waitwise
+//!
+//! Thread waiting done well. Every synchronization ends in a wait, and how a
+//! thread waits decides latency, CPU burn and interference with its
+//! neighbours. waitwise separates the questions and answers each with
+//! measurements taken on the machine at hand:
+//!
+//! - [`mechanism`]: *how* to wait for a word to change (spin, PAUSE,
+//!   backoff, yield, futex block, UMWAIT/TPAUSE/MWAITX where CPUID says so);
+//! - [`policy`]: *when* to stop polling and block (`s//inf`, `/b/0`,
+//!   two-phase `s/b/alpha` with `L_poll = alpha * B` and `B` measured here,
+//!   randomized);
+//! - [`WaitWord`]: the engine that runs a policy on a futex word, and lets
+//!   wakers skip the system call when nobody sleeps;
+//! - primitives built on it: [`Event`].
+//!
+//! The platform layer (`waitwise_platform`, re-exported as [`platform`]) is
+//! the only code that touches libc or inline assembly.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod event;
+pub mod mechanism;
+pub mod policy;
+pub mod wait_word;
+
+pub use event::Event;
+pub use mechanism::Mechanism;
+pub use policy::{Policy, SyncKind};
+pub use wait_word::{WaitOutcome, WaitWord};
+pub use waitwise_platform as platform;
+pub use waitwise_platform::clock::Deadline;

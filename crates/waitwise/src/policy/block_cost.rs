@@ -1,0 +1,288 @@
+//! `B`, the cost of blocking, measured on this machine.
+//!
+//! **Definition.** `B` is the waiter's extra cost of one futex sleep/wake
+//! cycle over a polling hand-off: the time from the notifier's store until
+//! the waiter runs again, when the waiter was asleep in the kernel, minus the
+//! same when it was polling. In Lim & Agarwal's model it is the fixed cost a
+//! waiter pays for choosing to block (the unload/reload of the thread), and a
+//! two-phase waiter polls for `alpha * B` before paying it.
+//!
+//! **Measurement.** Two threads hand a token back and forth, first by polling
+//! (PAUSE loop), then by futex sleep/wake with each side asleep before it is
+//! woken. One round trip is two hand-offs, so
+//! `B = (median futex round trip - median polling round trip) / 2`.
+//! It runs once per process, lazily, on the first two-phase wait, within
+//! [`CALIBRATION_BUDGET`]; the result is cached. `WAITWISE_BLOCK_NS`
+//! overrides it (a rejected value is reported and the measurement kept).
+
+use super::env;
+use serde::Serialize;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Wall-time budget of the calibration (the bound is 50 ms).
+pub const CALIBRATION_BUDGET: Duration = Duration::from_millis(40);
+/// Polling round trips measured (at most; the budget may cut them short).
+pub const SPIN_ROUND_TRIPS: usize = 200;
+/// Futex round trips measured (at most; the budget may cut them short).
+pub const FUTEX_ROUND_TRIPS: usize = 40;
+/// `B` used when the measurement cannot run (a thread cannot be spawned) or
+/// under loom. Guessed: a typical bare-metal futex sleep/wake cost.
+pub const FALLBACK_BLOCK_NS: f64 = 10_000.0;
+/// Smallest `B` accepted from a measurement; below this the hand-offs did
+/// not really sleep (e.g. the waker always arrived first).
+pub const MIN_MEASURED_BLOCK_NS: f64 = 200.0;
+
+/// Where `B` came from.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "source")]
+pub enum BlockCostSource {
+    /// Measured in this process.
+    Measured {
+        /// Median futex round trip, ns.
+        futex_round_trip_ns: f64,
+        /// Median polling round trip, ns.
+        spin_round_trip_ns: f64,
+    },
+    /// From `WAITWISE_BLOCK_NS`.
+    Environment,
+    /// [`FALLBACK_BLOCK_NS`]: the measurement could not run.
+    Fallback,
+}
+
+/// The block cost `B` and its origin.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct BlockCost {
+    /// `B` in nanoseconds.
+    pub ns: f64,
+    /// Where it came from.
+    #[serde(flatten)]
+    pub source: BlockCostSource,
+}
+
+/// The process's block cost `B`: from `WAITWISE_BLOCK_NS` if set and valid,
+/// else measured once (lazily, under 50 ms) and cached.
+#[inline]
+pub fn block_cost() -> BlockCost {
+    static B: OnceLock<BlockCost> = OnceLock::new();
+    *B.get_or_init(init_block_cost)
+}
+
+/// `B` in nanoseconds (see [`block_cost`]).
+#[inline]
+pub fn block_ns() -> f64 {
+    block_cost().ns
+}
+
+#[cold]
+fn init_block_cost() -> BlockCost {
+    if let Some(Ok(ns)) = env::block_ns_override() {
+        return BlockCost {
+            ns: *ns as f64,
+            source: BlockCostSource::Environment,
+        };
+    }
+    if cfg!(loom) {
+        return BlockCost {
+            ns: FALLBACK_BLOCK_NS,
+            source: BlockCostSource::Fallback,
+        };
+    }
+    measure_block_cost().unwrap_or(BlockCost {
+        ns: FALLBACK_BLOCK_NS,
+        source: BlockCostSource::Fallback,
+    })
+}
+
+/// Measures `B` now (the probe calls this to report a fresh figure; policies
+/// use the cached [`block_cost`]). `None` if the partner thread could not be
+/// spawned.
+#[cfg(not(loom))]
+pub fn measure_block_cost() -> Option<BlockCost> {
+    let m = round_trips::measure(CALIBRATION_BUDGET)?;
+    let ns = ((m.futex_ns - m.spin_ns) / 2.0).max(MIN_MEASURED_BLOCK_NS);
+    Some(BlockCost {
+        ns,
+        source: BlockCostSource::Measured {
+            futex_round_trip_ns: m.futex_ns,
+            spin_round_trip_ns: m.spin_ns,
+        },
+    })
+}
+
+/// Under loom there are no real threads to time.
+#[cfg(loom)]
+pub fn measure_block_cost() -> Option<BlockCost> {
+    None
+}
+
+/// Round-trip medians between two threads by polling and by futex.
+#[cfg(not(loom))]
+pub mod round_trips {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+    use waitwise_platform::futex::Futex;
+
+    /// Median round-trip times, ns.
+    #[derive(Clone, Copy, Debug)]
+    pub struct RoundTrips {
+        /// Polling hand-offs.
+        pub spin_ns: f64,
+        /// Futex hand-offs, each side asleep before it is woken.
+        pub futex_ns: f64,
+    }
+
+    const MODE_SPIN: u32 = 0;
+    const MODE_FUTEX: u32 = 1;
+    const MODE_STOP: u32 = 2;
+
+    struct Shared {
+        ping: Futex,
+        pong: Futex,
+        mode: AtomicU32,
+    }
+
+    /// Polls `f` until it differs from `old`; yields now and then so the
+    /// hand-off completes even when both threads share one CPU.
+    fn poll_change(f: &Futex, old: u32) -> u32 {
+        let mut n = 0u32;
+        loop {
+            // Acquire: pairs with the partner's Release store of the token.
+            let v = f.value().load(Ordering::Acquire);
+            if v != old {
+                return v;
+            }
+            n = n.wrapping_add(1);
+            if n % 1024 == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    fn block_change(f: &Futex, old: u32) -> u32 {
+        loop {
+            let v = f.value().load(Ordering::Acquire);
+            if v != old {
+                return v;
+            }
+            f.wait(old, None);
+        }
+    }
+
+    /// Runs both hand-off kinds within `budget` and returns their medians.
+    pub fn measure(budget: Duration) -> Option<RoundTrips> {
+        let shared = Arc::new(Shared {
+            ping: Futex::new(0),
+            pong: Futex::new(0),
+            mode: AtomicU32::new(MODE_SPIN),
+        });
+        let partner = {
+            let s = shared.clone();
+            std::thread::Builder::new()
+                .name("waitwise-calibrate".into())
+                .spawn(move || {
+                    let mut seen = 0;
+                    loop {
+                        let mode = s.mode.load(Ordering::Acquire);
+                        let v = if mode == MODE_FUTEX {
+                            block_change(&s.ping, seen)
+                        } else {
+                            poll_change(&s.ping, seen)
+                        };
+                        seen = v;
+                        // Read the mode again: the main thread switches it
+                        // before sending the token, so this read (after the
+                        // Acquire of the token) tells how it waits for pong.
+                        let now_mode = s.mode.load(Ordering::Acquire);
+                        if now_mode == MODE_STOP {
+                            return;
+                        }
+                        // Release: the main thread's Acquire load sees the token.
+                        s.pong.value().store(v, Ordering::Release);
+                        if now_mode == MODE_FUTEX {
+                            s.pong.wake_one();
+                        }
+                    }
+                })
+                .ok()?
+        };
+        let start = Instant::now();
+        let mut token = 0u32;
+        let mut round = |futex: bool| -> f64 {
+            token += 1;
+            let t0 = Instant::now();
+            shared.ping.value().store(token, Ordering::Release);
+            if futex {
+                shared.ping.wake_one();
+                block_change(&shared.pong, token - 1);
+            } else {
+                poll_change(&shared.pong, token - 1);
+            }
+            t0.elapsed().as_nanos() as f64
+        };
+        let mut spin = Vec::with_capacity(SPIN_ROUND_TRIPS);
+        while spin.len() < SPIN_ROUND_TRIPS && start.elapsed() < budget / 4 {
+            spin.push(round(false));
+        }
+        // Switch modes only between rounds: the partner reads the mode
+        // before waiting for the next token.
+        shared.mode.store(MODE_FUTEX, Ordering::Release);
+        let mut futex = Vec::with_capacity(FUTEX_ROUND_TRIPS);
+        while futex.len() < FUTEX_ROUND_TRIPS && start.elapsed() < budget {
+            futex.push(round(true));
+        }
+        shared.mode.store(MODE_STOP, Ordering::Release);
+        token += 1;
+        shared.ping.value().store(token, Ordering::Release);
+        shared.ping.wake_one();
+        partner.join().ok()?;
+        // The first round of each kind includes thread start-up / mode switch.
+        Some(RoundTrips {
+            spin_ns: median_skip_first(&mut spin)?,
+            futex_ns: median_skip_first(&mut futex)?,
+        })
+    }
+
+    fn median_skip_first(v: &mut Vec<f64>) -> Option<f64> {
+        if v.len() > 2 {
+            v.remove(0);
+        }
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        Some(v[v.len() / 2])
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calibration_is_quick_and_positive() {
+        let t = Instant::now();
+        let b = measure_block_cost().expect("partner thread");
+        // A sanity bound on the *code path* (not a performance test): the
+        // loops are budgeted at 40 ms; seconds would mean a hang.
+        assert!(t.elapsed() < Duration::from_secs(5));
+        assert!(b.ns >= MIN_MEASURED_BLOCK_NS);
+        match b.source {
+            BlockCostSource::Measured {
+                futex_round_trip_ns,
+                spin_round_trip_ns,
+            } => {
+                assert!(futex_round_trip_ns > 0.0 && spin_round_trip_ns > 0.0);
+            }
+            other => panic!("expected a measurement, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn cached_cost_is_stable() {
+        assert_eq!(block_cost(), block_cost());
+    }
+}

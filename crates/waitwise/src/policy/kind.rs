@@ -1,0 +1,82 @@
+//! Synchronization kinds and the `alpha` each one gets.
+//!
+//! A two-phase waiter polls for `L_poll = alpha * B` before blocking, where
+//! `B` is the cost of blocking. Lim & Agarwal (1993) show which `alpha`
+//! bounds the expected cost against the offline optimum for the wait-time
+//! distribution each kind produces.
+
+use serde::Serialize;
+use std::fmt;
+
+/// `ln(e - 1) ≈ 0.5413`: optimal for exponentially distributed waits; the
+/// competitive factor never exceeds `e/(e-1) ≈ 1.58` (Lim & Agarwal, Thm. 3).
+pub const ALPHA_EXPONENTIAL: f64 = 0.541_324_854_612_918_1;
+
+/// `(sqrt(5) - 1) / 2 ≈ 0.6180`: optimal for uniformly distributed waits; the
+/// competitive factor never exceeds the golden ratio ≈ 1.62 (Thm. 4).
+pub const ALPHA_UNIFORM: f64 = 0.618_033_988_749_894_9;
+
+/// `1.0`: poll as long as a block costs; 2-competitive against any
+/// adversary (Karlin et al., cited in Lim & Agarwal section 2).
+pub const ALPHA_ANY: f64 = 1.0;
+
+/// What a wait is for; decides the default `alpha`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SyncKind {
+    /// Producer-consumer and event waits (helper/worker notify): waits are
+    /// near exponential, so [`ALPHA_EXPONENTIAL`].
+    ProducerConsumer,
+    /// Barrier waits: near uniform for the early arrivals, so [`ALPHA_UNIFORM`].
+    Barrier,
+    /// Mutex waits: at low contention near exponential, so [`ALPHA_EXPONENTIAL`].
+    Mutex,
+    /// Unknown: [`ALPHA_ANY`].
+    Unknown,
+}
+
+impl SyncKind {
+    /// Every kind, in report order.
+    pub const ALL: [SyncKind; 4] = [
+        SyncKind::ProducerConsumer,
+        SyncKind::Barrier,
+        SyncKind::Mutex,
+        SyncKind::Unknown,
+    ];
+
+    /// The static default `alpha` for this kind (before any `WAITWISE_ALPHA`).
+    pub const fn default_alpha(self) -> f64 {
+        match self {
+            SyncKind::ProducerConsumer | SyncKind::Mutex => ALPHA_EXPONENTIAL,
+            SyncKind::Barrier => ALPHA_UNIFORM,
+            SyncKind::Unknown => ALPHA_ANY,
+        }
+    }
+
+    /// Stable name for reports and JSON keys.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SyncKind::ProducerConsumer => "producer-consumer",
+            SyncKind::Barrier => "barrier",
+            SyncKind::Mutex => "mutex",
+            SyncKind::Unknown => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for SyncKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alpha_constants_match_their_formulas() {
+        assert!((ALPHA_EXPONENTIAL - (std::f64::consts::E - 1.0).ln()).abs() < 1e-15);
+        assert!((ALPHA_UNIFORM - (5f64.sqrt() - 1.0) / 2.0).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,367 @@
+//! Waiting policies: *when* to stop polling and block.
+//!
+//! A policy is a polling mechanism, the futex as the signalling mechanism,
+//! and a poll limit `L_poll` (Lim & Agarwal section 3). Names follow their
+//! nomenclature and appear in every report:
+//!
+//! | name | meaning |
+//! |---|---|
+//! | `s//inf` | always poll (optionally block after a deadlock-avoidance timeout) |
+//! | `/b/0` | always block at once |
+//! | `s/b/ALPHA` | poll for `ALPHA * B`, then block |
+//! | `Ss/b/ALPHA` | yield-poll (switch-spin) for `ALPHA * B`, then block |
+//! | `hw/b/ALPHA` | hardware wait (UMWAIT/MWAITX, with fallback) for `ALPHA * B`, then block |
+//! | `rand/b` | poll for a limit drawn per wait from `e^(x/B)/(B(e-1))` on `[0,B]` |
+//!
+//! `B` is the block cost measured on this machine ([`block_cost`]); `ALPHA`
+//! defaults by [`SyncKind`] and can be overridden per object or by
+//! `WAITWISE_ALPHA` ([`env`]).
+//!
+//! Policies advise, callers block: a policy only answers "which mechanism,
+//! and for how long" ([`Policy::poll_budget`]); [`crate::WaitWord`] runs it.
+
+pub mod block_cost;
+pub mod env;
+pub mod kind;
+pub mod randomized;
+
+pub use block_cost::{block_cost, block_ns, BlockCost, BlockCostSource};
+pub use kind::{SyncKind, ALPHA_ANY, ALPHA_EXPONENTIAL, ALPHA_UNIFORM};
+
+use crate::mechanism::Mechanism;
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// How long the polling phase lasts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PollLimit {
+    /// `/b/0`: no polling.
+    Zero,
+    /// `alpha * B`.
+    Alpha(f64),
+    /// A fixed time.
+    Fixed(Duration),
+    /// Drawn per wait from the randomized density on `[0, B]`.
+    Randomized,
+    /// `s//inf`: poll forever, or until the deadlock-avoidance timeout, then
+    /// block.
+    Forever {
+        /// Block after polling this long (deadlock avoidance when the
+        /// waiter may hold the CPU its waker needs).
+        timeout: Option<Duration>,
+    },
+}
+
+/// A waiting policy: a polling mechanism plus a poll limit; blocking is
+/// always on the futex.
+///
+/// # Examples
+/// ```
+/// use waitwise::policy::{Policy, SyncKind};
+/// use waitwise::mechanism::Mechanism;
+///
+/// assert_eq!(Policy::always_block().name(), "/b/0");
+/// assert_eq!(Policy::always_spin().name(), "s//inf");
+/// assert_eq!(Policy::two_phase(0.5).name(), "s/b/0.5");
+/// assert_eq!(Policy::two_phase(1.0).with_mechanism(Mechanism::Yield).name(), "Ss/b/1");
+/// assert_eq!(Policy::fixed_alpha(SyncKind::Barrier).name(), "s/b/0.62");
+/// assert_eq!("s/b/0.54".parse::<Policy>().unwrap(), Policy::two_phase(0.54));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Policy {
+    mechanism: Mechanism,
+    limit: PollLimit,
+}
+
+/// What one wait should do before blocking.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PollBudget {
+    /// The polling mechanism (already resolved along its fallback chain).
+    pub mechanism: Mechanism,
+    /// Poll this many ns; `None` = poll until the wait's own deadline.
+    pub limit_ns: Option<f64>,
+}
+
+impl Policy {
+    /// `s//inf`: always poll (PAUSE loop), never block.
+    pub const fn always_spin() -> Self {
+        Self {
+            mechanism: Mechanism::Pause,
+            limit: PollLimit::Forever { timeout: None },
+        }
+    }
+
+    /// `s//inf` with a deadlock-avoidance timeout: poll, and block only after
+    /// `timeout` (Lim & Agarwal's `s//inf` experiments need one when threads
+    /// outnumber processors).
+    pub const fn always_spin_with_timeout(timeout: Duration) -> Self {
+        Self {
+            mechanism: Mechanism::Pause,
+            limit: PollLimit::Forever {
+                timeout: Some(timeout),
+            },
+        }
+    }
+
+    /// `/b/0`: always block at once.
+    pub const fn always_block() -> Self {
+        Self {
+            mechanism: Mechanism::Block,
+            limit: PollLimit::Zero,
+        }
+    }
+
+    /// `s/b/alpha`: poll (PAUSE loop) for `alpha * B`, then block. A negative
+    /// or non-finite `alpha` is treated as 0 (block at once).
+    pub fn two_phase(alpha: f64) -> Self {
+        let alpha = if alpha.is_finite() && alpha > 0.0 {
+            alpha
+        } else {
+            0.0
+        };
+        Self {
+            mechanism: Mechanism::Pause,
+            limit: PollLimit::Alpha(alpha),
+        }
+    }
+
+    /// Poll for a fixed time, then block.
+    pub const fn poll_then_block(poll: Duration) -> Self {
+        Self {
+            mechanism: Mechanism::Pause,
+            limit: PollLimit::Fixed(poll),
+        }
+    }
+
+    /// The randomized two-phase policy (`rand/b`).
+    pub const fn randomized() -> Self {
+        Self {
+            mechanism: Mechanism::Pause,
+            limit: PollLimit::Randomized,
+        }
+    }
+
+    /// The default policy for a synchronization kind: `s/b/alpha(kind)`,
+    /// with `WAITWISE_ALPHA` taking precedence when it is set and valid.
+    pub fn for_kind(kind: SyncKind) -> Self {
+        match env::alpha_override() {
+            Some(Ok(alpha)) => Self::two_phase(*alpha),
+            _ => Self::fixed_alpha(kind),
+        }
+    }
+
+    /// `s/b/alpha(kind)` with the static default, ignoring `WAITWISE_ALPHA`.
+    pub fn fixed_alpha(kind: SyncKind) -> Self {
+        Self::two_phase(kind.default_alpha())
+    }
+
+    /// The same limit with another polling mechanism (`Yield` makes it
+    /// `Ss/b/...`, a hardware wait `hw/b/...`). `Block` as the polling
+    /// mechanism means no polling.
+    pub const fn with_mechanism(mut self, mechanism: Mechanism) -> Self {
+        self.mechanism = mechanism;
+        self
+    }
+
+    /// The polling mechanism as asked (before fallback).
+    pub const fn mechanism(&self) -> Mechanism {
+        self.mechanism
+    }
+
+    /// The poll limit.
+    pub const fn limit(&self) -> PollLimit {
+        self.limit
+    }
+
+    /// `alpha`, for policies defined by one.
+    pub fn alpha(&self) -> Option<f64> {
+        match self.limit {
+            PollLimit::Alpha(a) => Some(a),
+            PollLimit::Zero => Some(0.0),
+            _ => None,
+        }
+    }
+
+    /// Whether this policy ever blocks without a deadline from the caller.
+    pub fn may_block(&self) -> bool {
+        !matches!(self.limit, PollLimit::Forever { timeout: None })
+    }
+
+    /// The expected poll limit in ns with the measured `B` (for reports;
+    /// `None` for `s//inf` without timeout; the mean `B/(e-1)` for `rand/b`).
+    pub fn poll_limit_ns(&self) -> Option<f64> {
+        match self.limit {
+            PollLimit::Zero => Some(0.0),
+            PollLimit::Alpha(a) => Some(a * block_ns()),
+            PollLimit::Fixed(d) => Some(d.as_nanos() as f64),
+            PollLimit::Randomized => Some(block_ns() / (std::f64::consts::E - 1.0)),
+            PollLimit::Forever { timeout } => timeout.map(|d| d.as_nanos() as f64),
+        }
+    }
+
+    /// What one wait should do: poll with which mechanism, for how long.
+    /// `limit_ns == Some(0.0)` means block at once.
+    #[inline]
+    pub fn poll_budget(&self) -> PollBudget {
+        if self.mechanism == Mechanism::Block {
+            return PollBudget {
+                mechanism: Mechanism::Block,
+                limit_ns: Some(0.0),
+            };
+        }
+        let limit_ns = match self.limit {
+            PollLimit::Zero => Some(0.0),
+            PollLimit::Alpha(a) => Some(a * block_ns()),
+            PollLimit::Fixed(d) => Some(d.as_nanos() as f64),
+            PollLimit::Randomized => Some(randomized::draw_poll_limit(block_ns())),
+            PollLimit::Forever { timeout } => timeout.map(|d| d.as_nanos() as f64),
+        };
+        PollBudget {
+            mechanism: self.mechanism.effective(),
+            limit_ns,
+        }
+    }
+
+    /// The Lim & Agarwal name: `s//inf`, `/b/0`, `s/b/0.54`, `Ss/b/1`,
+    /// `hw/b/0.62`, `rand/b`, `s/b/5us`.
+    pub fn name(&self) -> String {
+        self.to_string()
+    }
+
+    /// The name plus the polling mechanism, e.g. `s/b/0.54 (pause)`.
+    pub fn describe(&self) -> String {
+        match self.limit {
+            PollLimit::Zero => self.name(),
+            _ => format!("{} ({})", self.name(), self.mechanism.name()),
+        }
+    }
+
+    fn prefix(&self) -> &'static str {
+        match self.mechanism {
+            Mechanism::Yield => "Ss",
+            m if m.is_hardware() => "hw",
+            _ => "s",
+        }
+    }
+}
+
+/// Formats `alpha` with at most two decimals and no trailing zeros.
+fn format_alpha(alpha: f64) -> String {
+    let s = format!("{alpha:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.mechanism == Mechanism::Block {
+            return f.write_str("/b/0");
+        }
+        let p = self.prefix();
+        match self.limit {
+            PollLimit::Zero => f.write_str("/b/0"),
+            PollLimit::Alpha(a) => write!(f, "{p}/b/{}", format_alpha(a)),
+            PollLimit::Fixed(d) => write!(f, "{p}/b/{}us", d.as_micros()),
+            PollLimit::Randomized => write!(f, "rand/b"),
+            PollLimit::Forever { timeout: None } => write!(f, "{p}//inf"),
+            PollLimit::Forever { timeout: Some(d) } => write!(f, "{p}//inf({}ms)", d.as_millis()),
+        }
+    }
+}
+
+/// A policy name that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown waiting policy `{0}` (expected s//inf, /b/0, s/b/ALPHA, Ss/b/ALPHA, hw/b/ALPHA or rand/b)")]
+pub struct UnknownPolicy(pub String);
+
+impl FromStr for Policy {
+    type Err = UnknownPolicy;
+
+    /// Parses `s//inf`, `/b/0`, `s/b/ALPHA`, `Ss/b/ALPHA`, `hw/b/ALPHA`
+    /// (UMWAIT with its fallback chain) and `rand/b`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = || UnknownPolicy(s.to_string());
+        let s = s.trim();
+        match s {
+            "s//inf" => return Ok(Self::always_spin()),
+            "/b/0" => return Ok(Self::always_block()),
+            "rand/b" => return Ok(Self::randomized()),
+            _ => {}
+        }
+        let (prefix, alpha) = s.split_once("/b/").ok_or_else(err)?;
+        let alpha: f64 = alpha.parse().map_err(|_| err())?;
+        if !alpha.is_finite() || alpha < 0.0 {
+            return Err(err());
+        }
+        let mechanism = match prefix {
+            "s" => Mechanism::Pause,
+            "Ss" => Mechanism::Yield,
+            "hw" => Mechanism::Umwait(crate::mechanism::WaitpkgState::C02),
+            _ => return Err(err()),
+        };
+        Ok(Self::two_phase(alpha).with_mechanism(mechanism))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(
+            Policy::always_spin_with_timeout(Duration::from_millis(20)).name(),
+            "s//inf(20ms)"
+        );
+        assert_eq!(Policy::randomized().name(), "rand/b");
+        assert_eq!(Policy::fixed_alpha(SyncKind::Mutex).name(), "s/b/0.54");
+        assert_eq!(Policy::fixed_alpha(SyncKind::Unknown).name(), "s/b/1");
+        assert_eq!(
+            Policy::two_phase(0.5)
+                .with_mechanism(Mechanism::Mwaitx)
+                .name(),
+            "hw/b/0.5"
+        );
+        assert_eq!(Policy::two_phase(f64::NAN).name(), "s/b/0");
+        assert_eq!(Policy::two_phase(1.0).describe(), "s/b/1 (pause)");
+    }
+
+    #[test]
+    fn parse_round_trip() {
+        for name in [
+            "s//inf",
+            "/b/0",
+            "s/b/0.54",
+            "Ss/b/1",
+            "hw/b/0.62",
+            "rand/b",
+            "s/b/2",
+        ] {
+            assert_eq!(name.parse::<Policy>().unwrap().name(), name);
+        }
+        for bad in ["", "s/b/", "s/b/x", "q/b/1", "s/b/-1", "s/b/inf"] {
+            assert!(bad.parse::<Policy>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn budgets() {
+        assert_eq!(Policy::always_block().poll_budget().limit_ns, Some(0.0));
+        assert_eq!(Policy::always_spin().poll_budget().limit_ns, None);
+        let b = block_ns();
+        let l = Policy::two_phase(0.5).poll_budget().limit_ns.unwrap();
+        assert!((l - 0.5 * b).abs() < 1e-6);
+        for _ in 0..100 {
+            let r = Policy::randomized().poll_budget().limit_ns.unwrap();
+            assert!((0.0..=b).contains(&r));
+        }
+        assert_eq!(
+            Policy::two_phase(1.0)
+                .with_mechanism(Mechanism::Block)
+                .poll_budget()
+                .limit_ns,
+            Some(0.0)
+        );
+    }
+}

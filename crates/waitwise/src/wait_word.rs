@@ -1,0 +1,357 @@
+//! [`WaitWord`]: the waiting engine every primitive is built on. A 32-bit
+//! word that threads wait on until it satisfies a condition, running a
+//! [`Policy`] (poll with its mechanism for `L_poll`, then block on the
+//! futex), plus a count of threads asleep on it so that wakers make the
+//! `futex_wake` system call only when somebody sleeps.
+//!
+//! # Sleeper protocol (a state machine per waiter)
+//!
+//! ```text
+//!  POLLING --limit reached--> REGISTERING: sleepers += 1, re-check word
+//!     |                           | ready: sleepers -= 1, return
+//!     | ready: return             v not ready
+//!     |                       ASLEEP: futex_wait(word, seen)
+//!     |                           | woken / value changed / timed out
+//!     |                           v
+//!     |                       sleepers -= 1, re-check word, maybe POLLING again
+//! ```
+//!
+//! A waker first changes the word, then reads `sleepers` and calls
+//! `futex_wake` only if it is non-zero.
+//!
+//! # Memory ordering
+//!
+//! This is a store-buffering (Dekker) pattern: the waiter writes `sleepers`
+//! then reads the word; the waker writes the word then reads `sleepers`. At
+//! least one of them must see the other's write, else the waiter sleeps on a
+//! value that already changed while the waker skips the wake-up: a lost
+//! wake-up. All four accesses are `SeqCst`, which forbids that outcome (the
+//! single total order of `SeqCst` operations puts one write before the other
+//! thread's read). Loom models `SeqCst` accesses only as `AcqRel`, so under
+//! `--cfg loom` a `fence(SeqCst)` is added between each write and read
+//! ([`dekker_fence`]); on real hardware it compiles to nothing, and the futex
+//! itself re-checks the value atomically in the kernel, closing the window
+//! between the re-check and the sleep.
+//!
+//! Polling loads are `Acquire` (a waiter that sees the new value sees what the
+//! waker wrote before it); decrementing `sleepers` is `Relaxed` because a
+//! stale non-zero count only costs a waker one unnecessary system call.
+
+use crate::mechanism::{Mechanism, MechanismWait};
+use crate::policy::Policy;
+use waitwise_platform::clock::{cycle_clock, Deadline};
+use waitwise_platform::futex::Futex;
+use waitwise_platform::shim::{AtomicU32, Ordering};
+
+/// Why [`WaitWord::wait_until`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitOutcome {
+    /// The condition held for `value`.
+    Ready {
+        /// The word's value that satisfied the condition.
+        value: u32,
+        /// Whether the waiter slept in the kernel at least once.
+        blocked: bool,
+    },
+    /// The deadline passed first; `value` is the last value seen.
+    TimedOut {
+        /// The last value seen.
+        value: u32,
+        /// Whether the waiter slept in the kernel at least once.
+        blocked: bool,
+    },
+}
+
+impl WaitOutcome {
+    /// Whether the wait slept in the kernel at least once.
+    pub fn blocked(&self) -> bool {
+        match *self {
+            WaitOutcome::Ready { blocked, .. } | WaitOutcome::TimedOut { blocked, .. } => blocked,
+        }
+    }
+
+    /// Whether the deadline passed.
+    pub fn timed_out(&self) -> bool {
+        matches!(self, WaitOutcome::TimedOut { .. })
+    }
+}
+
+/// A futex word on its own cache line, with a sleeper count.
+///
+/// 128-byte alignment keeps the word alone on its line on CPUs that fetch
+/// lines in adjacent pairs, so hardware monitors (UMWAIT, MWAITX) see no
+/// false wake-ups from neighbours, and no store to a neighbour is mistaken
+/// for a store to the word. The sleeper count shares the line: it changes
+/// only when a waiter is about to sleep, which is when monitoring stopped.
+#[repr(align(128))]
+#[derive(Debug)]
+pub struct WaitWord {
+    futex: Futex,
+    /// Number of threads registered as (about to be) asleep in `futex_wait`.
+    sleepers: AtomicU32,
+}
+
+/// Under loom only: a `SeqCst` fence between the Dekker write and read,
+/// because loom treats `SeqCst` accesses as `AcqRel`. Nothing otherwise.
+#[inline(always)]
+fn dekker_fence() {
+    #[cfg(loom)]
+    waitwise_platform::shim::fence(Ordering::SeqCst);
+}
+
+impl WaitWord {
+    /// A word holding `value`, with no sleepers.
+    #[cfg(not(loom))]
+    pub const fn new(value: u32) -> Self {
+        Self {
+            futex: Futex::new(value),
+            sleepers: AtomicU32::new(0),
+        }
+    }
+
+    /// A word holding `value`, with no sleepers.
+    #[cfg(loom)]
+    pub fn new(value: u32) -> Self {
+        Self {
+            futex: Futex::new(value),
+            sleepers: AtomicU32::new(0),
+        }
+    }
+
+    /// The word. Change it with `SeqCst` operations when waiters may sleep,
+    /// then call [`WaitWord::wake_one`] or [`WaitWord::wake_all`].
+    #[inline(always)]
+    pub fn value(&self) -> &AtomicU32 {
+        self.futex.value()
+    }
+
+    /// The underlying futex (for mechanisms that need it).
+    #[inline(always)]
+    pub fn futex(&self) -> &Futex {
+        &self.futex
+    }
+
+    /// Whether any thread is registered as asleep.
+    #[inline]
+    pub fn has_sleepers(&self) -> bool {
+        dekker_fence();
+        self.sleepers.load(Ordering::SeqCst) != 0
+    }
+
+    /// Wakes one sleeper, if any is registered; no system call otherwise.
+    /// Call after changing the word with a `SeqCst` operation. Returns
+    /// whether a system call was made.
+    #[inline]
+    pub fn wake_one(&self) -> bool {
+        if self.has_sleepers() {
+            self.futex.wake(1);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Wakes every sleeper, if any is registered; no system call otherwise.
+    /// Call after changing the word with a `SeqCst` operation. Returns
+    /// whether a system call was made.
+    #[inline]
+    pub fn wake_all(&self) -> bool {
+        if self.has_sleepers() {
+            self.futex.wake(u32::MAX);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Waits until `ready(word)` holds or `deadline` passes, following
+    /// `policy`: poll with its mechanism for its limit, then sleep on the
+    /// futex (re-checking after every wake-up, so spurious wake-ups are
+    /// harmless).
+    #[inline]
+    pub fn wait_until(
+        &self,
+        policy: &Policy,
+        deadline: Deadline,
+        mut ready: impl FnMut(u32) -> bool,
+    ) -> WaitOutcome {
+        // Acquire: pairs with the waker's SeqCst (release) change.
+        let v = self.value().load(Ordering::Acquire);
+        if ready(v) {
+            return WaitOutcome::Ready {
+                value: v,
+                blocked: false,
+            };
+        }
+        self.wait_slow(policy, deadline, v, &mut ready)
+    }
+
+    #[cold]
+    fn wait_slow(
+        &self,
+        policy: &Policy,
+        deadline: Deadline,
+        mut v: u32,
+        ready: &mut dyn FnMut(u32) -> bool,
+    ) -> WaitOutcome {
+        let budget = policy.poll_budget();
+        // Polling phase.
+        if budget.mechanism != Mechanism::Block && budget.limit_ns != Some(0.0) {
+            let poll_deadline = match budget.limit_ns {
+                None => deadline,
+                Some(ns) if cfg!(loom) => {
+                    let _ = ns;
+                    Deadline::at_ticks(0) // loom: one poll, then block
+                }
+                Some(ns) => deadline.min(Deadline::at_ticks(
+                    cycle_clock()
+                        .now()
+                        .saturating_add(cycle_clock().ns_to_ticks(ns as u64)),
+                )),
+            };
+            loop {
+                match budget
+                    .mechanism
+                    .wait_for_change(&self.futex, v, poll_deadline)
+                {
+                    MechanismWait::Changed(nv) => {
+                        v = nv;
+                        if ready(v) {
+                            return WaitOutcome::Ready {
+                                value: v,
+                                blocked: false,
+                            };
+                        }
+                    }
+                    MechanismWait::TimedOut => break,
+                }
+            }
+            if deadline.has_passed() {
+                return WaitOutcome::TimedOut {
+                    value: v,
+                    blocked: false,
+                };
+            }
+        }
+        self.block_until(deadline, ready)
+    }
+
+    /// The blocking phase: register as a sleeper, re-check, sleep, repeat.
+    fn block_until(&self, deadline: Deadline, ready: &mut dyn FnMut(u32) -> bool) -> WaitOutcome {
+        let mut blocked = false;
+        loop {
+            // POLLING => REGISTERING
+            self.sleepers.fetch_add(1, Ordering::SeqCst);
+            dekker_fence();
+            let v = self.value().load(Ordering::SeqCst);
+            if ready(v) {
+                // REGISTERING => done, without sleeping.
+                self.sleepers.fetch_sub(1, Ordering::Relaxed);
+                return WaitOutcome::Ready { value: v, blocked };
+            }
+            let timeout = deadline.remaining();
+            if timeout == Some(std::time::Duration::ZERO) {
+                self.sleepers.fetch_sub(1, Ordering::Relaxed);
+                return WaitOutcome::TimedOut { value: v, blocked };
+            }
+            // REGISTERING => ASLEEP (the kernel re-checks `v` atomically).
+            self.futex.wait(v, timeout);
+            blocked = true;
+            // ASLEEP => awake: unregister, re-check.
+            self.sleepers.fetch_sub(1, Ordering::Relaxed);
+            let v = self.value().load(Ordering::Acquire);
+            if ready(v) {
+                return WaitOutcome::Ready { value: v, blocked };
+            }
+            if deadline.has_passed() {
+                return WaitOutcome::TimedOut { value: v, blocked };
+            }
+        }
+    }
+}
+
+impl Default for WaitWord {
+    fn default() -> Self {
+        Self::new(0)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[test]
+    fn layout_owns_a_line() {
+        assert_eq!(std::mem::align_of::<WaitWord>(), 128);
+        assert_eq!(std::mem::size_of::<WaitWord>(), 128);
+    }
+
+    #[test]
+    fn ready_at_once() {
+        let w = WaitWord::new(7);
+        let out = w.wait_until(&Policy::always_block(), Deadline::NEVER, |v| v == 7);
+        assert_eq!(
+            out,
+            WaitOutcome::Ready {
+                value: 7,
+                blocked: false
+            }
+        );
+    }
+
+    #[test]
+    fn wake_without_sleepers_makes_no_syscall() {
+        let w = WaitWord::new(0);
+        w.value().store(1, Ordering::SeqCst);
+        assert!(!w.wake_one());
+        assert!(!w.wake_all());
+    }
+
+    #[test]
+    fn timeouts_for_every_policy() {
+        for policy in [
+            Policy::always_block(),
+            Policy::always_spin(),
+            Policy::two_phase(0.5),
+            Policy::randomized(),
+        ] {
+            let w = WaitWord::new(0);
+            let out = w.wait_until(&policy, Deadline::after(Duration::from_millis(5)), |v| {
+                v != 0
+            });
+            assert!(out.timed_out(), "{policy}: {out:?}");
+            let out = w.wait_until(&policy, Deadline::after(Duration::ZERO), |v| v != 0);
+            assert!(out.timed_out(), "{policy}: {out:?}");
+        }
+    }
+
+    #[test]
+    fn every_policy_and_mechanism_sees_the_change() {
+        let mut policies = vec![
+            Policy::always_block(),
+            Policy::always_spin(),
+            Policy::two_phase(0.54),
+            Policy::randomized(),
+        ];
+        for m in Mechanism::ALL {
+            policies.push(Policy::two_phase(1.0).with_mechanism(m));
+        }
+        for policy in policies {
+            let w = Arc::new(WaitWord::new(0));
+            let w2 = w.clone();
+            let t = std::thread::spawn(move || w2.wait_until(&policy, Deadline::NEVER, |v| v == 3));
+            for i in 1..=3 {
+                std::thread::sleep(Duration::from_millis(1));
+                w.value().store(i, Ordering::SeqCst);
+                w.wake_all();
+            }
+            let out = t.join().unwrap();
+            assert!(
+                matches!(out, WaitOutcome::Ready { value: 3, .. }),
+                "{policy}: {out:?}"
+            );
+        }
+    }
+}
