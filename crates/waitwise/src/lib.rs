@@ -19,13 +19,21 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod barrier;
+pub mod channel;
+pub mod condvar;
 pub mod event;
 pub mod mechanism;
+pub mod mutex;
+pub mod options;
 pub mod policy;
+pub mod profile;
+pub mod semaphore;
 pub mod wait_word;
 
 pub use event::Event;
 pub use mechanism::Mechanism;
+pub use options::WaitOptions;
 pub use policy::{Policy, SyncKind};
 pub use wait_word::{WaitOutcome, WaitWord};
 pub use waitwise_platform as platform;

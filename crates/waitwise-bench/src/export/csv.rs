@@ -1,0 +1,124 @@
+//! CSV export, RFC 4180.
+//!
+//! Written by hand rather than with the `csv` crate: the whole format is the
+//! quoting rule in [`field`] (RFC 4180 section 2, rules 5-7) and CRLF line
+//! ends (rule 1), and a dependency would not make it shorter.
+//!
+//! The header row is [`Table::header_keys`]: each column key with its unit
+//! (`t_wakeup_ns`), then `note`. Numbers are written in Rust's shortest
+//! round-trip form (`0.1`, `1234.5`, `NaN`, `inf`); a missing value is
+//! written as its reason ("n/a: CPU lacks WAITPKG"), so the file says what
+//! was not measured and why.
+
+use super::exporter::{ExportError, Exporter};
+use super::table::{Cell, Table};
+
+/// RFC 4180 CSV: one header row of keys, one record per row, CRLF line ends.
+///
+/// # Examples
+/// ```
+/// use waitwise_bench::export::{Cell, Column, CsvExporter, Exporter, Table};
+/// let mut table = Table::new("t", "T", vec![Column::new("name", None, "")]);
+/// table.push_row(vec![Cell::text("a, \"b\"")], None);
+/// assert_eq!(CsvExporter.export(&table).unwrap(), "name,note\r\n\"a, \"\"b\"\"\",\r\n");
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CsvExporter;
+
+impl Exporter for CsvExporter {
+    fn export(&self, table: &Table) -> Result<String, ExportError> {
+        table.validate()?;
+        let mut out = String::new();
+        let header: Vec<String> = table.header_keys().iter().map(|k| field(k)).collect();
+        out.push_str(&header.join(","));
+        out.push_str("\r\n");
+        for (index, row) in table.rows.iter().enumerate() {
+            let mut record: Vec<String> = row.iter().map(cell_text).map(|t| field(&t)).collect();
+            record.push(field(table.row_note(index).unwrap_or("")));
+            out.push_str(&record.join(","));
+            out.push_str("\r\n");
+        }
+        Ok(out)
+    }
+
+    fn extension(&self) -> &'static str {
+        "csv"
+    }
+}
+
+/// The text of a cell before quoting.
+fn cell_text(cell: &Cell) -> String {
+    match cell {
+        Cell::Text(text) | Cell::Missing(text) => text.clone(),
+        Cell::Number(value) => value.to_string(),
+        Cell::Integer(value) => value.to_string(),
+    }
+}
+
+/// `text` as a CSV field: enclosed in double quotes when it holds a comma,
+/// a double quote, CR or LF (RFC 4180 section 2 rule 6) or starts or ends
+/// with a space (which some readers trim), with each inner double quote
+/// doubled (rule 7).
+fn field(text: &str) -> String {
+    let needs_quotes = text.contains([',', '"', '\r', '\n'])
+        || text.starts_with(' ')
+        || text.ends_with(' ');
+    if needs_quotes {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::Column;
+
+    #[test]
+    fn fields_are_quoted_only_when_needed() {
+        assert_eq!(field("plain"), "plain");
+        assert_eq!(field(""), "");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(field("two\nlines"), "\"two\nlines\"");
+        assert_eq!(field("cr\r\nlf"), "\"cr\r\nlf\"");
+        assert_eq!(field(" padded"), "\" padded\"");
+        assert_eq!(field("s/b/0.54 (pause)"), "s/b/0.54 (pause)");
+    }
+
+    #[test]
+    fn table_is_written_with_header_units_and_missing_reasons() {
+        let mut table = Table::new(
+            "mechanisms",
+            "Mechanisms",
+            vec![
+                Column::new("contender", None, "who"),
+                Column::new("t_wakeup", Some("ns"), "latency"),
+                Column::new("rounds", None, "count"),
+            ],
+        );
+        table.push_row(vec![Cell::text("spin"), Cell::Number(81.5), Cell::Integer(240)], None);
+        table.push_row(
+            vec![Cell::text("umwait"), Cell::missing("n/a: CPU lacks WAITPKG"), Cell::Integer(0)],
+            Some("not run, CPU lacks WAITPKG".into()),
+        );
+        table.push_row(vec![Cell::text("odd"), Cell::Number(f64::NAN), Cell::Integer(-1)], None);
+        let csv = CsvExporter.export(&table).unwrap();
+        assert_eq!(
+            csv,
+            "contender,t_wakeup_ns,rounds,note\r\n\
+             spin,81.5,240,\r\n\
+             umwait,n/a: CPU lacks WAITPKG,0,\"not run, CPU lacks WAITPKG\"\r\n\
+             odd,NaN,-1,\r\n"
+        );
+        assert_eq!(CsvExporter.file_name(&table), "mechanisms.csv");
+    }
+
+    #[test]
+    fn malformed_tables_are_errors() {
+        let mut table = Table::new("t", "T", vec![Column::new("a", None, "")]);
+        table.push_row(vec![], None);
+        assert!(matches!(CsvExporter.export(&table), Err(ExportError::RowLength { .. })));
+    }
+}
