@@ -39,7 +39,9 @@
 //! acquire (wait) pairing that makes the worker's writes before `notify`
 //! visible to the waiter after `wait`.
 
+use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind};
+use crate::profile::{Profiler, WaitProfile};
 use crate::wait_word::{WaitOutcome, WaitWord};
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
@@ -87,21 +89,33 @@ fn waiters(s: u32) -> u32 {
 pub struct Event {
     word: WaitWord,
     policy: Policy,
+    profiler: Profiler,
 }
 
 impl Event {
     /// A non-signalled event waiting with the producer-consumer policy
     /// (`s/b/ln(e-1)` unless `WAITWISE_ALPHA` says otherwise).
     pub fn new() -> Self {
-        Self::with_policy(Policy::for_kind(SyncKind::ProducerConsumer))
+        Self::with_options(WaitOptions::new())
     }
 
     /// A non-signalled event waiting with `policy`.
     pub fn with_policy(policy: Policy) -> Self {
+        Self::with_options(WaitOptions::new().policy(policy))
+    }
+
+    /// A non-signalled event with explicit options (policy, profiling).
+    pub fn with_options(options: WaitOptions) -> Self {
         Self {
             word: WaitWord::new(0),
-            policy,
+            policy: options.resolve_policy(SyncKind::ProducerConsumer),
+            profiler: options.profiler(),
         }
+    }
+
+    /// The wait-time histogram, when profiling is on.
+    pub fn wait_profile(&self) -> Option<WaitProfile> {
+        self.profiler.snapshot(SyncKind::ProducerConsumer.name())
     }
 
     /// The policy waits follow.
@@ -127,9 +141,15 @@ impl Event {
     #[inline]
     pub fn wait_deadline(&self, deadline: Deadline) -> bool {
         if self.try_consume_fast() {
+            if self.profiler.is_enabled() {
+                self.profiler.finish(self.profiler.start(), false);
+            }
             return true;
         }
-        self.wait_contended(deadline)
+        let start = self.profiler.start();
+        let (notified, blocked) = self.wait_contended(deadline);
+        self.profiler.finish(start, blocked);
+        notified
     }
 
     /// Fast path: take a pending permit with one CAS.
@@ -145,8 +165,9 @@ impl Event {
                 .is_ok()
     }
 
+    /// Returns (notified, blocked at least once).
     #[cold]
-    fn wait_contended(&self, deadline: Deadline) -> bool {
+    fn wait_contended(&self, deadline: Deadline) -> (bool, bool) {
         let w = self.word.value();
         // Register, unless a permit shows up first.
         let mut s = w.load(Ordering::Relaxed);
@@ -163,15 +184,17 @@ impl Event {
                 s + WAITER
             };
             match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
-                Ok(_) if permits(s) > 0 => return true,
+                Ok(_) if permits(s) > 0 => return (true, false),
                 Ok(_) => break,
                 Err(now) => s = now,
             }
         }
+        let mut blocked = false;
         loop {
             let out = self
                 .word
                 .wait_until(&self.policy, deadline, |s| permits(s) > 0);
+            blocked |= out.blocked();
             match out {
                 WaitOutcome::Ready { mut value, .. } => loop {
                     // permits > 0 => permits - 1, waiters - 1: released.
@@ -181,7 +204,7 @@ impl Event {
                         Ordering::SeqCst,
                         Ordering::Relaxed,
                     ) {
-                        Ok(_) => return true,
+                        Ok(_) => return (true, blocked),
                         Err(now) if permits(now) > 0 => value = now,
                         Err(_) => break, // another waiter took it: wait again
                     }
@@ -195,7 +218,7 @@ impl Event {
                     };
                     match w.compare_exchange_weak(value, next, Ordering::SeqCst, Ordering::Relaxed)
                     {
-                        Ok(_) => return notified,
+                        Ok(_) => return (notified, blocked),
                         Err(now) => value = now,
                     }
                 },
@@ -268,6 +291,17 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::time::Instant;
+
+    #[test]
+    fn profiling_records_each_wait() {
+        let e = Event::with_options(WaitOptions::new().profile(true));
+        e.notify();
+        e.wait();
+        assert!(!e.wait_timeout(Duration::from_millis(1)));
+        let p = e.wait_profile().unwrap();
+        assert_eq!(p.total_waits, 2);
+        assert!(Event::with_options(WaitOptions::new().profile(false)).wait_profile().is_none());
+    }
 
     #[test]
     fn notify_before_wait_is_kept_once() {

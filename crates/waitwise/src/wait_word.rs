@@ -40,7 +40,7 @@
 use crate::mechanism::{Mechanism, MechanismWait};
 use crate::policy::Policy;
 use waitwise_platform::clock::{cycle_clock, Deadline};
-use waitwise_platform::futex::Futex;
+use waitwise_platform::futex::{Futex, FutexWait};
 use waitwise_platform::shim::{AtomicU32, Ordering};
 
 /// Why [`WaitWord::wait_until`] returned.
@@ -252,7 +252,7 @@ impl WaitWord {
                 return WaitOutcome::TimedOut { value: v, blocked };
             }
             // REGISTERING => ASLEEP (the kernel re-checks `v` atomically).
-            self.futex.wait(v, timeout);
+            let slept = self.futex.wait(v, timeout);
             blocked = true;
             // ASLEEP => awake: unregister, re-check.
             self.sleepers.fetch_sub(1, Ordering::Relaxed);
@@ -260,7 +260,9 @@ impl WaitWord {
             if ready(v) {
                 return WaitOutcome::Ready { value: v, blocked };
             }
-            if deadline.has_passed() {
+            // The kernel's word on the timeout is final (it was computed from
+            // `deadline`); otherwise check our clock.
+            if slept == FutexWait::TimedOut || deadline.has_passed() {
                 return WaitOutcome::TimedOut { value: v, blocked };
             }
         }

@@ -10,7 +10,9 @@
 //! **Measurement.** Two threads hand a token back and forth, first by polling
 //! (PAUSE loop), then by futex sleep/wake with each side asleep before it is
 //! woken. One round trip is two hand-offs, so
-//! `B = (median futex round trip - median polling round trip) / 2`.
+//! `B = (median futex round trip - median polling round trip) / 2`. When
+//! polling round trips come out slower than futex ones, the two threads
+//! shared one CPU (a busy machine) and `B = median futex round trip / 2`.
 //! It runs once per process, lazily, on the first two-phase wait, within
 //! [`CALIBRATION_BUDGET`]; the result is cached. `WAITWISE_BLOCK_NS`
 //! overrides it (a rejected value is reported and the measurement kept).
@@ -18,7 +20,9 @@
 use super::env;
 use serde::Serialize;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(not(loom))]
+use std::time::Instant;
 
 /// Wall-time budget of the calibration (the bound is 50 ms).
 pub const CALIBRATION_BUDGET: Duration = Duration::from_millis(40);
@@ -100,7 +104,11 @@ fn init_block_cost() -> BlockCost {
 #[cfg(not(loom))]
 pub fn measure_block_cost() -> Option<BlockCost> {
     let m = round_trips::measure(CALIBRATION_BUDGET)?;
-    let ns = ((m.futex_ns - m.spin_ns) / 2.0).max(MIN_MEASURED_BLOCK_NS);
+    // A polling round trip slower than a futex one means the two threads
+    // shared a CPU (the machine is busy): polling could not hand off at all,
+    // and the whole futex hand-off is the cost of blocking.
+    let polling_ns = if m.spin_ns < m.futex_ns { m.spin_ns } else { 0.0 };
+    let ns = ((m.futex_ns - polling_ns) / 2.0).max(MIN_MEASURED_BLOCK_NS);
     Some(BlockCost {
         ns,
         source: BlockCostSource::Measured {
@@ -246,6 +254,8 @@ pub mod round_trips {
         })
     }
 
+    /// The median, leaving out the first sample (thread start-up or the mode
+    /// switch).
     fn median_skip_first(v: &mut Vec<f64>) -> Option<f64> {
         if v.len() > 2 {
             v.remove(0);

@@ -1,0 +1,133 @@
+//! What every lock in this module shares about *waiting*: the per-object
+//! [`WaitOptions`], the policy they resolve to, a profiler created on the
+//! first contended wait (so that `const INIT` locks still honour
+//! `WAITWISE_PROFILE`), deadline conversion for the timed traits, and the
+//! randomized exponential backoff that keeps polling waiters from
+//! hammering a hot lock word (Lim & Agarwal section 6.3).
+
+use crate::mechanism::Mechanism;
+use crate::options::WaitOptions;
+use crate::policy::{Policy, SyncKind};
+use crate::profile::{Profiler, WaitProfile};
+use std::cell::Cell;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use waitwise_platform::clock::Deadline;
+use waitwise_platform::shim::spin_hint;
+
+/// Largest backoff after a lost acquisition race: `2^BACKOFF_CAP_SHIFT`
+/// PAUSEs. Guessed to match `mechanism::backoff`'s cap (64 PAUSEs, about
+/// 0.5-5 µs): longer delays only add hand-off latency once the poll
+/// budget `alpha * B` is of the same order.
+pub const BACKOFF_CAP_SHIFT: u32 = 6;
+
+/// The waiting side of a lock: options, lazily resolved profiler.
+#[derive(Debug)]
+pub(crate) struct LockWaits {
+    options: WaitOptions,
+    profiler: OnceLock<Profiler>,
+    /// The polling mechanism used when `options` names no policy.
+    default_mechanism: Mechanism,
+}
+
+impl LockWaits {
+    /// Waits configured by `options`, polling with `default_mechanism`
+    /// unless `options` overrides the whole policy.
+    pub(crate) const fn new(options: WaitOptions, default_mechanism: Mechanism) -> Self {
+        Self {
+            options,
+            profiler: OnceLock::new(),
+            default_mechanism,
+        }
+    }
+
+    /// The policy a contended acquisition follows: the options' override,
+    /// else `SyncKind::Mutex`'s `s/b/alpha` with this lock's mechanism.
+    #[inline]
+    pub(crate) fn policy(&self) -> Policy {
+        let default = Policy::for_kind(SyncKind::Mutex);
+        let resolved = self.options.resolve_policy(SyncKind::Mutex);
+        if resolved == default {
+            default.with_mechanism(self.default_mechanism)
+        } else {
+            resolved
+        }
+    }
+
+    /// The profiler (created on first use from the options / environment).
+    #[inline]
+    pub(crate) fn profiler(&self) -> &Profiler {
+        self.profiler.get_or_init(|| self.options.profiler())
+    }
+
+    /// The recorded wait-time histogram, `None` when profiling is off.
+    pub(crate) fn profile(&self) -> Option<WaitProfile> {
+        self.profiler().snapshot("mutex")
+    }
+}
+
+/// A deadline for `try_lock_until(instant)`: an instant in the past means
+/// "now" (one attempt, no wait).
+#[inline]
+pub(crate) fn deadline_at(instant: Instant) -> Deadline {
+    Deadline::after(instant.saturating_duration_since(Instant::now()))
+}
+
+/// A deadline for `try_lock_for(timeout)`.
+#[inline]
+pub(crate) fn deadline_after(timeout: Duration) -> Deadline {
+    Deadline::after(timeout)
+}
+
+thread_local! {
+    /// Per-thread xorshift state for backoff jitter (seeded from the
+    /// thread-local's address so threads do not back off in lock step).
+    static JITTER: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Randomized exponential backoff after a lost race for a lock word
+/// (Anderson 1990; Lim & Agarwal section 6.3): waiters released at once
+/// spread their next attempts over `[0, 2^k)` PAUSEs, `k` growing with each
+/// lost race up to [`BACKOFF_CAP_SHIFT`].
+#[derive(Debug, Default)]
+pub(crate) struct Backoff {
+    shift: u32,
+}
+
+impl Backoff {
+    /// A fresh backoff (first delay: up to 1 PAUSE).
+    pub(crate) const fn new() -> Self {
+        Self { shift: 0 }
+    }
+
+    /// Delays for a random number of PAUSEs below `2^shift`, then doubles
+    /// the range. Nothing under loom (the model explores interleavings,
+    /// not timing).
+    #[inline]
+    pub(crate) fn snooze(&mut self) {
+        if cfg!(loom) {
+            return;
+        }
+        let n = jitter() & ((1u32 << self.shift) - 1);
+        for _ in 0..=n {
+            spin_hint();
+        }
+        self.shift = (self.shift + 1).min(BACKOFF_CAP_SHIFT);
+    }
+}
+
+/// A cheap per-thread pseudo-random number (xorshift32).
+#[inline]
+fn jitter() -> u32 {
+    JITTER.with(|s| {
+        let mut x = s.get();
+        if x == 0 {
+            x = (s as *const Cell<u32> as usize as u32) | 1;
+        }
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        s.set(x);
+        x
+    })
+}
