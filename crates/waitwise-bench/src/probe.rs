@@ -159,7 +159,7 @@ pub fn run() -> anyhow::Result<Probe> {
         },
     };
     let costs = Costs {
-        pause_ns: per_op_ns(20_000, || std::hint::spin_loop()),
+        pause_ns: per_op_ns(20_000, std::hint::spin_loop),
         yield_ns: per_op_ns(2_000, waitwise_platform::thread::sched_yield),
         futex_wake_no_waiter_ns: {
             let f = Futex::new(0);

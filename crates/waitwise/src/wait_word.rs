@@ -206,21 +206,12 @@ impl WaitWord {
                         .saturating_add(cycle_clock().ns_to_ticks(ns as u64)),
                 )),
             };
-            loop {
-                match budget
-                    .mechanism
-                    .wait_for_change(&self.futex, v, poll_deadline)
-                {
-                    MechanismWait::Changed(nv) => {
-                        v = nv;
-                        if ready(v) {
-                            return WaitOutcome::Ready {
-                                value: v,
-                                blocked: false,
-                            };
-                        }
-                    }
-                    MechanismWait::TimedOut => break,
+            while let MechanismWait::Changed(nv) =
+                budget.mechanism.wait_for_change(&self.futex, v, poll_deadline)
+            {
+                v = nv;
+                if ready(v) {
+                    return WaitOutcome::Ready { value: v, blocked: false };
                 }
             }
             if deadline.has_passed() {

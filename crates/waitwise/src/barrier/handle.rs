@@ -18,6 +18,15 @@
 //! free id and leaves a taken one taken.
 
 use waitwise_platform::shim::{AtomicBool, Ordering};
+use waitwise_platform::topology::MAX_CPU;
+
+/// Most parties a handle-based barrier takes; larger requests are clamped
+/// (and ids beyond it are [`HandleError::OutOfRange`]). One per CPU number
+/// the platform layer accepts: a program with more threads than any
+/// machine has CPUs does not need a scalable barrier, and the per-id state
+/// (up to 17 cache lines per id for the dissemination barrier) must stay
+/// allocatable.
+pub const MAX_HANDLE_PARTIES: usize = MAX_CPU + 1;
 
 /// Why a barrier handle could not be had.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]

@@ -26,7 +26,7 @@ pub fn wait(word: &AtomicU32, current: u32, deadline: Deadline) -> MechanismWait
         }
         spin_hint();
         polls = polls.wrapping_add(1);
-        if polls % CLOCK_CHECK_INTERVAL == 0 && deadline.passed_at(clock.now()) {
+        if polls.is_multiple_of(CLOCK_CHECK_INTERVAL) && deadline.passed_at(clock.now()) {
             return MechanismWait::TimedOut;
         }
     }

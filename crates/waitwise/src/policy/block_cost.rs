@@ -162,7 +162,7 @@ pub mod round_trips {
                 return v;
             }
             n = n.wrapping_add(1);
-            if n % 1024 == 0 {
+            if n.is_multiple_of(1024) {
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();

@@ -1,0 +1,243 @@
+//! Mutex benchmark: waitwise's mutexes against parking_lot, `pthread_mutex`
+//! and `std::sync::Mutex`.
+//!
+//! ```text
+//! cargo run -p waitwise --release --example mutex_bench [-- --ms 300 --runs 5 --threads 2,4]
+//! ```
+//!
+//! - *uncontended*: one thread, lock + unlock in a loop (ns per pair);
+//! - *contended*: N threads each loop `lock; counter += 1; unlock` for a
+//!   fixed time (a short critical section); throughput in Mops/s summed over
+//!   threads, median of `--runs` runs. The counter is checked against the
+//!   threads' own counts (mutual exclusion).
+//!
+//! Ratios are against parking_lot and `pthread_mutex` measured in the same
+//! run (`> 1` is better for throughput, `< 1` for latency).
+
+use std::cell::UnsafeCell;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// A lock protecting a `u64`, as the benchmark needs it.
+trait BenchLock: Send + Sync + 'static {
+    fn new() -> Self;
+    fn incr(&self);
+    fn get(&self) -> u64;
+}
+
+impl<R: lock_api::RawMutex + Send + Sync + 'static> BenchLock for lock_api::Mutex<R, u64> {
+    fn new() -> Self {
+        lock_api::Mutex::new(0)
+    }
+    #[inline]
+    fn incr(&self) {
+        *self.lock() += 1;
+    }
+    fn get(&self) -> u64 {
+        *self.lock()
+    }
+}
+
+struct StdMutex(std::sync::Mutex<u64>);
+
+impl BenchLock for StdMutex {
+    fn new() -> Self {
+        Self(std::sync::Mutex::new(0))
+    }
+    #[inline]
+    fn incr(&self) {
+        *self.0.lock().unwrap() += 1;
+    }
+    fn get(&self) -> u64 {
+        *self.0.lock().unwrap()
+    }
+}
+
+/// `pthread_mutex_t` (default attributes) around a counter.
+struct PthreadMutex {
+    m: Box<UnsafeCell<libc::pthread_mutex_t>>,
+    v: UnsafeCell<u64>,
+}
+
+// SAFETY: the counter is only touched with the pthread mutex held; the mutex
+// is boxed so it never moves after initialization.
+unsafe impl Sync for PthreadMutex {}
+// SAFETY: as above; a pthread mutex may be used from any thread.
+unsafe impl Send for PthreadMutex {}
+
+impl BenchLock for PthreadMutex {
+    fn new() -> Self {
+        Self {
+            m: Box::new(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER)),
+            v: UnsafeCell::new(0),
+        }
+    }
+    #[inline]
+    fn incr(&self) {
+        // SAFETY: the mutex is initialized and pinned in its box; the counter
+        // is accessed only between lock and unlock.
+        unsafe {
+            libc::pthread_mutex_lock(self.m.get());
+            *self.v.get() += 1;
+            libc::pthread_mutex_unlock(self.m.get());
+        }
+    }
+    fn get(&self) -> u64 {
+        // SAFETY: as in `incr`.
+        unsafe {
+            libc::pthread_mutex_lock(self.m.get());
+            let v = *self.v.get();
+            libc::pthread_mutex_unlock(self.m.get());
+            v
+        }
+    }
+}
+
+impl Drop for PthreadMutex {
+    fn drop(&mut self) {
+        // SAFETY: unlocked and no longer shared (we have `&mut self`).
+        unsafe {
+            libc::pthread_mutex_destroy(self.m.get());
+        }
+    }
+}
+
+/// ns per uncontended lock + unlock (best of `runs`).
+fn uncontended<L: BenchLock>(runs: usize) -> f64 {
+    const ITERS: u64 = 5_000_000;
+    let lock = L::new();
+    let mut best = f64::INFINITY;
+    for _ in 0..runs {
+        let t = Instant::now();
+        for _ in 0..ITERS {
+            black_box(&lock).incr();
+        }
+        best = best.min(t.elapsed().as_nanos() as f64 / ITERS as f64);
+    }
+    assert_eq!(lock.get(), ITERS * runs as u64);
+    best
+}
+
+/// Mops/s with `threads` threads hammering one lock for `dur` (median of `runs`).
+fn contended<L: BenchLock>(threads: usize, dur: Duration, runs: usize) -> f64 {
+    let mut results: Vec<f64> = (0..runs)
+        .map(|_| {
+            let lock = Arc::new(L::new());
+            let stop = Arc::new(AtomicBool::new(false));
+            let start = Arc::new(Barrier::new(threads + 1));
+            let hs: Vec<_> = (0..threads)
+                .map(|_| {
+                    let (lock, stop, start) = (lock.clone(), stop.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        let mut n = 0u64;
+                        while !stop.load(Ordering::Relaxed) {
+                            for _ in 0..64 {
+                                lock.incr();
+                            }
+                            n += 64;
+                        }
+                        n
+                    })
+                })
+                .collect();
+            start.wait();
+            let t = Instant::now();
+            std::thread::sleep(dur);
+            stop.store(true, Ordering::Relaxed);
+            let total: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
+            let secs = t.elapsed().as_secs_f64();
+            assert_eq!(lock.get(), total, "mutual exclusion violated");
+            total as f64 / secs / 1e6
+        })
+        .collect();
+    results.sort_by(f64::total_cmp);
+    results[results.len() / 2]
+}
+
+struct Row {
+    name: &'static str,
+    uncontended_ns: f64,
+    mops: Vec<f64>,
+}
+
+fn measure<L: BenchLock>(name: &'static str, threads: &[usize], dur: Duration, runs: usize) -> Row {
+    Row {
+        name,
+        uncontended_ns: uncontended::<L>(runs),
+        mops: threads.iter().map(|&t| contended::<L>(t, dur, runs)).collect(),
+    }
+}
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let dur = Duration::from_millis(arg(&args, "--ms").unwrap_or(300));
+    let runs: usize = arg(&args, "--runs").unwrap_or(5);
+    let threads: Vec<usize> = arg::<String>(&args, "--threads")
+        .unwrap_or_else(|| "2,4".into())
+        .split(',')
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let only: Option<String> = arg(&args, "--only");
+
+    // Calibrate B (the two-phase poll limit) before timing anything.
+    let _ = waitwise::policy::block_cost();
+
+    type Pl = lock_api::Mutex<parking_lot::RawMutex, u64>;
+    let mut rows = Vec::new();
+    let want = |n: &str| only.as_deref().is_none_or(|o| o.split(',').any(|x| x == n));
+    macro_rules! row {
+        ($name:literal, $ty:ty) => {
+            if want($name) || $name == "parking_lot" || $name == "pthread" {
+                rows.push(measure::<$ty>($name, &threads, dur, runs));
+            }
+        };
+    }
+    row!("waitwise::Mutex", waitwise::mutex::Mutex<u64>);
+    row!("TtasMutex", waitwise::mutex::TtasMutex<u64>);
+    //row!("TicketMutex", waitwise::mutex::TicketMutex<u64>);
+    //row!("McsMutex", waitwise::mutex::McsMutex<u64>);
+    row!("parking_lot", Pl);
+    row!("pthread", PthreadMutex);
+    row!("std", StdMutex);
+
+    let pl = rows.iter().find(|r| r.name == "parking_lot").unwrap();
+    let pt = rows.iter().find(|r| r.name == "pthread").unwrap();
+    let (pl_u, pl_m, pt_u, pt_m) = (
+        pl.uncontended_ns,
+        pl.mops.clone(),
+        pt.uncontended_ns,
+        pt.mops.clone(),
+    );
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!("{cpus} CPUs, {} ms x {runs} runs (median), short critical section\n", dur.as_millis());
+    let mut header = "| mutex | uncontended ns | vs parking_lot | vs pthread |".to_string();
+    let mut sep = "|---|---:|---:|---:|".to_string();
+    for t in &threads {
+        header += &format!(" {t} thr Mops/s | vs parking_lot | vs pthread |");
+        sep += "---:|---:|---:|";
+    }
+    println!("{header}\n{sep}");
+    for r in &rows {
+        let mut line = format!(
+            "| {} | {:.2} | {:.2}x | {:.2}x |",
+            r.name,
+            r.uncontended_ns,
+            r.uncontended_ns / pl_u,
+            r.uncontended_ns / pt_u
+        );
+        for (i, m) in r.mops.iter().enumerate() {
+            line += &format!(" {:.1} | {:.2}x | {:.2}x |", m, m / pl_m[i], m / pt_m[i]);
+        }
+        println!("{line}");
+    }
+}
