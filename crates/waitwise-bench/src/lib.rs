@@ -15,6 +15,12 @@
 //! [`export`] (CSV/JSON files) and [`html`] (`index.html`).
 
 pub mod chart;
+pub mod contender;
+pub mod experiments;
 pub mod export;
 pub mod html;
+pub mod kernel;
+pub mod measure;
+pub mod placement;
+pub mod probe;
 pub mod stats;

@@ -41,7 +41,7 @@ pub const E_OVER_E_MINUS_1: f64 = 1.581_976_706_869_326_4;
 
 /// `(sqrt(5) + 1)/2 ~= 1.618`: the golden ratio, the best static competitive factor for
 /// uniform waits (Theorem 4).
-pub const GOLDEN_RATIO: f64 = 1.618_033_988_749_894_8;
+pub const GOLDEN_RATIO: f64 = 1.618_033_988_749_895;
 
 /// Switch-spinning efficiency assumed when a name like `Ss/b/1` is parsed without one.
 /// Derived: Lim & Agarwal section 2 show `beta ~= N`, the number of hardware contexts,
@@ -102,7 +102,9 @@ impl WaitingAlgorithm {
 
     /// `s/b/alpha` (`alpha >= 0`, `inf` allowed).
     pub fn two_phase(alpha: f64) -> Result<Self> {
-        Ok(Self::TwoPhase { alpha: error::non_negative_or_inf("alpha", alpha)? })
+        Ok(Self::TwoPhase {
+            alpha: error::non_negative_or_inf("alpha", alpha)?,
+        })
     }
 
     /// `Ss/b/alpha` (`alpha >= 0`, `inf` allowed; `beta >= 1`).
@@ -194,7 +196,10 @@ impl FromStr for WaitingAlgorithm {
     /// Parses `s//inf`, `Ss//inf`, `/b/0`, `s/b/ALPHA`, `Ss/b/ALPHA`, `rand/b`
     /// (`inf` or `∞` accepted for alpha). `Ss` names get [`DEFAULT_SWITCH_SPIN_BETA`].
     fn from_str(s: &str) -> Result<Self> {
-        let bad = |reason| ModelError::ParseAlgorithm { name: s.to_owned(), reason };
+        let bad = |reason| ModelError::ParseAlgorithm {
+            name: s.to_owned(),
+            reason,
+        };
         let text = s.trim();
         if text == "rand/b" || text == "rand" {
             return Ok(Self::Randomized);
@@ -206,7 +211,9 @@ impl FromStr for WaitingAlgorithm {
         let alpha = match limit {
             "inf" | "∞" => f64::INFINITY,
             "" => return Err(bad("missing cost limit")),
-            other => other.parse::<f64>().map_err(|_| bad("cost limit is not a number"))?,
+            other => other
+                .parse::<f64>()
+                .map_err(|_| bad("cost limit is not a number"))?,
         };
         if alpha.is_nan() || alpha < 0.0 {
             return Err(bad("cost limit must be >= 0"));
@@ -219,10 +226,15 @@ impl FromStr for WaitingAlgorithm {
                 alpha,
                 beta: DEFAULT_SWITCH_SPIN_BETA,
             }),
-            (_, "") => Err(bad("only an infinite cost limit may omit the blocking phase")),
+            (_, "") => Err(bad(
+                "only an infinite cost limit may omit the blocking phase",
+            )),
             (_, p) if p != "b" => Err(bad("the second phase must be b (block)")),
             ("s", _) => Ok(Self::TwoPhase { alpha }),
-            ("Ss", _) => Ok(Self::SwitchSpinTwoPhase { alpha, beta: DEFAULT_SWITCH_SPIN_BETA }),
+            ("Ss", _) => Ok(Self::SwitchSpinTwoPhase {
+                alpha,
+                beta: DEFAULT_SWITCH_SPIN_BETA,
+            }),
             _ => Err(bad("the first phase must be s (spin) or Ss (switch-spin)")),
         }
     }
@@ -245,14 +257,34 @@ mod tests {
     fn names() {
         let cases = [
             (WaitingAlgorithm::AlwaysSpin { timeout: None }, "s//inf"),
-            (WaitingAlgorithm::AlwaysSpin { timeout: Some(5.0) }, "s//inf"),
+            (
+                WaitingAlgorithm::AlwaysSpin { timeout: Some(5.0) },
+                "s//inf",
+            ),
             (WaitingAlgorithm::AlwaysBlock, "/b/0"),
             (WaitingAlgorithm::TwoPhase { alpha: 0.54 }, "s/b/0.54"),
             (WaitingAlgorithm::TwoPhase { alpha: 1.0 }, "s/b/1"),
-            (WaitingAlgorithm::TwoPhase { alpha: ALPHA_UNIFORM }, "s/b/0.618"),
+            (
+                WaitingAlgorithm::TwoPhase {
+                    alpha: ALPHA_UNIFORM,
+                },
+                "s/b/0.618",
+            ),
             (WaitingAlgorithm::TwoPhase { alpha: 0.0 }, "/b/0"),
-            (WaitingAlgorithm::SwitchSpinTwoPhase { alpha: 0.54, beta: 2.0 }, "Ss/b/0.54"),
-            (WaitingAlgorithm::SwitchSpinTwoPhase { alpha: f64::INFINITY, beta: 2.0 }, "Ss//inf"),
+            (
+                WaitingAlgorithm::SwitchSpinTwoPhase {
+                    alpha: 0.54,
+                    beta: 2.0,
+                },
+                "Ss/b/0.54",
+            ),
+            (
+                WaitingAlgorithm::SwitchSpinTwoPhase {
+                    alpha: f64::INFINITY,
+                    beta: 2.0,
+                },
+                "Ss//inf",
+            ),
             (WaitingAlgorithm::Randomized, "rand/b"),
         ];
         for (alg, name) in cases {
@@ -262,17 +294,29 @@ mod tests {
 
     #[test]
     fn parse_round_trips_names() {
-        for name in ["s//inf", "/b/0", "s/b/0.54", "s/b/2", "Ss/b/0.62", "Ss//inf", "rand/b"] {
+        for name in [
+            "s//inf",
+            "/b/0",
+            "s/b/0.54",
+            "s/b/2",
+            "Ss/b/0.62",
+            "Ss//inf",
+            "rand/b",
+        ] {
             let alg: WaitingAlgorithm = name.parse().unwrap();
             assert_eq!(alg.name(), name);
         }
-        assert_eq!("s/b/∞".parse::<WaitingAlgorithm>().unwrap().alpha(1.0), Some(f64::INFINITY));
+        assert_eq!(
+            "s/b/∞".parse::<WaitingAlgorithm>().unwrap().alpha(1.0),
+            Some(f64::INFINITY)
+        );
     }
 
     #[test]
     fn parse_rejects_garbage() {
-        for name in ["", "x", "s/b", "s/b/", "s/b/x", "s/b/-1", "q/b/1", "s/x/1", "/b/1", "s//1", "s/b/NaN"]
-        {
+        for name in [
+            "", "x", "s/b", "s/b/", "s/b/x", "s/b/-1", "q/b/1", "s/x/1", "/b/1", "s//1", "s/b/NaN",
+        ] {
             assert!(name.parse::<WaitingAlgorithm>().is_err(), "{name}");
         }
     }
@@ -283,7 +327,9 @@ mod tests {
         assert!(WaitingAlgorithm::two_phase(f64::NAN).is_err());
         assert!(WaitingAlgorithm::switch_spin_two_phase(1.0, 0.5).is_err());
         assert!(WaitingAlgorithm::always_spin(Some(0.0)).is_err());
-        assert!(WaitingAlgorithm::TwoPhase { alpha: -1.0 }.validate().is_err());
+        assert!(WaitingAlgorithm::TwoPhase { alpha: -1.0 }
+            .validate()
+            .is_err());
         assert!(WaitingAlgorithm::switch_spin_two_phase(f64::INFINITY, 4.0).is_ok());
     }
 }

@@ -53,7 +53,11 @@ pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
-        Err(ModelError::InvalidParameter { name, value, requirement: "finite and > 0" })
+        Err(ModelError::InvalidParameter {
+            name,
+            value,
+            requirement: "finite and > 0",
+        })
     }
 }
 
@@ -62,7 +66,11 @@ pub(crate) fn non_negative_or_inf(name: &'static str, value: f64) -> Result<f64>
     if value >= 0.0 {
         Ok(value)
     } else {
-        Err(ModelError::InvalidParameter { name, value, requirement: ">= 0 (inf allowed)" })
+        Err(ModelError::InvalidParameter {
+            name,
+            value,
+            requirement: ">= 0 (inf allowed)",
+        })
     }
 }
 
@@ -71,7 +79,11 @@ pub(crate) fn at_least_one(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value >= 1.0 {
         Ok(value)
     } else {
-        Err(ModelError::InvalidParameter { name, value, requirement: "finite and >= 1" })
+        Err(ModelError::InvalidParameter {
+            name,
+            value,
+            requirement: "finite and >= 1",
+        })
     }
 }
 
@@ -83,7 +95,11 @@ pub(crate) fn count_at_least(name: &'static str, value: u32, min: u32) -> Result
         Err(ModelError::InvalidParameter {
             name,
             value: f64::from(value),
-            requirement: if min <= 1 { "an integer >= 1" } else { "an integer >= 2" },
+            requirement: if min <= 1 {
+                "an integer >= 1"
+            } else {
+                "an integer >= 2"
+            },
         })
     }
 }

@@ -16,7 +16,7 @@ const MAX_DEPTH: u32 = 40;
 /// assert!((v - 9.0).abs() < 1e-9);
 /// ```
 pub fn adaptive_simpson(f: &dyn Fn(f64) -> f64, a: f64, b: f64, tol: f64) -> f64 {
-    if !(b > a) {
+    if b.partial_cmp(&a) != Some(std::cmp::Ordering::Greater) {
         return 0.0;
     }
     let m = 0.5 * (a + b);

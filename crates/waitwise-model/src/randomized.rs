@@ -3,7 +3,7 @@
 //! For every wait the polling limit `L` is drawn from the density
 //! `p(x) = e^(x/B) / (B (e - 1))` on `[0, B]` (Karlin, Manasse, McGeoch & Owicki,
 //! "Competitive randomized algorithms for non-uniform problems", SODA 1990; cited by
-//! Lim & Agarwal as [19]). The thread spins (`beta = 1`) for up to `L`, then blocks.
+//! Lim & Agarwal as reference 19). The thread spins (`beta = 1`) for up to `L`, then blocks.
 //!
 //! For a fixed wait `t <= B`, with `tau = t / B`:
 //! `E[cost] = int_0^t (x + B) p(x) dx + t int_t^B p(x) dx = B tau e^tau/(e-1) + t (e - e^tau)/(e-1) = t e/(e-1)`,
@@ -51,7 +51,12 @@ pub fn expected_cost_for_wait(t: f64, b: f64) -> Result<f64> {
     let t = error::non_negative_or_inf("t", t)?;
     let cost = |x: f64| if t <= x { t } else { x + b };
     let f = |x: f64| cost(x) * poll_limit_pdf(x, b);
-    Ok(integrate::integrate_pieces(&f, &[0.0, t.min(b), b], 8, 1e-13 * b))
+    Ok(integrate::integrate_pieces(
+        &f,
+        &[0.0, t.min(b), b],
+        8,
+        1e-13 * b,
+    ))
 }
 
 /// The closed form `e/(e-1) min(t, B)` of [`expected_cost_for_wait`].
@@ -113,7 +118,9 @@ mod tests {
     fn sampled_limits_follow_the_density() {
         let mut rng = Rng::new(5);
         let n = 100_000;
-        let below_half = (0..n).filter(|_| sample_poll_limit(&mut rng, 2.0) < 1.0).count();
+        let below_half = (0..n)
+            .filter(|_| sample_poll_limit(&mut rng, 2.0) < 1.0)
+            .count();
         let p = below_half as f64 / f64::from(n);
         assert!((p - poll_limit_cdf(1.0, 2.0)).abs() < 0.01, "{p}");
     }

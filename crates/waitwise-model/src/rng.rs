@@ -36,7 +36,14 @@ impl Rng {
     /// A generator whose whole state is derived from `seed`.
     pub fn new(seed: u64) -> Self {
         let mut sm = seed;
-        Self { s: [splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm)] }
+        Self {
+            s: [
+                splitmix64(&mut sm),
+                splitmix64(&mut sm),
+                splitmix64(&mut sm),
+                splitmix64(&mut sm),
+            ],
+        }
     }
 
     /// An independent stream for sub-entity `index` (a thread, a lock) of run `seed`.

@@ -67,7 +67,11 @@ pub(crate) fn erlang_mixture_pdf(rate: f64, weights: &[f64], t: f64) -> f64 {
         return 0.0;
     }
     let pmf = poisson_pmfs(rate * t, weights.len() as u32);
-    weights.iter().enumerate().map(|(i, w)| w * rate * pmf[i]).sum()
+    weights
+        .iter()
+        .enumerate()
+        .map(|(i, w)| w * rate * pmf[i])
+        .sum()
 }
 
 #[cfg(test)]

@@ -144,12 +144,18 @@ impl Futex {
         usize::try_from(rc).unwrap_or(0)
     }
 
-    /// Loom model of `wake`: wakes every sleeper (they re-check the word, so
-    /// waking more than `count` is only a spurious wake-up).
+    /// Loom model of `wake`: wakes one sleeper for `count == 1` (so a lost
+    /// single wake-up is a deadlock loom can find), every sleeper otherwise
+    /// (waking more than `count` is only a spurious wake-up: sleepers
+    /// re-check the word).
     #[cfg(loom)]
-    pub fn wake(&self, _count: u32) -> usize {
+    pub fn wake(&self, count: u32) -> usize {
         let _guard = self.sleep_lock.lock().unwrap();
-        self.sleep_cv.notify_all();
+        if count == 1 {
+            self.sleep_cv.notify_one();
+        } else {
+            self.sleep_cv.notify_all();
+        }
         0
     }
 

@@ -5,7 +5,8 @@
 //! cargo run -p waitwise --release --example mutex_bench [-- --ms 300 --runs 5 --threads 2,4]
 //! ```
 //!
-//! - *uncontended*: one thread, lock + unlock in a loop (ns per pair);
+//! - *uncontended*: one thread, lock + unlock in a loop (ns per pair, best
+//!   of `--runs`: the least disturbed run);
 //! - *contended*: N threads each loop `lock; counter += 1; unlock` for a
 //!   fixed time (a short critical section); throughput in Mops/s summed over
 //!   threads, median of `--runs` runs. The counter is checked against the
@@ -104,57 +105,68 @@ impl Drop for PthreadMutex {
     }
 }
 
-/// ns per uncontended lock + unlock (best of `runs`).
-fn uncontended<L: BenchLock>(runs: usize) -> f64 {
-    const ITERS: u64 = 5_000_000;
+/// ns per uncontended lock + unlock (one run).
+fn uncontended<L: BenchLock>() -> f64 {
+    const ITERS: u64 = 2_000_000;
     let lock = L::new();
-    let mut best = f64::INFINITY;
-    for _ in 0..runs {
-        let t = Instant::now();
-        for _ in 0..ITERS {
-            black_box(&lock).incr();
-        }
-        best = best.min(t.elapsed().as_nanos() as f64 / ITERS as f64);
+    let t = Instant::now();
+    for _ in 0..ITERS {
+        black_box(&lock).incr();
     }
-    assert_eq!(lock.get(), ITERS * runs as u64);
-    best
+    let ns = t.elapsed().as_nanos() as f64 / ITERS as f64;
+    assert_eq!(lock.get(), ITERS);
+    ns
 }
 
-/// Mops/s with `threads` threads hammering one lock for `dur` (median of `runs`).
-fn contended<L: BenchLock>(threads: usize, dur: Duration, runs: usize) -> f64 {
-    let mut results: Vec<f64> = (0..runs)
+/// Mops/s with `threads` threads hammering one lock for `dur` (one run).
+fn contended<L: BenchLock>(threads: usize, dur: Duration) -> f64 {
+    let lock = Arc::new(L::new());
+    let stop = Arc::new(AtomicBool::new(false));
+    let start = Arc::new(Barrier::new(threads + 1));
+    let hs: Vec<_> = (0..threads)
         .map(|_| {
-            let lock = Arc::new(L::new());
-            let stop = Arc::new(AtomicBool::new(false));
-            let start = Arc::new(Barrier::new(threads + 1));
-            let hs: Vec<_> = (0..threads)
-                .map(|_| {
-                    let (lock, stop, start) = (lock.clone(), stop.clone(), start.clone());
-                    std::thread::spawn(move || {
-                        start.wait();
-                        let mut n = 0u64;
-                        while !stop.load(Ordering::Relaxed) {
-                            for _ in 0..64 {
-                                lock.incr();
-                            }
-                            n += 64;
-                        }
-                        n
-                    })
-                })
-                .collect();
-            start.wait();
-            let t = Instant::now();
-            std::thread::sleep(dur);
-            stop.store(true, Ordering::Relaxed);
-            let total: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
-            let secs = t.elapsed().as_secs_f64();
-            assert_eq!(lock.get(), total, "mutual exclusion violated");
-            total as f64 / secs / 1e6
+            let (lock, stop, start) = (lock.clone(), stop.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..64 {
+                        lock.incr();
+                    }
+                    n += 64;
+                }
+                n
+            })
         })
         .collect();
-    results.sort_by(f64::total_cmp);
-    results[results.len() / 2]
+    start.wait();
+    let t = Instant::now();
+    std::thread::sleep(dur);
+    stop.store(true, Ordering::Relaxed);
+    let total: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
+    let secs = t.elapsed().as_secs_f64();
+    assert_eq!(lock.get(), total, "mutual exclusion violated");
+    total as f64 / secs / 1e6
+}
+
+/// One lock under test: its name and one run of each measurement.
+struct Candidate {
+    name: &'static str,
+    uncontended: fn() -> f64,
+    contended: fn(usize, Duration) -> f64,
+}
+
+fn candidate<L: BenchLock>(name: &'static str) -> Candidate {
+    Candidate {
+        name,
+        uncontended: uncontended::<L>,
+        contended: contended::<L>,
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 struct Row {
@@ -163,12 +175,28 @@ struct Row {
     mops: Vec<f64>,
 }
 
-fn measure<L: BenchLock>(name: &'static str, threads: &[usize], dur: Duration, runs: usize) -> Row {
-    Row {
-        name,
-        uncontended_ns: uncontended::<L>(runs),
-        mops: threads.iter().map(|&t| contended::<L>(t, dur, runs)).collect(),
+/// Runs every candidate `runs` times, interleaved (run 1 of each, then run
+/// 2 of each, ...) so that drifts of the machine hit all alike; medians.
+fn measure(cands: &[Candidate], threads: &[usize], dur: Duration, runs: usize) -> Vec<Row> {
+    let mut unc = vec![Vec::new(); cands.len()];
+    let mut con = vec![vec![Vec::new(); threads.len()]; cands.len()];
+    for _ in 0..runs {
+        for (i, c) in cands.iter().enumerate() {
+            unc[i].push((c.uncontended)());
+            for (j, &t) in threads.iter().enumerate() {
+                con[i][j].push((c.contended)(t, dur));
+            }
+        }
     }
+    cands
+        .iter()
+        .zip(unc.into_iter().zip(con))
+        .map(|(c, (u, m))| Row {
+            name: c.name,
+            uncontended_ns: u.into_iter().fold(f64::INFINITY, f64::min),
+            mops: m.into_iter().map(median).collect(),
+        })
+        .collect()
 }
 
 fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
@@ -190,26 +218,28 @@ fn main() {
     let only: Option<String> = arg(&args, "--only");
 
     // Calibrate B (the two-phase poll limit) before timing anything.
-    let _ = waitwise::policy::block_cost();
+    let b = waitwise::policy::block_cost();
 
     type Pl = lock_api::Mutex<parking_lot::RawMutex, u64>;
-    let mut rows = Vec::new();
-    let want = |n: &str| only.as_deref().is_none_or(|o| o.split(',').any(|x| x == n));
-    macro_rules! row {
-        ($name:literal, $ty:ty) => {
-            if want($name) || $name == "parking_lot" || $name == "pthread" {
-                rows.push(measure::<$ty>($name, &threads, dur, runs));
-            }
-        };
-    }
-    row!("waitwise::Mutex", waitwise::mutex::Mutex<u64>);
-    row!("TtasMutex", waitwise::mutex::TtasMutex<u64>);
-    //row!("TicketMutex", waitwise::mutex::TicketMutex<u64>);
-    //row!("McsMutex", waitwise::mutex::McsMutex<u64>);
-    row!("parking_lot", Pl);
-    row!("pthread", PthreadMutex);
-    row!("std", StdMutex);
-
+    let all = [
+        candidate::<waitwise::mutex::Mutex<u64>>("waitwise::Mutex"),
+        candidate::<waitwise::mutex::TicketMutex<u64>>("TicketMutex"),
+        candidate::<waitwise::mutex::McsMutex<u64>>("McsMutex"),
+        candidate::<Pl>("parking_lot"),
+        candidate::<PthreadMutex>("pthread"),
+        candidate::<StdMutex>("std"),
+    ];
+    let cands: Vec<Candidate> = all
+        .into_iter()
+        .filter(|c| {
+            c.name == "parking_lot"
+                || c.name == "pthread"
+                || only
+                    .as_deref()
+                    .is_none_or(|o| o.split(',').any(|x| x == c.name))
+        })
+        .collect();
+    let rows = measure(&cands, &threads, dur, runs);
     let pl = rows.iter().find(|r| r.name == "parking_lot").unwrap();
     let pt = rows.iter().find(|r| r.name == "pthread").unwrap();
     let (pl_u, pl_m, pt_u, pt_m) = (
@@ -219,7 +249,15 @@ fn main() {
         pt.mops.clone(),
     );
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    println!("{cpus} CPUs, {} ms x {runs} runs (median), short critical section\n", dur.as_millis());
+    println!(
+        "B = {:.0} ns; waitwise::Mutex policy {}",
+        b.ns,
+        waitwise::mutex::RawTtasMutex::new().policy().describe()
+    );
+    println!(
+        "{cpus} CPUs, contended: {} ms per run; medians of {runs} interleaved runs\n",
+        dur.as_millis()
+    );
     let mut header = "| mutex | uncontended ns | vs parking_lot | vs pthread |".to_string();
     let mut sep = "|---|---:|---:|---:|".to_string();
     for t in &threads {

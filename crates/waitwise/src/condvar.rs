@@ -212,7 +212,8 @@ impl Condvar {
         let seen = self.seq.value().load(Ordering::Relaxed);
         let start = self.profiler.start();
         let out = MutexGuard::unlocked(guard, || {
-            self.seq.wait_until(&self.policy, deadline, |seq| seq != seen)
+            self.seq
+                .wait_until(&self.policy, deadline, |seq| seq != seen)
         });
         self.profiler.finish(start, out.blocked());
         if out.timed_out() {
@@ -252,10 +253,15 @@ impl Condvar {
     {
         let deadline = Deadline::after(timeout);
         while condition(&mut **guard) {
-            if deadline.has_passed() {
-                return WaitTimeoutResult::TimedOut;
+            if deadline.has_passed() || self.wait_deadline(guard, deadline).timed_out() {
+                // The wait's own verdict is final: check the condition once
+                // more, then report.
+                return if condition(&mut **guard) {
+                    WaitTimeoutResult::TimedOut
+                } else {
+                    WaitTimeoutResult::Woken
+                };
             }
-            self.wait_deadline(guard, deadline);
         }
         WaitTimeoutResult::Woken
     }
@@ -320,7 +326,10 @@ mod tests {
             Policy::always_spin(),
             Policy::for_kind(SyncKind::ProducerConsumer),
         ] {
-            let shared = Arc::new((parking_lot::Mutex::new(false), Condvar::with_options(WaitOptions::new().policy(policy))));
+            let shared = Arc::new((
+                parking_lot::Mutex::new(false),
+                Condvar::with_options(WaitOptions::new().policy(policy)),
+            ));
             let s2 = shared.clone();
             let h = std::thread::spawn(move || {
                 let mut g = s2.0.lock();
@@ -340,6 +349,8 @@ mod tests {
         let mut g = lock.lock();
         cv.wait_timeout(&mut g, Duration::from_micros(10));
         assert_eq!(cv.wait_profile().unwrap().total_waits, 1);
-        assert!(Condvar::with_options(WaitOptions::new().profile(false)).wait_profile().is_none());
+        assert!(Condvar::with_options(WaitOptions::new().profile(false))
+            .wait_profile()
+            .is_none());
     }
 }

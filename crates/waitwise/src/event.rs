@@ -300,7 +300,9 @@ mod tests {
         assert!(!e.wait_timeout(Duration::from_millis(1)));
         let p = e.wait_profile().unwrap();
         assert_eq!(p.total_waits, 2);
-        assert!(Event::with_options(WaitOptions::new().profile(false)).wait_profile().is_none());
+        assert!(Event::with_options(WaitOptions::new().profile(false))
+            .wait_profile()
+            .is_none());
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod wait_word;
 
 pub use event::Event;
 pub use mechanism::Mechanism;
+pub use mutex::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use options::WaitOptions;
 pub use policy::{Policy, SyncKind};
 pub use wait_word::{WaitOutcome, WaitWord};

@@ -24,7 +24,10 @@ pub struct WaitOptions {
 impl WaitOptions {
     /// Defaults: the kind's policy, profiling as `WAITWISE_PROFILE` says.
     pub const fn new() -> Self {
-        Self { policy: None, profile: None }
+        Self {
+            policy: None,
+            profile: None,
+        }
     }
 
     /// Override the policy.

@@ -39,7 +39,10 @@ pub fn bucket_of(ns: u64) -> usize {
 
 impl WaitHistogram {
     fn new() -> Self {
-        Self { buckets: std::array::from_fn(|_| AtomicU64::new(0)), blocks: AtomicU64::new(0) }
+        Self {
+            buckets: std::array::from_fn(|_| AtomicU64::new(0)),
+            blocks: AtomicU64::new(0),
+        }
     }
 
     /// Records one wait of `ns` nanoseconds.
@@ -53,7 +56,11 @@ impl WaitHistogram {
 
     /// A copy of the counts.
     pub fn snapshot(&self, kind: &str) -> WaitProfile {
-        let buckets: Vec<u64> = self.buckets.iter().map(|b| b.load(Ordering::Relaxed)).collect();
+        let buckets: Vec<u64> = self
+            .buckets
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed))
+            .collect();
         WaitProfile {
             kind: kind.to_string(),
             total_waits: buckets.iter().sum(),
@@ -80,7 +87,9 @@ pub struct WaitProfile {
 /// Whether `WAITWISE_PROFILE` asks for profiling of every object.
 pub fn profiling_from_env() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("WAITWISE_PROFILE").is_some_and(|v| !v.is_empty() && v != "0"))
+    *ON.get_or_init(|| {
+        std::env::var_os("WAITWISE_PROFILE").is_some_and(|v| !v.is_empty() && v != "0")
+    })
 }
 
 /// A primitive's optional profiler: `None` inside when off.
@@ -96,7 +105,9 @@ pub struct WaitStart(Option<u64>);
 impl Profiler {
     /// Profiling on or off for this object.
     pub fn enabled(on: bool) -> Self {
-        Self { hist: on.then(|| Box::new(WaitHistogram::new())) }
+        Self {
+            hist: on.then(|| Box::new(WaitHistogram::new())),
+        }
     }
 
     /// On when `WAITWISE_PROFILE` says so.

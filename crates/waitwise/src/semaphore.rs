@@ -280,7 +280,9 @@ mod tests {
     fn release_n_wakes_n_sleepers() {
         let sem = Arc::new(Semaphore::with_options(
             0,
-            WaitOptions::new().policy(Policy::always_block()).profile(true),
+            WaitOptions::new()
+                .policy(Policy::always_block())
+                .profile(true),
         ));
         let hs: Vec<_> = (0..3)
             .map(|_| {

@@ -207,11 +207,16 @@ impl WaitWord {
                 )),
             };
             while let MechanismWait::Changed(nv) =
-                budget.mechanism.wait_for_change(&self.futex, v, poll_deadline)
+                budget
+                    .mechanism
+                    .wait_for_change(&self.futex, v, poll_deadline)
             {
                 v = nv;
                 if ready(v) {
-                    return WaitOutcome::Ready { value: v, blocked: false };
+                    return WaitOutcome::Ready {
+                        value: v,
+                        blocked: false,
+                    };
                 }
             }
             if deadline.has_passed() {

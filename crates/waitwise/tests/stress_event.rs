@@ -30,7 +30,10 @@ fn ping_pong(policy: Policy, rounds: u64) {
 /// 500,000 round trips = 1,000,000 notify/wait hand-offs.
 #[test]
 fn one_million_hand_offs_default_policy() {
-    ping_pong(Policy::for_kind(waitwise::SyncKind::ProducerConsumer), 500_000);
+    ping_pong(
+        Policy::for_kind(waitwise::SyncKind::ProducerConsumer),
+        500_000,
+    );
 }
 
 #[test]
@@ -41,7 +44,10 @@ fn hand_offs_per_policy() {
         (Policy::always_block(), 20_000),
         (Policy::two_phase(1.0), 100_000),
         (Policy::randomized(), 50_000),
-        (Policy::two_phase(0.5).with_mechanism(waitwise::Mechanism::Yield), 50_000),
+        (
+            Policy::two_phase(0.5).with_mechanism(waitwise::Mechanism::Yield),
+            50_000,
+        ),
     ];
     for (policy, rounds) in table {
         ping_pong(policy, rounds);
@@ -82,7 +88,11 @@ fn many_to_many(threads: usize, per_thread: u64, policy: Policy) {
 #[test]
 fn oversubscribed_four_threads() {
     for (threads, per_thread) in [(2, 50_000), (3, 30_000), (4, 25_000), (8, 5_000)] {
-        many_to_many(threads, per_thread, Policy::for_kind(waitwise::SyncKind::ProducerConsumer));
+        many_to_many(
+            threads,
+            per_thread,
+            Policy::for_kind(waitwise::SyncKind::ProducerConsumer),
+        );
     }
 }
 

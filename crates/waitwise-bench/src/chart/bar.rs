@@ -4,17 +4,16 @@
 //! "pthread_cond_wait/signal") are written on one line, left of their bars,
 //! with no rotation; the chart grows in height with the number of bars.
 
-use plotters::coord::types::RangedCoordf64;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::error::ChartError;
 use super::style::{
-    self, draw_legend, draw_no_data, format_value, legend_width, min_max, series_color,
-    text_width, truncate_label, LegendEntry, Swatch, AXIS_DESC_SIZE, FONT, LABEL_SIZE,
-    NOTE_COLOR,
+    self, draw_legend, draw_no_data, format_value, legend_width, min_max, px, series_color,
+    text_width, truncate_label, LegendEntry, Swatch, AXIS_DESC_SIZE, FONT, LABEL_SIZE, NOTE_COLOR,
 };
 
 /// Width of the part holding category names, bars and value axis.
@@ -94,12 +93,11 @@ impl BarChart {
                 .iter()
                 .any(|(_, values)| values.iter().flatten().any(|&v| v <= 0.0))
         {
-            notes.push("values <= 0: no bar".to_owned());
-            notes.push("on the log axis".to_owned());
+            notes.push("values <= 0 have no bar on the log axis".to_owned());
         }
 
-        let groups = self.series.len().max(1) as u32;
-        let plot_height = categories.max(1) as u32 * (groups * BAR_HEIGHT + GROUP_GAP);
+        let band = px(self.series.len().max(1), BAR_HEIGHT).saturating_add(GROUP_GAP);
+        let plot_height = px(categories.max(1), band);
         let label_width = self
             .categories
             .iter()
@@ -109,7 +107,10 @@ impl BarChart {
             .clamp(40, 340)
             + 16;
         let legend = legend_width(self.series.iter().map(|(name, _)| name.as_str()));
-        let size = (PLOT_WIDTH + legend, plot_height + FRAME_HEIGHT);
+        let size = (
+            PLOT_WIDTH + legend,
+            plot_height.saturating_add(FRAME_HEIGHT),
+        );
 
         style::render_svg(size, |root| {
             let area = style::titled(root, &self.title)?;
@@ -172,7 +173,7 @@ impl Bars<'_, '_, '_> {
         // Category i owns the band [n - i - 1, n - i] of the y axis: the first
         // category is on top. The gap is split above and below each group.
         let rows = categories.max(1) as f64;
-        let band_px = (groups as u32 * BAR_HEIGHT + GROUP_GAP) as f64;
+        let band_px = f64::from(px(groups, BAR_HEIGHT).saturating_add(GROUP_GAP));
         let gap = f64::from(GROUP_GAP) / band_px;
         let bar = f64::from(BAR_HEIGHT) / band_px;
         let y: RangedCoordf64 = (0.0..rows).into();
@@ -193,20 +194,27 @@ impl Bars<'_, '_, '_> {
             .label_style((FONT, LABEL_SIZE))
             .axis_desc_style((FONT, AXIS_DESC_SIZE))
             .x_label_formatter(&format)
+            .max_light_lines(4)
             .light_line_style(RGBColor(0xee, 0xee, 0xee))
             .draw()
             .map_err(ChartError::draw)?;
 
-        let name_style =
-            TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+        let name_style = TextStyle::from((FONT, LABEL_SIZE).into_font())
+            .pos(Pos::new(HPos::Right, VPos::Center));
         let value_style = TextStyle::from((FONT, LABEL_SIZE - 2).into_font())
             .pos(Pos::new(HPos::Left, VPos::Center));
         let missing_style = value_style.clone().color(&NOTE_COLOR);
+        // Category names end just left of the y axis, whatever the bars' base.
+        let axis_start = chart.x_range().start;
         for (i, category) in self.chart.categories.iter().enumerate() {
             let top = rows - i as f64;
-            let (px, py) = chart.backend_coord(&(base, top - 0.5));
+            let (px, py) = chart.backend_coord(&(axis_start, top - 0.5));
             self.root
-                .draw(&Text::new(truncate_label(category), (px - 8, py), name_style.clone()))
+                .draw(&Text::new(
+                    truncate_label(category),
+                    (px - 8, py),
+                    name_style.clone(),
+                ))
                 .map_err(ChartError::draw)?;
             for (j, (_, values)) in self.chart.series.iter().enumerate() {
                 let bar_top = top - gap / 2.0 - j as f64 * bar;
@@ -296,7 +304,13 @@ mod tests {
                 &["zero", "negative", "nan", "inf", "none"],
                 vec![(
                     "s",
-                    vec![Some(0.0), Some(-3.0), Some(f64::NAN), Some(f64::INFINITY), None],
+                    vec![
+                        Some(0.0),
+                        Some(-3.0),
+                        Some(f64::NAN),
+                        Some(f64::INFINITY),
+                        None,
+                    ],
                 )],
                 y_log,
             )
@@ -307,10 +321,27 @@ mod tests {
     }
 
     #[test]
+    fn thousands_of_categories_render_on_a_capped_canvas() {
+        let names: Vec<String> = (0..2000).map(|i| format!("c{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let svg = chart(&refs, vec![("s", vec![Some(1.0); 2000])], false)
+            .to_svg()
+            .unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("height=\"16384\""));
+    }
+
+    #[test]
     fn wrong_number_of_values_is_an_error() {
         let err = chart(&["a", "b"], vec![("s", vec![Some(1.0)])], false)
             .to_svg()
             .unwrap_err();
-        assert!(matches!(err, ChartError::Shape { expected: 2, found: 1, .. }));
+        assert!(matches!(
+            err,
+            ChartError::Shape {
+                expected: 2,
+                found: 1,
+                ..
+            }
+        ));
     }
 }

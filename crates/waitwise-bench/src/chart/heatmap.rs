@@ -12,8 +12,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::error::ChartError;
 use super::style::{
-    self, draw_no_data, draw_notes, format_value, min_max, text_width, truncate_label,
-    AXIS_DESC_SIZE, FONT, LABEL_SIZE, MARGIN, NOTE_COLOR,
+    self, draw_no_data, draw_notes, format_value, min_max, px, text_width, truncate_label,
+    AXIS_DESC_SIZE, FONT, LABEL_SIZE, MARGIN, MAX_CANVAS, NOTE_COLOR,
 };
 
 /// Side of the square the cells fill, when the matrix is large.
@@ -97,16 +97,28 @@ impl Heatmap {
                 found: self.values.len(),
             });
         }
-        if let Some((r, row)) = self.values.iter().enumerate().find(|(_, row)| row.len() != columns) {
+        if let Some((r, row)) = self
+            .values
+            .iter()
+            .enumerate()
+            .find(|(_, row)| row.len() != columns)
+        {
             return Err(ChartError::Shape {
                 what: format!("heatmap row {r} against the x ticks"),
                 expected: columns,
                 found: row.len(),
             });
         }
-        let bounds = min_max(self.values.iter().flatten().flatten().copied().filter(|v| v.is_finite()));
+        let bounds = min_max(
+            self.values
+                .iter()
+                .flatten()
+                .flatten()
+                .copied()
+                .filter(|v| v.is_finite()),
+        );
 
-        let cell = (GRID_SIDE / columns.max(rows).max(1) as u32).clamp(CELL_MIN, CELL_MAX);
+        let cell = (GRID_SIDE / px(columns.max(rows).max(1), 1)).clamp(CELL_MIN, CELL_MAX);
         let tick_width = |ticks: &[String]| {
             ticks
                 .iter()
@@ -124,7 +136,10 @@ impl Heatmap {
             y_area: tick_width(&self.y_ticks) + AXIS_DESC_SIZE + 28,
             x_area: x_tick_height + AXIS_DESC_SIZE + 28,
         };
-        let grid = (columns.max(1) as u32 * cell, rows.max(1) as u32 * cell);
+        let grid = (
+            px(columns.max(1), cell).min(MAX_CANVAS),
+            px(rows.max(1), cell).min(MAX_CANVAS),
+        );
         let width = 2 * MARGIN + layout.y_area + grid.0 + 20 + SCALE_PANEL;
         let title_room = 60;
         let height = (2 * MARGIN + title_room + grid.1 + layout.x_area + 10).max(300);
@@ -160,8 +175,8 @@ impl Heatmap {
         let y: RangedCoordf64 = (0.0..rows_f).into();
         let (plot_w, plot_h) = plot.dim_in_pixel();
         // Right and top margins that leave exactly `cell`-sized cells.
-        let grid_w = columns.max(1) as u32 * layout.cell;
-        let grid_h = rows.max(1) as u32 * layout.cell;
+        let grid_w = px(columns.max(1), layout.cell).min(MAX_CANVAS);
+        let grid_h = px(rows.max(1), layout.cell).min(MAX_CANVAS);
         let mut chart = ChartBuilder::on(plot)
             .margin_top(10)
             .margin_left(0)
@@ -208,7 +223,8 @@ impl Heatmap {
                         .color(&ink)
                         .pos(Pos::new(HPos::Center, VPos::Center));
                     let at = chart.backend_coord(&(left + 0.5, top - 0.5));
-                    root.draw(&Text::new(text, at, style)).map_err(ChartError::draw)?;
+                    root.draw(&Text::new(text, at, style))
+                        .map_err(ChartError::draw)?;
                 }
             }
         }
@@ -272,27 +288,42 @@ fn draw_color_scale(
     let (_, h) = area.dim_in_pixel();
     let (x0, x1, top) = (10, 32, 34);
     let bar_height = (h as i32 - top - 40).clamp(40, 300);
-    let caption = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Bottom));
+    let caption =
+        TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Bottom));
     area.draw(&Text::new(truncate_label(unit), (x0, top - 8), caption))
         .map_err(ChartError::draw)?;
     for step in 0..STEPS {
         let y_top = top + bar_height * step / STEPS;
         let y_bottom = top + bar_height * (step + 1) / STEPS;
         let t = 1.0 - (f64::from(step) + 0.5) / f64::from(STEPS);
-        area.draw(&Rectangle::new([(x0, y_top), (x1, y_bottom)], viridis(t).filled()))
-            .map_err(ChartError::draw)?;
-    }
-    area.draw(&Rectangle::new([(x0, top), (x1, top + bar_height)], BLACK.stroke_width(1)))
+        area.draw(&Rectangle::new(
+            [(x0, y_top), (x1, y_bottom)],
+            viridis(t).filled(),
+        ))
         .map_err(ChartError::draw)?;
-    let label = TextStyle::from((FONT, LABEL_SIZE - 2).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    }
+    area.draw(&Rectangle::new(
+        [(x0, top), (x1, top + bar_height)],
+        BLACK.stroke_width(1),
+    ))
+    .map_err(ChartError::draw)?;
+    let label =
+        TextStyle::from((FONT, LABEL_SIZE - 2).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
     let labels = if hi > lo {
-        vec![(hi, top), ((lo + hi) / 2.0, top + bar_height / 2), (lo, top + bar_height)]
+        vec![
+            (hi, top),
+            ((lo + hi) / 2.0, top + bar_height / 2),
+            (lo, top + bar_height),
+        ]
     } else {
         vec![(lo, top + bar_height / 2)]
     };
     for (value, y) in labels {
-        area.draw(&PathElement::new(vec![(x1, y), (x1 + 4, y)], BLACK.stroke_width(1)))
-            .map_err(ChartError::draw)?;
+        area.draw(&PathElement::new(
+            vec![(x1, y), (x1 + 4, y)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(ChartError::draw)?;
         area.draw(&Text::new(format_value(value), (x1 + 8, y), label.clone()))
             .map_err(ChartError::draw)?;
     }
@@ -311,28 +342,49 @@ mod tests {
             y_label: "sleeper CPU".into(),
             x_ticks: ticks.clone(),
             y_ticks: ticks,
-            values: (0..n).map(|r| (0..n).map(|c| value(r, c)).collect()).collect(),
+            values: (0..n)
+                .map(|r| (0..n).map(|c| value(r, c)).collect())
+                .collect(),
             unit: "cycles".into(),
         }
     }
 
     #[test]
     fn renders_values_labels_and_scale() {
-        let svg = heatmap(4, |r, c| (r != c).then(|| 1000.0 + (r * 4 + c) as f64 * 100.0))
-            .to_svg()
-            .unwrap();
+        let svg = heatmap(4, |r, c| {
+            (r != c).then(|| 1000.0 + (r * 4 + c) as f64 * 100.0)
+        })
+        .to_svg()
+        .unwrap();
         assert!(svg.starts_with("<svg"));
-        for text in ["Wake-up latency", "waker CPU", "sleeper CPU", "cycles", "cpu3", "n/a", "1.1k", "2.4k"] {
+        for text in [
+            "Wake-up latency",
+            "waker CPU",
+            "sleeper CPU",
+            "cycles",
+            "cpu3",
+            "n/a",
+            "1.1k",
+            "2.4k",
+        ] {
             assert!(svg.contains(text), "missing {text}");
         }
     }
 
     #[test]
     fn empty_constant_and_odd_values_render() {
-        assert!(heatmap(0, |_, _| None).to_svg().unwrap().contains("no data"));
-        assert!(heatmap(3, |_, _| None).to_svg().unwrap().contains("no values"));
+        assert!(heatmap(0, |_, _| None)
+            .to_svg()
+            .unwrap()
+            .contains("no data"));
+        assert!(heatmap(3, |_, _| None)
+            .to_svg()
+            .unwrap()
+            .contains("no values"));
         assert!(heatmap(2, |_, _| Some(5.0)).to_svg().unwrap().contains('5'));
-        let odd = heatmap(2, |r, c| [Some(f64::NAN), Some(f64::INFINITY), Some(-1.0), None][r * 2 + c]);
+        let odd = heatmap(2, |r, c| {
+            [Some(f64::NAN), Some(f64::INFINITY), Some(-1.0), None][r * 2 + c]
+        });
         assert!(odd.to_svg().unwrap().starts_with("<svg"));
         // Large matrices: small cells, no values written, still renders.
         let big = heatmap(64, |r, c| Some((r + c) as f64)).to_svg().unwrap();
@@ -343,9 +395,23 @@ mod tests {
     fn ragged_values_are_an_error() {
         let mut map = heatmap(2, |_, _| Some(1.0));
         map.values[1].pop();
-        assert!(matches!(map.to_svg(), Err(ChartError::Shape { expected: 2, found: 1, .. })));
+        assert!(matches!(
+            map.to_svg(),
+            Err(ChartError::Shape {
+                expected: 2,
+                found: 1,
+                ..
+            })
+        ));
         map.values.pop();
-        assert!(matches!(map.to_svg(), Err(ChartError::Shape { expected: 2, found: 1, .. })));
+        assert!(matches!(
+            map.to_svg(),
+            Err(ChartError::Shape {
+                expected: 2,
+                found: 1,
+                ..
+            })
+        ));
     }
 
     #[test]

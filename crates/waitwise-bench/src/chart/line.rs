@@ -94,12 +94,12 @@ impl LineChart {
 
         let mut notes = Vec::new();
         if skipped > 0 {
-            notes.push(format!("{skipped} point(s) not shown:"));
-            notes.push(if self.x_log || self.y_log {
-                "not finite, or <= 0 on a log axis".to_owned()
+            let why = if self.x_log || self.y_log {
+                "not finite, or <= 0 on a log axis"
             } else {
-                "not finite".to_owned()
-            });
+                "not finite"
+            };
+            notes.push(format!("{skipped} point(s) not shown: {why}"));
         }
         let entries: Vec<LegendEntry> = self
             .series
@@ -189,13 +189,17 @@ impl Axes<'_> {
             .axis_desc_style((FONT, AXIS_DESC_SIZE))
             .x_label_formatter(&format)
             .y_label_formatter(&format)
+            .max_light_lines(4)
             .light_line_style(RGBColor(0xee, 0xee, 0xee))
             .draw()
             .map_err(ChartError::draw)?;
         for (i, points) in self.lines.iter().enumerate() {
             let color = series_color(i);
             chart
-                .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    points.iter().copied(),
+                    color.stroke_width(2),
+                ))
                 .map_err(ChartError::draw)?;
             let style = color.filled();
             match Marker::of_series(i) {
@@ -205,11 +209,13 @@ impl Axes<'_> {
                 Marker::Triangle => chart
                     .draw_series(points.iter().map(|&p| TriangleMarker::new(p, 5, style)))
                     .map(|_| ()),
-                Marker::Square => chart
-                    .draw_series(points.iter().map(|&p| {
-                        EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], style)
-                    }))
-                    .map(|_| ()),
+                Marker::Square => {
+                    chart
+                        .draw_series(points.iter().map(|&p| {
+                            EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], style)
+                        }))
+                        .map(|_| ())
+                }
             }
             .map_err(ChartError::draw)?;
         }
@@ -253,7 +259,13 @@ mod tests {
         .unwrap();
         assert!(svg.starts_with("<svg"));
         assert!(svg.trim_end().ends_with("</svg>"));
-        for text in ["Asymmetry sweep", "light load (units)", "total time (ms)", "waitwise", "pthread"] {
+        for text in [
+            "Asymmetry sweep",
+            "light load (units)",
+            "total time (ms)",
+            "waitwise",
+            "pthread",
+        ] {
             assert!(svg.contains(text), "missing {text}");
         }
     }
@@ -263,16 +275,26 @@ mod tests {
         for (x_log, y_log) in [(false, false), (true, true)] {
             let svg = chart(x_log, y_log, vec![]).to_svg().unwrap();
             assert!(svg.starts_with("<svg") && svg.contains("no data"));
-            let svg = chart(x_log, y_log, vec![series("empty", &[])]).to_svg().unwrap();
+            let svg = chart(x_log, y_log, vec![series("empty", &[])])
+                .to_svg()
+                .unwrap();
             assert!(svg.contains("empty") && svg.contains("no data"));
         }
     }
 
     #[test]
     fn log_axes_skip_zero_negative_and_nan() {
-        let odd = [(0.0, 1.0), (1.0, 0.0), (-1.0, 5.0), (2.0, f64::NAN), (10.0, 100.0)];
+        let odd = [
+            (0.0, 1.0),
+            (1.0, 0.0),
+            (-1.0, 5.0),
+            (2.0, f64::NAN),
+            (10.0, 100.0),
+        ];
         for (x_log, y_log) in [(true, false), (false, true), (true, true)] {
-            let svg = chart(x_log, y_log, vec![series("odd", &odd)]).to_svg().unwrap();
+            let svg = chart(x_log, y_log, vec![series("odd", &odd)])
+                .to_svg()
+                .unwrap();
             assert!(svg.starts_with("<svg"));
             assert!(svg.contains("not shown"), "{x_log} {y_log}");
         }

@@ -86,12 +86,25 @@ impl Marker {
     }
 }
 
-/// Renders an SVG document of `size` pixels: a white canvas, `draw` on it,
-/// then the finished `<svg>...</svg>` text.
+/// Largest canvas side: absurd inputs (thousands of categories) give a
+/// cramped chart rather than pixel arithmetic that overflows.
+pub(super) const MAX_CANVAS: u32 = 16_384;
+
+/// `count` items of `each` pixels, saturating instead of overflowing.
+pub(super) fn px(count: usize, each: u32) -> u32 {
+    u32::try_from(count)
+        .unwrap_or(u32::MAX)
+        .saturating_mul(each)
+}
+
+/// Renders an SVG document of `size` pixels (each side at most
+/// [`MAX_CANVAS`]): a white canvas, `draw` on it, then the finished
+/// `<svg>...</svg>` text.
 pub(super) fn render_svg<F>(size: (u32, u32), draw: F) -> Result<String, ChartError>
 where
     F: FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), ChartError>,
 {
+    let size = (size.0.min(MAX_CANVAS), size.1.min(MAX_CANVAS));
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, size).into_drawing_area();
@@ -117,8 +130,7 @@ pub(super) fn titled<'a>(
 /// Estimated width in pixels of `text` drawn at `size`: a conservative
 /// average glyph width for sans-serif fonts (the SVG backend cannot measure).
 pub(super) fn text_width(text: &str, size: u32) -> u32 {
-    let chars = text.chars().count() as u32;
-    (chars * size).div_ceil(2)
+    px(text.chars().count(), size).div_ceil(2)
 }
 
 /// `label` cut to [`MAX_LABEL_CHARS`] characters, with an ellipsis when cut.
@@ -181,7 +193,11 @@ pub(super) fn linear_range(min: f64, max: f64) -> (f64, f64) {
         (min, max)
     };
     if hi - lo == 0.0 {
-        return if lo == 0.0 { (0.0, 1.0) } else { (lo - lo.abs(), hi + hi.abs()) };
+        return if lo == 0.0 {
+            (0.0, 1.0)
+        } else {
+            (lo - lo.abs(), hi + hi.abs())
+        };
     }
     let pad = (hi - lo) * 0.05;
     let lo = if lo < 0.0 { lo - pad } else { lo };
@@ -213,8 +229,14 @@ pub(super) fn log_range(min: f64, max: f64) -> (f64, f64) {
     if hi <= lo {
         hi = lo * 10.0;
     }
-    (lo, hi)
+    // A hair outside the decades: plotters finds the first tick as
+    // 10^ceil(log10(lo)), which rounding can push one decade up when lo is
+    // itself a power of ten, and so would drop the end ticks' labels.
+    (lo * (1.0 - LOG_RANGE_NUDGE), hi * (1.0 + LOG_RANGE_NUDGE))
 }
+
+/// Relative widening of log axis ends, see [`log_range`].
+const LOG_RANGE_NUDGE: f64 = 1e-9;
 
 /// Minimum and maximum of `values`, or `None` when there are none.
 pub(super) fn min_max(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
@@ -258,8 +280,8 @@ pub(super) fn draw_legend(
     notes: &[String],
 ) -> Result<(), ChartError> {
     let row = LABEL_SIZE as i32 + 8;
-    let label_style = TextStyle::from((FONT, LABEL_SIZE).into_font())
-        .pos(Pos::new(HPos::Left, VPos::Center));
+    let label_style =
+        TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
     let mut y = 24;
     for entry in entries {
         match entry.swatch {
@@ -272,18 +294,26 @@ pub(super) fn draw_legend(
                 marker.draw_at(area, (22, y), entry.color)?;
             }
             Swatch::Box => {
-                area.draw(&Rectangle::new([(12, y - 6), (32, y + 6)], entry.color.filled()))
-                    .map_err(ChartError::draw)?;
+                area.draw(&Rectangle::new(
+                    [(12, y - 6), (32, y + 6)],
+                    entry.color.filled(),
+                ))
+                .map_err(ChartError::draw)?;
             }
         }
-        area.draw(&Text::new(truncate_label(&entry.name), (44, y), label_style.clone()))
-            .map_err(ChartError::draw)?;
+        area.draw(&Text::new(
+            truncate_label(&entry.name),
+            (44, y),
+            label_style.clone(),
+        ))
+        .map_err(ChartError::draw)?;
         y += row;
     }
     draw_notes(area, notes, y + 8)
 }
 
-/// Draws `notes` in small grey text, one per line, starting at pixel row `y`.
+/// Draws `notes` in small grey text, each wrapped to the width of `area`,
+/// starting at pixel row `y`.
 pub(super) fn draw_notes(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     notes: &[String],
@@ -292,12 +322,35 @@ pub(super) fn draw_notes(
     let style = TextStyle::from((FONT, NOTE_SIZE).into_font())
         .color(&NOTE_COLOR)
         .pos(Pos::new(HPos::Left, VPos::Top));
-    for note in notes {
-        area.draw(&Text::new(note.clone(), (8, y), style.clone()))
+    let (width, _) = area.dim_in_pixel();
+    let max_chars = (width.saturating_sub(16) / NOTE_SIZE.div_ceil(2)).max(10) as usize;
+    for line in notes.iter().flat_map(|note| wrap(note, max_chars)) {
+        area.draw(&Text::new(line, (8, y), style.clone()))
             .map_err(ChartError::draw)?;
-        y += NOTE_SIZE as i32 + 6;
+        y += NOTE_SIZE as i32 + 5;
     }
     Ok(())
+}
+
+/// `text` broken at spaces into lines of at most `max_chars` characters
+/// (a longer word gets a line of its own).
+fn wrap(text: &str, max_chars: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > max_chars {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// Writes "no data" in the middle of `area`.
@@ -348,10 +401,20 @@ mod tests {
         assert_eq!(linear_range(5.0, 5.0), (0.0, 5.25));
         assert_eq!(linear_range(f64::NAN, 1.0), (0.0, 1.0));
         assert_eq!(tight_range(2.0, 2.0), (1.0, 3.0));
-        assert_eq!(log_range(1200.0, 1800.0), (1000.0, 10000.0));
-        assert_eq!(log_range(1000.0, 1000.0), (1000.0, 10000.0));
-        assert_eq!(log_range(0.5, 20.0), (0.1, 100.0));
+        let near = |(a, b): (f64, f64), (c, d): (f64, f64)| {
+            (a - c).abs() <= c * 1e-8 && (b - d).abs() <= d * 1e-8 && a <= c && b >= d
+        };
+        assert!(near(log_range(1200.0, 1800.0), (1000.0, 10000.0)));
+        assert!(near(log_range(1000.0, 1000.0), (1000.0, 10000.0)));
+        assert!(near(log_range(0.5, 20.0), (0.1, 100.0)));
         assert_eq!(log_range(0.0, 20.0), (1.0, 10.0));
+    }
+
+    #[test]
+    fn notes_wrap_at_spaces() {
+        assert_eq!(wrap("a bb ccc dddd", 6), vec!["a bb", "ccc", "dddd"]);
+        assert_eq!(wrap("unbreakableword x", 4), vec!["unbreakableword", "x"]);
+        assert!(wrap("   ", 5).is_empty());
     }
 
     #[test]

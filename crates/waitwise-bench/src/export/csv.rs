@@ -60,9 +60,8 @@ fn cell_text(cell: &Cell) -> String {
 /// with a space (which some readers trim), with each inner double quote
 /// doubled (rule 7).
 fn field(text: &str) -> String {
-    let needs_quotes = text.contains([',', '"', '\r', '\n'])
-        || text.starts_with(' ')
-        || text.ends_with(' ');
+    let needs_quotes =
+        text.contains([',', '"', '\r', '\n']) || text.starts_with(' ') || text.ends_with(' ');
     if needs_quotes {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {
@@ -98,12 +97,22 @@ mod tests {
                 Column::new("rounds", None, "count"),
             ],
         );
-        table.push_row(vec![Cell::text("spin"), Cell::Number(81.5), Cell::Integer(240)], None);
         table.push_row(
-            vec![Cell::text("umwait"), Cell::missing("n/a: CPU lacks WAITPKG"), Cell::Integer(0)],
+            vec![Cell::text("spin"), Cell::Number(81.5), Cell::Integer(240)],
+            None,
+        );
+        table.push_row(
+            vec![
+                Cell::text("umwait"),
+                Cell::missing("n/a: CPU lacks WAITPKG"),
+                Cell::Integer(0),
+            ],
             Some("not run, CPU lacks WAITPKG".into()),
         );
-        table.push_row(vec![Cell::text("odd"), Cell::Number(f64::NAN), Cell::Integer(-1)], None);
+        table.push_row(
+            vec![Cell::text("odd"), Cell::Number(f64::NAN), Cell::Integer(-1)],
+            None,
+        );
         let csv = CsvExporter.export(&table).unwrap();
         assert_eq!(
             csv,
@@ -119,6 +128,9 @@ mod tests {
     fn malformed_tables_are_errors() {
         let mut table = Table::new("t", "T", vec![Column::new("a", None, "")]);
         table.push_row(vec![], None);
-        assert!(matches!(CsvExporter.export(&table), Err(ExportError::RowLength { .. })));
+        assert!(matches!(
+            CsvExporter.export(&table),
+            Err(ExportError::RowLength { .. })
+        ));
     }
 }

@@ -56,7 +56,9 @@ impl Format {
 #[derive(Debug, Error)]
 pub enum ExportError {
     /// A row does not have one cell per column.
-    #[error("table {table:?}, row {row}: expected {expected} cells (one per column), found {found}")]
+    #[error(
+        "table {table:?}, row {row}: expected {expected} cells (one per column), found {found}"
+    )]
     RowLength {
         /// The table's name.
         table: String,

@@ -289,7 +289,10 @@ mod tests {
         Table::new(
             "t",
             "T",
-            vec![Column::new("a", None, "first"), Column::new("b", Some("ns"), "second")],
+            vec![
+                Column::new("a", None, "first"),
+                Column::new("b", Some("ns"), "second"),
+            ],
         )
     }
 
@@ -297,7 +300,10 @@ mod tests {
     fn push_row_keeps_notes_aligned() {
         let mut t = table();
         t.rows.push(vec![Cell::text("raw"), Cell::Number(1.0)]);
-        t.push_row(vec![Cell::text("x"), Cell::Number(2.0)], Some("noisy".into()));
+        t.push_row(
+            vec![Cell::text("x"), Cell::Number(2.0)],
+            Some("noisy".into()),
+        );
         assert_eq!(t.row_notes, vec![None, Some("noisy".to_owned())]);
         assert_eq!(t.row_note(1), Some("noisy"));
         assert_eq!(t.row_note(0), None);
@@ -309,27 +315,56 @@ mod tests {
     fn validate_reports_shape_and_key_problems() {
         let mut t = table();
         t.push_row(vec![Cell::text("x")], None);
-        assert!(matches!(t.validate(), Err(ExportError::RowLength { row: 0, expected: 2, found: 1, .. })));
+        assert!(matches!(
+            t.validate(),
+            Err(ExportError::RowLength {
+                row: 0,
+                expected: 2,
+                found: 1,
+                ..
+            })
+        ));
 
         let mut t = table();
-        t.columns.push(Column::new("b_ns", None, "same key as b in ns"));
-        assert!(matches!(t.validate(), Err(ExportError::DuplicateKey { key, .. }) if key == "b_ns"));
+        t.columns
+            .push(Column::new("b_ns", None, "same key as b in ns"));
+        assert!(
+            matches!(t.validate(), Err(ExportError::DuplicateKey { key, .. }) if key == "b_ns")
+        );
 
         let mut t = table();
-        t.columns.push(Column::new("note", None, "clashes with the row note"));
-        assert!(matches!(t.validate(), Err(ExportError::DuplicateKey { .. })));
+        t.columns
+            .push(Column::new("note", None, "clashes with the row note"));
+        assert!(matches!(
+            t.validate(),
+            Err(ExportError::DuplicateKey { .. })
+        ));
 
         let mut t = table();
-        t.columns.push(Column::new("b_ns_note", None, "clashes with b's JSON note"));
-        assert!(matches!(t.validate(), Err(ExportError::DuplicateKey { .. })));
+        t.columns
+            .push(Column::new("b_ns_note", None, "clashes with b's JSON note"));
+        assert!(matches!(
+            t.validate(),
+            Err(ExportError::DuplicateKey { .. })
+        ));
 
         let mut t = table();
         t.columns.push(Column::new(" ", None, "empty"));
-        assert!(matches!(t.validate(), Err(ExportError::EmptyKey { column: 2, .. })));
+        assert!(matches!(
+            t.validate(),
+            Err(ExportError::EmptyKey { column: 2, .. })
+        ));
 
         let mut t = table();
         t.row_notes.push(None);
-        assert!(matches!(t.validate(), Err(ExportError::ExtraNotes { notes: 1, rows: 0, .. })));
+        assert!(matches!(
+            t.validate(),
+            Err(ExportError::ExtraNotes {
+                notes: 1,
+                rows: 0,
+                ..
+            })
+        ));
     }
 
     #[test]
@@ -345,7 +380,10 @@ mod tests {
     #[test]
     fn table_round_trips_through_serde() {
         let mut t = table();
-        t.push_row(vec![Cell::text("x"), Cell::missing("n/a")], Some("why".into()));
+        t.push_row(
+            vec![Cell::text("x"), Cell::missing("n/a")],
+            Some("why".into()),
+        );
         t.push_row(vec![Cell::Integer(3), Cell::Number(2.5)], None);
         let json = serde_json::to_string(&t).unwrap();
         assert!(json.contains(r#"{"missing":"n/a"}"#), "{json}");

@@ -23,7 +23,7 @@
 //! loses at the root waits only for the last subtree. So waits at the
 //! leaves are long and block at once (`/b/0`), waits at the root are short
 //! and poll for `0.62 B` first, and the levels between poll for half that
-//! ([`INNER_ALPHA`](super::INNER_ALPHA)). See [`TreePolicies`].
+//! ([`INNER_ALPHA`]). See [`TreePolicies`].
 //!
 //! # Memory ordering
 //!
@@ -254,7 +254,7 @@ impl CombiningTree {
 /// levels wait with different policies ([`TreePolicies`]).
 ///
 /// - `n == 0` is treated as 1, `n` above
-///   [`MAX_HANDLE_PARTIES`](super::MAX_HANDLE_PARTIES) as that; a `fan_in`
+///   [`MAX_HANDLE_PARTIES`] as that; a `fan_in`
 ///   below 2 as 2, one above `n` as `n`.
 /// - Thread ids are claimed: [`TreeBarrier::handle`] gives id `i` to one
 ///   live handle at a time, [`TreeBarrier::handles`] all of them. A handle
@@ -450,7 +450,10 @@ mod tests {
         assert_eq!(names[1], "/b/0");
         assert_eq!(names[2], wait_policy::default_policy(4).name());
         let one = TreeBarrier::new(2, 2);
-        assert_eq!(one.tree.node(0).1.name(), wait_policy::default_policy(2).name());
+        assert_eq!(
+            one.tree.node(0).1.name(),
+            wait_policy::default_policy(2).name()
+        );
     }
 
     #[test]

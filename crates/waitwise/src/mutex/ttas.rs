@@ -1,66 +1,81 @@
 //! [`RawTtasMutex`]: test-and-test-and-set with two-phase waiting on a
-//! [`WaitWord`]. The default [`crate::Mutex`].
+//! [`WaitWord`]. The default [`Mutex`](super::Mutex).
 //!
-//! # State word: a counter whose parity is the lock
+//! # State word (Drepper's three states, "Futexes are tricky" mutex 2)
 //!
 //! ```text
-//!  word = 2 * releases + locked     (u32, wrapping; 2^32 is even)
-//!  even: UNLOCKED    odd: LOCKED
+//!  UNLOCKED   0  free
+//!  LOCKED     1  held, and no thread needs a futex wake-up
+//!  CONTENDED  2  held, and a thread may be asleep on the futex (or owes a
+//!                sleeper its wake-up, see below)
 //! ```
 //!
-//! Transitions (one atomic each):
-//! - lock: `even => even + 1` with a single `fetch_or(LOCKED)` (x86:
-//!   `lock bts`); an odd result means somebody else holds it, nothing changed.
-//! - unlock: `odd => odd + 1` with `fetch_add(1)`: clears the lock bit *and*
-//!   counts the release, then [`WaitWord::wake_one`], which reads the sleeper
-//!   count and makes the `futex_wake` system call only if someone sleeps.
+//! Transitions:
+//! - lock, fast: `UNLOCKED => LOCKED`, one CAS.
+//! - lock, polling phase (test-and-test-and-set): wait until the word reads
+//!   `UNLOCKED` (polling with the policy's mechanism for `alpha * B`), then
+//!   `UNLOCKED => LOCKED` (or `=> CONTENDED` when this waiter owes a wake-up);
+//!   after a lost race, back off for a random delay that doubles with every
+//!   loss (Lim & Agarwal section 6.3: waiters released at once must not all
+//!   hammer the word).
+//! - lock, blocking phase: `any => CONTENDED` (swap); if it was `UNLOCKED`
+//!   the lock is ours, else sleep on the futex while it reads `CONTENDED`,
+//!   then go back to the polling phase.
+//! - unlock: `any => UNLOCKED` (swap) and `futex_wake(1)` only if it was
+//!   `CONTENDED`: no system call when nobody sleeps, one atomic either way.
 //!
-//! Because every release changes the word, a waiter waits for "the word is
-//! no longer the locked value I saw" rather than for "unlocked": a sleeper
-//! woken by a release it then loses to a barging thread returns to its
-//! polling phase instead of going straight back to sleep, so a holder that
-//! re-acquires in a loop does not pay a `futex_wake` on every release
-//! (the same reason parking_lot re-spins after an unpark).
-//!
-//! # Waiting
-//!
-//! A contended `lock` runs the mutex policy (`s/b/ln(e-1)`: poll for
-//! `0.54 B`, then block) with the `backoff` mechanism, so polls get sparser
-//! the longer the holder keeps the lock; after losing a race for a released
-//! word it backs off for a random delay that doubles with each loss (Lim &
-//! Agarwal section 6.3: waiters released at once must not all hammer the
-//! word). A `WaitOptions` policy replaces both the limit and the mechanism.
+//! A woken sleeper *owes* the sleepers still in the kernel their wake-up
+//! (unlock set the word to `UNLOCKED`, forgetting them): until it pays, it
+//! acquires only as `CONTENDED`, or it swaps `CONTENDED` in before sleeping
+//! again, or, giving up on a timeout, it marks a held lock `CONTENDED`.
+//! Unlike std's mutex it first polls again (parking_lot does the same), so a
+//! holder that re-acquires in a loop runs on with cheap unlocks while the
+//! woken thread polls, instead of paying a `futex_wake` per release.
 //!
 //! # Memory ordering
 //!
-//! Acquiring is an `Acquire` RMW (or `SeqCst`, which includes it), releasing
-//! a `SeqCst` RMW: the release/acquire pair orders the critical sections.
-//! The release is `SeqCst` rather than `Release` because it is the write
-//! half of the [`WaitWord`] sleeper protocol (a store-buffering pattern with
-//! the sleeper count; see `wait_word.rs`); on x86 both are the same `lock
-//! xadd`. A failed acquisition attempt needs no ordering: nothing is read
-//! under the lock until an attempt succeeds.
+//! Acquiring is an `Acquire` RMW and releasing a `Release` swap: the pair
+//! orders the critical sections. No `SeqCst` is needed for the sleep/wake
+//! hand-shake: sleeper and waker both make RMWs on the one word, which has a
+//! single modification order (the unlock's swap either sees the sleeper's
+//! `CONTENDED` or the sleeper's swap sees the unlock's `UNLOCKED`), and the
+//! kernel re-checks the word under its own lock before sleeping. Failed CAS
+//! and polling loads carry no data and are `Relaxed`/`Acquire` hints only.
+//!
+//! # Waiting
+//!
+//! The default policy is the mutex kind's `s/b/ln(e-1)` with the `backoff`
+//! mechanism, so a long-held lock is polled ever more sparsely; a
+//! `WaitOptions` policy replaces the limit and the mechanism. The polling
+//! phase runs through [`WaitWord::wait_until`] with a poll-only policy; the
+//! blocking phase uses the word's futex directly with the states above (a
+//! [`WaitWord`] sleeper count would stay non-zero until a woken thread runs,
+//! and every release in between would make a system call).
 
-use super::waiting::{deadline_after, deadline_at, Backoff, LockWaits};
+#[cfg(not(loom))]
+use super::waiting::{deadline_after, deadline_at};
+use super::waiting::{Backoff, LockWaits};
 use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
+use crate::policy::Policy;
 use crate::profile::WaitProfile;
 use crate::wait_word::{WaitOutcome, WaitWord};
-use std::time::{Duration, Instant};
-use waitwise_platform::clock::Deadline;
+use std::time::Duration;
+#[cfg(not(loom))]
+use std::time::Instant;
+use waitwise_platform::clock::{cycle_clock, Deadline};
+use waitwise_platform::futex::FutexWait;
 use waitwise_platform::shim::Ordering;
 
-/// Bit 0 of the word: set while the lock is held (the word is odd).
+/// Free.
+const UNLOCKED: u32 = 0;
+/// Held; no thread needs a futex wake-up.
 const LOCKED: u32 = 1;
-
-/// Whether `word` is a locked state.
-#[inline]
-fn is_locked(word: u32) -> bool {
-    word & LOCKED != 0
-}
+/// Held; a thread may sleep on the futex, so the releaser wakes one.
+const CONTENDED: u32 = 2;
 
 /// A test-and-test-and-set lock with two-phase waiting (poll with backoff
-/// for `alpha * B`, then sleep on the futex), the default [`crate::Mutex`].
+/// for `alpha * B`, then sleep on the futex), the default [`Mutex`](super::Mutex).
 ///
 /// Unfair: a releasing thread can re-acquire before a woken waiter runs,
 /// which is what makes it fast under contention; use
@@ -134,8 +149,11 @@ impl RawTtasMutex {
     /// Acquires the lock if it is free; never waits.
     #[inline]
     pub fn try_lock(&self) -> bool {
-        // even => even + 1 (odd: already held, unchanged).
-        !is_locked(self.word.value().fetch_or(LOCKED, Ordering::SeqCst))
+        // UNLOCKED => LOCKED. Acquire: pairs with the last unlock's Release.
+        self.word
+            .value()
+            .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
     }
 
     /// Acquires the lock unless `deadline` passes first; `true` if acquired.
@@ -152,16 +170,30 @@ impl RawTtasMutex {
     /// successful `try_lock*` on this mutex and not released since.
     #[inline]
     pub unsafe fn unlock(&self) {
-        // odd => odd + 1: unlocked, one more release.
-        let prev = self.word.value().fetch_add(1, Ordering::SeqCst);
-        debug_assert!(is_locked(prev), "unlock of an unlocked TtasMutex: {prev:#x}");
-        self.word.wake_one();
+        // LOCKED/CONTENDED => UNLOCKED. Release: publishes the critical
+        // section to the next acquirer. A swap, not a CAS from LOCKED: one
+        // atomic whatever the state, and its result says whether to wake.
+        let prev = self.word.value().swap(UNLOCKED, Ordering::Release);
+        if prev != LOCKED {
+            self.unlock_contended(prev);
+        }
+    }
+
+    #[cold]
+    fn unlock_contended(&self, prev: u32) {
+        match prev {
+            CONTENDED => {
+                self.word.futex().wake(1);
+            }
+            _ => panic!("waitwise::TtasMutex: unlock of a mutex in state {prev}"),
+        }
     }
 
     /// Whether the lock is held (a snapshot).
     #[inline]
     pub fn is_locked(&self) -> bool {
-        is_locked(self.word.value().load(Ordering::Relaxed))
+        // Relaxed: a snapshot that orders nothing.
+        self.word.value().load(Ordering::Relaxed) != UNLOCKED
     }
 
     /// The wait-time histogram of contended acquisitions, when profiling is
@@ -170,51 +202,130 @@ impl RawTtasMutex {
         self.waits.profile()
     }
 
+    /// The policy contended acquisitions follow.
+    pub fn policy(&self) -> Policy {
+        self.waits.policy()
+    }
+
     #[cold]
     fn lock_contended(&self, deadline: Deadline) -> bool {
-        let policy = self.waits.policy();
         let profiler = self.waits.profiler();
         let start = profiler.start();
-        let mut blocked = false;
-        let mut backoff = Backoff::new();
-        let w = self.word.value();
-        // Relaxed: only a hint of which value to wait on; the acquiring RMW
-        // below orders the critical section.
-        let mut seen = w.load(Ordering::Relaxed);
-        let acquired = loop {
-            if !is_locked(seen) {
-                // even => even + 1
-                let prev = w.fetch_or(LOCKED, Ordering::SeqCst);
-                if !is_locked(prev) {
-                    break true;
-                }
-                // Lost the race to another waiter or a barging holder.
-                seen = prev | LOCKED;
-                backoff.snooze();
-                // Relaxed: a hint, as above.
-                let now = w.load(Ordering::Relaxed);
-                if now != seen {
-                    seen = now;
-                    continue;
-                }
-            }
-            // Wait for any release since `seen` (any change of the word).
-            let held = seen;
-            match self.word.wait_until(&policy, deadline, |v| v != held) {
-                WaitOutcome::Ready { value, blocked: b } => {
-                    blocked |= b;
-                    seen = value;
-                }
-                WaitOutcome::TimedOut { value, blocked: b } => {
-                    blocked |= b;
-                    // One last attempt: the lock may have been released
-                    // just as the deadline passed.
-                    break !is_locked(value) && self.try_lock();
-                }
-            }
-        };
+        let (acquired, blocked) = self.wait_for_lock(deadline);
         profiler.finish(start, blocked);
         acquired
+    }
+
+    /// The two phases; returns (acquired, slept at least once).
+    fn wait_for_lock(&self, deadline: Deadline) -> (bool, bool) {
+        let w = self.word.value();
+        let budget = self.waits.policy().poll_budget();
+        let polls =
+            !cfg!(loom) && budget.mechanism != Mechanism::Block && budget.limit_ns != Some(0.0);
+        let poll_policy = Policy::always_spin().with_mechanism(budget.mechanism);
+        let mut backoff = Backoff::new();
+        let mut owes_wake = false;
+        let mut slept = false;
+        loop {
+            if polls {
+                let poll_deadline = match budget.limit_ns {
+                    None => deadline,
+                    Some(ns) => deadline.min(Deadline::at_ticks(
+                        cycle_clock()
+                            .now()
+                            .saturating_add(cycle_clock().ns_to_ticks(ns as u64)),
+                    )),
+                };
+                let target = if owes_wake { CONTENDED } else { LOCKED };
+                loop {
+                    let out = self
+                        .word
+                        .wait_until(&poll_policy, poll_deadline, |v| v == UNLOCKED);
+                    if let WaitOutcome::TimedOut { .. } = out {
+                        break;
+                    }
+                    // UNLOCKED => LOCKED (CONTENDED when owing a wake-up).
+                    // Acquire: pairs with the unlock's Release.
+                    if w.compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
+                        .is_ok()
+                    {
+                        return (true, slept);
+                    }
+                    backoff.snooze();
+                }
+            } else {
+                // No polling phase (`/b/0`, or loom): one test-and-set probe,
+                // so a free lock is not marked CONTENDED for nothing.
+                let target = if owes_wake { CONTENDED } else { LOCKED };
+                // Relaxed load: a hint; the CAS acquires (Acquire).
+                if w.load(Ordering::Relaxed) == UNLOCKED
+                    && w.compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    return (true, slept);
+                }
+            }
+            if !owes_wake && deadline.has_passed() {
+                return (false, slept);
+            }
+            // any => CONTENDED: from here on a release wakes a sleeper, so
+            // any wake-up owed is paid. Acquire: the swap may take the lock.
+            if w.swap(CONTENDED, Ordering::Acquire) == UNLOCKED {
+                return (true, slept);
+            }
+            owes_wake = false;
+            let timeout = deadline.remaining();
+            if timeout == Some(Duration::ZERO) {
+                return (false, slept);
+            }
+            // Sleep while CONTENDED (the kernel re-checks atomically).
+            let timed_out = match self.word.futex().wait(CONTENDED, timeout) {
+                FutexWait::Woken => {
+                    slept = true;
+                    owes_wake = true;
+                    false
+                }
+                // The kernel's clock says the timeout passed (loom's model
+                // says so at once): give up, whatever the cycle clock says.
+                FutexWait::TimedOut => {
+                    slept = true;
+                    true
+                }
+                FutexWait::ValueChanged => false,
+            };
+            if timed_out || deadline.has_passed() {
+                let acquired = if owes_wake {
+                    self.pay_wake_on_give_up()
+                } else {
+                    self.try_lock()
+                };
+                return (acquired, slept);
+            }
+        }
+    }
+
+    /// A woken waiter gives up on its deadline: make sure the sleepers it
+    /// owes a wake-up will get one. Takes the lock if it is free (and then
+    /// returns `true`), else marks it `CONTENDED`.
+    #[cold]
+    fn pay_wake_on_give_up(&self) -> bool {
+        let w = self.word.value();
+        let mut s = w.load(Ordering::Relaxed);
+        loop {
+            let next = match s {
+                // UNLOCKED => CONTENDED: acquired, and our unlock wakes.
+                UNLOCKED => CONTENDED,
+                // LOCKED => CONTENDED: the holder's unlock wakes.
+                LOCKED => CONTENDED,
+                // Already CONTENDED: the holder's unlock wakes.
+                _ => return false,
+            };
+            // Acquire: this CAS may take the lock.
+            match w.compare_exchange_weak(s, next, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return s == UNLOCKED,
+                Err(now) => s = now,
+            }
+        }
     }
 }
 
@@ -224,9 +335,9 @@ impl Default for RawTtasMutex {
     }
 }
 
-// SAFETY: `lock`/`try_lock` return only once the word went from even to odd
-// with an acquiring RMW made by this call, and only the matching `unlock`
-// (odd => even, SeqCst) releases it: mutual exclusion with acquire/release
+// SAFETY: `lock`/`try_lock` return only once this call moved the word from
+// UNLOCKED to LOCKED or CONTENDED with an Acquire RMW, and only the matching
+// `unlock` (Release swap to UNLOCKED) releases it: mutual exclusion with acquire/release
 // semantics. The guard is stateless: forgetting it leaves the lock held
 // (no memory is involved), and moving or dropping the mutex is safe.
 #[cfg(not(loom))]

@@ -11,7 +11,9 @@ use crate::policy::{Policy, SyncKind};
 use crate::profile::{Profiler, WaitProfile};
 use std::cell::Cell;
 use std::sync::OnceLock;
+#[cfg(not(loom))]
 use std::time::{Duration, Instant};
+#[cfg(not(loom))]
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::shim::spin_hint;
 
@@ -42,7 +44,8 @@ impl LockWaits {
     }
 
     /// The policy a contended acquisition follows: the options' override,
-    /// else `SyncKind::Mutex`'s `s/b/alpha` with this lock's mechanism.
+    /// else `SyncKind::Mutex`'s `s/b/alpha` with this lock's mechanism (an
+    /// override equal to that kind's default policy counts as none).
     #[inline]
     pub(crate) fn policy(&self) -> Policy {
         let default = Policy::for_kind(SyncKind::Mutex);
@@ -68,12 +71,14 @@ impl LockWaits {
 
 /// A deadline for `try_lock_until(instant)`: an instant in the past means
 /// "now" (one attempt, no wait).
+#[cfg(not(loom))]
 #[inline]
 pub(crate) fn deadline_at(instant: Instant) -> Deadline {
     Deadline::after(instant.saturating_duration_since(Instant::now()))
 }
 
 /// A deadline for `try_lock_for(timeout)`.
+#[cfg(not(loom))]
 #[inline]
 pub(crate) fn deadline_after(timeout: Duration) -> Deadline {
     Deadline::after(timeout)

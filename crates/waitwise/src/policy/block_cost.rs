@@ -107,7 +107,11 @@ pub fn measure_block_cost() -> Option<BlockCost> {
     // A polling round trip slower than a futex one means the two threads
     // shared a CPU (the machine is busy): polling could not hand off at all,
     // and the whole futex hand-off is the cost of blocking.
-    let polling_ns = if m.spin_ns < m.futex_ns { m.spin_ns } else { 0.0 };
+    let polling_ns = if m.spin_ns < m.futex_ns {
+        m.spin_ns
+    } else {
+        0.0
+    };
     let ns = ((m.futex_ns - polling_ns) / 2.0).max(MIN_MEASURED_BLOCK_NS);
     Some(BlockCost {
         ns,

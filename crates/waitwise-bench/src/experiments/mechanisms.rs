@@ -1,0 +1,506 @@
+//! `waitwise mechanisms`: seed 000's Table 1 (condition wait / notify) on
+//! this machine, for every waitwise mechanism and policy and the peers.
+//!
+//! A worker thread does something, then notifies a waiter that has been
+//! waiting on another CPU (its SMT sibling when there is one). Three regimes:
+//!
+//! - **work** (seed 000 Fig. 2b): the worker runs an `n x n` floating-point
+//!   matrix multiply (512 in the paper, [`Config::matrix_n`]). Measured:
+//!   `T_work` (the worker's kernel time: interference from the waiter),
+//!   `T_wakeup` (notify to waiter running), `T_call` (time inside notify),
+//!   and the waiter's CPU time over its wall time.
+//! - **short**: the worker notifies [`Config::short_delay_fraction`] of the
+//!   default `L_poll` after the waiter started waiting, so two-phase waiters
+//!   are still polling: the responsiveness a two-phase policy keeps.
+//! - **sleep**: the worker sleeps [`Config::sleep_ms`] before notifying: how
+//!   much CPU a long wait burns.
+//!
+//! Stamps: the worker takes `t0` (fenced RDTSC) just before `notify` and
+//! `t1` just after; the waiter takes `t2` as soon as `wait` returns.
+//! `T_call = t1 - t0`, `T_wakeup = t2 - t0` (invariant TSCs agree across
+//! CPUs), each less one clock read. Warm-up rounds are dropped, then the
+//! first and last 10% of rounds (seed 004), and median, mean and 95% CI are
+//! reported; a CI wider than 20% of the median flags the row as noisy.
+
+use super::{progress, ExperimentOutput, RenderedChart};
+use crate::chart::BarChart;
+use crate::contender::{self, Contender, Family, WaitPair};
+use crate::export::{Cell, Column, Table};
+use crate::kernel::MatMul;
+use crate::measure::{summary_ns, timing_from_ticks, Timing};
+use crate::placement::{pin, PairPlacement};
+use crate::stats::Summary;
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use waitwise::policy::{Policy, SyncKind};
+use waitwise_platform::clock::cycle_clock;
+use waitwise_platform::thread::thread_cpu_time;
+
+/// Settings of one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Config {
+    /// Side of the worker's matrix multiply (work regime).
+    pub matrix_n: usize,
+    /// Measured rounds in the work regime.
+    pub work_rounds: usize,
+    /// Measured rounds in the short regime.
+    pub short_rounds: usize,
+    /// Fraction of the default `L_poll` the worker waits in the short regime.
+    pub short_delay_fraction: f64,
+    /// Measured rounds in the sleep regime.
+    pub sleep_rounds: usize,
+    /// How long the worker sleeps in the sleep regime, ms.
+    pub sleep_ms: u64,
+    /// Warm-up rounds before each measurement (dropped).
+    pub warmup_rounds: usize,
+    /// Run only contenders whose name contains one of these (empty: all).
+    pub only: Vec<String>,
+}
+
+impl Config {
+    /// Quick: seconds on a 2-vCPU machine.
+    pub fn quick() -> Self {
+        Self {
+            matrix_n: 128,
+            work_rounds: 20,
+            short_rounds: 200,
+            short_delay_fraction: 0.25,
+            sleep_rounds: 3,
+            sleep_ms: 50,
+            warmup_rounds: 3,
+            only: Vec::new(),
+        }
+    }
+
+    /// The paper's size: 512 x 512, 50 rounds.
+    pub fn full() -> Self {
+        Self { matrix_n: 512, work_rounds: 50, short_rounds: 2000, sleep_rounds: 10, warmup_rounds: 5, ..Self::quick() }
+    }
+
+    /// A tiny configuration for tests.
+    pub fn tiny() -> Self {
+        Self {
+            matrix_n: 16,
+            work_rounds: 3,
+            short_rounds: 5,
+            short_delay_fraction: 0.25,
+            sleep_rounds: 1,
+            sleep_ms: 2,
+            warmup_rounds: 1,
+            only: Vec::new(),
+        }
+    }
+}
+
+/// Figures of one contender in one regime.
+#[derive(Clone, Debug, Serialize)]
+pub struct RegimeResult {
+    /// The worker's time for its action (kernel, delay or sleep), ns.
+    pub t_work_ns: Option<Summary>,
+    /// Notify to waiter running.
+    pub t_wakeup: Option<Timing>,
+    /// Time inside notify.
+    pub t_call: Option<Timing>,
+    /// Waiter CPU time over the wait's wall time (1.0 = a whole CPU).
+    pub waiter_cpu_fraction: Option<Summary>,
+}
+
+impl RegimeResult {
+    fn noisy(&self) -> bool {
+        self.t_wakeup.as_ref().is_some_and(|t| t.ns.is_noisy())
+    }
+}
+
+/// One contender's row.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// Contender name.
+    pub name: String,
+    /// waitwise or peer.
+    pub family: Family,
+    /// The waitwise policy (`s/b/0.54`, ...), if any.
+    pub policy: Option<String>,
+    /// Why it did not run ("n/a: CPU lacks WAITPKG"), if it did not.
+    pub not_available: Option<String>,
+    /// Work regime (seed 000 Table 1).
+    pub work: Option<RegimeResult>,
+    /// Notify inside the default `L_poll`.
+    pub short: Option<RegimeResult>,
+    /// Long wait (sleep).
+    pub sleep: Option<RegimeResult>,
+}
+
+/// The experiment's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct MechanismsResult {
+    /// The settings used.
+    pub config: Config,
+    /// Where the threads ran.
+    pub placement: PairPlacement,
+    /// The default producer-consumer `L_poll`, ns.
+    pub default_poll_limit_ns: f64,
+    /// The short regime's notify delay, ns.
+    pub short_delay_ns: f64,
+    /// One row per contender.
+    pub rows: Vec<Row>,
+}
+
+enum Action {
+    Work(usize),
+    Delay(Duration),
+    Sleep(Duration),
+}
+
+struct Raw {
+    t_work_ns: Vec<f64>,
+    t_wakeup: Vec<u64>,
+    t_call: Vec<u64>,
+    cpu_fraction: Vec<f64>,
+}
+
+/// Runs one contender for `warmup + rounds` hand-offs under `action`.
+fn run_pair(pair: Arc<dyn WaitPair>, placement: &PairPlacement, warmup: usize, rounds: usize, action: &Action) -> Raw {
+    let total = warmup + rounds;
+    let ready = Arc::new(AtomicU64::new(0));
+    let waiter = {
+        let (pair, ready, cpu) = (pair.clone(), ready.clone(), placement.waiter_cpu);
+        std::thread::spawn(move || {
+            pin(cpu);
+            pair.register_waiter();
+            let clock = cycle_clock();
+            let mut woke = Vec::with_capacity(total);
+            let mut cpu_frac = Vec::with_capacity(total);
+            for r in 0..total {
+                let (c0, w0) = (thread_cpu_time(), Instant::now());
+                // Release: the worker's Acquire load of the round number
+                // happens after our previous round's bookkeeping.
+                ready.store(r as u64 + 1, Ordering::Release);
+                pair.wait();
+                woke.push(clock.start());
+                let wall = w0.elapsed().as_nanos() as f64;
+                let cpu = (thread_cpu_time() - c0).as_nanos() as f64;
+                cpu_frac.push(if wall > 0.0 { cpu / wall } else { 0.0 });
+            }
+            (woke, cpu_frac)
+        })
+    };
+    let worker = {
+        let (pair, ready, cpu) = (pair.clone(), ready.clone(), placement.worker_cpu);
+        let mut kernel = match action {
+            Action::Work(n) => Some(MatMul::new(*n)),
+            _ => None,
+        };
+        let action = match action {
+            Action::Work(n) => Action::Work(*n),
+            Action::Delay(d) => Action::Delay(*d),
+            Action::Sleep(d) => Action::Sleep(*d),
+        };
+        std::thread::spawn(move || {
+            pin(cpu);
+            let clock = cycle_clock();
+            let (mut t0s, mut calls, mut works) = (Vec::new(), Vec::new(), Vec::new());
+            for r in 0..total {
+                let mut spins = 0u32;
+                while ready.load(Ordering::Acquire) != r as u64 + 1 {
+                    spins = spins.wrapping_add(1);
+                    if spins.is_multiple_of(256) {
+                        std::thread::yield_now();
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                }
+                let w0 = clock.start();
+                match &action {
+                    Action::Work(_) => {
+                        kernel.as_mut().map(MatMul::run);
+                    }
+                    Action::Delay(d) => {
+                        let end = w0 + clock.duration_to_ticks(*d);
+                        while clock.now() < end {
+                            std::hint::spin_loop();
+                        }
+                    }
+                    Action::Sleep(d) => std::thread::sleep(*d),
+                }
+                let t0 = clock.start();
+                pair.notify();
+                let t1 = clock.end();
+                works.push(clock.ticks_to_ns(t0 - w0));
+                t0s.push(t0);
+                calls.push(t1.saturating_sub(t0));
+            }
+            (t0s, calls, works)
+        })
+    };
+    let (woke, cpu_frac) = waiter.join().expect("waiter thread panicked");
+    let (t0s, calls, works) = worker.join().expect("worker thread panicked");
+    let wake: Vec<u64> = woke.iter().zip(&t0s).map(|(w, t)| w.saturating_sub(*t)).collect();
+    Raw {
+        t_work_ns: works[warmup..].to_vec(),
+        t_wakeup: wake[warmup..].to_vec(),
+        t_call: calls[warmup..].to_vec(),
+        cpu_fraction: cpu_frac[warmup..].to_vec(),
+    }
+}
+
+fn summarize(raw: Raw) -> RegimeResult {
+    RegimeResult {
+        t_work_ns: summary_ns(&raw.t_work_ns),
+        t_wakeup: timing_from_ticks(&raw.t_wakeup),
+        t_call: timing_from_ticks(&raw.t_call),
+        waiter_cpu_fraction: summary_ns(&raw.cpu_fraction),
+    }
+}
+
+/// Runs the experiment.
+pub fn run(config: &Config) -> MechanismsResult {
+    let placement = PairPlacement::choose();
+    let default_poll_limit_ns = Policy::for_kind(SyncKind::ProducerConsumer).poll_limit_ns().unwrap_or(0.0);
+    let short_delay_ns = default_poll_limit_ns * config.short_delay_fraction;
+    let contenders: Vec<Contender> = contender::all()
+        .into_iter()
+        .filter(|c| config.only.is_empty() || config.only.iter().any(|o| c.name.contains(o.as_str())))
+        .collect();
+    let total = contenders.len();
+    let mut rows = Vec::with_capacity(total);
+    for (i, c) in contenders.iter().enumerate() {
+        progress("mechanisms", i + 1, total, &c.name);
+        let mut row = Row {
+            name: c.name.clone(),
+            family: c.family,
+            policy: c.policy.map(|p| p.name()),
+            not_available: c.availability.as_ref().err().map(|r| format!("n/a: {r}")),
+            work: None,
+            short: None,
+            sleep: None,
+        };
+        if c.availability.is_ok() {
+            let w = config.warmup_rounds;
+            row.work = Some(summarize(run_pair(c.make(), &placement, w, config.work_rounds, &Action::Work(config.matrix_n))));
+            let delay = Duration::from_nanos(short_delay_ns as u64);
+            row.short = Some(summarize(run_pair(c.make(), &placement, w * 5, config.short_rounds, &Action::Delay(delay))));
+            let sleep = Duration::from_millis(config.sleep_ms);
+            row.sleep = Some(summarize(run_pair(c.make(), &placement, 0, config.sleep_rounds, &Action::Sleep(sleep))));
+        }
+        rows.push(row);
+    }
+    MechanismsResult { config: config.clone(), placement, default_poll_limit_ns, short_delay_ns, rows }
+}
+
+fn ns(t: &Option<Timing>) -> Cell {
+    t.as_ref().map_or(Cell::missing("no data"), |t| Cell::Number(t.ns.median))
+}
+fn cycles(t: &Option<Timing>) -> Cell {
+    t.as_ref().map_or(Cell::missing("no data"), |t| Cell::Number(t.cycles.median))
+}
+fn ci(t: &Option<Timing>) -> Cell {
+    t.as_ref().map_or(Cell::missing("no data"), |t| Cell::Number(t.ns.ci95_width() / 2.0))
+}
+fn pct(s: &Option<Summary>) -> Cell {
+    s.as_ref().map_or(Cell::missing("no data"), |s| Cell::Number(100.0 * s.median))
+}
+
+impl MechanismsResult {
+    /// The row named `name`.
+    pub fn row(&self, name: &str) -> Option<&Row> {
+        self.rows.iter().find(|r| r.name == name)
+    }
+
+    /// Median short-regime wake-up of `name`, ns.
+    pub fn short_wakeup_ns(&self, name: &str) -> Option<f64> {
+        self.row(name)?.short.as_ref()?.t_wakeup.as_ref().map(|t| t.ns.median)
+    }
+
+    fn regime_rows(&self, pick: impl Fn(&Row) -> Option<&RegimeResult>, mut cells: impl FnMut(&Row, &RegimeResult) -> Vec<Cell>, width: usize, table: &mut Table) {
+        for r in &self.rows {
+            let mut row = vec![Cell::text(&r.name), Cell::text(format!("{:?}", r.family).to_lowercase())];
+            match (&r.not_available, pick(r)) {
+                (Some(na), _) => {
+                    row.extend((0..width).map(|_| Cell::missing(na.clone())));
+                    table.push_row(row, Some(na.clone()));
+                }
+                (None, Some(res)) => {
+                    row.extend(cells(r, res));
+                    table.push_row(row, res.noisy().then(|| "noisy: CI wider than 20% of the median".to_string()));
+                }
+                (None, None) => {
+                    row.extend((0..width).map(|_| Cell::missing("not run")));
+                    table.push_row(row, None);
+                }
+            }
+        }
+    }
+}
+
+impl ExperimentOutput for MechanismsResult {
+    fn tables(&self) -> Vec<Table> {
+        let base = || vec![Column::new("contender", None, "implementation"), Column::new("family", None, "waitwise or peer")];
+        let mut work = Table::new(
+            "mechanisms",
+            format!("Condition wait/notify, worker runs a {0}x{0} matrix multiply (seed 000 Table 1)", self.config.matrix_n),
+            [
+                base(),
+                vec![
+                    Column::new("t_work", Some("ms"), "worker's kernel time (median): interference from the waiter"),
+                    Column::new("t_wakeup", Some("ns"), "notify to waiter running (median)"),
+                    Column::new("t_wakeup_ci95", Some("ns"), "half-width of the 95% CI of the mean wake-up"),
+                    Column::new("t_wakeup", Some("cycles"), "notify to waiter running (median)"),
+                    Column::new("t_call", Some("ns"), "time inside notify (median)"),
+                    Column::new("t_call", Some("cycles"), "time inside notify (median)"),
+                    Column::new("waiter_cpu", Some("pct"), "waiter CPU time over its wall time (median)"),
+                ],
+            ]
+            .concat(),
+        );
+        self.regime_rows(
+            |r| r.work.as_ref(),
+            |_, res| {
+                vec![
+                    res.t_work_ns.map_or(Cell::missing("no data"), |s| Cell::Number(s.median / 1e6)),
+                    ns(&res.t_wakeup),
+                    ci(&res.t_wakeup),
+                    cycles(&res.t_wakeup),
+                    ns(&res.t_call),
+                    cycles(&res.t_call),
+                    pct(&res.waiter_cpu_fraction),
+                ]
+            },
+            7,
+            &mut work,
+        );
+        let spin = self.short_wakeup_ns("spin");
+        let mut short = Table::new(
+            "mechanisms_short",
+            format!(
+                "Notify {:.0} ns after the wait starts (inside the default L_poll of {:.0} ns)",
+                self.short_delay_ns, self.default_poll_limit_ns
+            ),
+            [
+                base(),
+                vec![
+                    Column::new("t_wakeup", Some("ns"), "notify to waiter running (median)"),
+                    Column::new("t_wakeup", Some("cycles"), "notify to waiter running (median)"),
+                    Column::new("t_wakeup_vs_spin", Some("ratio"), "median wake-up over spin's"),
+                    Column::new("t_call", Some("ns"), "time inside notify (median)"),
+                    Column::new("t_call", Some("cycles"), "time inside notify (median)"),
+                ],
+            ]
+            .concat(),
+        );
+        self.regime_rows(
+            |r| r.short.as_ref(),
+            |_, res| {
+                let ratio = match (res.t_wakeup.as_ref(), spin) {
+                    (Some(t), Some(s)) if s > 0.0 => Cell::Number(t.ns.median / s),
+                    _ => Cell::missing("no spin figure"),
+                };
+                vec![ns(&res.t_wakeup), cycles(&res.t_wakeup), ratio, ns(&res.t_call), cycles(&res.t_call)]
+            },
+            5,
+            &mut short,
+        );
+        let mut sleep = Table::new(
+            "mechanisms_sleep",
+            format!("Long wait: the notifier sleeps {} ms; CPU the waiter burns meanwhile", self.config.sleep_ms),
+            [
+                base(),
+                vec![
+                    Column::new("waiter_cpu", Some("pct"), "waiter CPU time over its wall time (median)"),
+                    Column::new("t_wakeup", Some("ns"), "notify to waiter running (median)"),
+                ],
+            ]
+            .concat(),
+        );
+        self.regime_rows(|r| r.sleep.as_ref(), |_, res| vec![pct(&res.waiter_cpu_fraction), ns(&res.t_wakeup)], 2, &mut sleep);
+        vec![work, short, sleep]
+    }
+
+    fn charts(&self) -> Vec<RenderedChart> {
+        let names: Vec<String> = self.rows.iter().map(|r| r.name.clone()).collect();
+        let metric = |pick: &dyn Fn(&Row) -> Option<f64>| -> Vec<Option<f64>> { self.rows.iter().map(pick).collect() };
+        let wake = |r: &Row, reg: fn(&Row) -> Option<&RegimeResult>| reg(r).and_then(|x| x.t_wakeup.as_ref()).map(|t| t.ns.median / 1e3);
+        let specs: Vec<(String, String, Vec<Option<f64>>, bool)> = vec![
+            (
+                "T_wakeup, worker runs the kernel".into(),
+                "wake-up latency (us, log scale)".into(),
+                metric(&|r| wake(r, |r| r.work.as_ref())),
+                true,
+            ),
+            (
+                "T_wakeup, notify inside L_poll".into(),
+                "wake-up latency (us, log scale)".into(),
+                metric(&|r| wake(r, |r| r.short.as_ref())),
+                true,
+            ),
+            (
+                "T_call: time inside notify".into(),
+                "notify cost (us, log scale)".into(),
+                metric(&|r| r.work.as_ref().and_then(|x| x.t_call.as_ref()).map(|t| t.ns.median / 1e3)),
+                true,
+            ),
+            (
+                "T_work: worker's kernel time (interference)".into(),
+                "kernel time (ms)".into(),
+                metric(&|r| r.work.as_ref().and_then(|x| x.t_work_ns.as_ref()).map(|s| s.median / 1e6)),
+                false,
+            ),
+            (
+                format!("Waiter CPU use during a {} ms wait", self.config.sleep_ms),
+                "CPU time / wall time (%)".into(),
+                metric(&|r| r.sleep.as_ref().and_then(|x| x.waiter_cpu_fraction.as_ref()).map(|s| 100.0 * s.median)),
+                false,
+            ),
+        ];
+        specs
+            .into_iter()
+            .filter_map(|(title, y_label, values, y_log)| {
+                let chart = BarChart { title: title.clone(), y_label, categories: names.clone(), series: vec![("median".into(), values)], y_log };
+                chart.to_svg().ok().map(|svg| RenderedChart { caption: title, svg })
+            })
+            .collect()
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut n = vec![format!("Placement: {}.", self.placement.describe())];
+        let na: Vec<&str> = self.rows.iter().filter(|r| r.not_available.is_some()).map(|r| r.name.as_str()).collect();
+        if !na.is_empty() {
+            n.push(format!("Not available on this CPU (listed, never run): {}.", na.join(", ")));
+        }
+        if let (Some(spin), Some(two)) = (self.short_wakeup_ns("spin"), self.short_wakeup_ns(&Policy::for_kind(SyncKind::ProducerConsumer).describe())) {
+            n.push(format!(
+                "Default two-phase policy, notify inside L_poll: T_wakeup {:.0} ns = {:.2}x spin's {:.0} ns.",
+                two,
+                two / spin,
+                spin
+            ));
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_run_fills_every_table() {
+        let mut cfg = Config::tiny();
+        cfg.only = vec!["pause".into(), "block".into(), "umwait".into(), "pthread".into()];
+        let res = run(&cfg);
+        assert!(res.row("pause").unwrap().work.is_some());
+        assert!(res.row("block").unwrap().short.is_some());
+        let tables = res.tables();
+        assert_eq!(tables.len(), 3);
+        for t in &tables {
+            t.validate().unwrap();
+            assert_eq!(t.rows.len(), res.rows.len());
+        }
+        let json = serde_json::to_value(&res).unwrap();
+        for key in ["config", "placement", "rows", "default_poll_limit_ns"] {
+            assert!(json.get(key).is_some(), "{key}");
+        }
+        assert!(!res.charts().is_empty());
+    }
+}

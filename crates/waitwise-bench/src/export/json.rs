@@ -1,0 +1,232 @@
+//! JSON export: an array with one object per row.
+//!
+//! Each object has exactly the CSV header keys ([`Table::header_keys`]), in
+//! the same order, numbers as JSON numbers, text as strings and the row note
+//! as a string or `null`. A missing value is `null`, followed by a
+//! `<key>_note` string with its reason:
+//!
+//! ```json
+//! [
+//!   {"contender": "spin", "t_wakeup_ns": 81.5, "note": null},
+//!   {"contender": "umwait", "t_wakeup_ns": null, "t_wakeup_ns_note": "n/a: CPU lacks WAITPKG", "note": null}
+//! ]
+//! ```
+//!
+//! A NaN or infinite number (which JSON cannot hold) is written the same way,
+//! `null` with a note. The objects are assembled here, one per line, so the
+//! keys keep the table's column order (`serde_json::Map` would sort them);
+//! serde_json still encodes every key and value.
+
+use super::exporter::{ExportError, Exporter};
+use super::table::{Cell, Table, MISSING_NOTE_SUFFIX};
+
+/// JSON: an array of one object per row, keyed like the CSV header.
+///
+/// # Examples
+/// ```
+/// use waitwise_bench::export::{Cell, Column, Exporter, JsonExporter, Table};
+/// let mut table = Table::new("t", "T", vec![Column::new("t", Some("ns"), "")]);
+/// table.push_row(vec![Cell::Number(1.5)], None);
+/// table.push_row(vec![Cell::missing("n/a: CPU lacks WAITPKG")], None);
+/// let json: serde_json::Value = serde_json::from_str(&JsonExporter.export(&table).unwrap()).unwrap();
+/// assert_eq!(json[0]["t_ns"], 1.5);
+/// assert!(json[1]["t_ns"].is_null());
+/// assert_eq!(json[1]["t_ns_note"], "n/a: CPU lacks WAITPKG");
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonExporter;
+
+impl Exporter for JsonExporter {
+    fn export(&self, table: &Table) -> Result<String, ExportError> {
+        table.validate()?;
+        let keys = table.header_keys();
+        let mut out = String::from("[");
+        for (index, row) in table.rows.iter().enumerate() {
+            let mut members = Vec::with_capacity(keys.len() + 1);
+            for (key, cell) in keys.iter().zip(row) {
+                let (value, note) = encode(cell)?;
+                members.push(member(key, &value)?);
+                if let Some(note) = note {
+                    let note_key = format!("{key}{MISSING_NOTE_SUFFIX}");
+                    members.push(member(&note_key, &serde_json::to_string(&note)?)?);
+                }
+            }
+            let row_note = serde_json::to_string(&table.row_note(index))?;
+            members.push(member(super::NOTE_KEY, &row_note)?);
+            out.push_str(if index == 0 { "\n  {" } else { ",\n  {" });
+            out.push_str(&members.join(", "));
+            out.push('}');
+        }
+        out.push_str(if table.rows.is_empty() {
+            "]\n"
+        } else {
+            "\n]\n"
+        });
+        Ok(out)
+    }
+
+    fn extension(&self) -> &'static str {
+        "json"
+    }
+}
+
+/// `"key": value`, with the key encoded by serde_json.
+fn member(key: &str, value: &str) -> Result<String, ExportError> {
+    Ok(format!("{}: {value}", serde_json::to_string(key)?))
+}
+
+/// A cell's JSON value and, for a missing or non-finite value, the note that
+/// goes under `<key>_note`.
+fn encode(cell: &Cell) -> Result<(String, Option<String>), ExportError> {
+    Ok(match cell {
+        Cell::Text(text) => (serde_json::to_string(text)?, None),
+        Cell::Number(value) if value.is_finite() => (serde_json::to_string(value)?, None),
+        Cell::Number(value) => (
+            "null".to_owned(),
+            Some(format!("not a finite number: {value}")),
+        ),
+        Cell::Integer(value) => (value.to_string(), None),
+        Cell::Missing(reason) => ("null".to_owned(), Some(reason.clone())),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::{Column, CsvExporter};
+    use serde_json::Value;
+
+    fn sample() -> Table {
+        let mut table = Table::new(
+            "mechanisms",
+            "Mechanisms",
+            vec![
+                Column::new("contender", None, "who"),
+                Column::new("t_wakeup", Some("ns"), "latency"),
+                Column::new("t_call", Some("cycles"), "notify cost"),
+                Column::new("rounds", None, "count"),
+            ],
+        );
+        table.push_row(
+            vec![
+                Cell::text("spin, \"fast\"\nloop"),
+                Cell::Number(81.5),
+                Cell::Number(12.0),
+                Cell::Integer(240),
+            ],
+            None,
+        );
+        table.push_row(
+            vec![
+                Cell::text("umwait"),
+                Cell::missing("n/a: CPU lacks WAITPKG"),
+                Cell::Number(f64::INFINITY),
+                Cell::Integer(i64::MAX),
+            ],
+            Some("noisy".into()),
+        );
+        table
+    }
+
+    fn parse(table: &Table) -> Vec<serde_json::Map<String, Value>> {
+        let text = JsonExporter.export(table).unwrap();
+        let value: Value = serde_json::from_str(&text).unwrap();
+        value
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row.as_object().unwrap().clone())
+            .collect()
+    }
+
+    /// Splits CSV text into records of fields (RFC 4180), to check the
+    /// exporter against an independent reader.
+    fn read_csv(text: &str) -> Vec<Vec<String>> {
+        let (mut records, mut record, mut field) = (vec![], vec![], String::new());
+        let (mut quoted, mut chars) = (false, text.chars().peekable());
+        while let Some(c) = chars.next() {
+            match (quoted, c) {
+                (true, '"') if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                (true, '"') => quoted = false,
+                (true, c) => field.push(c),
+                (false, '"') => quoted = true,
+                (false, ',') => record.push(std::mem::take(&mut field)),
+                (false, '\r') => {}
+                (false, '\n') => {
+                    record.push(std::mem::take(&mut field));
+                    records.push(std::mem::take(&mut record));
+                }
+                (false, c) => field.push(c),
+            }
+        }
+        records
+    }
+
+    #[test]
+    fn csv_header_keys_equal_json_keys() {
+        let table = sample();
+        let csv = read_csv(&CsvExporter.export(&table).unwrap());
+        let header = &csv[0];
+        assert_eq!(header, &table.header_keys());
+        for (index, object) in parse(&table).iter().enumerate() {
+            // The JSON keys, less the notes beside missing values, are the
+            // CSV header, in the same order.
+            let keys: Vec<&String> = object
+                .keys()
+                .filter(|k| !k.ends_with(MISSING_NOTE_SUFFIX))
+                .collect();
+            let mut sorted_header: Vec<&String> = header.iter().collect();
+            sorted_header.sort();
+            assert_eq!(keys, sorted_header, "row {index}");
+            // Each note key sits beside a null value of a CSV key.
+            for key in object.keys().filter(|k| k.ends_with(MISSING_NOTE_SUFFIX)) {
+                let base = key.trim_end_matches(MISSING_NOTE_SUFFIX);
+                assert!(header.iter().any(|h| h == base) && object[base].is_null());
+            }
+        }
+        // Same number of records, and the CSV reads back the text exactly.
+        assert_eq!(csv.len(), 1 + table.rows.len());
+        assert_eq!(csv[1][0], "spin, \"fast\"\nloop");
+    }
+
+    #[test]
+    fn json_values_are_typed_and_keys_keep_column_order() {
+        let table = sample();
+        let text = JsonExporter.export(&table).unwrap();
+        let first = text.lines().nth(1).unwrap();
+        let positions: Vec<usize> = [
+            "\"contender\"",
+            "\"t_wakeup_ns\"",
+            "\"t_call_cycles\"",
+            "\"rounds\"",
+            "\"note\"",
+        ]
+        .iter()
+        .map(|k| first.find(k).unwrap())
+        .collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{first}");
+
+        let rows = parse(&table);
+        assert_eq!(rows[0]["contender"], "spin, \"fast\"\nloop");
+        assert_eq!(rows[0]["t_wakeup_ns"], 81.5);
+        assert_eq!(rows[0]["t_call_cycles"], 12.0);
+        assert_eq!(rows[0]["rounds"], 240);
+        assert!(rows[0]["note"].is_null());
+        assert!(rows[1]["t_wakeup_ns"].is_null());
+        assert_eq!(rows[1]["t_wakeup_ns_note"], "n/a: CPU lacks WAITPKG");
+        assert!(rows[1]["t_call_cycles"].is_null());
+        assert_eq!(rows[1]["t_call_cycles_note"], "not a finite number: inf");
+        assert_eq!(rows[1]["rounds"], i64::MAX);
+        assert_eq!(rows[1]["note"], "noisy");
+    }
+
+    #[test]
+    fn empty_table_is_an_empty_array() {
+        let table = Table::new("empty", "Empty", vec![Column::new("a", None, "")]);
+        assert_eq!(JsonExporter.export(&table).unwrap(), "[]\n");
+        assert_eq!(JsonExporter.file_name(&table), "empty.json");
+    }
+}

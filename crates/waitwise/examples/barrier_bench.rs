@@ -1,0 +1,275 @@
+//! Barrier episode cost: waitwise's barriers against a pure-spin
+//! sense-reversing barrier, `pthread_barrier_wait` and `std::sync::Barrier`,
+//! at 2 threads (one per CPU on a 2-CPU machine) and 4 threads
+//! (oversubscribed).
+//!
+//! ```text
+//! cargo run -p waitwise --release --example barrier_bench
+//! ```
+//!
+//! Each cell runs about [`BUDGET`] of episodes (calibrated from a short
+//! run), [`RUNS`] times, and reports the median ns per episode. The last
+//! lines print the ratios issue 3 asks for.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use waitwise::barrier::{Barrier, DisseminationBarrier, PairBarrier, TopologyBarrier, TreeBarrier};
+use waitwise::{Mechanism, Policy, WaitOptions};
+
+/// Wall time each measured run aims at.
+const BUDGET: Duration = Duration::from_millis(150);
+/// Runs per cell; the median is reported.
+const RUNS: usize = 5;
+/// Episodes of the calibration run.
+const CALIBRATION_EPISODES: usize = 20;
+/// Most episodes a run does.
+const MAX_EPISODES: usize = 2_000_000;
+
+/// A barrier under test: `run_thread(tid, episodes)` is one thread's loop.
+trait Bench: Sync {
+    fn run_thread(&self, tid: usize, episodes: usize);
+}
+
+/// The textbook sense-reversing spin barrier (Mellor-Crummey & Scott 1991,
+/// fig. 6 without the lock): a counter, a global sense, a local sense.
+struct SpinBarrier {
+    count: AtomicUsize,
+    sense: AtomicBool,
+    n: usize,
+}
+
+impl Bench for SpinBarrier {
+    fn run_thread(&self, _tid: usize, episodes: usize) {
+        let mut local = !self.sense.load(Ordering::Acquire);
+        for _ in 0..episodes {
+            if self.count.fetch_sub(1, Ordering::AcqRel) == 1 {
+                self.count.store(self.n, Ordering::Relaxed);
+                self.sense.store(local, Ordering::Release);
+            } else {
+                while self.sense.load(Ordering::Acquire) != local {
+                    std::hint::spin_loop();
+                }
+            }
+            local = !local;
+        }
+    }
+}
+
+/// `pthread_barrier_t` from glibc.
+struct PthreadBarrier(UnsafeCell<libc::pthread_barrier_t>);
+
+// SAFETY: pthread barriers are made to be waited on from many threads at
+// once; the cell only hands its address to pthread functions.
+unsafe impl Sync for PthreadBarrier {}
+
+impl PthreadBarrier {
+    fn new(n: usize) -> Box<Self> {
+        // SAFETY: an all-zero pthread_barrier_t is valid storage for init.
+        let b = Box::new(Self(UnsafeCell::new(unsafe { std::mem::zeroed() })));
+        // SAFETY: the barrier is boxed (its address never changes) and not
+        // yet shared; a null attribute pointer asks for the defaults.
+        let rc = unsafe { libc::pthread_barrier_init(b.0.get(), std::ptr::null(), n as u32) };
+        assert_eq!(rc, 0, "pthread_barrier_init");
+        b
+    }
+}
+
+impl Drop for PthreadBarrier {
+    fn drop(&mut self) {
+        // SAFETY: initialized in `new`, and no thread waits any more (the
+        // scoped threads that used it have joined).
+        unsafe { libc::pthread_barrier_destroy(self.0.get()) };
+    }
+}
+
+impl Bench for PthreadBarrier {
+    fn run_thread(&self, _tid: usize, episodes: usize) {
+        for _ in 0..episodes {
+            // SAFETY: initialized in `new`, alive while `self` is borrowed.
+            unsafe { libc::pthread_barrier_wait(self.0.get()) };
+        }
+    }
+}
+
+impl Bench for std::sync::Barrier {
+    fn run_thread(&self, _tid: usize, episodes: usize) {
+        for _ in 0..episodes {
+            self.wait();
+        }
+    }
+}
+
+impl Bench for Barrier {
+    fn run_thread(&self, _tid: usize, episodes: usize) {
+        for _ in 0..episodes {
+            self.wait();
+        }
+    }
+}
+
+impl Bench for PairBarrier {
+    fn run_thread(&self, _tid: usize, episodes: usize) {
+        for _ in 0..episodes {
+            self.wait();
+        }
+    }
+}
+
+impl Bench for TreeBarrier {
+    fn run_thread(&self, tid: usize, episodes: usize) {
+        let h = self.handle(tid).expect("one handle per thread");
+        for _ in 0..episodes {
+            h.wait();
+        }
+    }
+}
+
+impl Bench for DisseminationBarrier {
+    fn run_thread(&self, tid: usize, episodes: usize) {
+        let h = self.handle(tid).expect("one handle per thread");
+        for _ in 0..episodes {
+            h.wait();
+        }
+    }
+}
+
+impl Bench for TopologyBarrier {
+    fn run_thread(&self, tid: usize, episodes: usize) {
+        let h = self.handle(tid).expect("one handle per thread");
+        for _ in 0..episodes {
+            h.wait();
+        }
+    }
+}
+
+/// Wall time of `episodes` episodes on `threads` threads.
+fn time_run(bench: &dyn Bench, threads: usize, episodes: usize) -> Duration {
+    let start = std::sync::Barrier::new(threads + 1);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|tid| {
+                let start = &start;
+                s.spawn(move || {
+                    start.wait();
+                    bench.run_thread(tid, episodes);
+                })
+            })
+            .collect();
+        start.wait();
+        let t0 = Instant::now();
+        for w in workers {
+            w.join().expect("bench thread panicked");
+        }
+        t0.elapsed()
+    })
+}
+
+/// Median ns per episode of `bench` on `threads` threads.
+fn ns_per_episode(bench: &dyn Bench, threads: usize) -> f64 {
+    let cal = time_run(bench, threads, CALIBRATION_EPISODES);
+    let per = cal.as_secs_f64() / CALIBRATION_EPISODES as f64;
+    let episodes =
+        ((BUDGET.as_secs_f64() / per) as usize).clamp(CALIBRATION_EPISODES, MAX_EPISODES);
+    let mut samples: Vec<f64> = (0..RUNS)
+        .map(|_| time_run(bench, threads, episodes).as_nanos() as f64 / episodes as f64)
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[RUNS / 2]
+}
+
+fn main() {
+    println!(
+        "allowed CPUs: {}, block cost B = {:.0} ns, default barrier policy for 2 / 4 threads: {} / {}",
+        waitwise::barrier::allowed_cpus(),
+        waitwise::policy::block_ns(),
+        waitwise::barrier::default_policy(2),
+        waitwise::barrier::default_policy(4),
+    );
+    println!(
+        "{:<34} {:>7} {:>14}",
+        "implementation", "threads", "ns/episode"
+    );
+    let mut results = Vec::new();
+    for threads in [2usize, 4] {
+        let cpus: Vec<usize> = (0..threads)
+            .map(|i| i % waitwise::barrier::allowed_cpus())
+            .collect();
+        let topo = waitwise::platform::topology::Topology::current().ok();
+        let with = |p: Policy| WaitOptions::new().policy(p);
+        let mut cases: Vec<(String, Box<dyn Bench>)> = vec![
+            (
+                "spin (sense-reversing, s//inf)".into(),
+                Box::new(SpinBarrier {
+                    count: AtomicUsize::new(threads),
+                    sense: AtomicBool::new(false),
+                    n: threads,
+                }),
+            ),
+            ("pthread_barrier_wait".into(), PthreadBarrier::new(threads)),
+            (
+                "std::sync::Barrier".into(),
+                Box::new(std::sync::Barrier::new(threads)),
+            ),
+            (
+                "waitwise Barrier (default)".into(),
+                Box::new(Barrier::new(threads)),
+            ),
+            (
+                "waitwise Barrier /b/0".into(),
+                Box::new(Barrier::with_options(threads, with(Policy::always_block()))),
+            ),
+            (
+                "waitwise Barrier s/b/0.62".into(),
+                Box::new(Barrier::with_options(
+                    threads,
+                    with(Policy::two_phase(0.62)),
+                )),
+            ),
+            (
+                "waitwise Barrier Ss/b/0.62".into(),
+                Box::new(Barrier::with_options(
+                    threads,
+                    with(Policy::two_phase(0.62).with_mechanism(Mechanism::Yield)),
+                )),
+            ),
+            (
+                "waitwise TreeBarrier k=2".into(),
+                Box::new(TreeBarrier::new(threads, 2)),
+            ),
+            (
+                "waitwise DisseminationBarrier".into(),
+                Box::new(DisseminationBarrier::new(threads)),
+            ),
+        ];
+        if threads == 2 {
+            cases.push(("waitwise PairBarrier".into(), Box::new(PairBarrier::new())));
+        }
+        if let Some(b) = topo.and_then(|t| TopologyBarrier::new(&t, &cpus).ok()) {
+            cases.push(("waitwise TopologyBarrier".into(), Box::new(b)));
+        }
+        for (name, bench) in &cases {
+            let ns = ns_per_episode(bench.as_ref(), threads);
+            println!("{name:<34} {threads:>7} {ns:>14.0}");
+            results.push((name.clone(), threads, ns));
+        }
+    }
+    let get = |name: &str, threads: usize| {
+        results
+            .iter()
+            .find(|(n, t, _)| n == name && *t == threads)
+            .map_or(f64::NAN, |r| r.2)
+    };
+    let ww = "waitwise Barrier (default)";
+    println!();
+    println!(
+        "2 threads: Barrier / spin = {:.2} (goal <= 1.3); pthread / Barrier = {:.1} (goal >= 5)",
+        get(ww, 2) / get("spin (sense-reversing, s//inf)", 2),
+        get("pthread_barrier_wait", 2) / get(ww, 2),
+    );
+    println!(
+        "4 threads: Barrier / pthread = {:.2} (goal <= 1.5); spin = {:.0} ns/episode",
+        get(ww, 4) / get("pthread_barrier_wait", 4),
+        get("spin (sense-reversing, s//inf)", 4),
+    );
+}

@@ -1,0 +1,477 @@
+//! [`Sender`] and [`Receiver`]: the two ends of a bounded channel, over a
+//! shared [`Ring`] and one [`Signal`] per direction.
+//!
+//! Every blocking operation first tries the lock-free ring; only when the
+//! ring is full (send) or empty (receive) does it register on the signal,
+//! re-check, and wait with the channel's policy. Every successful operation
+//! then notifies the other direction, which costs one load when nobody
+//! waits.
+//!
+//! # Disconnection
+//!
+//! The last [`Sender`] dropped, or the last [`Receiver`], marks the ring
+//! disconnected and wakes every waiter on both signals. Receivers drain
+//! what is left before they report [`RecvError`]; senders fail at once and
+//! get their value back. The last receiver also drops the values left in
+//! the ring, so their destructors run without waiting for the senders.
+//!
+//! # Memory ordering
+//!
+//! The endpoint counts use `Relaxed` increments (a clone is made from a
+//! live endpoint, so the count cannot be zero concurrently, as with `Arc`)
+//! and `AcqRel` decrements: the thread that drops the last endpoint of a
+//! side sees everything the others did before dropping theirs. The ring
+//! and the signals order everything else (see their docs).
+
+use super::error::{
+    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+};
+use super::ring::{PopError, PushError, Ring};
+use super::signal::Signal;
+use crate::options::WaitOptions;
+use crate::policy::{Policy, SyncKind};
+use crate::profile::{Profiler, WaitProfile};
+use std::fmt;
+use std::time::Duration;
+use waitwise_platform::clock::Deadline;
+use waitwise_platform::shim::{Arc, AtomicUsize, Ordering};
+
+/// The state both ends share.
+struct Shared<T> {
+    ring: Ring<T>,
+    /// Receivers wait here for a value.
+    not_empty: Signal,
+    /// Senders wait here for a free slot.
+    not_full: Signal,
+    /// Live `Sender`s.
+    senders: AtomicUsize,
+    /// Live `Receiver`s.
+    receivers: AtomicUsize,
+    policy: Policy,
+    profiler: Profiler,
+}
+
+/// Builds the two ends of a channel with `cap` slots (already checked).
+pub(super) fn pair<T>(cap: usize, options: WaitOptions) -> (Sender<T>, Receiver<T>) {
+    let shared = Arc::new(Shared {
+        ring: Ring::new(cap),
+        not_empty: Signal::new(),
+        not_full: Signal::new(),
+        senders: AtomicUsize::new(1),
+        receivers: AtomicUsize::new(1),
+        policy: options.resolve_policy(SyncKind::ProducerConsumer),
+        profiler: options.profiler(),
+    });
+    (
+        Sender {
+            shared: shared.clone(),
+        },
+        Receiver { shared },
+    )
+}
+
+impl<T> Shared<T> {
+    /// Marks the channel disconnected and wakes every waiter.
+    fn disconnect(&self) {
+        if self.ring.disconnect() {
+            self.not_empty.notify_all();
+            self.not_full.notify_all();
+        }
+    }
+
+    #[inline]
+    fn send_deadline(&self, value: T, deadline: Deadline) -> Result<(), SendTimeoutError<T>> {
+        match self.ring.try_push(value) {
+            Ok(()) => {
+                self.not_empty.notify_one();
+                Ok(())
+            }
+            Err(PushError::Disconnected(v)) => Err(SendTimeoutError::Disconnected(v)),
+            Err(PushError::Full(v)) => self.send_contended(v, deadline),
+        }
+    }
+
+    #[cold]
+    fn send_contended(&self, mut value: T, deadline: Deadline) -> Result<(), SendTimeoutError<T>> {
+        let start = self.profiler.start();
+        let mut blocked = false;
+        let result = loop {
+            let seen = self.not_full.register();
+            // Re-check after registering (the store-buffering check).
+            value = match self.ring.try_push(value) {
+                Ok(()) => {
+                    self.not_full.unregister();
+                    break Ok(());
+                }
+                Err(PushError::Disconnected(v)) => {
+                    self.not_full.unregister();
+                    break Err(SendTimeoutError::Disconnected(v));
+                }
+                Err(PushError::Full(v)) => v,
+            };
+            if deadline.has_passed() {
+                self.not_full.unregister();
+                break Err(SendTimeoutError::Timeout(value));
+            }
+            let out = self.not_full.wait(&self.policy, deadline, seen);
+            blocked |= out.blocked();
+            self.not_full.unregister();
+            // Try even when timed out: a woken waiter must not waste the
+            // wake-up that a freed slot sent it.
+            value = match self.ring.try_push(value) {
+                Ok(()) => break Ok(()),
+                Err(PushError::Disconnected(v)) => break Err(SendTimeoutError::Disconnected(v)),
+                Err(PushError::Full(v)) => v,
+            };
+            if out.timed_out() {
+                break Err(SendTimeoutError::Timeout(value));
+            }
+        };
+        self.profiler.finish(start, blocked);
+        if result.is_ok() {
+            self.not_empty.notify_one();
+        }
+        result
+    }
+
+    #[inline]
+    fn recv_deadline(&self, deadline: Deadline) -> Result<T, RecvTimeoutError> {
+        match self.ring.try_pop() {
+            Ok(v) => {
+                self.not_full.notify_one();
+                Ok(v)
+            }
+            Err(PopError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+            Err(PopError::Empty) => self.recv_contended(deadline),
+        }
+    }
+
+    #[cold]
+    fn recv_contended(&self, deadline: Deadline) -> Result<T, RecvTimeoutError> {
+        let start = self.profiler.start();
+        let mut blocked = false;
+        let result = loop {
+            let seen = self.not_empty.register();
+            // Re-check after registering (the store-buffering check).
+            match self.ring.try_pop() {
+                Ok(v) => {
+                    self.not_empty.unregister();
+                    break Ok(v);
+                }
+                Err(PopError::Disconnected) => {
+                    self.not_empty.unregister();
+                    break Err(RecvTimeoutError::Disconnected);
+                }
+                Err(PopError::Empty) if deadline.has_passed() => {
+                    self.not_empty.unregister();
+                    break Err(RecvTimeoutError::Timeout);
+                }
+                Err(PopError::Empty) => {}
+            }
+            let out = self.not_empty.wait(&self.policy, deadline, seen);
+            blocked |= out.blocked();
+            self.not_empty.unregister();
+            // Try even when timed out (see `send_contended`).
+            match self.ring.try_pop() {
+                Ok(v) => break Ok(v),
+                Err(PopError::Disconnected) => break Err(RecvTimeoutError::Disconnected),
+                Err(PopError::Empty) if out.timed_out() => break Err(RecvTimeoutError::Timeout),
+                Err(PopError::Empty) => {}
+            }
+        };
+        self.profiler.finish(start, blocked);
+        if result.is_ok() {
+            self.not_full.notify_one();
+        }
+        result
+    }
+}
+
+/// The sending end of a bounded channel. Clone it for more producers; the
+/// channel disconnects when the last clone is dropped.
+///
+/// `Send` and `Sync` when `T: Send`: values move between threads, they are
+/// never shared.
+///
+/// # Examples
+/// ```
+/// use waitwise::channel::{self, TrySendError};
+///
+/// let (tx, rx) = channel::bounded(1);
+/// tx.send(1).unwrap();
+/// assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
+/// assert_eq!(rx.recv(), Ok(1));
+/// ```
+pub struct Sender<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// The receiving end of a bounded channel. Clone it for more consumers
+/// (each value goes to exactly one of them); the channel disconnects when
+/// the last clone is dropped.
+///
+/// `Send` and `Sync` when `T: Send`.
+///
+/// # Examples
+/// ```
+/// use waitwise::channel::{self, RecvError};
+///
+/// let (tx, rx) = channel::bounded(4);
+/// std::thread::spawn(move || {
+///     for i in 0..10 {
+///         tx.send(i).unwrap();
+///     }
+/// });
+/// let got: Vec<i32> = rx.iter().collect();
+/// assert_eq!(got, (0..10).collect::<Vec<_>>());
+/// assert_eq!(rx.recv(), Err(RecvError));
+/// ```
+pub struct Receiver<T> {
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> Sender<T> {
+    /// Sends `value`, waiting while the channel is full. Fails, giving the
+    /// value back, when every receiver is gone.
+    #[inline]
+    pub fn send(&self, value: T) -> Result<(), SendError<T>> {
+        self.shared
+            .send_deadline(value, Deadline::NEVER)
+            .map_err(|e| SendError(e.into_inner()))
+    }
+
+    /// Sends `value` if a slot is free now; never waits.
+    #[inline]
+    pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        match self.shared.ring.try_push(value) {
+            Ok(()) => {
+                self.shared.not_empty.notify_one();
+                Ok(())
+            }
+            Err(PushError::Full(v)) => Err(TrySendError::Full(v)),
+            Err(PushError::Disconnected(v)) => Err(TrySendError::Disconnected(v)),
+        }
+    }
+
+    /// Sends `value`, waiting at most `timeout` for a free slot.
+    /// `Duration::ZERO` is [`Sender::try_send`]; `Duration::MAX` waits
+    /// forever.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use waitwise::channel::{self, SendTimeoutError};
+    ///
+    /// let (tx, _rx) = channel::bounded(1);
+    /// tx.send('a').unwrap();
+    /// assert_eq!(tx.send_timeout('b', Duration::from_millis(1)), Err(SendTimeoutError::Timeout('b')));
+    /// ```
+    #[inline]
+    pub fn send_timeout(&self, value: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
+        self.shared.send_deadline(value, Deadline::after(timeout))
+    }
+
+    /// Sends `value`, waiting until `deadline` at most for a free slot.
+    #[inline]
+    pub fn send_deadline(&self, value: T, deadline: Deadline) -> Result<(), SendTimeoutError<T>> {
+        self.shared.send_deadline(value, deadline)
+    }
+
+    /// Number of values in the channel (a snapshot).
+    pub fn len(&self) -> usize {
+        self.shared.ring.len()
+    }
+
+    /// Whether the channel is empty (a snapshot).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the channel is full (a snapshot).
+    pub fn is_full(&self) -> bool {
+        self.len() == self.capacity()
+    }
+
+    /// Number of slots.
+    pub fn capacity(&self) -> usize {
+        self.shared.ring.capacity()
+    }
+
+    /// Whether every receiver is gone (sends will fail).
+    pub fn is_disconnected(&self) -> bool {
+        self.shared.ring.is_disconnected()
+    }
+
+    /// The channel's wait-time histogram so far, shared by both ends
+    /// (`None` when profiling is off).
+    pub fn wait_profile(&self) -> Option<WaitProfile> {
+        self.shared
+            .profiler
+            .snapshot(SyncKind::ProducerConsumer.name())
+    }
+}
+
+impl<T> Receiver<T> {
+    /// Receives the oldest value, waiting while the channel is empty. Fails
+    /// only when the channel is empty and every sender is gone: values sent
+    /// before the last sender was dropped are all received first.
+    #[inline]
+    pub fn recv(&self) -> Result<T, RecvError> {
+        self.shared
+            .recv_deadline(Deadline::NEVER)
+            .map_err(|_| RecvError)
+    }
+
+    /// Receives a value if one is there now; never waits.
+    #[inline]
+    pub fn try_recv(&self) -> Result<T, TryRecvError> {
+        match self.shared.ring.try_pop() {
+            Ok(v) => {
+                self.shared.not_full.notify_one();
+                Ok(v)
+            }
+            Err(PopError::Empty) => Err(TryRecvError::Empty),
+            Err(PopError::Disconnected) => Err(TryRecvError::Disconnected),
+        }
+    }
+
+    /// Receives a value, waiting at most `timeout`. `Duration::ZERO` is
+    /// [`Receiver::try_recv`]; `Duration::MAX` waits forever.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use waitwise::channel::{self, RecvTimeoutError};
+    ///
+    /// let (tx, rx) = channel::bounded::<u8>(1);
+    /// assert_eq!(rx.recv_timeout(Duration::from_millis(1)), Err(RecvTimeoutError::Timeout));
+    /// drop(tx);
+    /// assert_eq!(rx.recv_timeout(Duration::MAX), Err(RecvTimeoutError::Disconnected));
+    /// ```
+    #[inline]
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        self.shared.recv_deadline(Deadline::after(timeout))
+    }
+
+    /// Receives a value, waiting until `deadline` at most.
+    #[inline]
+    pub fn recv_deadline(&self, deadline: Deadline) -> Result<T, RecvTimeoutError> {
+        self.shared.recv_deadline(deadline)
+    }
+
+    /// A blocking iterator over received values; it ends when the channel
+    /// is empty and every sender is gone.
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter { rx: self }
+    }
+
+    /// Number of values in the channel (a snapshot).
+    pub fn len(&self) -> usize {
+        self.shared.ring.len()
+    }
+
+    /// Whether the channel is empty (a snapshot).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the channel is full (a snapshot).
+    pub fn is_full(&self) -> bool {
+        self.len() == self.capacity()
+    }
+
+    /// Number of slots.
+    pub fn capacity(&self) -> usize {
+        self.shared.ring.capacity()
+    }
+
+    /// Whether every sender is gone (once the channel is empty, receives
+    /// will fail).
+    pub fn is_disconnected(&self) -> bool {
+        self.shared.ring.is_disconnected()
+    }
+
+    /// The channel's wait-time histogram so far, shared by both ends
+    /// (`None` when profiling is off).
+    pub fn wait_profile(&self) -> Option<WaitProfile> {
+        self.shared
+            .profiler
+            .snapshot(SyncKind::ProducerConsumer.name())
+    }
+}
+
+/// Blocking iterator over a [`Receiver`]'s values ([`Receiver::iter`]).
+#[derive(Debug)]
+pub struct Iter<'a, T> {
+    rx: &'a Receiver<T>,
+}
+
+impl<T> Iterator for Iter<'_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        self.rx.recv().ok()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Receiver<T> {
+    type Item = T;
+    type IntoIter = Iter<'a, T>;
+
+    fn into_iter(self) -> Iter<'a, T> {
+        self.iter()
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        // Relaxed: see the module's memory-ordering paragraph.
+        self.shared.senders.fetch_add(1, Ordering::Relaxed);
+        Self {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T> Clone for Receiver<T> {
+    fn clone(&self) -> Self {
+        // Relaxed: see the module's memory-ordering paragraph.
+        self.shared.receivers.fetch_add(1, Ordering::Relaxed);
+        Self {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        // AcqRel: see the module's memory-ordering paragraph.
+        if self.shared.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.shared.disconnect();
+        }
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        // AcqRel: see the module's memory-ordering paragraph.
+        if self.shared.receivers.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.shared.disconnect();
+            // Nobody can receive any more: drop what is left now. Pushes
+            // fail from the disconnect on, so this ends.
+            while self.shared.ring.try_pop().is_ok() {}
+        }
+    }
+}
+
+impl<T> fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad("Sender { .. }")
+    }
+}
+
+impl<T> fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad("Receiver { .. }")
+    }
+}

@@ -1,0 +1,314 @@
+//! [`RawTicketMutex`]: a FIFO ticket lock whose waiters wait on per-slot
+//! [`WaitWord`]s, so a release wakes the next ticket's holder and not every
+//! waiter.
+//!
+//! # State
+//!
+//! ```text
+//!  next            tickets handed out (wrapping u32)
+//!  serving         the ticket that holds the lock (a WaitWord: timed
+//!                  attempts wait on it)
+//!  slots[t % SLOTS] == t  once ticket t is served; ticket t's holder
+//!                  waits on this word only
+//! ```
+//!
+//! The lock is free when `next == serving`. Transitions:
+//! - lock: `t = next++`; if `serving == t`, held. Else wait until
+//!   `slots[t % SLOTS] == t` (the waiter polls its own slot's line, which is
+//!   written once per `SLOTS` releases, so waiters do not hammer the hot
+//!   word: Lim & Agarwal section 6.3).
+//! - unlock(t): `serving = t + 1`; if a ticket `t + 1` was taken
+//!   (`next != t + 1`), `slots[(t + 1) % SLOTS] = t + 1` and wake that
+//!   slot's sleepers. Only the waiters whose tickets share the slot wake
+//!   (one, with at most `SLOTS` waiters).
+//! - try_lock / timed: `next: serving => serving + 1` with one CAS (taking
+//!   the ticket being served); a timed attempt does **not** queue (a ticket,
+//!   once taken, must be served), it waits for `serving` to change and tries
+//!   again, so it may be overtaken by queued waiters.
+//!
+//! # Memory ordering
+//!
+//! `serving`/`slot` stores are the releases and the waiter's loads of them
+//! the acquires of the lock. Whether the unlocker must write the slot is a
+//! store-buffering decision: the unlocker writes `serving` then reads
+//! `next`, a new waiter writes `next` then reads `serving`; all four are
+//! `SeqCst` so at least one sees the other (else the waiter would sleep on a
+//! slot nobody writes). Taking a ticket is otherwise unordered.
+
+use super::waiting::LockWaits;
+#[cfg(not(loom))]
+use super::waiting::{deadline_after, deadline_at};
+use crate::mechanism::Mechanism;
+use crate::options::WaitOptions;
+use crate::policy::Policy;
+use crate::profile::WaitProfile;
+use crate::wait_word::WaitWord;
+#[cfg(not(loom))]
+use std::time::{Duration, Instant};
+use waitwise_platform::clock::Deadline;
+use waitwise_platform::shim::{AtomicU32, Ordering};
+
+/// Per-slot wait words. Guessed: 4 slots (512 bytes) give every waiter its
+/// own word with up to 4 waiters (this machine class has 2-8 CPUs); with
+/// more, waiters `SLOTS` tickets apart share a word and one extra wake-up
+/// per release is the cost.
+pub const SLOTS: usize = 4;
+
+/// Under loom only: a `SeqCst` fence between the store-buffering write and
+/// read (loom models `SeqCst` accesses as `AcqRel`).
+#[inline(always)]
+fn dekker_fence() {
+    #[cfg(loom)]
+    waitwise_platform::shim::fence(Ordering::SeqCst);
+}
+
+/// A FIFO ticket lock: threads acquire in the order they called `lock`.
+///
+/// Fair and starvation-free, at a cost when threads outnumber CPUs: the
+/// next ticket's holder may be descheduled while the lock is free (a
+/// convoy), which is why [`Mutex`](super::Mutex) is the unfair
+/// [`RawTtasMutex`](super::RawTtasMutex). Timed attempts do not queue.
+///
+/// # Examples
+/// ```
+/// use std::sync::Arc;
+/// use waitwise::mutex::TicketMutex;
+///
+/// let log = Arc::new(TicketMutex::new(Vec::new()));
+/// let t = {
+///     let log = log.clone();
+///     std::thread::spawn(move || log.lock().push(1))
+/// };
+/// t.join().unwrap();
+/// log.lock().push(2);
+/// assert_eq!(*log.lock(), vec![1, 2]);
+/// assert!(log.try_lock_for(std::time::Duration::ZERO).is_some());
+/// ```
+#[derive(Debug)]
+pub struct RawTicketMutex {
+    serving: WaitWord,
+    slots: [WaitWord; SLOTS],
+    next: AtomicU32,
+    waits: LockWaits,
+}
+
+/// The ticket held by a [`RawTicketMutex`] acquisition.
+#[derive(Debug)]
+pub struct TicketGuard {
+    ticket: u32,
+}
+
+impl RawTicketMutex {
+    /// An unlocked ticket lock with the default mutex policy.
+    #[cfg(not(loom))]
+    pub const fn new() -> Self {
+        Self::with_options(WaitOptions::new())
+    }
+
+    /// An unlocked ticket lock with the default mutex policy.
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        Self::with_options(WaitOptions::new())
+    }
+
+    /// An unlocked ticket lock waiting as `options` say.
+    #[cfg(not(loom))]
+    pub const fn with_options(options: WaitOptions) -> Self {
+        Self {
+            serving: WaitWord::new(0),
+            slots: [
+                WaitWord::new(0),
+                WaitWord::new(0),
+                WaitWord::new(0),
+                WaitWord::new(0),
+            ],
+            next: AtomicU32::new(0),
+            waits: LockWaits::new(options, Mechanism::Pause),
+        }
+    }
+
+    /// An unlocked ticket lock waiting as `options` say.
+    #[cfg(loom)]
+    pub fn with_options(options: WaitOptions) -> Self {
+        Self {
+            serving: WaitWord::new(0),
+            slots: std::array::from_fn(|_| WaitWord::new(0)),
+            next: AtomicU32::new(0),
+            waits: LockWaits::new(options, Mechanism::Pause),
+        }
+    }
+
+    fn slot(&self, ticket: u32) -> &WaitWord {
+        &self.slots[ticket as usize % SLOTS]
+    }
+
+    /// Takes a ticket and waits for it to be served.
+    #[inline]
+    pub fn lock(&self) -> TicketGuard {
+        // Taking a ticket orders nothing by itself (SeqCst only for the
+        // store-buffering pair with `unlock`, see the module docs).
+        let ticket = self.next.fetch_add(1, Ordering::SeqCst);
+        dekker_fence();
+        if self.serving.value().load(Ordering::SeqCst) != ticket {
+            self.wait_for_turn(ticket);
+        }
+        TicketGuard { ticket }
+    }
+
+    #[cold]
+    fn wait_for_turn(&self, ticket: u32) {
+        let policy = self.waits.policy();
+        let profiler = self.waits.profiler();
+        let start = profiler.start();
+        // WAITING => SERVED once the previous holder wrote our ticket here.
+        let out = self
+            .slot(ticket)
+            .wait_until(&policy, Deadline::NEVER, |v| v == ticket);
+        profiler.finish(start, out.blocked());
+    }
+
+    /// Acquires the lock if no ticket is being waited for; never waits.
+    #[inline]
+    pub fn try_lock(&self) -> Option<TicketGuard> {
+        // Acquire: pairs with the Release half of the last unlock's store.
+        let serving = self.serving.value().load(Ordering::Acquire);
+        // next: serving => serving + 1 (take the ticket being served).
+        self.next
+            .compare_exchange(
+                serving,
+                serving.wrapping_add(1),
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            )
+            .ok()
+            .map(|ticket| TicketGuard { ticket })
+    }
+
+    /// Acquires the lock unless `deadline` passes first. Does not queue:
+    /// between attempts it waits for the served ticket to change.
+    pub fn try_lock_until(&self, deadline: Deadline) -> Option<TicketGuard> {
+        if let Some(g) = self.try_lock() {
+            return Some(g);
+        }
+        let policy = self.waits.policy();
+        let profiler = self.waits.profiler();
+        let start = profiler.start();
+        let mut blocked = false;
+        let got = loop {
+            // Relaxed: a hint of what to wait on; `try_lock` acquires.
+            let seen = self.serving.value().load(Ordering::Relaxed);
+            if let Some(g) = self.try_lock() {
+                break Some(g);
+            }
+            let out = self.serving.wait_until(&policy, deadline, |v| v != seen);
+            blocked |= out.blocked();
+            if out.timed_out() {
+                break self.try_lock();
+            }
+        };
+        profiler.finish(start, blocked);
+        got
+    }
+
+    /// Releases the lock to the next ticket.
+    ///
+    /// # Safety
+    ///
+    /// `guard` must come from an acquisition of this lock that was not
+    /// released since.
+    #[inline]
+    pub unsafe fn unlock(&self, guard: TicketGuard) {
+        let next = guard.ticket.wrapping_add(1);
+        // SERVING t => SERVING t + 1. SeqCst: the release of the lock, and
+        // the write half of the store-buffering pair with `lock` (and of the
+        // WaitWord sleeper protocol for timed waiters).
+        self.serving.value().store(next, Ordering::SeqCst);
+        self.serving.wake_all();
+        dekker_fence();
+        if self.next.load(Ordering::SeqCst) != next {
+            // Ticket `next` was taken: its holder may wait on its slot.
+            let slot = self.slot(next);
+            slot.value().store(next, Ordering::SeqCst);
+            slot.wake_all();
+        }
+    }
+
+    /// Whether the lock is held or waited for (a snapshot).
+    #[inline]
+    pub fn is_locked(&self) -> bool {
+        // Relaxed: a snapshot that orders nothing.
+        self.next.load(Ordering::Relaxed) != self.serving.value().load(Ordering::Relaxed)
+    }
+
+    /// Threads holding or waiting for the lock (a snapshot).
+    pub fn queue_len(&self) -> u32 {
+        // Relaxed: a snapshot that orders nothing.
+        self.next
+            .load(Ordering::Relaxed)
+            .wrapping_sub(self.serving.value().load(Ordering::Relaxed))
+    }
+
+    /// The wait-time histogram, when profiling is on.
+    pub fn wait_profile(&self) -> Option<WaitProfile> {
+        self.waits.profile()
+    }
+
+    /// The policy waits follow.
+    pub fn policy(&self) -> Policy {
+        self.waits.policy()
+    }
+}
+
+impl Default for RawTicketMutex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+// SAFETY: a thread holds the lock from the moment `serving` (or its slot)
+// equals its ticket until its `unlock` advances `serving`; tickets are
+// unique (fetch_add / CAS on `next`), so one thread at a time. The guard is
+// the ticket number: forgetting it leaves the lock held, moving or dropping
+// the mutex touches no memory the guard refers to.
+#[cfg(not(loom))]
+unsafe impl lock_api::RawMutex for RawTicketMutex {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const INIT: Self = Self::new();
+    type Guard = TicketGuard;
+
+    #[inline]
+    fn lock(&self) -> TicketGuard {
+        RawTicketMutex::lock(self)
+    }
+
+    #[inline]
+    fn try_lock(&self) -> Option<TicketGuard> {
+        RawTicketMutex::try_lock(self)
+    }
+
+    #[inline]
+    unsafe fn unlock(&self, guard: TicketGuard) {
+        // SAFETY: forwarded from the caller.
+        unsafe { RawTicketMutex::unlock(self, guard) }
+    }
+
+    #[inline]
+    fn is_locked(&self) -> bool {
+        RawTicketMutex::is_locked(self)
+    }
+}
+
+// SAFETY: timed attempts acquire only through `try_lock`'s CAS.
+#[cfg(not(loom))]
+unsafe impl lock_api::RawMutexTimed for RawTicketMutex {
+    type Duration = Duration;
+    type Instant = Instant;
+
+    fn try_lock_for(&self, timeout: Duration) -> Option<TicketGuard> {
+        RawTicketMutex::try_lock_until(self, deadline_after(timeout))
+    }
+
+    fn try_lock_until(&self, timeout: Instant) -> Option<TicketGuard> {
+        RawTicketMutex::try_lock_until(self, deadline_at(timeout))
+    }
+}
