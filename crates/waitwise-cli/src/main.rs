@@ -20,6 +20,24 @@ struct Cli {
 enum Command {
     /// What this machine offers for waiting and what waiting costs here.
     Probe(commands::probe::ProbeArgs),
+    /// Seed 000 Table 1: condition wait/notify per mechanism, policy and peer.
+    Mechanisms(commands::mechanisms::MechanismsArgs),
+    /// Seed 000 Table 2: barrier implementations under each policy and peers.
+    Barriers(commands::barriers::BarriersArgs),
+    /// Seed 000 Fig. 4: barrier time under workload asymmetry.
+    Asymmetry(commands::asymmetry::AsymmetryArgs),
+    /// Lim & Agarwal Tables 2-5: matched vs oversubscribed runs.
+    Oversub(commands::oversub::OversubArgs),
+    /// Seed 004: wake-up latency for every ordered pair of CPUs.
+    WakeupMatrix(commands::wakeup_matrix::WakeupMatrixArgs),
+    /// Run every experiment (quick by default) and write the report directory.
+    Report(commands::report::ReportArgs),
+    /// Lim & Agarwal cost model: curves, optimal alpha, fits to profiles.
+    Model(commands::model::ModelArgs),
+    /// Discrete-event simulation of waiting algorithms on a large machine.
+    Simulate(commands::simulate::SimulateArgs),
+    /// Read a wait-time profile (WAITWISE_PROFILE) and recommend alpha per kind.
+    Profile(commands::profile::ProfileArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -30,6 +48,15 @@ fn main() -> std::process::ExitCode {
     }
     let result = match cli.command {
         Command::Probe(args) => commands::probe::run(&args),
+        Command::Mechanisms(args) => commands::mechanisms::run(&args),
+        Command::Barriers(args) => commands::barriers::run(&args),
+        Command::Asymmetry(args) => commands::asymmetry::run(&args),
+        Command::Oversub(args) => commands::oversub::run(&args),
+        Command::WakeupMatrix(args) => commands::wakeup_matrix::run(&args),
+        Command::Report(args) => commands::report::run(&args),
+        Command::Model(args) => commands::model::run(&args),
+        Command::Simulate(args) => commands::simulate::run(&args),
+        Command::Profile(args) => commands::profile::run(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

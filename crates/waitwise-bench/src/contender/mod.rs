@@ -9,12 +9,14 @@
 //! | `std::sync::Condvar` | [`std_condvar`] |
 //! | `parking_lot::Condvar` | [`parking_lot_condvar`] |
 //! | `std::thread::park`/`unpark` | [`park`] |
+//! | one atomic store to a spun-on flag (the baseline) | [`store`] |
 
 pub mod event;
 pub mod park;
 pub mod parking_lot_condvar;
 pub mod pthread_cond;
 pub mod std_condvar;
+pub mod store;
 
 use serde::Serialize;
 use std::sync::Arc;
@@ -41,6 +43,8 @@ pub enum Family {
     Waitwise,
     /// A peer library or the C library.
     Peer,
+    /// A reference point, not a usable primitive.
+    Baseline,
 }
 
 /// A contender to run, or to report as not available here.
@@ -113,6 +117,13 @@ pub fn all() -> Vec<Contender> {
     v.push(Contender::peer("std::sync::Condvar", || Arc::new(std_condvar::StdCondvarPair::new())));
     v.push(Contender::peer("parking_lot::Condvar", || Arc::new(parking_lot_condvar::ParkingLotPair::new())));
     v.push(Contender::peer("std::thread::park", || Arc::new(park::ParkPair::new())));
+    v.push(Contender {
+        name: "atomic store".into(),
+        family: Family::Baseline,
+        availability: Ok(()),
+        policy: None,
+        make: Box::new(|| Arc::new(store::StorePair::new())),
+    });
     v
 }
 

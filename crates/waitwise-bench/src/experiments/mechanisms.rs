@@ -282,7 +282,9 @@ pub fn run(config: &Config) -> MechanismsResult {
             let delay = Duration::from_nanos(short_delay_ns as u64);
             row.short = Some(summarize(run_pair(c.make(), &placement, w * 5, config.short_rounds, &Action::Delay(delay))));
             let sleep = Duration::from_millis(config.sleep_ms);
-            row.sleep = Some(summarize(run_pair(c.make(), &placement, 0, config.sleep_rounds, &Action::Sleep(sleep))));
+            // One warm-up round: per-thread lazy state (e.g. the cache-miss
+            // chase buffer) must not land inside a measured wait.
+            row.sleep = Some(summarize(run_pair(c.make(), &placement, 1, config.sleep_rounds, &Action::Sleep(sleep))));
         }
         rows.push(row);
     }
@@ -468,7 +470,22 @@ impl ExperimentOutput for MechanismsResult {
         if !na.is_empty() {
             n.push(format!("Not available on this CPU (listed, never run): {}.", na.join(", ")));
         }
-        if let (Some(spin), Some(two)) = (self.short_wakeup_ns("spin"), self.short_wakeup_ns(&Policy::for_kind(SyncKind::ProducerConsumer).describe())) {
+        let default = Policy::for_kind(SyncKind::ProducerConsumer).describe();
+        let short_call = |name: &str| self.row(name)?.short.as_ref()?.t_call.as_ref().map(|t| t.ns.median);
+        if let (Some(store), Some(call)) = (short_call("atomic store"), short_call(&default)) {
+            n.push(format!(
+                "Notify to a polling waiter ({default}): T_call {call:.0} ns = {:.2}x one atomic store's {store:.0} ns.",
+                call / store
+            ));
+        }
+        let cpu = |name: &str| self.row(name)?.sleep.as_ref()?.waiter_cpu_fraction.as_ref().map(|s| 100.0 * s.median);
+        if let (Some(two), Some(spin)) = (cpu(&default), cpu("spin")) {
+            n.push(format!(
+                "A {} ms wait burns {two:.2}% of a CPU with {default}, {spin:.1}% with spin.",
+                self.config.sleep_ms
+            ));
+        }
+        if let (Some(spin), Some(two)) = (self.short_wakeup_ns("spin"), self.short_wakeup_ns(&default)) {
             n.push(format!(
                 "Default two-phase policy, notify inside L_poll: T_wakeup {:.0} ns = {:.2}x spin's {:.0} ns.",
                 two,
