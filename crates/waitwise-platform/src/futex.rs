@@ -32,6 +32,7 @@ pub enum FutexWait {
 /// [`Futex::wake`] / [`Futex::wake_all`]; the value itself is an ordinary
 /// atomic reached through [`Futex::value`].
 #[derive(Debug)]
+#[cfg_attr(not(loom), repr(transparent))]
 pub struct Futex {
     value: AtomicU32,
     #[cfg(loom)]
@@ -57,6 +58,16 @@ impl Futex {
             sleep_lock: loom::sync::Mutex::new(()),
             sleep_cv: loom::sync::Condvar::new(),
         }
+    }
+
+    /// Views an existing atomic word (e.g. one inside a C library's object)
+    /// as a futex.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub fn from_atomic(word: &AtomicU32) -> &Futex {
+        // SAFETY: without loom, `Futex` is `repr(transparent)` over
+        // `AtomicU32`, so the layouts are identical and the lifetime is kept.
+        unsafe { &*(word as *const AtomicU32 as *const Futex) }
     }
 
     /// The word itself.

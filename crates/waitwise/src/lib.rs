@@ -36,6 +36,6 @@ pub use mechanism::Mechanism;
 pub use mutex::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use options::WaitOptions;
 pub use policy::{Policy, SyncKind};
-pub use wait_word::{WaitOutcome, WaitWord};
+pub use wait_word::{WaitOutcome, WaitWord, WaitWordRef};
 pub use waitwise_platform as platform;
 pub use waitwise_platform::clock::Deadline;

@@ -131,6 +131,74 @@ impl WaitWord {
         &self.futex
     }
 
+    /// A borrowed view for code that keeps the word and the sleeper count
+    /// elsewhere.
+    #[inline(always)]
+    pub fn as_ref(&self) -> WaitWordRef<'_> {
+        WaitWordRef { futex: &self.futex, sleepers: &self.sleepers }
+    }
+
+    /// Whether any thread is registered as asleep.
+    #[inline]
+    pub fn has_sleepers(&self) -> bool {
+        self.as_ref().has_sleepers()
+    }
+
+    /// Wakes one sleeper, if any is registered; no system call otherwise.
+    /// Call after changing the word with a `SeqCst` operation. Returns
+    /// whether a system call was made.
+    #[inline]
+    pub fn wake_one(&self) -> bool {
+        self.as_ref().wake_one()
+    }
+
+    /// Wakes every sleeper, if any is registered; no system call otherwise.
+    /// Call after changing the word with a `SeqCst` operation. Returns
+    /// whether a system call was made.
+    #[inline]
+    pub fn wake_all(&self) -> bool {
+        self.as_ref().wake_all()
+    }
+
+    /// Waits until `ready(word)` holds or `deadline` passes, following
+    /// `policy`: poll with its mechanism for its limit, then sleep on the
+    /// futex (re-checking after every wake-up, so spurious wake-ups are
+    /// harmless).
+    #[inline]
+    pub fn wait_until(
+        &self,
+        policy: &Policy,
+        deadline: Deadline,
+        ready: impl FnMut(u32) -> bool,
+    ) -> WaitOutcome {
+        self.as_ref().wait_until(policy, deadline, ready)
+    }
+}
+
+/// The [`WaitWord`] protocol over a futex word and a sleeper count that
+/// live elsewhere (e.g. inside a C library's fixed-size object, as the
+/// `LD_PRELOAD` interposer needs). Same rules as [`WaitWord`]; without the
+/// cache-line alignment, hardware monitors may see false wake-ups.
+#[derive(Clone, Copy, Debug)]
+pub struct WaitWordRef<'a> {
+    futex: &'a Futex,
+    sleepers: &'a AtomicU32,
+}
+
+impl<'a> WaitWordRef<'a> {
+    /// A view over `futex` with its sleeper count `sleepers`. Every waiter
+    /// and waker of the word must use the same pair.
+    #[inline(always)]
+    pub fn new(futex: &'a Futex, sleepers: &'a AtomicU32) -> Self {
+        Self { futex, sleepers }
+    }
+
+    /// The word.
+    #[inline(always)]
+    pub fn value(&self) -> &'a AtomicU32 {
+        self.futex.value()
+    }
+
     /// Whether any thread is registered as asleep.
     #[inline]
     pub fn has_sleepers(&self) -> bool {
@@ -176,7 +244,7 @@ impl WaitWord {
         mut ready: impl FnMut(u32) -> bool,
     ) -> WaitOutcome {
         // Acquire: pairs with the waker's SeqCst (release) change.
-        let v = self.value().load(Ordering::Acquire);
+        let v = self.futex.value().load(Ordering::Acquire);
         if ready(v) {
             return WaitOutcome::Ready {
                 value: v,
@@ -236,7 +304,7 @@ impl WaitWord {
             // POLLING => REGISTERING
             self.sleepers.fetch_add(1, Ordering::SeqCst);
             dekker_fence();
-            let v = self.value().load(Ordering::SeqCst);
+            let v = self.futex.value().load(Ordering::SeqCst);
             if ready(v) {
                 // REGISTERING => done, without sleeping.
                 self.sleepers.fetch_sub(1, Ordering::Relaxed);
@@ -252,7 +320,7 @@ impl WaitWord {
             blocked = true;
             // ASLEEP => awake: unregister, re-check.
             self.sleepers.fetch_sub(1, Ordering::Relaxed);
-            let v = self.value().load(Ordering::Acquire);
+            let v = self.futex.value().load(Ordering::Acquire);
             if ready(v) {
                 return WaitOutcome::Ready { value: v, blocked };
             }
