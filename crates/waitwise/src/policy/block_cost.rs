@@ -35,9 +35,10 @@ pub const FUTEX_ROUND_TRIPS: usize = 40;
 /// `B` used when the measurement cannot run (a thread cannot be spawned) or
 /// under loom. Guessed: a typical bare-metal futex sleep/wake cost.
 pub const FALLBACK_BLOCK_NS: f64 = 10_000.0;
-/// Smallest `B` accepted from a measurement; below this the hand-offs did
-/// not really sleep (e.g. the waker always arrived first).
-pub const MIN_MEASURED_BLOCK_NS: f64 = 200.0;
+/// Smallest `B` accepted from a measurement. A sleep/wake cycle is at least
+/// two context switches, over 1 µs on current hardware; a smaller figure
+/// means the hand-offs did not really sleep (e.g. a loaded machine).
+pub const MIN_MEASURED_BLOCK_NS: f64 = 1_000.0;
 
 /// Where `B` came from.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]

@@ -1,0 +1,116 @@
+//! `waitwise probe` end to end: the documented JSON keys, and environment
+//! errors reported with the variable's name.
+
+use std::process::Command;
+
+fn waitwise() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_waitwise"))
+}
+
+#[test]
+fn probe_json_has_the_stable_keys() {
+    let out = waitwise().args(["probe", "--json"]).env_remove("WAITWISE_DISABLE").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let get = |path: &str| {
+        path.split('.').try_fold(&v, |node, key| node.get(key)).unwrap_or_else(|| panic!("missing key {path}"))
+    };
+    for key in ["cpu.model", "cpu.vendor"] {
+        assert!(get(key).is_string(), "{key}");
+    }
+    for key in ["features.waitpkg", "features.monitorx", "features.invariant_tsc"] {
+        assert!(get(key).is_boolean(), "{key}");
+    }
+    for key in [
+        "topology.cpus",
+        "topology.cores",
+        "topology.packages",
+        "topology.numa_nodes",
+        "clock.tsc_hz",
+        "clock.read_overhead_ns",
+        "costs.pause_ns",
+        "costs.yield_ns",
+        "costs.futex_wake_no_waiter_ns",
+        "costs.block_ns",
+    ] {
+        assert!(get(key).as_f64().is_some_and(|x| x >= 0.0), "{key}");
+    }
+    // Round trips are numbers, or null when the partner thread could not run.
+    for key in ["costs.spin_round_trip_ns", "costs.futex_round_trip_ns"] {
+        assert!(get(key).is_number() || get(key).is_null(), "{key}");
+    }
+    assert!(get("topology.smt_siblings").is_array());
+    assert!(get("costs.block_ns").as_f64().unwrap() > 0.0);
+    for kind in ["producer-consumer", "barrier", "mutex", "unknown"] {
+        assert!(get("policy.poll_limit_ns").get(kind).is_some(), "poll limit for {kind}");
+    }
+    let mechanisms = get("mechanisms").as_object().unwrap();
+    for name in ["spin", "pause", "backoff", "yield", "block", "umwait", "tpause", "mwaitx"] {
+        let m = &mechanisms[name];
+        assert!(m["available"].is_boolean(), "{name}");
+        if m["available"] == false {
+            assert!(m["fallback"].is_string(), "{name} has no fallback");
+        }
+    }
+    // The CPU count agrees with the kernel's list of online CPUs.
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let cpus = waitwise_platform::topology::parse_cpu_list(&online).unwrap().len() as u64;
+    assert_eq!(get("topology.cpus").as_u64(), Some(cpus));
+}
+
+#[test]
+fn probe_text_says_what_is_not_available() {
+    let out = waitwise().arg("probe").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("B (block cost)"));
+    let f = waitwise_platform::features::cpu();
+    if !f.waitpkg {
+        assert!(text.contains("not available on this CPU: CPU lacks WAITPKG"), "{text}");
+    }
+    if !f.monitorx {
+        assert!(text.contains("not available on this CPU: CPU lacks MONITORX"), "{text}");
+    }
+}
+
+#[test]
+fn unknown_disable_name_is_an_error() {
+    let out = waitwise().arg("probe").env("WAITWISE_DISABLE", "umwait,warp").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("WAITWISE_DISABLE") && err.contains("warp"), "{err}");
+}
+
+#[test]
+fn disabling_forces_the_fallback_in_the_report() {
+    let out = waitwise().args(["probe", "--json"]).env("WAITWISE_DISABLE", "all").output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for name in ["umwait", "tpause", "mwaitx"] {
+        assert_eq!(v["mechanisms"][name]["available"], false, "{name}");
+    }
+}
+
+#[test]
+fn malformed_overrides_are_rejected_with_the_variable_name() {
+    let out = waitwise()
+        .args(["probe", "--json"])
+        .env("WAITWISE_ALPHA", "lots")
+        .env("WAITWISE_BLOCK_NS", "-3")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "a bad override keeps the default, it does not stop the program");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("WAITWISE_ALPHA") && err.contains("WAITWISE_BLOCK_NS"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["costs"]["block_source"], "measured");
+    assert_eq!(v["env_errors"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn block_ns_override_is_used() {
+    let out = waitwise().args(["probe", "--json"]).env("WAITWISE_BLOCK_NS", "12345").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["costs"]["block_ns"], 12345.0);
+    assert_eq!(v["costs"]["block_source"], "environment");
+}
