@@ -347,44 +347,57 @@ fn checked_svg(svg: &str) -> Option<&str> {
     plain.then_some(svg)
 }
 
+/// Checks that every element in `html` is closed in order (a stack of open
+/// tags; void elements, `<x/>` and `<!...>` skipped): the structural check
+/// the report's tests apply to `index.html`, inline SVG included.
+pub fn check_balanced(html: &str) -> Result<(), String> {
+    const VOID: [&str; 3] = ["meta", "br", "hr"];
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find('<') {
+        let Some(len) = rest[start..].find('>') else {
+            return Err("unclosed '<'".into());
+        };
+        let end = start + len;
+        let tag = &rest[start + 1..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('!') || tag.starts_with('?') || tag.ends_with('/') {
+            continue;
+        }
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == ':')
+            .collect();
+        if VOID.contains(&name.as_str()) {
+            continue;
+        }
+        if tag.starts_with('/') {
+            match stack.pop() {
+                Some(open) if open == name => {}
+                other => return Err(format!("stray </{name}> (open: {other:?})")),
+            }
+        } else {
+            stack.push(name);
+        }
+    }
+    if stack.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("unclosed: {stack:?}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::chart::{BarChart, LineChart, Series};
     use crate::export::Column;
 
-    /// Checks that every element we emit is closed in order: a stack of open
-    /// tags, void elements and `<x/>` self-closed, `<!...>` skipped.
     fn assert_balanced(html: &str) {
-        const VOID: [&str; 3] = ["meta", "br", "hr"];
-        let mut stack: Vec<String> = Vec::new();
-        let mut rest = html;
-        while let Some(start) = rest.find('<') {
-            let end = start + rest[start..].find('>').expect("unclosed '<'");
-            let tag = &rest[start + 1..end];
-            rest = &rest[end + 1..];
-            if tag.starts_with('!') || tag.ends_with('/') {
-                continue;
-            }
-            let name: String = tag
-                .trim_start_matches('/')
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric())
-                .collect();
-            if VOID.contains(&name.as_str()) {
-                continue;
-            }
-            if tag.starts_with('/') {
-                assert_eq!(
-                    stack.pop().as_deref(),
-                    Some(name.as_str()),
-                    "stray </{name}>"
-                );
-            } else {
-                stack.push(name);
-            }
+        if let Err(e) = check_balanced(html) {
+            panic!("{e}");
         }
-        assert!(stack.is_empty(), "unclosed: {stack:?}");
     }
 
     fn table() -> Table {

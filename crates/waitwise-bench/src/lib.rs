@@ -23,4 +23,5 @@ pub mod kernel;
 pub mod measure;
 pub mod placement;
 pub mod probe;
+pub mod report;
 pub mod stats;

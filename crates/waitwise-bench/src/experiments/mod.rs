@@ -3,7 +3,9 @@
 //! `Config` (with `quick()` and `full()` presets), a `run(&Config)` that
 //! returns a serde result struct, and `tables()`/`charts()` on that result.
 
+pub mod calibration;
 pub mod mechanisms;
+pub mod wakeup_matrix;
 
 use crate::export::Table;
 use serde::Serialize;

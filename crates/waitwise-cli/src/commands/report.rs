@@ -1,13 +1,38 @@
-//! `waitwise report`: Run every experiment and write the report (in progress).
+//! `waitwise report [--out DIR] [--full]`: every experiment, written as a
+//! readable report directory.
+
+use std::path::PathBuf;
+use waitwise_bench::report::{run as run_report, ReportConfig, Size};
 
 /// Options of `waitwise report`.
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
-    #[command(flatten)]
-    pub output: super::output::OutputArgs,
+    /// Output directory.
+    #[arg(long, default_value = "waitwise-report")]
+    pub out: PathBuf,
+    /// Paper-sized runs (takes much longer).
+    #[arg(long, conflicts_with = "tiny")]
+    pub full: bool,
+    /// Seconds-long runs, to check the pipeline.
+    #[arg(long, hide = true)]
+    pub tiny: bool,
 }
 
-/// Not implemented yet.
-pub fn run(_args: &ReportArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`waitwise report` is not implemented yet")
+/// Runs everything and writes the report.
+pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
+    let size = if args.full {
+        Size::Full
+    } else if args.tiny {
+        Size::Tiny
+    } else {
+        Size::Quick
+    };
+    let command_line: Vec<String> = std::env::args().collect();
+    let written = run_report(&ReportConfig { out_dir: args.out.clone(), size }, &command_line.join(" "))?;
+    println!("wrote {}", written.index.display());
+    println!("wrote {}", written.results.display());
+    for csv in &written.csvs {
+        println!("wrote {}", csv.display());
+    }
+    Ok(())
 }

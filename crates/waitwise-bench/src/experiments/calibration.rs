@@ -1,0 +1,1018 @@
+//! `waitwise model calibrate`: Lim & Agarwal's cost model checked against
+//! this machine (issue 5, "Prediction checked against reality").
+//!
+//! A producer releases a consumer through a [`waitwise::Event`] after a wait
+//! `t` drawn from a known law: exponential with `lambda * B` in
+//! [`Config::scales`], or uniform on `[0, U]` with `U / B` in the same
+//! scales (`B` = the measured [`block_ns`]). For each policy the consumer's
+//! waiting cost is measured as the model defines it:
+//!
+//! `cost = CPU time burned polling + blocks x B`
+//!
+//! * **CPU time burned polling**: the consumer's thread CPU time across the
+//!   wait ([`thread_cpu_time`]), less the clock's own cost (two reads,
+//!   measured once: hyperfine's `time_overhead()`), less, for a wait that
+//!   blocked, the CPU the kernel spends putting the thread to sleep and
+//!   waking it ([`CalibrationResult::block_cpu_ns`], measured under `/b/0`
+//!   with long waits). That part is already inside `B`, which is measured as
+//!   a hand-off latency, so it must not be counted twice.
+//! * **blocks**: from the event's wait profile (`WaitProfile::blocks`,
+//!   waits that slept in the kernel).
+//!
+//! The off-line optimum for a wait of known length `t` is `min(t, B)`; the
+//! measured competitive factor of a cell is `sum(cost) / sum(min(t, B))` over
+//! its rounds, with `t` the wait that really happened (consumer's stamp
+//! before `wait` to the producer's stamp before `notify`, on the invariant
+//! cycle clock). The model's prediction is given twice:
+//!
+//! * `predicted_factor`: [`waitwise_model::cost::competitive_factor`] of the
+//!   law itself (what the theory promises);
+//! * `predicted_sample_factor`: the model's per-wait cost
+//!   ([`waitwise_model::cost::cost_for_wait`]) applied to the same waits
+//!   the measurement saw, over the same optimum. This removes sampling
+//!   noise, so `ratio = measured / predicted_sample` isolates what the model
+//!   leaves out (wake-up paths, preemption, clock cost).
+//!
+//! Every policy sees the same drawn waits for a given law and scale (one
+//! seed per cell), so the policies are compared on identical inputs.
+
+use super::{progress, ExperimentOutput, RenderedChart};
+use crate::chart::{LineChart, Series};
+use crate::export::{Cell, Column, Table};
+use crate::placement::{pin, PairPlacement};
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use waitwise::policy::{block_cost, BlockCost, Policy};
+use waitwise::{Event, WaitOptions};
+use waitwise_model::algorithm::WaitingAlgorithm;
+use waitwise_model::cost;
+use waitwise_model::distribution::WaitDistribution;
+use waitwise_model::rng::Rng;
+use waitwise_platform::clock::cycle_clock;
+use waitwise_platform::thread::thread_cpu_time;
+
+/// The policies the issue names, in table order.
+pub const POLICIES: [&str; 6] = ["/b/0", "s//inf", "s/b/0.54", "s/b/0.62", "s/b/1", "rand/b"];
+
+/// A wait that has not been released after this long means the producer is
+/// gone: the cell is abandoned (never hangs the run).
+const WAIT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Rounds measured per cell even when the time budget has run out, so that
+/// every cell has a figure. Guessed: enough for a mean within ~30%.
+const MIN_ROUNDS: usize = 10;
+
+/// Two policies whose predicted factors differ by less than this (relative)
+/// are a near-tie: their measured order is not judged. Guessed: about the
+/// run-to-run spread of a cell on a loaded 2-CPU machine.
+const TIE_TOLERANCE: f64 = 0.10;
+
+/// Measured factors within this of the prediction "agree" (the issue's bound).
+pub const AGREEMENT_TOLERANCE: f64 = 0.25;
+
+/// Waits of the preliminary `/b/0` run that measures the kernel's CPU per
+/// block, as a multiple of `B` (long enough that every wait sleeps).
+const BLOCK_CPU_WAIT_B: f64 = 3.0;
+
+/// The wait-time law of a cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CalibrationDist {
+    /// Exponential waits, rate `lambda = scale / B` (Figure 2's `lambda * B`).
+    Exponential,
+    /// Waits uniform on `[0, U]`, `U = scale * B` (Figure 3's `U / B`).
+    Uniform,
+}
+
+impl CalibrationDist {
+    /// `"exponential"` or `"uniform"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Exponential => "exponential",
+            Self::Uniform => "uniform",
+        }
+    }
+
+    /// What the scale means: `lambda*B` or `U/B`.
+    pub fn scale_label(self) -> &'static str {
+        match self {
+            Self::Exponential => "lambda*B",
+            Self::Uniform => "U/B",
+        }
+    }
+
+    /// The law at `scale` for block cost `b_ns` (times in ns).
+    pub fn law(self, scale: f64, b_ns: f64) -> waitwise_model::error::Result<WaitDistribution> {
+        match self {
+            Self::Exponential => WaitDistribution::exponential(scale / b_ns),
+            Self::Uniform => WaitDistribution::uniform(scale * b_ns),
+        }
+    }
+}
+
+/// Settings of one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Config {
+    /// Wait-time laws measured.
+    pub dists: Vec<CalibrationDist>,
+    /// `lambda * B` (exponential) or `U / B` (uniform) values.
+    pub scales: Vec<f64>,
+    /// waitwise policy names (`/b/0`, `s/b/0.54`, ...), parsed by both
+    /// `waitwise::Policy` and `waitwise_model::WaitingAlgorithm`.
+    pub policies: Vec<String>,
+    /// Measured rounds (waits) per cell, at most.
+    pub rounds: usize,
+    /// Rounds run first and dropped (cold caches, first futex use).
+    pub warmup_rounds: usize,
+    /// Seed of the drawn waits.
+    pub seed: u64,
+    /// Wall-clock budget of the measurement, seconds: each cell gets an
+    /// equal share and stops early (after at least 10 rounds) when its
+    /// share is spent.
+    pub time_budget_s: f64,
+}
+
+impl Config {
+    /// Quick: under a minute on a loaded 2-CPU machine.
+    pub fn quick() -> Self {
+        Self {
+            dists: vec![CalibrationDist::Exponential, CalibrationDist::Uniform],
+            scales: vec![0.1, 0.3, 1.0, 3.0, 10.0],
+            policies: POLICIES.iter().map(|p| p.to_string()).collect(),
+            rounds: 300,
+            warmup_rounds: 20,
+            seed: 5,
+            time_budget_s: 40.0,
+        }
+    }
+
+    /// Full: more scales, more rounds.
+    pub fn full() -> Self {
+        Self {
+            scales: vec![0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0],
+            rounds: 3000,
+            warmup_rounds: 100,
+            time_budget_s: 600.0,
+            ..Self::quick()
+        }
+    }
+
+    /// A tiny configuration for tests.
+    pub fn tiny() -> Self {
+        Self {
+            scales: vec![0.3, 3.0],
+            rounds: 12,
+            warmup_rounds: 2,
+            time_budget_s: 5.0,
+            ..Self::quick()
+        }
+    }
+}
+
+/// One (law, scale, policy) cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// Wait-time law.
+    pub dist: CalibrationDist,
+    /// `lambda * B` or `U / B`.
+    pub scale: f64,
+    /// Policy name.
+    pub policy: String,
+    /// Why the cell has no figures (bad policy name, producer lost), if so.
+    pub not_available: Option<String>,
+    /// Rounds measured (after warm-up).
+    pub rounds: usize,
+    /// Mean drawn wait, ns.
+    pub mean_drawn_wait_ns: f64,
+    /// Mean wait that happened (consumer's stamp to producer's notify), ns.
+    pub mean_wait_ns: f64,
+    /// Fraction of waits that blocked.
+    pub block_fraction: f64,
+    /// Mean CPU burned polling per wait (clock and kernel block paths
+    /// removed), ns.
+    pub mean_poll_cpu_ns: f64,
+    /// Mean measured cost per wait: polling CPU + blocks x B, ns.
+    pub mean_cost_ns: f64,
+    /// Mean off-line optimum `min(t, B)` per wait, ns.
+    pub mean_optimal_ns: f64,
+    /// `sum(cost) / sum(min(t, B))`.
+    pub measured_factor: Option<f64>,
+    /// The model's competitive factor for the law (expectation).
+    pub predicted_factor: Option<f64>,
+    /// The model's factor on the waits that happened.
+    pub predicted_sample_factor: Option<f64>,
+    /// `measured_factor / predicted_sample_factor`.
+    pub ratio: Option<f64>,
+}
+
+/// The ordering check of one (law, scale).
+#[derive(Clone, Debug, Serialize)]
+pub struct OrderingCheck {
+    /// Wait-time law.
+    pub dist: CalibrationDist,
+    /// `lambda * B` or `U / B`.
+    pub scale: f64,
+    /// Policies, best first, by the model's factor on the measured waits.
+    pub predicted_order: Vec<String>,
+    /// Policies, best first, by measured factor.
+    pub measured_order: Vec<String>,
+    /// Policy pairs whose predicted factors differ by more than 10%.
+    pub decided_pairs: usize,
+    /// Of those, pairs the measurement orders the same way.
+    pub concordant_pairs: usize,
+    /// The pairs ordered the other way: `"a < b predicted, measured a/b = 1.3"`.
+    pub violations: Vec<String>,
+}
+
+/// The experiment's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct CalibrationResult {
+    /// The settings used.
+    pub config: Config,
+    /// Where producer and consumer ran.
+    pub placement: PairPlacement,
+    /// The block cost `B` used by the policies and the model.
+    pub block_cost: BlockCost,
+    /// Cost of the two `thread_cpu_time` reads around a wait, ns (subtracted).
+    pub cpu_clock_overhead_ns: f64,
+    /// Thread CPU time of one futex sleep + wake-up (median over long `/b/0`
+    /// waits, clock cost removed), ns; subtracted per block since `B` holds it.
+    pub block_cpu_ns: f64,
+    /// 1-minute load average when the run started (`None` off Linux).
+    pub load_average: Option<f64>,
+    /// CPUs this process may use.
+    pub cpus: usize,
+    /// Wall time of the whole run, s.
+    pub wall_s: f64,
+    /// One row per cell.
+    pub rows: Vec<Row>,
+    /// One ordering check per (law, scale).
+    pub ordering: Vec<OrderingCheck>,
+}
+
+/// One measured wait.
+#[derive(Clone, Copy, Debug)]
+struct Sample {
+    /// Wait that happened, ns.
+    wait_ns: f64,
+    /// Wait drawn, ns.
+    drawn_ns: f64,
+    /// Consumer thread CPU time across the wait (raw), ns.
+    cpu_ns: f64,
+    /// Whether the wait blocked.
+    blocked: bool,
+}
+
+/// What [`measure`] returns: samples, or why it stopped.
+struct Measured {
+    samples: Vec<Sample>,
+    lost_producer: bool,
+}
+
+/// Round number that tells the producer to stop.
+const STOP: u64 = u64::MAX;
+
+/// Runs `waits.len()` hand-offs under `policy`; the first `warmup` are
+/// dropped. Stops early (after `warmup + MIN_ROUNDS`) when `deadline` passes.
+fn measure(
+    policy: Policy,
+    waits_ns: &[f64],
+    warmup: usize,
+    placement: &PairPlacement,
+    deadline: Instant,
+) -> Measured {
+    let event = Event::with_options(WaitOptions::new().policy(policy).profile(true));
+    let ready = AtomicU64::new(0);
+    let start_stamp = AtomicU64::new(0);
+    let clock = cycle_clock();
+    std::thread::scope(|s| {
+        let producer = s.spawn(|| {
+            pin(placement.worker_cpu);
+            let mut notified_at = Vec::with_capacity(waits_ns.len());
+            let mut seen = 0u64;
+            loop {
+                let mut spins = 0u32;
+                let r = loop {
+                    // Acquire: pairs with the consumer's Release of the round
+                    // number, so its start stamp is visible.
+                    let r = ready.load(Ordering::Acquire);
+                    if r != seen {
+                        break r;
+                    }
+                    spins = spins.wrapping_add(1);
+                    if spins.is_multiple_of(4096) {
+                        std::thread::yield_now();
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                };
+                if r == STOP {
+                    return notified_at;
+                }
+                seen = r;
+                let start = start_stamp.load(Ordering::Relaxed);
+                let target = start + clock.ns_to_ticks(waits_ns[(r - 1) as usize] as u64);
+                while clock.now() < target {
+                    std::hint::spin_loop();
+                }
+                let n = clock.now();
+                event.notify();
+                notified_at.push(clock.ticks_to_ns(n.saturating_sub(start)));
+            }
+        });
+        pin(placement.waiter_cpu);
+        let mut raw = Vec::with_capacity(waits_ns.len());
+        let mut lost_producer = false;
+        let mut blocks_before = event.wait_profile().map_or(0, |p| p.blocks);
+        for (r, &drawn) in waits_ns.iter().enumerate() {
+            if r >= warmup + MIN_ROUNDS && Instant::now() > deadline {
+                break;
+            }
+            let c0 = thread_cpu_time();
+            start_stamp.store(clock.now(), Ordering::Relaxed);
+            // Release: publishes the start stamp with the round number.
+            ready.store(r as u64 + 1, Ordering::Release);
+            let notified = event.wait_timeout(WAIT_TIMEOUT);
+            let c1 = thread_cpu_time();
+            if !notified {
+                lost_producer = true;
+                break;
+            }
+            let blocks = event.wait_profile().map_or(0, |p| p.blocks);
+            raw.push((drawn, (c1 - c0).as_nanos() as f64, blocks > blocks_before));
+            blocks_before = blocks;
+        }
+        ready.store(STOP, Ordering::Release);
+        let waited = producer.join().unwrap_or_default();
+        let samples = raw
+            .iter()
+            .zip(&waited)
+            .skip(warmup)
+            .map(|(&(drawn_ns, cpu_ns, blocked), &wait_ns)| Sample {
+                wait_ns,
+                drawn_ns,
+                cpu_ns,
+                blocked,
+            })
+            .collect();
+        Measured {
+            samples,
+            lost_producer,
+        }
+    })
+}
+
+/// Median cost of two back-to-back `thread_cpu_time` reads' difference: what
+/// the stamps around a wait add to its CPU time.
+fn cpu_clock_overhead_ns() -> f64 {
+    let mut v: Vec<f64> = (0..201)
+        .map(|_| {
+            let a = thread_cpu_time();
+            let b = thread_cpu_time();
+            (b - a).as_nanos() as f64
+        })
+        .collect();
+    median(&mut v)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The kernel's CPU per futex sleep + wake: `/b/0` waits of `3 B`.
+fn block_cpu_ns(b_ns: f64, overhead_ns: f64, placement: &PairPlacement) -> f64 {
+    let waits = vec![BLOCK_CPU_WAIT_B * b_ns; 60];
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let m = measure(Policy::always_block(), &waits, 10, placement, deadline);
+    let mut cpu: Vec<f64> = m
+        .samples
+        .iter()
+        .filter(|s| s.blocked)
+        .map(|s| (s.cpu_ns - overhead_ns).max(0.0))
+        .collect();
+    median(&mut cpu)
+}
+
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Figures of one cell from its samples.
+fn summarize(
+    row: &mut Row,
+    samples: &[Sample],
+    alg: &WaitingAlgorithm,
+    law: &WaitDistribution,
+    b: f64,
+    overhead: f64,
+    block_cpu: f64,
+) {
+    let n = samples.len();
+    row.rounds = n;
+    row.predicted_factor = cost::competitive_factor(alg, law, b).ok();
+    if n == 0 {
+        return;
+    }
+    let nf = n as f64;
+    let (mut cost_sum, mut opt_sum, mut model_sum, mut poll_sum) = (0.0, 0.0, 0.0, 0.0);
+    for s in samples {
+        let block_path = if s.blocked { block_cpu } else { 0.0 };
+        let poll = (s.cpu_ns - overhead - block_path).max(0.0);
+        let cost = poll + if s.blocked { b } else { 0.0 };
+        poll_sum += poll;
+        cost_sum += cost;
+        opt_sum += s.wait_ns.min(b);
+        model_sum += cost::cost_for_wait(alg, s.wait_ns, b).unwrap_or(f64::NAN);
+    }
+    row.mean_drawn_wait_ns = samples.iter().map(|s| s.drawn_ns).sum::<f64>() / nf;
+    row.mean_wait_ns = samples.iter().map(|s| s.wait_ns).sum::<f64>() / nf;
+    row.block_fraction = samples.iter().filter(|s| s.blocked).count() as f64 / nf;
+    row.mean_poll_cpu_ns = poll_sum / nf;
+    row.mean_cost_ns = cost_sum / nf;
+    row.mean_optimal_ns = opt_sum / nf;
+    if opt_sum > 0.0 {
+        row.measured_factor = Some(cost_sum / opt_sum);
+        row.predicted_sample_factor = Some(model_sum / opt_sum).filter(|f| f.is_finite());
+    }
+    row.ratio = match (row.measured_factor, row.predicted_sample_factor) {
+        (Some(m), Some(p)) if p > 0.0 => Some(m / p),
+        _ => None,
+    };
+}
+
+/// Compares the measured order of the policies of one (law, scale) with the
+/// model's, judging only pairs the model separates by more than 10%.
+fn ordering_check(dist: CalibrationDist, scale: f64, rows: &[&Row]) -> OrderingCheck {
+    let figures: Vec<(&str, f64, f64)> = rows
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.policy.as_str(),
+                r.predicted_sample_factor?,
+                r.measured_factor?,
+            ))
+        })
+        .collect();
+    let order = |key: fn(&(&str, f64, f64)) -> f64| {
+        let mut v = figures.clone();
+        v.sort_by(|a, b| key(a).total_cmp(&key(b)));
+        v.iter().map(|f| f.0.to_string()).collect::<Vec<_>>()
+    };
+    let (mut decided, mut concordant, mut violations) = (0, 0, Vec::new());
+    for (i, a) in figures.iter().enumerate() {
+        for b in &figures[i + 1..] {
+            let (lo, hi) = if a.1 <= b.1 { (a, b) } else { (b, a) };
+            if hi.1 <= lo.1 * (1.0 + TIE_TOLERANCE) {
+                continue;
+            }
+            decided += 1;
+            if lo.2 <= hi.2 {
+                concordant += 1;
+            } else {
+                violations.push(format!(
+                    "{} < {} predicted ({:.2} vs {:.2}), measured {:.2} vs {:.2}",
+                    lo.0, hi.0, lo.1, hi.1, lo.2, hi.2
+                ));
+            }
+        }
+    }
+    OrderingCheck {
+        dist,
+        scale,
+        predicted_order: order(|f| f.1),
+        measured_order: order(|f| f.2),
+        decided_pairs: decided,
+        concordant_pairs: concordant,
+        violations,
+    }
+}
+
+/// Runs the experiment.
+pub fn run(config: &Config) -> CalibrationResult {
+    let t0 = Instant::now();
+    let load = load_average();
+    let placement = PairPlacement::choose();
+    let block_cost = block_cost();
+    let b = block_cost.ns;
+    let overhead = cpu_clock_overhead_ns();
+    progress(
+        "calibration",
+        0,
+        0,
+        &format!("B = {b:.0} ns; measuring the CPU of one block"),
+    );
+    let block_cpu = block_cpu_ns(b, overhead, &placement);
+    let cells = config.dists.len() * config.scales.len() * config.policies.len();
+    let share =
+        Duration::from_secs_f64((config.time_budget_s.max(0.0) / cells.max(1) as f64).min(3600.0));
+    let mut rows = Vec::with_capacity(cells);
+    let mut ordering = Vec::new();
+    let mut step = 0;
+    for (di, &dist) in config.dists.iter().enumerate() {
+        for (si, &scale) in config.scales.iter().enumerate() {
+            let first = rows.len();
+            let law = dist.law(scale, b);
+            let waits: Vec<f64> = match &law {
+                Ok(law) => {
+                    let mut rng = Rng::stream(config.seed, (di * 1000 + si) as u64);
+                    (0..config.warmup_rounds + config.rounds)
+                        .map(|_| law.sample(&mut rng))
+                        .collect()
+                }
+                Err(_) => Vec::new(),
+            };
+            for name in &config.policies {
+                step += 1;
+                progress(
+                    "calibration",
+                    step,
+                    cells,
+                    &format!("{} {}={scale} {name}", dist.name(), dist.scale_label()),
+                );
+                let mut row = Row {
+                    dist,
+                    scale,
+                    policy: name.clone(),
+                    not_available: None,
+                    rounds: 0,
+                    mean_drawn_wait_ns: 0.0,
+                    mean_wait_ns: 0.0,
+                    block_fraction: 0.0,
+                    mean_poll_cpu_ns: 0.0,
+                    mean_cost_ns: 0.0,
+                    mean_optimal_ns: 0.0,
+                    measured_factor: None,
+                    predicted_factor: None,
+                    predicted_sample_factor: None,
+                    ratio: None,
+                };
+                let parsed = name
+                    .parse::<Policy>()
+                    .map_err(|e| e.to_string())
+                    .and_then(|p| {
+                        Ok((
+                            p,
+                            name.parse::<WaitingAlgorithm>()
+                                .map_err(|e| e.to_string())?,
+                        ))
+                    });
+                match (parsed, &law) {
+                    (Err(e), _) => row.not_available = Some(format!("n/a: {e}")),
+                    (_, Err(e)) => row.not_available = Some(format!("n/a: {e}")),
+                    (Ok((policy, alg)), Ok(law)) => {
+                        let m = measure(
+                            policy,
+                            &waits,
+                            config.warmup_rounds,
+                            &placement,
+                            Instant::now() + share,
+                        );
+                        if m.lost_producer {
+                            row.not_available = Some("producer did not notify within 2 s".into());
+                        }
+                        summarize(&mut row, &m.samples, &alg, law, b, overhead, block_cpu);
+                    }
+                }
+                rows.push(row);
+            }
+            let cell_rows: Vec<&Row> = rows[first..].iter().collect();
+            ordering.push(ordering_check(dist, scale, &cell_rows));
+        }
+    }
+    CalibrationResult {
+        config: config.clone(),
+        placement,
+        block_cost,
+        cpu_clock_overhead_ns: overhead,
+        block_cpu_ns: block_cpu,
+        load_average: load,
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        wall_s: t0.elapsed().as_secs_f64(),
+        rows,
+        ordering,
+    }
+}
+
+fn num(v: Option<f64>) -> Cell {
+    v.map_or(Cell::missing("no data"), Cell::Number)
+}
+
+impl CalibrationResult {
+    /// Rows with both a measured and a predicted factor.
+    fn measured_rows(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| r.ratio.is_some())
+    }
+
+    /// Whether every decided policy pair is ordered as the model says.
+    pub fn ordering_matches(&self) -> bool {
+        self.ordering.iter().all(|o| o.violations.is_empty())
+    }
+
+    /// `(rows within 25% of the prediction, rows with figures)`.
+    pub fn within_tolerance(&self) -> (usize, usize) {
+        let all: Vec<f64> = self.measured_rows().filter_map(|r| r.ratio).collect();
+        (
+            all.iter()
+                .filter(|q| (*q - 1.0).abs() <= AGREEMENT_TOLERANCE)
+                .count(),
+            all.len(),
+        )
+    }
+}
+
+impl ExperimentOutput for CalibrationResult {
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            "calibration",
+            format!("Measured vs predicted competitive factor, B = {:.0} ns measured (Lim & Agarwal section 4)", self.block_cost.ns),
+            vec![
+                Column::new("dist", None, "wait-time law"),
+                Column::new("scale", None, "lambda*B (exponential) or U/B (uniform)"),
+                Column::new("policy", None, "waitwise policy"),
+                Column::new("rounds", Some("count"), "waits measured"),
+                Column::new("mean_wait", Some("ns"), "mean wait that happened (stamp before wait to stamp before notify)"),
+                Column::new("blocked", Some("pct"), "waits that slept in the kernel"),
+                Column::new("mean_cost", Some("ns"), "mean polling CPU + blocks x B per wait"),
+                Column::new("measured_factor", Some("ratio"), "sum(cost) / sum(min(t, B))"),
+                Column::new("predicted_factor", Some("ratio"), "model: competitive factor of the law"),
+                Column::new("predicted_sample_factor", Some("ratio"), "model: cost_for_wait on the measured waits / same optimum"),
+                Column::new("ratio", Some("ratio"), "measured_factor / predicted_sample_factor"),
+            ],
+        );
+        for r in &self.rows {
+            let note = r.not_available.clone().or_else(|| {
+                r.ratio
+                    .filter(|q| (q - 1.0).abs() > AGREEMENT_TOLERANCE)
+                    .map(|q| format!("off the model by {:+.0}%", 100.0 * (q - 1.0)))
+            });
+            t.push_row(
+                vec![
+                    Cell::text(r.dist.name()),
+                    Cell::Number(r.scale),
+                    Cell::text(&r.policy),
+                    Cell::Integer(r.rounds as i64),
+                    Cell::Number(r.mean_wait_ns),
+                    Cell::Number(100.0 * r.block_fraction),
+                    Cell::Number(r.mean_cost_ns),
+                    num(r.measured_factor),
+                    num(r.predicted_factor),
+                    num(r.predicted_sample_factor),
+                    num(r.ratio),
+                ],
+                note,
+            );
+        }
+        let mut o = Table::new(
+            "calibration_ordering",
+            "Policy order, best first: model vs measurement (pairs the model separates by > 10%)",
+            vec![
+                Column::new("dist", None, "wait-time law"),
+                Column::new("scale", None, "lambda*B (exponential) or U/B (uniform)"),
+                Column::new(
+                    "predicted_order",
+                    None,
+                    "best first, by the model on the measured waits",
+                ),
+                Column::new("measured_order", None, "best first, measured"),
+                Column::new(
+                    "concordant",
+                    Some("count"),
+                    "decided pairs ordered as the model says",
+                ),
+                Column::new(
+                    "decided",
+                    Some("count"),
+                    "pairs the model separates by more than 10%",
+                ),
+            ],
+        );
+        for c in &self.ordering {
+            o.push_row(
+                vec![
+                    Cell::text(c.dist.name()),
+                    Cell::Number(c.scale),
+                    Cell::text(c.predicted_order.join(" < ")),
+                    Cell::text(c.measured_order.join(" < ")),
+                    Cell::Integer(c.concordant_pairs as i64),
+                    Cell::Integer(c.decided_pairs as i64),
+                ],
+                (!c.violations.is_empty()).then(|| c.violations.join("; ")),
+            );
+        }
+        vec![t, o]
+    }
+
+    fn charts(&self) -> Vec<RenderedChart> {
+        let mut charts = Vec::new();
+        for &dist in &self.config.dists {
+            let mut series = Vec::new();
+            for p in &self.config.policies {
+                let rows: Vec<&Row> = self
+                    .rows
+                    .iter()
+                    .filter(|r| r.dist == dist && &r.policy == p)
+                    .collect();
+                let pts = |f: fn(&Row) -> Option<f64>| {
+                    rows.iter()
+                        .filter_map(|r| Some((r.scale, f(r)?)))
+                        .collect::<Vec<_>>()
+                };
+                series.push(Series {
+                    name: format!("{p} measured"),
+                    points: pts(|r| r.measured_factor),
+                });
+                series.push(Series {
+                    name: format!("{p} model"),
+                    points: pts(|r| r.predicted_factor),
+                });
+            }
+            let title = format!(
+                "Calibration, {} waits: measured vs model (B = {:.0} ns)",
+                dist.name(),
+                self.block_cost.ns
+            );
+            let chart = LineChart {
+                title: title.clone(),
+                x_label: match dist {
+                    CalibrationDist::Exponential => "lambda*B (log scale)".into(),
+                    CalibrationDist::Uniform => "U/B (log scale)".into(),
+                },
+                y_label: "competitive factor (cost / optimum, log scale)".into(),
+                x_log: true,
+                y_log: true,
+                series,
+            };
+            if let Ok(svg) = chart.to_svg() {
+                charts.push(RenderedChart {
+                    caption: title,
+                    svg,
+                });
+            }
+        }
+        charts
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut n = Vec::new();
+        let source = match self.block_cost.source {
+            waitwise::policy::BlockCostSource::Measured {
+                futex_round_trip_ns,
+                spin_round_trip_ns,
+            } => {
+                format!("measured: futex round trip {futex_round_trip_ns:.0} ns, polling round trip {spin_round_trip_ns:.0} ns")
+            }
+            waitwise::policy::BlockCostSource::Environment => "from WAITWISE_BLOCK_NS".into(),
+            waitwise::policy::BlockCostSource::Fallback => {
+                "fallback constant: the measurement could not run".into()
+            }
+        };
+        n.push(format!(
+            "B = {:.0} ns ({source}). Placement: {}. {} CPU(s), load average {} at start; run took {:.1} s.",
+            self.block_cost.ns,
+            self.placement.describe(),
+            self.cpus,
+            self.load_average.map_or("unknown".into(), |l| format!("{l:.2}")),
+            self.wall_s
+        ));
+        n.push(format!(
+            "Cost accounting: thread CPU across each wait, less {:.0} ns of clock reads, less {:.0} ns of kernel CPU per block (one futex sleep + wake-up under /b/0, already part of B), plus B per block.",
+            self.cpu_clock_overhead_ns, self.block_cpu_ns
+        ));
+        let decided: usize = self.ordering.iter().map(|o| o.decided_pairs).sum();
+        let concordant: usize = self.ordering.iter().map(|o| o.concordant_pairs).sum();
+        if self.ordering_matches() {
+            n.push(format!(
+                "Ordering: MATCHES the model: all {decided} policy pairs the model separates by more than 10% are measured in the same order (near-ties are not judged)."
+            ));
+        } else {
+            let v: Vec<String> = self
+                .ordering
+                .iter()
+                .flat_map(|o| {
+                    o.violations.iter().map(move |v| {
+                        format!(
+                            "{} {}={}: {v}",
+                            o.dist.name(),
+                            o.dist.scale_label(),
+                            o.scale
+                        )
+                    })
+                })
+                .collect();
+            n.push(format!(
+                "Ordering: does NOT fully match the model: {concordant} of {decided} decided pairs agree; reversed: {}.",
+                v.join("; ")
+            ));
+        }
+        let (within, total) = self.within_tolerance();
+        let outside: Vec<String> = self
+            .measured_rows()
+            .filter(|r| {
+                r.ratio
+                    .is_some_and(|q| (q - 1.0).abs() > AGREEMENT_TOLERANCE)
+            })
+            .map(|r| {
+                format!(
+                    "{} {}={} {} x{:.2}",
+                    r.dist.name(),
+                    r.dist.scale_label(),
+                    r.scale,
+                    r.policy,
+                    r.ratio.unwrap_or(f64::NAN)
+                )
+            })
+            .collect();
+        if outside.is_empty() {
+            n.push(format!("Magnitude: all {total} cells sit within 25% of the model's prediction on the same waits."));
+        } else {
+            n.push(format!(
+                "Magnitude: {within} of {total} cells sit within 25% of the model's prediction; outside: {}.",
+                outside.join(", ")
+            ));
+        }
+        n.extend(self.departures());
+        n
+    }
+}
+
+impl CalibrationResult {
+    /// Where and why reality departs from the model, from the data.
+    fn departures(&self) -> Vec<String> {
+        let mut n = Vec::new();
+        let b = self.block_cost.ns;
+        // Blocking policies that did not block on short waits: the notify
+        // arrived before the futex sleep.
+        let skipped: Vec<String> = self
+            .measured_rows()
+            .filter(|r| r.policy == "/b/0" && r.block_fraction < 0.9)
+            .map(|r| {
+                format!(
+                    "{} {}={} ({:.0}% blocked)",
+                    r.dist.name(),
+                    r.dist.scale_label(),
+                    r.scale,
+                    100.0 * r.block_fraction
+                )
+            })
+            .collect();
+        if !skipped.is_empty() {
+            n.push(format!(
+                "Departure: /b/0 did not always sleep where waits are short ({}): the notify landed between registering and the futex sleep, so the waiter returned without paying B. The model charges B for every wait; reality is cheaper there.",
+                skipped.join(", ")
+            ));
+        }
+        // Late producer: the wait that happened is longer than the one drawn.
+        let late: Vec<String> = self
+            .measured_rows()
+            .filter(|r| r.mean_wait_ns > r.mean_drawn_wait_ns + 0.25 * b)
+            .map(|r| {
+                format!(
+                    "{} {}={} {} (+{:.0} ns)",
+                    r.dist.name(),
+                    r.dist.scale_label(),
+                    r.scale,
+                    r.policy,
+                    r.mean_wait_ns - r.mean_drawn_wait_ns
+                )
+            })
+            .collect();
+        if !late.is_empty() {
+            n.push(format!(
+                "Departure: the producer released late in {} cell(s) ({}): it was descheduled or shared a CPU with the polling consumer on a loaded machine. Factors use the waits that happened, so this shifts the law, not the comparison.",
+                late.len(),
+                late.join(", ")
+            ));
+        }
+        // Polling that burned less CPU than wall time: the consumer was preempted.
+        let preempted: Vec<String> = self
+            .measured_rows()
+            .filter(|r| {
+                r.policy == "s//inf"
+                    && r.mean_wait_ns > 0.0
+                    && r.mean_poll_cpu_ns < 0.8 * r.mean_wait_ns
+            })
+            .map(|r| {
+                format!(
+                    "{} {}={} ({:.0}% of the wait on CPU)",
+                    r.dist.name(),
+                    r.dist.scale_label(),
+                    r.scale,
+                    100.0 * r.mean_poll_cpu_ns / r.mean_wait_ns
+                )
+            })
+            .collect();
+        if !preempted.is_empty() {
+            n.push(format!(
+                "Departure: the always-spinning consumer was off its CPU for part of long waits ({}): the loaded machine preempted it, so real polling cost less than the model's t.",
+                preempted.join(", ")
+            ));
+        }
+        n.push(format!(
+            "Not in the model: the wake-up latency after a block (the waiter's delay, not its CPU: it is not counted here), clock-read granularity ({:.0} ns per pair of thread CPU-time reads, subtracted), and the variation of B itself (B is one median; a block's real cost varies with the load, which matters most near lambda*B = 1 where every policy costs about B).",
+            self.cpu_clock_overhead_ns
+        ));
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_run_fills_the_table() {
+        let mut cfg = Config::tiny();
+        cfg.dists = vec![CalibrationDist::Exponential];
+        cfg.policies.push("bogus".into());
+        let res = run(&cfg);
+        assert_eq!(res.rows.len(), cfg.scales.len() * cfg.policies.len());
+        assert!(res.block_cost.ns > 0.0);
+        let tables = res.tables();
+        assert_eq!(tables.len(), 2);
+        for t in &tables {
+            t.validate().unwrap();
+        }
+        let keys = tables[0].header_keys();
+        for key in [
+            "dist",
+            "scale",
+            "policy",
+            "measured_factor_ratio",
+            "predicted_factor_ratio",
+            "ratio",
+        ] {
+            assert!(keys.iter().any(|k| k == key), "{key} not in {keys:?}");
+        }
+        assert_eq!(tables[0].rows.len(), res.rows.len());
+        assert_eq!(tables[1].rows.len(), cfg.scales.len());
+        for r in &res.rows {
+            if r.policy == "bogus" {
+                assert!(r.not_available.is_some() && r.measured_factor.is_none());
+            } else {
+                assert!(r.rounds >= MIN_ROUNDS, "{r:?}");
+                let m = r.measured_factor.unwrap();
+                assert!(m.is_finite() && m > 0.0, "{r:?}");
+                assert!(r.predicted_factor.unwrap() >= 1.0 - 1e-9);
+            }
+        }
+        let always_block = res
+            .rows
+            .iter()
+            .find(|r| r.policy == "/b/0" && r.scale == 0.3)
+            .unwrap();
+        assert!(always_block.block_fraction > 0.5, "{always_block:?}");
+        let spin = res.rows.iter().find(|r| r.policy == "s//inf").unwrap();
+        assert_eq!(spin.block_fraction, 0.0);
+        let json = serde_json::to_value(&res).unwrap();
+        for key in ["config", "block_cost", "rows", "ordering", "block_cpu_ns"] {
+            assert!(json.get(key).is_some(), "{key}");
+        }
+        assert_eq!(res.charts().len(), 1);
+        assert!(res.notes().iter().any(|n| n.starts_with("Ordering:")));
+    }
+
+    #[test]
+    fn ordering_check_ignores_near_ties_and_reports_reversals() {
+        let row = |policy: &str, predicted: f64, measured: f64| Row {
+            dist: CalibrationDist::Uniform,
+            scale: 1.0,
+            policy: policy.into(),
+            not_available: None,
+            rounds: 1,
+            mean_drawn_wait_ns: 0.0,
+            mean_wait_ns: 0.0,
+            block_fraction: 0.0,
+            mean_poll_cpu_ns: 0.0,
+            mean_cost_ns: 0.0,
+            mean_optimal_ns: 0.0,
+            measured_factor: Some(measured),
+            predicted_factor: Some(predicted),
+            predicted_sample_factor: Some(predicted),
+            ratio: Some(measured / predicted),
+        };
+        let rows = [row("a", 1.0, 1.2), row("b", 1.05, 1.1), row("c", 2.0, 1.15)];
+        let refs: Vec<&Row> = rows.iter().collect();
+        let c = ordering_check(CalibrationDist::Uniform, 1.0, &refs);
+        // a-b is a near-tie; a-c agrees; b-c agrees.
+        assert_eq!((c.decided_pairs, c.concordant_pairs), (2, 2));
+        assert_eq!(c.predicted_order, ["a", "b", "c"]);
+        assert_eq!(c.measured_order, ["b", "c", "a"]);
+        let rows = [row("a", 1.0, 3.0), row("c", 2.0, 1.15)];
+        let refs: Vec<&Row> = rows.iter().collect();
+        let c = ordering_check(CalibrationDist::Uniform, 1.0, &refs);
+        assert_eq!(
+            (c.decided_pairs, c.concordant_pairs, c.violations.len()),
+            (1, 0, 1)
+        );
+    }
+}
