@@ -277,7 +277,7 @@ impl<'a> WaitWordRef<'a> {
             while let MechanismWait::Changed(nv) =
                 budget
                     .mechanism
-                    .wait_for_change(&self.futex, v, poll_deadline)
+                    .wait_for_change(self.futex, v, poll_deadline)
             {
                 v = nv;
                 if ready(v) {

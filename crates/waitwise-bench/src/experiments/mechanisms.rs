@@ -173,15 +173,18 @@ fn run_pair(pair: Arc<dyn WaitPair>, placement: &PairPlacement, warmup: usize, r
             let mut woke = Vec::with_capacity(total);
             let mut cpu_frac = Vec::with_capacity(total);
             for r in 0..total {
-                let (c0, w0) = (thread_cpu_time(), Instant::now());
+                let (w0, c0) = (Instant::now(), thread_cpu_time());
                 // Release: the worker's Acquire load of the round number
                 // happens after our previous round's bookkeeping.
                 ready.store(r as u64 + 1, Ordering::Release);
                 pair.wait();
                 woke.push(clock.start());
-                let wall = w0.elapsed().as_nanos() as f64;
+                // CPU time first, then wall time: the wall interval encloses
+                // the CPU interval, so the fraction cannot exceed 1 by
+                // measurement order (only by clock granularity).
                 let cpu = (thread_cpu_time() - c0).as_nanos() as f64;
-                cpu_frac.push(if wall > 0.0 { cpu / wall } else { 0.0 });
+                let wall = w0.elapsed().as_nanos() as f64;
+                cpu_frac.push(if wall > 0.0 { (cpu / wall).min(1.0) } else { 0.0 });
             }
             (woke, cpu_frac)
         })
