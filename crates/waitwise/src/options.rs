@@ -43,6 +43,13 @@ impl WaitOptions {
         self
     }
 
+    /// The policy set explicitly with [`WaitOptions::policy`], if any
+    /// (primitives that adapt their default waiting use this to leave an
+    /// explicit choice alone).
+    pub const fn policy_override(&self) -> Option<Policy> {
+        self.policy
+    }
+
     /// The policy to use for an object of `kind`.
     pub fn resolve_policy(&self, kind: SyncKind) -> Policy {
         self.policy.unwrap_or_else(|| Policy::for_kind(kind))

@@ -42,13 +42,13 @@
 
 use super::central::BarrierWaitResult;
 use super::handle::{Claims, HandleError, MAX_HANDLE_PARTIES};
-use super::wait_policy;
+use super::wait_policy::{BarrierWait, PreludeScore};
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
 use crate::wait_word::WaitWord;
 use std::cell::Cell;
-use waitwise_platform::clock::Deadline;
+use std::time::Duration;
 use waitwise_platform::shim::{AtomicU32, Ordering};
 
 /// Whether a flag holding `flag` shows the signal of episode `episode`:
@@ -116,13 +116,15 @@ pub struct DisseminationBarrier {
     /// Completed episodes of each id while no handle holds it.
     episodes: Box<[AtomicU32]>,
     claims: Claims,
-    policy: Policy,
+    wait: BarrierWait,
+    score: PreludeScore,
     profiler: Profiler,
 }
 
 impl DisseminationBarrier {
-    /// A dissemination barrier for `n` threads with the default barrier
-    /// policy for `n` parties ([`default_policy`](super::default_policy)).
+    /// A dissemination barrier for `n` threads with the default waiting for
+    /// `n` parties ([`default_policy`](super::default_policy),
+    /// [`default_prelude`](super::default_prelude)).
     pub fn new(n: usize) -> Self {
         Self::with_options(n, WaitOptions::new())
     }
@@ -138,7 +140,8 @@ impl DisseminationBarrier {
             flags: (0..parties * rounds).map(|_| WaitWord::new(0)).collect(),
             episodes: (0..parties).map(|_| AtomicU32::new(0)).collect(),
             claims: Claims::new(parties),
-            policy: wait_policy::barrier_policy(parties, &options),
+            wait: BarrierWait::from_options(parties, &options),
+            score: PreludeScore::new(),
             profiler: options.profiler(),
         }
     }
@@ -177,9 +180,16 @@ impl DisseminationBarrier {
         self.rounds
     }
 
-    /// The policy every round's wait follows.
+    /// The policy every round's wait follows (after the PAUSE prelude, if
+    /// any).
     pub fn policy(&self) -> &Policy {
-        &self.policy
+        &self.wait.policy
+    }
+
+    /// How long each round's wait polls with PAUSE before the policy takes
+    /// over (`None` with an explicit policy, or when oversubscribed).
+    pub fn pause_prelude(&self) -> Option<Duration> {
+        self.wait.prelude
     }
 
     /// The wait-time histogram, one entry per thread and episode (all its
@@ -203,8 +213,8 @@ impl DisseminationBarrier {
             out.value().store(episode, Ordering::SeqCst);
             out.wake_one();
             let r = self
-                .flag(id, round)
-                .wait_until(&self.policy, Deadline::NEVER, |f| signalled(f, episode));
+                .wait
+                .wait_until(self.flag(id, round), &self.score, |f| signalled(f, episode));
             blocked |= r.blocked();
         }
         self.profiler.finish(start, blocked);

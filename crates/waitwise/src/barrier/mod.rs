@@ -31,11 +31,12 @@
 //!
 //! # Policies
 //!
-//! By default waits use the barrier kind's two-phase policy (`s/b/0.62`),
-//! switched to yield-polling when the parties outnumber the CPUs the
-//! process may use ([`default_policy`], module `wait_policy`); the tree
-//! barriers use a policy per level ([`TreePolicies`], [`TopologyPolicies`]).
-//! A policy given in [`WaitOptions`](crate::WaitOptions) is used as given.
+//! By default a wait polls with PAUSE for [`PAUSE_PRELUDE`] (skipped when
+//! the parties outnumber the CPUs the process may use), then runs the
+//! barrier kind's two-phase policy polling with `yield`, `Ss/b/0.62`
+//! ([`default_policy`]; module `wait_policy` says why); the tree barriers
+//! use a policy per level ([`TreePolicies`], [`TopologyPolicies`]). A
+//! policy given in [`WaitOptions`](crate::WaitOptions) is used as given.
 //! Profiling (`WaitOptions::profile` or `WAITWISE_PROFILE=1`) records every
 //! wait into the barrier's `wait_profile()`.
 
@@ -57,6 +58,6 @@ pub use topology::{
 };
 pub use tree::{TreeBarrier, TreeHandle, TreePolicies, MIN_FAN_IN};
 pub use wait_policy::{
-    adapt_to_parties, allowed_cpus, default_policy, is_oversubscribed, INNER_ALPHA,
-    OVERSUBSCRIBED_MECHANISM,
+    allowed_cpus, default_policy, default_prelude, is_oversubscribed, INNER_ALPHA, PAUSE_PRELUDE,
+    POLL_MECHANISM,
 };

@@ -43,10 +43,9 @@
 //! that the last arrival's add reads (a release sequence on one word), and
 //! the last arrival's release store is read by every waiter.
 
-use crate::policy::Policy;
+use super::wait_policy::{BarrierWait, PreludeScore};
 use crate::profile::Profiler;
 use crate::wait_word::WaitWord;
-use waitwise_platform::clock::Deadline;
 use waitwise_platform::shim::Ordering;
 
 /// The sense bit.
@@ -85,21 +84,23 @@ pub(crate) enum Arrival {
     },
 }
 
-/// A counter of `parties` arrivals with a sense bit, waited on with `policy`.
+/// A counter of `parties` arrivals with a sense bit; waits follow `wait`.
 #[derive(Debug)]
 pub(crate) struct CountingNode {
     word: WaitWord,
     parties: u32,
-    policy: Policy,
+    wait: BarrierWait,
+    score: PreludeScore,
 }
 
 impl CountingNode {
     /// A node counting `parties` arrivals (clamped to `1..=MAX_PARTIES`).
-    pub(crate) fn new(parties: usize, policy: Policy) -> Self {
+    pub(crate) fn new(parties: usize, wait: BarrierWait) -> Self {
         Self {
             word: WaitWord::new(0),
             parties: parties.clamp(1, MAX_PARTIES) as u32,
-            policy,
+            wait,
+            score: PreludeScore::new(),
         }
     }
 
@@ -108,9 +109,9 @@ impl CountingNode {
         self.parties as usize
     }
 
-    /// The policy waits at this node follow.
-    pub(crate) fn policy(&self) -> &Policy {
-        &self.policy
+    /// How waits at this node wait.
+    pub(crate) fn waiting(&self) -> &BarrierWait {
+        &self.wait
     }
 
     /// Counts one arrival.
@@ -135,14 +136,14 @@ impl CountingNode {
         self.word.wake_all();
     }
 
-    /// Waits, following the node's policy, until the sense differs from
-    /// `sense`; records the wait in `profiler`. Returns whether it blocked.
+    /// Waits until the sense differs from `sense_seen`; records the wait in
+    /// `profiler`. Returns whether it blocked.
     #[inline]
     pub(crate) fn wait_release(&self, sense_seen: u32, profiler: &Profiler) -> bool {
         let start = profiler.start();
         let out = self
-            .word
-            .wait_until(&self.policy, Deadline::NEVER, |w| sense(w) != sense_seen);
+            .wait
+            .wait_until(&self.word, &self.score, |w| sense(w) != sense_seen);
         debug_assert!(!out.timed_out(), "a wait without deadline timed out");
         profiler.finish(start, out.blocked());
         out.blocked()
@@ -152,10 +153,15 @@ impl CountingNode {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::policy::Policy;
+
+    fn blocking() -> BarrierWait {
+        BarrierWait::exactly(Policy::always_block())
+    }
 
     #[test]
     fn last_arrival_releases_and_resets() {
-        let n = CountingNode::new(3, Policy::always_block());
+        let n = CountingNode::new(3, blocking());
         assert_eq!(n.arrive(), Arrival::Wait { sense: 0 });
         assert_eq!(n.arrive(), Arrival::Wait { sense: 0 });
         assert_eq!(n.arrive(), Arrival::Last { sense: 0 });
@@ -166,12 +172,12 @@ mod tests {
 
     #[test]
     fn zero_and_huge_parties_are_clamped() {
-        assert_eq!(CountingNode::new(0, Policy::always_block()).parties(), 1);
+        assert_eq!(CountingNode::new(0, blocking()).parties(), 1);
         assert_eq!(
-            CountingNode::new(usize::MAX, Policy::always_block()).parties(),
+            CountingNode::new(usize::MAX, blocking()).parties(),
             MAX_PARTIES
         );
-        let one = CountingNode::new(0, Policy::always_block());
+        let one = CountingNode::new(0, blocking());
         assert_eq!(one.arrive(), Arrival::Last { sense: 0 });
     }
 }

@@ -34,12 +34,12 @@
 //! after leaving (the waiter's load of the new word is `Acquire`).
 
 use super::central::BarrierWaitResult;
-use super::wait_policy;
+use super::wait_policy::{BarrierWait, PreludeScore};
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
 use crate::wait_word::WaitWord;
-use waitwise_platform::clock::Deadline;
+use std::time::Duration;
 use waitwise_platform::shim::Ordering;
 
 /// One party has arrived in this episode.
@@ -84,13 +84,15 @@ const ARRIVED: u32 = 1;
 #[derive(Debug)]
 pub struct PairBarrier {
     word: WaitWord,
-    policy: Policy,
+    wait: BarrierWait,
+    score: PreludeScore,
     profiler: Profiler,
 }
 
 impl PairBarrier {
-    /// A two-party barrier with the default barrier policy for two parties
-    /// ([`default_policy`](super::default_policy)`(2)`).
+    /// A two-party barrier with the default waiting for two parties
+    /// ([`default_policy`](super::default_policy),
+    /// [`default_prelude`](super::default_prelude)`(2)`).
     pub fn new() -> Self {
         Self::with_options(WaitOptions::new())
     }
@@ -99,7 +101,8 @@ impl PairBarrier {
     pub fn with_options(options: WaitOptions) -> Self {
         Self {
             word: WaitWord::new(0),
-            policy: wait_policy::barrier_policy(2, &options),
+            wait: BarrierWait::from_options(2, &options),
+            score: PreludeScore::new(),
             profiler: options.profiler(),
         }
     }
@@ -122,8 +125,8 @@ impl PairBarrier {
     fn wait_for_partner(&self, waiting: u32) {
         let start = self.profiler.start();
         let out = self
-            .word
-            .wait_until(&self.policy, Deadline::NEVER, |w| w != waiting);
+            .wait
+            .wait_until(&self.word, &self.score, |w| w != waiting);
         self.profiler.finish(start, out.blocked());
     }
 
@@ -132,9 +135,16 @@ impl PairBarrier {
         2
     }
 
-    /// The policy the first arrival's wait follows.
+    /// The policy the first arrival's wait follows (after the PAUSE
+    /// prelude, if any).
     pub fn policy(&self) -> &Policy {
-        &self.policy
+        &self.wait.policy
+    }
+
+    /// How long the first arrival polls with PAUSE before the policy takes
+    /// over (`None` with an explicit policy, or on a 1-CPU machine).
+    pub fn pause_prelude(&self) -> Option<Duration> {
+        self.wait.prelude
     }
 
     /// The wait-time histogram of the first arrivals' waits; `None` unless

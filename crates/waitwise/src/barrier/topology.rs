@@ -33,12 +33,13 @@
 use super::central::BarrierWaitResult;
 use super::handle::{Claims, HandleError, MAX_HANDLE_PARTIES};
 use super::tree::{CombiningTree, Member, TreeBuilder};
-use super::wait_policy::{self, INNER_ALPHA};
+use super::wait_policy::{self, BarrierWait, INNER_ALPHA, POLL_MECHANISM};
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
+use std::time::Duration;
 use waitwise_platform::topology::{CpuTopology, Topology};
 
 /// The level of a [`TopologyBarrier`] node: what its children share.
@@ -55,7 +56,10 @@ pub enum Level {
 }
 
 /// One policy per level of a [`TopologyBarrier`]. The root, whatever its
-/// level, follows `root`.
+/// level, follows `root`. With the defaults
+/// ([`TopologyPolicies::lim_agarwal`]) polling waits start with the
+/// [`default_prelude`](super::default_prelude); policies given explicitly
+/// run as given.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TopologyPolicies {
     /// [`Level::Core`] nodes (the leaves).
@@ -69,17 +73,17 @@ pub struct TopologyPolicies {
 }
 
 impl TopologyPolicies {
-    /// Lim & Agarwal's advice for `parties` threads: `/b/0` at the cores
-    /// (the leaves), `s/b/`[`INNER_ALPHA`] at packages and NUMA nodes, the
-    /// barrier default (`s/b/0.62`) at the root, each polling one adapted
-    /// to oversubscription ([`adapt_to_parties`](super::adapt_to_parties)).
-    pub fn for_parties(parties: usize) -> Self {
-        let inner = wait_policy::adapt_to_parties(Policy::two_phase(INNER_ALPHA), parties);
+    /// Lim & Agarwal's advice: `/b/0` at the cores (the leaves),
+    /// `Ss/b/`[`INNER_ALPHA`] at packages and NUMA nodes, the barrier
+    /// default ([`default_policy`](super::default_policy): `Ss/b/0.62`) at
+    /// the root.
+    pub fn lim_agarwal() -> Self {
+        let inner = Policy::two_phase(INNER_ALPHA).with_mechanism(POLL_MECHANISM);
         Self {
             core: Policy::always_block(),
             package: inner,
             numa_node: inner,
-            root: wait_policy::default_policy(parties),
+            root: wait_policy::default_policy(),
         }
     }
 
@@ -140,6 +144,8 @@ pub struct TopologyNode {
     pub is_root: bool,
     /// The policy its waits follow.
     pub policy: Policy,
+    /// How long its waits poll with PAUSE before the policy takes over.
+    pub pause_prelude: Option<Duration>,
 }
 
 /// A reusable barrier shaped like the machine's topology, with a waiting
@@ -189,31 +195,47 @@ pub struct TopologyBarrier {
 
 impl TopologyBarrier {
     /// A barrier for `cpus.len()` threads, thread `i` running on `cpus[i]`,
-    /// with [`TopologyPolicies::for_parties`].
+    /// with [`TopologyPolicies::lim_agarwal`] and the default prelude.
     pub fn new(topology: &Topology, cpus: &[usize]) -> Result<Self, TopologyBarrierError> {
         Self::with_options(topology, cpus, WaitOptions::new())
     }
 
     /// Like [`TopologyBarrier::new`] with `options`: a policy set there is
-    /// used at every level; otherwise [`TopologyPolicies::for_parties`].
+    /// used, exactly, at every level; otherwise
+    /// [`TopologyPolicies::lim_agarwal`] with the default prelude.
     pub fn with_options(
         topology: &Topology,
         cpus: &[usize],
         options: WaitOptions,
     ) -> Result<Self, TopologyBarrierError> {
-        let policies = match wait_policy::explicit_policy(&options) {
-            Some(p) => TopologyPolicies::uniform(p),
-            None => TopologyPolicies::for_parties(cpus.len()),
-        };
-        Self::with_policies(topology, cpus, policies, options)
+        match wait_policy::explicit_policy(&options) {
+            Some(p) => Self::build(topology, cpus, TopologyPolicies::uniform(p), false, options),
+            None => Self::build(
+                topology,
+                cpus,
+                TopologyPolicies::lim_agarwal(),
+                true,
+                options,
+            ),
+        }
     }
 
-    /// Like [`TopologyBarrier::new`] with a policy per level; `options`
-    /// gives profiling (a policy set there is ignored).
+    /// Like [`TopologyBarrier::new`] with a policy per level, run exactly
+    /// as given; `options` gives profiling (a policy set there is ignored).
     pub fn with_policies(
         topology: &Topology,
         cpus: &[usize],
         policies: TopologyPolicies,
+        options: WaitOptions,
+    ) -> Result<Self, TopologyBarrierError> {
+        Self::build(topology, cpus, policies, false, options)
+    }
+
+    fn build(
+        topology: &Topology,
+        cpus: &[usize],
+        policies: TopologyPolicies,
+        prelude: bool,
         options: WaitOptions,
     ) -> Result<Self, TopologyBarrierError> {
         if cpus.is_empty() {
@@ -252,7 +274,13 @@ impl TopologyBarrier {
             }
             b.combine(level, groups.into_values().collect());
         }
-        let (tree, levels) = b.finish(|level, is_root| policies.for_level(level, is_root));
+        let (tree, levels) = b.finish(|level, is_root| {
+            let policy = policies.for_level(level, is_root);
+            match prelude {
+                true => BarrierWait::with_default_prelude(policy, cpus.len()),
+                false => BarrierWait::exactly(policy),
+            }
+        });
         Ok(Self {
             tree,
             levels,
@@ -303,12 +331,13 @@ impl TopologyBarrier {
             .iter()
             .enumerate()
             .map(|(i, &level)| {
-                let (parties, policy) = self.tree.node(i);
+                let (parties, wait) = self.tree.node(i);
                 TopologyNode {
                     level,
                     parties,
                     is_root: Some(i) == root,
-                    policy: *policy,
+                    policy: wait.policy,
+                    pause_prelude: wait.prelude,
                 }
             })
             .collect()
@@ -389,11 +418,13 @@ mod tests {
         // NUMA nodes coincide with packages here: that level passes through.
         assert_eq!(s[10], (Level::Machine, 2, true));
         assert_eq!(b.height(), 3);
-        let p = TopologyPolicies::for_parties(16);
+        let p = TopologyPolicies::lim_agarwal();
         let nodes = b.nodes();
         assert_eq!(nodes[0].policy, Policy::always_block());
+        assert_eq!(nodes[0].pause_prelude, None);
         assert_eq!(nodes[8].policy, p.package);
         assert_eq!(nodes[10].policy, p.root);
+        assert_eq!(nodes[10].pause_prelude, wait_policy::default_prelude(16));
     }
 
     #[test]
@@ -402,7 +433,7 @@ mod tests {
         // Two threads on sibling CPUs: the core node is the root.
         let b = TopologyBarrier::new(&topo, &[0, 8]).unwrap();
         assert_eq!(shape(&b), [(Level::Core, 2, true)]);
-        assert_eq!(b.nodes()[0].policy, TopologyPolicies::for_parties(2).root);
+        assert_eq!(b.nodes()[0].policy, TopologyPolicies::lim_agarwal().root);
         // One thread per package: only the machine node.
         let b = TopologyBarrier::new(&topo, &[0, 4]).unwrap();
         assert_eq!(shape(&b), [(Level::Machine, 2, true)]);

@@ -36,7 +36,7 @@
 use super::central::BarrierWaitResult;
 use super::handle::{Claims, HandleError, MAX_HANDLE_PARTIES};
 use super::node::{Arrival, CountingNode};
-use super::wait_policy::{self, INNER_ALPHA};
+use super::wait_policy::{self, BarrierWait, INNER_ALPHA, POLL_MECHANISM};
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
@@ -49,7 +49,9 @@ pub const MIN_FAN_IN: usize = 2;
 /// One policy per level of a tree barrier: leaves, inner nodes, root.
 ///
 /// A node that is both a leaf and the root (a tree of one node) follows
-/// `root`.
+/// `root`. With the defaults ([`TreePolicies::lim_agarwal`]) polling waits
+/// start with the [`default_prelude`](super::default_prelude); policies
+/// given explicitly run as given.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TreePolicies {
     /// Nodes whose children are threads.
@@ -61,15 +63,14 @@ pub struct TreePolicies {
 }
 
 impl TreePolicies {
-    /// Lim & Agarwal's advice for `parties` threads: `/b/0` at the leaves,
-    /// `s/b/`[`INNER_ALPHA`] between, the barrier default at the root
-    /// (`s/b/0.62`), each polling one adapted to oversubscription
-    /// ([`adapt_to_parties`](super::adapt_to_parties)).
-    pub fn for_parties(parties: usize) -> Self {
+    /// Lim & Agarwal's advice: `/b/0` at the leaves, `Ss/b/`[`INNER_ALPHA`]
+    /// between, the barrier default at the root
+    /// ([`default_policy`](super::default_policy): `Ss/b/0.62`).
+    pub fn lim_agarwal() -> Self {
         Self {
             leaf: Policy::always_block(),
-            inner: wait_policy::adapt_to_parties(Policy::two_phase(INNER_ALPHA), parties),
-            root: wait_policy::default_policy(parties),
+            inner: Policy::two_phase(INNER_ALPHA).with_mechanism(POLL_MECHANISM),
+            root: wait_policy::default_policy(),
         }
     }
 
@@ -150,15 +151,15 @@ impl<T: Copy> TreeBuilder<T> {
         self.members = next;
     }
 
-    /// The tree, each node's policy given by `policy(tag, is_root)`; also
+    /// The tree, each node's waiting given by `wait(tag, is_root)`; also
     /// each node's tag, in node order.
-    pub(crate) fn finish(self, policy: impl Fn(T, bool) -> Policy) -> (CombiningTree, Vec<T>) {
+    pub(crate) fn finish(self, wait: impl Fn(T, bool) -> BarrierWait) -> (CombiningTree, Vec<T>) {
         let tags = self.nodes.iter().map(|n| n.2).collect();
         let nodes = self
             .nodes
             .into_iter()
             .map(|(parties, parent, tag)| TreeNode {
-                counter: CountingNode::new(parties, policy(tag, parent.is_none())),
+                counter: CountingNode::new(parties, wait(tag, parent.is_none())),
                 parent,
             })
             .collect();
@@ -195,10 +196,10 @@ impl CombiningTree {
         self.nodes.len()
     }
 
-    /// Node `i`'s number of children and policy.
-    pub(crate) fn node(&self, i: usize) -> (usize, &Policy) {
+    /// Node `i`'s number of children and waiting.
+    pub(crate) fn node(&self, i: usize) -> (usize, &BarrierWait) {
         let c = &self.nodes[i].counter;
-        (c.parties(), c.policy())
+        (c.parties(), c.waiting())
     }
 
     /// Number of node levels on the longest path from a thread to the root.
@@ -295,27 +296,37 @@ pub struct TreeBarrier {
 
 impl TreeBarrier {
     /// A tree barrier for `n` threads, combining `fan_in` at each node, with
-    /// [`TreePolicies::for_parties`].
+    /// [`TreePolicies::lim_agarwal`] and the default prelude.
     pub fn new(n: usize, fan_in: usize) -> Self {
         Self::with_options(n, fan_in, WaitOptions::new())
     }
 
-    /// A tree barrier with `options`: a policy set there is used at every
-    /// level; otherwise [`TreePolicies::for_parties`].
+    /// A tree barrier with `options`: a policy set there is used, exactly,
+    /// at every level; otherwise [`TreePolicies::lim_agarwal`] with the
+    /// default prelude.
     pub fn with_options(n: usize, fan_in: usize, options: WaitOptions) -> Self {
-        let policies = match wait_policy::explicit_policy(&options) {
-            Some(p) => TreePolicies::uniform(p),
-            None => TreePolicies::for_parties(n.max(1)),
-        };
-        Self::with_policies(n, fan_in, policies, options)
+        match wait_policy::explicit_policy(&options) {
+            Some(p) => Self::build(n, fan_in, TreePolicies::uniform(p), false, options),
+            None => Self::build(n, fan_in, TreePolicies::lim_agarwal(), true, options),
+        }
     }
 
-    /// A tree barrier with a policy per level; `options` gives profiling
-    /// (a policy set there is ignored).
+    /// A tree barrier with a policy per level, run exactly as given;
+    /// `options` gives profiling (a policy set there is ignored).
     pub fn with_policies(
         n: usize,
         fan_in: usize,
         policies: TreePolicies,
+        options: WaitOptions,
+    ) -> Self {
+        Self::build(n, fan_in, policies, false, options)
+    }
+
+    fn build(
+        n: usize,
+        fan_in: usize,
+        policies: TreePolicies,
+        prelude: bool,
         options: WaitOptions,
     ) -> Self {
         let n = n.clamp(1, MAX_HANDLE_PARTIES);
@@ -327,10 +338,16 @@ impl TreeBarrier {
             b.combine(level, groups);
             level += 1;
         }
-        let (tree, _) = b.finish(|level, root| match (root, level) {
-            (true, _) => policies.root,
-            (false, 0) => policies.leaf,
-            (false, _) => policies.inner,
+        let (tree, _) = b.finish(|level, root| {
+            let policy = match (root, level) {
+                (true, _) => policies.root,
+                (false, 0) => policies.leaf,
+                (false, _) => policies.inner,
+            };
+            match prelude {
+                true => BarrierWait::with_default_prelude(policy, n),
+                false => BarrierWait::exactly(policy),
+            }
         });
         Self {
             tree,
@@ -443,16 +460,17 @@ mod tests {
     #[test]
     fn level_policies() {
         let b = TreeBarrier::new(4, 2);
-        let names: Vec<_> = (0..b.node_count())
-            .map(|i| b.tree.node(i).1.name())
-            .collect();
-        assert_eq!(names[0], "/b/0");
-        assert_eq!(names[1], "/b/0");
-        assert_eq!(names[2], wait_policy::default_policy(4).name());
+        let waits: Vec<_> = (0..b.node_count()).map(|i| *b.tree.node(i).1).collect();
+        assert_eq!(waits[0], BarrierWait::exactly(Policy::always_block()));
+        assert_eq!(waits[1], BarrierWait::exactly(Policy::always_block()));
+        assert_eq!(waits[2], BarrierWait::default_for(4));
         let one = TreeBarrier::new(2, 2);
+        assert_eq!(*one.tree.node(0).1, BarrierWait::default_for(2));
+        let spin =
+            TreeBarrier::with_options(4, 2, WaitOptions::new().policy(Policy::always_spin()));
         assert_eq!(
-            one.tree.node(0).1.name(),
-            wait_policy::default_policy(2).name()
+            *spin.tree.node(0).1,
+            BarrierWait::exactly(Policy::always_spin())
         );
     }
 
