@@ -178,5 +178,22 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
             || run(&cfg),
         ));
     }
+    {
+        use crate::experiments::wakeup_matrix::{run, Config};
+        let cfg = match config.size {
+            Size::Quick => Config::quick(),
+            Size::Full => Config::full(),
+            Size::Tiny => Config::tiny(),
+        };
+        sections.push(section(
+            "Wake-up latency between CPUs (seed 004 section 4.1)",
+            "wakeup_matrix",
+            "Wake-up latency for every ordered pair of CPUs, per mechanism. Normal setup: the waker and the woken \
+             thread each take a timestamp, with roles alternated every round so clock offsets cancel. Reduced \
+             setup: the waker takes both stamps around a wake-up and the woken thread's reply.",
+            &format!("cargo run --release -- wakeup-matrix{full}"),
+            || run(&cfg),
+        ));
+    }
     write(config, &probe, &sections, command_line)
 }

@@ -131,7 +131,7 @@ pub fn all() -> Vec<Contender> {
 pub fn two_phase_policies() -> Vec<(String, Policy)> {
     let mut v: Vec<(String, Policy)> = [0.54, 0.62, 1.0]
         .into_iter()
-        .map(|a| Policy::two_phase(a))
+        .map(Policy::two_phase)
         .chain([
             Policy::two_phase(waitwise::policy::ALPHA_EXPONENTIAL).with_mechanism(Mechanism::Yield),
             Policy::two_phase(waitwise::policy::ALPHA_EXPONENTIAL).with_mechanism(Mechanism::Umwait(WaitpkgState::C02)),

@@ -119,12 +119,13 @@ pub enum CpuChoice {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CpuChoiceError {
     /// The list does not parse.
-    #[error("bad CPU list {list:?}: {source}")]
+    #[error("bad CPU list {list:?}: {reason}")]
     Parse {
         /// The list as given.
         list: String,
-        /// What is wrong with it.
-        source: CpuListError,
+        /// What is wrong with it (not a `source`: the message already
+        /// says it, and error chains would print it twice).
+        reason: CpuListError,
     },
     /// A CPU this process may not run on (offline, absent, or outside the
     /// cpuset / affinity mask).
@@ -233,9 +234,9 @@ impl Config {
 /// [`CpuChoiceError::Parse`], [`CpuChoiceError::NotAllowed`] or
 /// [`CpuChoiceError::TooFew`].
 pub fn validate_cpu_list(list: &str, allowed: &[usize]) -> Result<Vec<usize>, CpuChoiceError> {
-    let cpus = parse_cpu_list(list).map_err(|source| CpuChoiceError::Parse {
+    let cpus = parse_cpu_list(list).map_err(|reason| CpuChoiceError::Parse {
         list: list.to_owned(),
-        source,
+        reason,
     })?;
     if let Some(&cpu) = cpus.iter().find(|c| !allowed.contains(c)) {
         return Err(CpuChoiceError::NotAllowed {
@@ -877,6 +878,17 @@ pub fn run(config: &Config) -> WakeupMatrixResult {
     }
 }
 
+/// `v` ns for a note: `273 ns`, `25.3 us`, `1.02 ms`.
+fn format_ns(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2} ms", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.1} us", v / 1e3)
+    } else {
+        format!("{v:.0} ns")
+    }
+}
+
 /// The noisy flag's text and row note.
 const NOISY_NOTE: &str = "noisy: CI wider than 20% of the median";
 
@@ -1065,7 +1077,7 @@ impl ExperimentOutput for WakeupMatrixResult {
                 .iter()
                 .filter_map(|m| {
                     self.mean_over_pairs_ns(&m.name, setup)
-                        .map(|v| format!("{} {v:.0} ns", m.name))
+                        .map(|v| format!("{} {}", m.name, format_ns(v)))
                 })
                 .collect();
             if !means.is_empty() {
@@ -1076,19 +1088,28 @@ impl ExperimentOutput for WakeupMatrixResult {
                 ));
             }
         }
-        let gap = self
+        // The offset between two CPUs' clocks is common to every
+        // mechanism; report it from the first polling one (the cleanest
+        // figure: block's directions differ by scheduling noise).
+        let poll = self
             .mechanisms
             .iter()
-            .flat_map(|m| m.setups.iter())
-            .flat_map(|s| s.pairs.iter())
-            .filter_map(|p| p.direction_gap_ns)
-            .fold(None, |acc: Option<f64>, g| {
-                Some(acc.map_or(g.abs(), |a| a.max(g.abs())))
-            });
-        if let Some(g) = gap {
-            n.push(format!(
-                "Largest half-difference between the two directions in the normal setup: {g:.0} ns (clock offset plus real asymmetry; averaged out of the figures)."
-            ));
+            .find(|m| m.kind == WaitKind::Poll && !m.setups.is_empty());
+        if let Some(m) = poll {
+            let gap = m
+                .setup(Setup::Normal)
+                .into_iter()
+                .flat_map(|s| s.pairs.iter())
+                .filter_map(|p| p.direction_gap_ns)
+                .fold(None, |acc: Option<f64>, g| {
+                    Some(acc.map_or(g.abs(), |a| a.max(g.abs())))
+                });
+            if let Some(g) = gap {
+                n.push(format!(
+                    "Largest half-difference between the two directions' medians, {}, normal setup: {g:.0} ns (clock offset between the CPUs plus real asymmetry; averaged out of the figures).",
+                    m.name
+                ));
+            }
         }
         let noisy = self
             .mechanisms

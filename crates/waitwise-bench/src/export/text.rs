@@ -15,7 +15,7 @@ pub fn format_number(x: f64) -> String {
     let a = x.abs();
     if a == 0.0 {
         "0".into()
-    } else if a >= 1e7 || a < 1e-3 {
+    } else if !(1e-3..1e7).contains(&a) {
         format!("{x:.3e}")
     } else if a >= 1000.0 {
         format!("{x:.0}")
