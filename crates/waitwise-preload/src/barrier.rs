@@ -1,0 +1,206 @@
+//! `pthread_barrier_*`: a central barrier (arrival counter + generation
+//! word), waiting two-phase on the generation word.
+//!
+//! # Layout (glibc x86-64 `pthread_barrier_t`, 32 bytes, as 32-bit words)
+//!
+//! ```text
+//!  word  here                                       glibc (struct pthread_barrier)
+//!   0    GEN: episode number, the futex             in
+//!   1    ARRIVED: arrivals in this episode          current_round
+//!   2    COUNT: parties                             count
+//!   3    SHARED: 0 here; glibc's init puts 1 for     shared
+//!        a process-shared barrier: forwarded
+//!   4    SLEEPERS: waiters in futex_wait            out
+//!   5    PRESENT: threads inside pthread_barrier_wait
+//!   6    POLL: 1 if waiters poll before blocking
+//! ```
+//!
+//! # Protocol
+//!
+//! A thread reads `GEN`, then counts itself in `ARRIVED`. The last arrival
+//! resets `ARRIVED`, bumps `GEN`, wakes the sleepers (if any) and gets
+//! `PTHREAD_BARRIER_SERIAL_THREAD`; the others wait until `GEN` differs
+//! from what they read and get 0. A thread cannot read a `GEN` that is
+//! already stale: the episode cannot end before it arrives.
+//!
+//! Waiters poll for `alpha * B` (the barrier kind's alpha) only when the
+//! barrier has no more parties than the process has CPUs; with more, the
+//! thread being waited for may need the very CPU a poller holds, so they
+//! block at once (Lim & Agarwal: polling pays only while the waker runs).
+//!
+//! # Memory ordering
+//!
+//! `ARRIVED` is an AcqRel RMW chain, so the last arrival has seen every
+//! earlier arrival's writes; its reset of `ARRIVED` is ordered before the
+//! SeqCst (release) bump of `GEN`, which the waiters acquire, so every
+//! thread leaves having seen every thread's pre-barrier writes, and a
+//! thread's next arrival sees `ARRIVED` reset. The bump is SeqCst for the
+//! sleeper-count Dekker pattern of [`WaitWordRef`]. `PRESENT` is
+//! incremented before arriving and decremented (Release) as each thread's
+//! last access; `pthread_barrier_destroy` waits (Acquire) until it is zero,
+//! because programs routinely destroy a barrier as soon as the serial
+//! thread returns, while the others are still waking.
+
+use crate::ffi_guard;
+use crate::profile::{self, Kind};
+use crate::real::{self, forward};
+use libc::{pthread_barrier_t, pthread_barrierattr_t, EINVAL};
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
+use waitwise::platform::futex::Futex;
+use waitwise::{Deadline, SyncKind, WaitWordRef};
+
+const _: () = assert!(std::mem::size_of::<pthread_barrier_t>() == 32);
+
+const GEN: usize = 0;
+const ARRIVED: usize = 1;
+const COUNT: usize = 2;
+const SHARED: usize = 3;
+const SLEEPERS: usize = 4;
+const PRESENT: usize = 5;
+const POLL: usize = 6;
+
+type Words = [AtomicU32; 8];
+
+/// # Safety
+///
+/// `b` points to a live `pthread_barrier_t` for `'a`.
+#[inline(always)]
+unsafe fn words<'a>(b: *mut pthread_barrier_t) -> &'a Words {
+    // SAFETY: by the caller's contract; AtomicU32 has u32's layout.
+    unsafe { &*(b as *const Words) }
+}
+
+/// CPUs this process may run on (its affinity mask), read once.
+fn cpus() -> u32 {
+    static N: OnceLock<u32> = OnceLock::new();
+    *N.get_or_init(|| {
+        // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity writes
+        // at most its size.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let rc =
+            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        if rc != 0 {
+            return 1;
+        }
+        // SAFETY: `set` was filled in by the kernel.
+        u32::try_from(unsafe { libc::CPU_COUNT(&set) })
+            .unwrap_or(1)
+            .max(1)
+    })
+}
+
+/// `pthread_barrier_init`: `EINVAL` for a count of 0; process-shared
+/// barriers are forwarded.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_barrier_init(
+    b: *mut pthread_barrier_t,
+    attr: *const pthread_barrierattr_t,
+    count: u32,
+) -> c_int {
+    if b.is_null() || count == 0 || count > i32::MAX as u32 {
+        return EINVAL;
+    }
+    let mut pshared = libc::PTHREAD_PROCESS_PRIVATE;
+    if !attr.is_null() {
+        // SAFETY: an initialized attribute object (POSIX).
+        unsafe { real::pthread_barrierattr_getpshared(attr, &mut pshared) };
+    }
+    if pshared != libc::PTHREAD_PROCESS_PRIVATE {
+        // SAFETY: forwarding the caller's valid arguments.
+        return unsafe {
+            forward!(
+                real::BARRIER_INIT,
+                fn(*mut pthread_barrier_t, *const pthread_barrierattr_t, u32) -> c_int
+            )(b, attr, count)
+        };
+    }
+    ffi_guard(EINVAL, || {
+        // SAFETY: a writable pthread_barrier_t, not in use yet.
+        unsafe { b.write_bytes(0, 1) };
+        // SAFETY: as above.
+        let w = unsafe { words(b) };
+        w[COUNT].store(count, Ordering::Relaxed);
+        w[POLL].store(u32::from(count <= cpus()), Ordering::Relaxed);
+        0
+    })
+}
+
+/// `pthread_barrier_destroy`: waits until the threads of the last episode
+/// have left.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_barrier_destroy(b: *mut pthread_barrier_t) -> c_int {
+    if b.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(b) };
+    if w[SHARED].load(Ordering::Relaxed) != 0 {
+        // SAFETY: a glibc barrier; forwarding the caller's argument.
+        return unsafe { forward!(real::BARRIER_DESTROY, fn(*mut pthread_barrier_t) -> c_int)(b) };
+    }
+    if w[ARRIVED].load(Ordering::Relaxed) != 0 {
+        return libc::EBUSY; // an episode is under way
+    }
+    // Acquire: pairs with each waiter's last (Release) access.
+    while w[PRESENT].load(Ordering::Acquire) != 0 {
+        std::thread::yield_now();
+    }
+    0
+}
+
+/// `pthread_barrier_wait`: `PTHREAD_BARRIER_SERIAL_THREAD` to the last
+/// arrival of each episode, 0 to the others.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_int {
+    if b.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(b) };
+    if w[SHARED].load(Ordering::Relaxed) != 0 {
+        // SAFETY: a glibc barrier; forwarding the caller's argument.
+        return unsafe { forward!(real::BARRIER_WAIT, fn(*mut pthread_barrier_t) -> c_int)(b) };
+    }
+    let count = w[COUNT].load(Ordering::Relaxed);
+    if count == 0 {
+        return EINVAL; // destroyed or never initialized
+    }
+    w[PRESENT].fetch_add(1, Ordering::Relaxed);
+    // Acquire: the episode's number; a stale value is impossible (see the
+    // module's protocol).
+    let gen = w[GEN].load(Ordering::Acquire);
+    // AcqRel: the chain of arrivals (see the module's memory ordering).
+    let arrived = w[ARRIVED].fetch_add(1, Ordering::AcqRel) + 1;
+    let engine = WaitWordRef::new(Futex::from_atomic(&w[GEN]), &w[SLEEPERS]);
+    let r = if arrived == count {
+        // Last arrival: ARRIVED => 0 for the next episode, then GEN + 1
+        // (SeqCst: release to the waiters, Dekker write before the
+        // sleeper check).
+        w[ARRIVED].store(0, Ordering::Relaxed);
+        w[GEN].fetch_add(1, Ordering::SeqCst);
+        engine.wake_all();
+        libc::PTHREAD_BARRIER_SERIAL_THREAD
+    } else {
+        ffi_guard(EINVAL, || {
+            // More parties than CPUs: block at once, unless the user asked
+            // for spinning.
+            let polls = w[POLL].load(Ordering::Relaxed) != 0
+                || crate::config::choice() == crate::config::PolicyChoice::Spin;
+            let limit = if polls {
+                crate::config::poll_limit_ns(SyncKind::Barrier)
+            } else {
+                0
+            };
+            let start = profile::start();
+            let out = crate::poll::wait(engine, limit, Deadline::NEVER, |v| v != gen);
+            profile::finish(start, Kind::Barrier, b, out.blocked());
+            0
+        })
+    };
+    // Release: this thread's last access to the barrier.
+    w[PRESENT].fetch_sub(1, Ordering::Release);
+    r
+}

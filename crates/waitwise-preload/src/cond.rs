@@ -1,0 +1,314 @@
+//! `pthread_cond_*`: a native condition variable, a sequence word that
+//! signals bump, with a sleeper count so a signal makes the `futex_wake`
+//! system call only when a waiter sleeps. No internal mutex.
+//!
+//! # Layout (glibc x86-64 `pthread_cond_t`, 48 bytes, as 32-bit words)
+//!
+//! ```text
+//!  word  offset  here                         glibc
+//!   0     0      SEQ: bumped by every signal   __wseq (low half)
+//!   1     4      SLEEPERS: waiters in futex_wait
+//!   2     8      WAITERS: threads inside pthread_cond_*wait
+//!   9    36      FLAGS: bit 0 process-shared   __wrefs: bit 0 process-shared,
+//!                (forwarded), bit 1 monotonic  bit 1 CLOCK_MONOTONIC
+//! ```
+//!
+//! `PTHREAD_COND_INITIALIZER` (all zeros) is a native `CLOCK_REALTIME`
+//! condvar. `FLAGS` sits where glibc keeps the same two bits, so a
+//! process-shared condvar that glibc's `pthread_cond_init` set up carries
+//! bit 0 for life and every call forwards it; a native one never sets it.
+//!
+//! # Protocol
+//!
+//! A waiter, holding the mutex, registers in `WAITERS`, reads `SEQ`,
+//! unlocks the mutex and waits (two-phase, [`WaitWordRef`]) until `SEQ`
+//! differs; then it leaves `WAITERS` and re-locks the mutex. A signal that
+//! follows the waiter's unlock (the only kind it must not miss) bumps `SEQ`
+//! after the read, so the waiter sees the change. A signal wakes one
+//! sleeper, but every *polling* waiter sees the bump and returns: POSIX
+//! allows such spurious wake-ups. Broadcast wakes every sleeper.
+//!
+//! # Memory ordering
+//!
+//! The waiter's `SEQ` read and `WAITERS` increment are ordered before the
+//! signaler's bump / check by the mutex (unlock Release, lock Acquire),
+//! when the signaler locked it after the waiter's unlock; Relaxed suffices
+//! for both. A signaler that sees `WAITERS == 0` skips everything: any
+//! waiter it must wake registered under the mutex before the signaler's
+//! critical section. The bump is SeqCst: with the sleeper count it forms
+//! [`WaitWordRef`]'s Dekker pattern. Leaving `WAITERS` is Release, and
+//! `pthread_cond_destroy` waits (Acquire) until it is zero, so a waiter that
+//! was woken never touches a destroyed condvar.
+
+use crate::profile::{self, Kind};
+use crate::real::{self, forward};
+use crate::{ffi_guard, mutex, poll, time};
+use libc::{pthread_cond_t, pthread_condattr_t, pthread_mutex_t, timespec, EINVAL};
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicU32, Ordering};
+use waitwise::platform::futex::Futex;
+use waitwise::{Deadline, SyncKind, WaitWordRef};
+
+const _: () = assert!(std::mem::size_of::<pthread_cond_t>() == 48);
+
+/// Word index of the sequence word (the futex).
+const SEQ: usize = 0;
+/// Word index of the sleeper count.
+const SLEEPERS: usize = 1;
+/// Word index of the in-wait count.
+const WAITERS: usize = 2;
+/// Word index of the flags (glibc's `__wrefs`).
+const FLAGS: usize = 9;
+/// `FLAGS`: process-shared, set by glibc's init: forwarded.
+const FLAG_SHARED: u32 = 1;
+/// `FLAGS`: timed waits use `CLOCK_MONOTONIC`.
+const FLAG_MONOTONIC: u32 = 2;
+
+type Words = [AtomicU32; 12];
+
+/// # Safety
+///
+/// `c` points to a live `pthread_cond_t` for `'a`.
+#[inline(always)]
+unsafe fn words<'a>(c: *mut pthread_cond_t) -> &'a Words {
+    // SAFETY: by the caller's contract; AtomicU32 has u32's layout.
+    unsafe { &*(c as *const Words) }
+}
+
+#[inline(always)]
+fn forwarded(w: &Words) -> bool {
+    w[FLAGS].load(Ordering::Relaxed) & FLAG_SHARED != 0
+}
+
+fn engine(w: &Words) -> WaitWordRef<'_> {
+    WaitWordRef::new(Futex::from_atomic(&w[SEQ]), &w[SLEEPERS])
+}
+
+/// `pthread_cond_init`: native, with the attribute's clock, unless
+/// process-shared.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_cond_init(
+    c: *mut pthread_cond_t,
+    attr: *const pthread_condattr_t,
+) -> c_int {
+    if c.is_null() {
+        return EINVAL;
+    }
+    let (mut pshared, mut clock) = (libc::PTHREAD_PROCESS_PRIVATE, libc::CLOCK_REALTIME);
+    if !attr.is_null() {
+        // SAFETY: `attr` is an initialized attribute object (POSIX).
+        unsafe {
+            real::pthread_condattr_getpshared(attr, &mut pshared);
+            libc::pthread_condattr_getclock(attr, &mut clock);
+        }
+    }
+    if pshared != libc::PTHREAD_PROCESS_PRIVATE {
+        // SAFETY: forwarding the caller's valid arguments.
+        return unsafe {
+            forward!(
+                real::COND_INIT,
+                fn(*mut pthread_cond_t, *const pthread_condattr_t) -> c_int
+            )(c, attr)
+        };
+    }
+    // SAFETY: a writable pthread_cond_t, not in use yet.
+    unsafe { c.write_bytes(0, 1) };
+    if clock == libc::CLOCK_MONOTONIC {
+        // SAFETY: as above.
+        let w = unsafe { words(c) };
+        w[FLAGS].store(FLAG_MONOTONIC, Ordering::Relaxed);
+    }
+    0
+}
+
+/// `pthread_cond_destroy`: waits until threads woken from a wait have left.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
+    if c.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(c) };
+    if forwarded(w) {
+        // SAFETY: a glibc condvar; forwarding the caller's argument.
+        return unsafe { forward!(real::COND_DESTROY, fn(*mut pthread_cond_t) -> c_int)(c) };
+    }
+    // Acquire: pairs with the waiters' Release decrement; after this no
+    // waiter touches the object.
+    while w[WAITERS].load(Ordering::Acquire) != 0 {
+        std::thread::yield_now();
+    }
+    0
+}
+
+/// `pthread_cond_signal`: wakes at least one waiter, if any.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
+    if c.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(c) };
+    if forwarded(w) {
+        // SAFETY: a glibc condvar; forwarding the caller's argument.
+        return unsafe { forward!(real::COND_SIGNAL, fn(*mut pthread_cond_t) -> c_int)(c) };
+    }
+    // Relaxed: see the module's memory-ordering paragraph.
+    if w[WAITERS].load(Ordering::Relaxed) != 0 {
+        // SeqCst: the Dekker write before the sleeper check.
+        w[SEQ].fetch_add(1, Ordering::SeqCst);
+        engine(w).wake_one();
+    }
+    0
+}
+
+/// `pthread_cond_broadcast`: wakes every waiter.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int {
+    if c.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(c) };
+    if forwarded(w) {
+        // SAFETY: a glibc condvar; forwarding the caller's argument.
+        return unsafe { forward!(real::COND_BROADCAST, fn(*mut pthread_cond_t) -> c_int)(c) };
+    }
+    if w[WAITERS].load(Ordering::Relaxed) != 0 {
+        w[SEQ].fetch_add(1, Ordering::SeqCst);
+        engine(w).wake_all();
+    }
+    0
+}
+
+/// `pthread_cond_wait`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_cond_wait(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+) -> c_int {
+    if c.is_null() || m.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(c) };
+    if forwarded(w) {
+        // SAFETY: a glibc condvar; forwarding the caller's arguments.
+        return unsafe {
+            forward!(
+                real::COND_WAIT,
+                fn(*mut pthread_cond_t, *mut pthread_mutex_t) -> c_int
+            )(c, m)
+        };
+    }
+    // SAFETY: as above.
+    unsafe { wait(c, m, Deadline::NEVER) }
+}
+
+/// `pthread_cond_timedwait`: `abstime` on the condvar's clock (set at init
+/// by `pthread_condattr_setclock`, `CLOCK_REALTIME` by default).
+#[no_mangle]
+pub unsafe extern "C" fn pthread_cond_timedwait(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+    abstime: *const timespec,
+) -> c_int {
+    if c.is_null() || m.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(c) };
+    if forwarded(w) {
+        // SAFETY: a glibc condvar; forwarding the caller's arguments.
+        return unsafe {
+            forward!(
+                real::COND_TIMEDWAIT,
+                fn(*mut pthread_cond_t, *mut pthread_mutex_t, *const timespec) -> c_int
+            )(c, m, abstime)
+        };
+    }
+    let clock = if w[FLAGS].load(Ordering::Relaxed) & FLAG_MONOTONIC != 0 {
+        libc::CLOCK_MONOTONIC
+    } else {
+        libc::CLOCK_REALTIME
+    };
+    // SAFETY: caller's contract.
+    match unsafe { time::deadline(clock, abstime) } {
+        // SAFETY: as above.
+        Ok(d) => unsafe { wait(c, m, d) },
+        Err(e) => e,
+    }
+}
+
+/// `pthread_cond_clockwait` (glibc 2.30): `abstime` on `clock`, whatever
+/// the condvar's own clock.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_cond_clockwait(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+    clock: libc::clockid_t,
+    abstime: *const timespec,
+) -> c_int {
+    if c.is_null() || m.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(c) };
+    if forwarded(w) {
+        // SAFETY: a glibc condvar; forwarding the caller's arguments.
+        return unsafe {
+            forward!(
+                real::COND_CLOCKWAIT,
+                fn(
+                    *mut pthread_cond_t,
+                    *mut pthread_mutex_t,
+                    libc::clockid_t,
+                    *const timespec,
+                ) -> c_int
+            )(c, m, clock, abstime)
+        };
+    }
+    // SAFETY: caller's contract.
+    match unsafe { time::deadline(clock, abstime) } {
+        // SAFETY: as above.
+        Ok(d) => unsafe { wait(c, m, d) },
+        Err(e) => e,
+    }
+}
+
+/// The wait itself: register, unlock, wait for a bump, leave, re-lock.
+///
+/// # Safety
+///
+/// `c` is a live native condvar, `m` a live mutex.
+unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadline) -> c_int {
+    // SAFETY: caller's contract.
+    let w = unsafe { words(c) };
+    // Relaxed: ordered before any signal we must see by the mutex unlock.
+    w[WAITERS].fetch_add(1, Ordering::Relaxed);
+    let seq = w[SEQ].load(Ordering::Relaxed);
+    // SAFETY: caller's contract.
+    let r = unsafe { mutex::unlock(m) };
+    if r != 0 {
+        // Not the owner of an error-checking mutex: EPERM, no wait.
+        w[WAITERS].fetch_sub(1, Ordering::Release);
+        return r;
+    }
+    let timed_out = ffi_guard(EINVAL, || {
+        let start = profile::start();
+        let limit = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
+        let out = poll::wait(engine(w), limit, deadline, |v| v != seq);
+        profile::finish(start, Kind::Cond, c, out.blocked());
+        c_int::from(out.timed_out())
+    });
+    // Release: our last access to the condvar (see pthread_cond_destroy).
+    w[WAITERS].fetch_sub(1, Ordering::Release);
+    // SAFETY: caller's contract.
+    let r = unsafe { mutex::lock(m) };
+    match (r, timed_out) {
+        (0, 0) => 0,
+        (0, 1) => libc::ETIMEDOUT,
+        (0, e) => e,
+        (r, _) => r,
+    }
+}

@@ -1,0 +1,160 @@
+//! The interposer's configuration, read once from the environment when the
+//! object is loaded ([`load`]) and kept in atomics, so a wait reads two
+//! relaxed words and never calls `getenv` or allocates.
+//!
+//! | variable | meaning | default |
+//! |---|---|---|
+//! | `WAITWISE_POLICY` | `two-phase`, `spin`, `block` or `randomized` | `two-phase` |
+//! | `WAITWISE_ALPHA` | `alpha` of the two-phase policy, every kind | per kind: mutex/cond/sem `ln(e-1)`, barrier `(sqrt 5 - 1)/2` |
+//! | `WAITWISE_BLOCK_NS` | the block cost `B` in ns | [`DEFAULT_BLOCK_NS`] |
+//!
+//! A rejected value prints one line on stderr and the default is used; the
+//! program runs on. `B` is not measured here: the measurement takes 40 ms
+//! and a helper thread, too much to impose on every program; put the `B`
+//! that `waitwise probe` reports in `WAITWISE_BLOCK_NS`.
+
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::time::Duration;
+use waitwise::policy::{env, randomized, SyncKind};
+
+/// Under `WAITWISE_POLICY=spin`, a waiter still blocks after polling this
+/// long: the deadlock avoidance Lim & Agarwal's `s//inf` runs need when
+/// threads outnumber CPUs (a poller may hold the CPU its waker needs; a
+/// pure spin then loses whole time slices per hand-off). Guessed: a fraction
+/// of a scheduler time slice, far above any useful poll.
+pub const SPIN_TIMEOUT: Duration = Duration::from_millis(1);
+
+/// `B` when `WAITWISE_BLOCK_NS` is not set. Guessed: waitwise's own
+/// fallback (a typical bare-metal futex sleep/wake cost).
+pub const DEFAULT_BLOCK_NS: u64 = waitwise::policy::block_cost::FALLBACK_BLOCK_NS as u64;
+
+/// The policies `WAITWISE_POLICY` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PolicyChoice {
+    /// `s/b/alpha`: poll for `alpha * B`, then block.
+    TwoPhase = 0,
+    /// `s//inf`: poll until the wait ends (or its timeout, or
+    /// [`SPIN_TIMEOUT`]).
+    Spin = 1,
+    /// `/b/0`: block at once.
+    Block = 2,
+    /// `rand/b`: poll for a limit drawn per wait on `[0, B]`.
+    Randomized = 3,
+}
+
+impl PolicyChoice {
+    fn parse(s: &str) -> Option<Self> {
+        match s.trim() {
+            "two-phase" => Some(Self::TwoPhase),
+            "spin" => Some(Self::Spin),
+            "block" => Some(Self::Block),
+            "randomized" => Some(Self::Randomized),
+            _ => None,
+        }
+    }
+
+    fn from_u8(v: u8) -> Self {
+        match v {
+            1 => Self::Spin,
+            2 => Self::Block,
+            3 => Self::Randomized,
+            _ => Self::TwoPhase,
+        }
+    }
+}
+
+static POLICY: AtomicU8 = AtomicU8::new(PolicyChoice::TwoPhase as u8);
+/// `WAITWISE_ALPHA` as f64 bits; `NO_ALPHA` when unset or rejected.
+static ALPHA_BITS: AtomicU64 = AtomicU64::new(NO_ALPHA);
+const NO_ALPHA: u64 = u64::MAX; // a NaN: never a valid alpha
+static BLOCK_NS: AtomicU64 = AtomicU64::new(DEFAULT_BLOCK_NS);
+/// Whether `B` came from `WAITWISE_BLOCK_NS` (then the profile records it).
+static BLOCK_NS_FROM_ENV: AtomicU8 = AtomicU8::new(0);
+
+/// The environment variable `name` as UTF-8, without allocating. A value
+/// that is not UTF-8 is reported as `Err(())`.
+fn var(name: &CStr) -> Option<Result<&'static str, ()>> {
+    // SAFETY: `name` is NUL-terminated; getenv returns NULL or a pointer
+    // into the environment, which stays valid as long as nobody calls
+    // setenv/putenv on it: we read it at load time, before `main`.
+    let p = unsafe { libc::getenv(name.as_ptr()) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: a non-NULL getenv result is a NUL-terminated string.
+    Some(unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| ()))
+}
+
+/// Reads `WAITWISE_POLICY`, `WAITWISE_ALPHA` and `WAITWISE_BLOCK_NS` once.
+pub fn load() {
+    match var(c"WAITWISE_POLICY") {
+        None => {}
+        Some(Ok(s)) if PolicyChoice::parse(s).is_some() => {
+            let p = PolicyChoice::parse(s).unwrap_or(PolicyChoice::TwoPhase);
+            POLICY.store(p as u8, Ordering::Relaxed);
+        }
+        Some(v) => eprintln!(
+            "waitwise: WAITWISE_POLICY={:?} rejected: expected two-phase, spin, block or randomized; using two-phase",
+            v.unwrap_or("<not UTF-8>")
+        ),
+    }
+    match var(c"WAITWISE_ALPHA").map(|v| env::parse_alpha(v.unwrap_or("<not UTF-8>"))) {
+        None => {}
+        Some(Ok(a)) => ALPHA_BITS.store(a.to_bits(), Ordering::Relaxed),
+        Some(Err(e)) => eprintln!("waitwise: {e}"),
+    }
+    match var(c"WAITWISE_BLOCK_NS").map(|v| env::parse_block_ns(v.unwrap_or("<not UTF-8>"))) {
+        None => {}
+        Some(Ok(ns)) => {
+            BLOCK_NS.store(ns, Ordering::Relaxed);
+            BLOCK_NS_FROM_ENV.store(1, Ordering::Relaxed);
+        }
+        Some(Err(e)) => eprintln!("waitwise: {e}"),
+    }
+}
+
+/// The configured policy family.
+#[inline]
+pub fn choice() -> PolicyChoice {
+    PolicyChoice::from_u8(POLICY.load(Ordering::Relaxed))
+}
+
+/// `B` in ns.
+#[inline]
+pub fn block_ns() -> u64 {
+    BLOCK_NS.load(Ordering::Relaxed)
+}
+
+/// `B`, when the user gave it (`None`: the guessed default is in use).
+pub fn block_ns_from_env() -> Option<u64> {
+    (BLOCK_NS_FROM_ENV.load(Ordering::Relaxed) != 0).then(block_ns)
+}
+
+/// `alpha` for `kind`: `WAITWISE_ALPHA` if given, else the kind's default.
+#[inline]
+pub fn alpha(kind: SyncKind) -> f64 {
+    let bits = ALPHA_BITS.load(Ordering::Relaxed);
+    if bits == NO_ALPHA {
+        kind.default_alpha()
+    } else {
+        f64::from_bits(bits)
+    }
+}
+
+/// How long one wait on a `kind` object polls before blocking, in ns (0:
+/// block at once), per the configured policy: `alpha * B` for two-phase,
+/// a fresh draw on `[0, B]` for randomized, [`SPIN_TIMEOUT`] for spin.
+/// Computed from the configured `B`, never the library's lazily measured
+/// one, so a wait never triggers a calibration.
+#[inline]
+pub fn poll_limit_ns(kind: SyncKind) -> u64 {
+    let b = block_ns();
+    match choice() {
+        PolicyChoice::Spin => SPIN_TIMEOUT.as_nanos() as u64,
+        PolicyChoice::Block => 0,
+        PolicyChoice::TwoPhase => (alpha(kind) * b as f64) as u64,
+        PolicyChoice::Randomized => randomized::draw_poll_limit(b as f64) as u64,
+    }
+}

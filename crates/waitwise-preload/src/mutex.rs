@@ -1,0 +1,613 @@
+//! `pthread_mutex_*`: a three-state futex lock (waitwise's TTAS mutex,
+//! `waitwise::mutex::RawTtasMutex`, adapted to live in the caller's
+//! `pthread_mutex_t`), with two-phase waiting.
+//!
+//! # Layout (glibc x86-64 `struct __pthread_mutex_s`, 40 bytes)
+//!
+//! The fields keep glibc's offsets *and meanings*, so a glibc static
+//! initializer is a valid unlocked mutex, and glibc's own code (its
+//! condition variables, for a forwarded process-shared condvar waiting on
+//! a native mutex) handles a native mutex correctly:
+//!
+//! ```text
+//!  offset  glibc name  here
+//!   0      __lock      state word: UNLOCKED 0 / LOCKED 1 / CONTENDED 2 (glibc's values)
+//!   4      __count     recursion depth of a recursive mutex
+//!   8      __owner     owner's thread id (recursive and error-checking mutexes)
+//!  16      __kind      type: 0 normal, 1 recursive, 2 error-checking, 3 adaptive
+//!                      (= normal); anything else: forwarded to glibc, or
+//!                      destroyed (-1, as glibc marks it)
+//! ```
+//!
+//! `PTHREAD_MUTEX_INITIALIZER` is all zeros (normal);
+//! `PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP` and
+//! `PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP` put 1 / 2 in `__kind`, so no
+//! init call is needed. glibc's `pthread_mutex_init` marks a process-shared
+//! or robust mutex with `PTHREAD_MUTEX_PSHARED_BIT` (128) and
+//! robust / PI / PP ones with 16 / 32 / 64 in `__kind`: a forwarded mutex
+//! is recognised by its `__kind` alone, on every call, with no extra mark.
+//!
+//! # State transitions
+//!
+//! - lock, fast: `UNLOCKED => LOCKED`, one CAS.
+//! - lock, polling: wait for `UNLOCKED` (PAUSE backoff, [`crate::poll`]) for
+//!   `alpha * B`, then `UNLOCKED => LOCKED` (`=> CONTENDED` when owing a
+//!   wake-up), backing off after a lost race.
+//! - lock, blocking: `any => CONTENDED` (swap); it was `UNLOCKED`: ours;
+//!   else sleep while `CONTENDED`, then poll again. A woken thread owes the
+//!   remaining sleepers a wake-up (see `RawTtasMutex`).
+//! - unlock: `any => UNLOCKED` (swap), `futex_wake(1)` only if it was
+//!   `CONTENDED`: no system call when nobody sleeps.
+//!
+//! # Memory ordering
+//!
+//! Acquire RMWs take the lock, a Release swap releases it; sleeper and
+//! waker both RMW the one word, whose modification order decides whether
+//! the wake is needed, and the kernel re-checks the word before sleeping
+//! (as in `RawTtasMutex`). `__owner` and `__count` are written only by the
+//! holder, inside the critical section, and read by others only to compare
+//! against their own id (which they never see unless they hold the lock):
+//! Relaxed.
+
+use crate::ffi_guard;
+use crate::poll;
+use crate::profile::{self, Kind};
+use crate::real::{self, forward};
+use crate::time;
+use libc::{pthread_mutex_t, pthread_mutexattr_t, timespec, EBUSY, EDEADLK, EINVAL, EPERM};
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use waitwise::platform::futex::{Futex, FutexWait};
+use waitwise::{Deadline, SyncKind};
+
+const _: () = assert!(std::mem::size_of::<pthread_mutex_t>() == 40);
+const _: () = assert!(std::mem::align_of::<pthread_mutex_t>() >= 4);
+
+/// Word index of `__lock`.
+const LOCK: usize = 0;
+/// Word index of `__count`.
+const COUNT: usize = 1;
+/// Word index of `__owner`.
+const OWNER: usize = 2;
+/// Word index of `__kind`.
+const KIND: usize = 4;
+
+/// Free.
+const UNLOCKED: u32 = 0;
+/// Held; no thread needs a futex wake-up.
+const LOCKED: u32 = 1;
+/// Held; a thread may sleep on the futex, so the releaser wakes one.
+const CONTENDED: u32 = 2;
+
+/// `PTHREAD_MUTEX_NORMAL` (glibc's default, `PTHREAD_MUTEX_TIMED_NP`).
+const KIND_NORMAL: u32 = 0;
+/// `PTHREAD_MUTEX_RECURSIVE`.
+const KIND_RECURSIVE: u32 = 1;
+/// `PTHREAD_MUTEX_ERRORCHECK`.
+const KIND_ERRORCHECK: u32 = 2;
+/// `PTHREAD_MUTEX_ADAPTIVE_NP`: waits like a normal mutex here.
+const KIND_ADAPTIVE: u32 = 3;
+/// What glibc's `pthread_mutex_destroy` leaves in `__kind`.
+const KIND_DESTROYED: u32 = u32::MAX;
+
+/// The mutex as 32-bit words.
+type Words = [AtomicU32; 10];
+
+/// # Safety
+///
+/// `m` is non-null and points to a live `pthread_mutex_t` (40 bytes,
+/// 4-aligned) for `'a`; it is only accessed atomically while shared.
+#[inline(always)]
+unsafe fn words<'a>(m: *mut pthread_mutex_t) -> &'a Words {
+    // SAFETY: by the caller's contract; AtomicU32 has u32's layout.
+    unsafe { &*(m as *const Words) }
+}
+
+thread_local! {
+    /// The calling thread's id, cached (0: not yet asked).
+    static TID: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The calling thread's kernel id, as glibc stores it in `__owner`.
+#[inline]
+fn tid() -> u32 {
+    TID.with(|t| {
+        let v = t.get();
+        if v != 0 {
+            return v;
+        }
+        // SAFETY: gettid has no preconditions.
+        let v = unsafe { libc::gettid() } as u32;
+        t.set(v);
+        v
+    })
+}
+
+/// A forked child's only thread has a new id: forget the cached one.
+extern "C" fn forget_tid_in_child() {
+    TID.with(|t| t.set(0));
+}
+
+/// Registers the fork handler that keeps the thread-id cache right.
+pub(crate) fn register_fork_handler() {
+    // SAFETY: a valid handler with no preconditions; registering at load
+    // time is allowed.
+    unsafe { libc::pthread_atfork(None, None, Some(forget_tid_in_child)) };
+}
+
+/// Whether `kind` names a mutex waitwise runs (not forwarded or destroyed).
+#[inline(always)]
+fn is_native(kind: u32) -> bool {
+    kind <= KIND_ADAPTIVE
+}
+
+/// Whether the mutex attributes ask for something forwarded to glibc:
+/// process-shared, robust, or a priority protocol. `Ok(kind)` is the
+/// native type.
+///
+/// # Safety
+///
+/// `attr` is null or a valid initialized attribute object.
+unsafe fn native_kind(attr: *const pthread_mutexattr_t) -> Result<u32, ()> {
+    if attr.is_null() {
+        return Ok(KIND_NORMAL);
+    }
+    let (mut kind, mut pshared, mut robust, mut protocol) = (0, 0, 0, 0);
+    // SAFETY: `attr` is valid by contract; outputs are writable locals.
+    unsafe {
+        real::pthread_mutexattr_gettype(attr, &mut kind);
+        libc::pthread_mutexattr_getpshared(attr, &mut pshared);
+        real::pthread_mutexattr_getrobust(attr, &mut robust);
+        real::pthread_mutexattr_getprotocol(attr, &mut protocol);
+    }
+    if pshared != libc::PTHREAD_PROCESS_PRIVATE
+        || robust != 0
+        || protocol != libc::PTHREAD_PRIO_NONE
+    {
+        return Err(());
+    }
+    Ok(u32::try_from(kind)
+        .unwrap_or(KIND_NORMAL)
+        .min(KIND_ADAPTIVE))
+}
+
+/// `pthread_mutex_init`: native unless the attributes ask for what waitwise
+/// forwards.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_init(
+    m: *mut pthread_mutex_t,
+    attr: *const pthread_mutexattr_t,
+) -> c_int {
+    if m.is_null() {
+        return EINVAL;
+    }
+    ffi_guard(EINVAL, || {
+        // SAFETY: caller's contract (POSIX): `attr` null or initialized.
+        match unsafe { native_kind(attr) } {
+            Ok(kind) => {
+                // SAFETY: `m` is a writable pthread_mutex_t; not in use yet.
+                unsafe { m.write_bytes(0, 1) };
+                // SAFETY: as above.
+                let w = unsafe { words(m) };
+                w[KIND].store(kind, Ordering::Relaxed);
+                0
+            }
+            // SAFETY: forwarding the caller's valid arguments.
+            Err(()) => unsafe {
+                forward!(
+                    real::MUTEX_INIT,
+                    fn(*mut pthread_mutex_t, *const pthread_mutexattr_t) -> c_int
+                )(m, attr)
+            },
+        }
+    })
+}
+
+/// `pthread_mutex_destroy`: `EBUSY` while locked.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int {
+    if m.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(m) };
+    let kind = w[KIND].load(Ordering::Relaxed);
+    if !is_native(kind) {
+        if kind == KIND_DESTROYED {
+            return EINVAL;
+        }
+        // SAFETY: a glibc mutex; forwarding the caller's argument.
+        return unsafe { forward!(real::MUTEX_DESTROY, fn(*mut pthread_mutex_t) -> c_int)(m) };
+    }
+    if w[LOCK].load(Ordering::Relaxed) != UNLOCKED {
+        return EBUSY;
+    }
+    w[KIND].store(KIND_DESTROYED, Ordering::Relaxed);
+    0
+}
+
+/// `pthread_mutex_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
+    if m.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(m) };
+    let kind = w[KIND].load(Ordering::Relaxed);
+    if kind == KIND_NORMAL || kind == KIND_ADAPTIVE {
+        if !try_acquire(&w[LOCK]) {
+            return ffi_guard(EINVAL, || {
+                lock_contended(&w[LOCK], Deadline::NEVER, m);
+                0
+            });
+        }
+        return 0;
+    }
+    // SAFETY: as above.
+    unsafe { lock_other(m, kind, None) }
+}
+
+/// `pthread_mutex_trylock`: `EBUSY` when held (also by the caller, unless
+/// recursive).
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
+    if m.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(m) };
+    let kind = w[KIND].load(Ordering::Relaxed);
+    match kind {
+        KIND_NORMAL | KIND_ADAPTIVE => {
+            if try_acquire(&w[LOCK]) {
+                0
+            } else {
+                EBUSY
+            }
+        }
+        KIND_RECURSIVE | KIND_ERRORCHECK => {
+            let me = tid();
+            if kind == KIND_RECURSIVE && w[OWNER].load(Ordering::Relaxed) == me {
+                return recurse(w);
+            }
+            if try_acquire(&w[LOCK]) {
+                set_owner(w, me);
+                0
+            } else {
+                EBUSY
+            }
+        }
+        KIND_DESTROYED => EINVAL,
+        // SAFETY: a glibc mutex; forwarding the caller's argument.
+        _ => unsafe { forward!(real::MUTEX_TRYLOCK, fn(*mut pthread_mutex_t) -> c_int)(m) },
+    }
+}
+
+/// `pthread_mutex_timedlock`: waits until `abstime` on `CLOCK_REALTIME`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_timedlock(
+    m: *mut pthread_mutex_t,
+    abstime: *const timespec,
+) -> c_int {
+    // SAFETY: caller's contract.
+    unsafe { timed_lock(m, libc::CLOCK_REALTIME, abstime, false) }
+}
+
+/// `pthread_mutex_clocklock` (glibc 2.30): waits until `abstime` on `clock`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_clocklock(
+    m: *mut pthread_mutex_t,
+    clock: libc::clockid_t,
+    abstime: *const timespec,
+) -> c_int {
+    // SAFETY: caller's contract.
+    unsafe { timed_lock(m, clock, abstime, true) }
+}
+
+/// # Safety
+///
+/// `m` null or a live mutex; `abstime` null or readable.
+unsafe fn timed_lock(
+    m: *mut pthread_mutex_t,
+    clock: libc::clockid_t,
+    abstime: *const timespec,
+    clocklock: bool,
+) -> c_int {
+    if m.is_null() || !time::supported_clock(clock) {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(m) };
+    let kind = w[KIND].load(Ordering::Relaxed);
+    if !is_native(kind) && kind != KIND_DESTROYED {
+        // SAFETY: a glibc mutex; forwarding the caller's arguments.
+        return unsafe {
+            if clocklock {
+                forward!(
+                    real::MUTEX_CLOCKLOCK,
+                    fn(*mut pthread_mutex_t, libc::clockid_t, *const timespec) -> c_int
+                )(m, clock, abstime)
+            } else {
+                forward!(
+                    real::MUTEX_TIMEDLOCK,
+                    fn(*mut pthread_mutex_t, *const timespec) -> c_int
+                )(m, abstime)
+            }
+        };
+    }
+    // SAFETY: as above.
+    unsafe { lock_other(m, kind, Some((clock, abstime))) }
+}
+
+/// Every lock but the untimed normal one: recursive, error-checking,
+/// timed, destroyed and forwarded mutexes.
+///
+/// # Safety
+///
+/// `m` is a live mutex; `timeout`'s pointer null or readable.
+#[cold]
+unsafe fn lock_other(
+    m: *mut pthread_mutex_t,
+    kind: u32,
+    timeout: Option<(libc::clockid_t, *const timespec)>,
+) -> c_int {
+    // SAFETY: caller's contract.
+    let w = unsafe { words(m) };
+    if !is_native(kind) {
+        if kind == KIND_DESTROYED {
+            return EINVAL;
+        }
+        // SAFETY: a glibc mutex; forwarding the caller's argument.
+        return unsafe { forward!(real::MUTEX_LOCK, fn(*mut pthread_mutex_t) -> c_int)(m) };
+    }
+    let me = if kind == KIND_RECURSIVE || kind == KIND_ERRORCHECK {
+        let me = tid();
+        if w[OWNER].load(Ordering::Relaxed) == me {
+            return if kind == KIND_RECURSIVE {
+                recurse(w)
+            } else {
+                EDEADLK
+            };
+        }
+        Some(me)
+    } else {
+        None
+    };
+    if !try_acquire(&w[LOCK]) {
+        let deadline = match timeout {
+            None => Deadline::NEVER,
+            // SAFETY: caller's contract; validated only now that the lock
+            // must be waited for (POSIX allows either).
+            Some((clock, abstime)) => match unsafe { time::deadline(clock, abstime) } {
+                Ok(d) => d,
+                Err(e) => return e,
+            },
+        };
+        let r = ffi_guard(EINVAL, || {
+            if lock_contended(&w[LOCK], deadline, m) {
+                0
+            } else {
+                libc::ETIMEDOUT
+            }
+        });
+        if r != 0 {
+            return r;
+        }
+    }
+    if let Some(me) = me {
+        set_owner(w, me);
+    }
+    0
+}
+
+/// One more level of a recursive mutex the caller holds.
+#[inline]
+fn recurse(w: &Words) -> c_int {
+    let c = w[COUNT].load(Ordering::Relaxed);
+    if c == u32::MAX {
+        return libc::EAGAIN;
+    }
+    w[COUNT].store(c + 1, Ordering::Relaxed);
+    0
+}
+
+#[inline]
+fn set_owner(w: &Words, me: u32) {
+    w[OWNER].store(me, Ordering::Relaxed);
+    w[COUNT].store(1, Ordering::Relaxed);
+}
+
+/// `pthread_mutex_unlock`: `EPERM` for an error-checking or recursive
+/// mutex the caller does not hold.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
+    if m.is_null() {
+        return EINVAL;
+    }
+    // SAFETY: caller's contract.
+    let w = unsafe { words(m) };
+    let kind = w[KIND].load(Ordering::Relaxed);
+    if kind == KIND_NORMAL || kind == KIND_ADAPTIVE {
+        release(&w[LOCK]);
+        return 0;
+    }
+    // SAFETY: as above.
+    unsafe { unlock_other(m, kind) }
+}
+
+/// # Safety
+///
+/// `m` is a live mutex.
+#[cold]
+unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
+    // SAFETY: caller's contract.
+    let w = unsafe { words(m) };
+    match kind {
+        KIND_RECURSIVE | KIND_ERRORCHECK => {
+            if w[OWNER].load(Ordering::Relaxed) != tid() || w[LOCK].load(Ordering::Relaxed) == 0 {
+                return EPERM;
+            }
+            let c = w[COUNT].load(Ordering::Relaxed);
+            if kind == KIND_RECURSIVE && c > 1 {
+                w[COUNT].store(c - 1, Ordering::Relaxed);
+                return 0;
+            }
+            w[COUNT].store(0, Ordering::Relaxed);
+            w[OWNER].store(0, Ordering::Relaxed);
+            release(&w[LOCK]);
+            0
+        }
+        KIND_DESTROYED => EINVAL,
+        // SAFETY: a glibc mutex; forwarding the caller's argument.
+        _ => unsafe { forward!(real::MUTEX_UNLOCK, fn(*mut pthread_mutex_t) -> c_int)(m) },
+    }
+}
+
+/// `UNLOCKED => LOCKED`. Acquire: pairs with the last unlock's Release.
+#[inline(always)]
+fn try_acquire(word: &AtomicU32) -> bool {
+    word.compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+        .is_ok()
+}
+
+/// `LOCKED/CONTENDED => UNLOCKED`, waking one sleeper if it was
+/// `CONTENDED`. Release: publishes the critical section. A swap, not a
+/// CAS from LOCKED: one atomic whatever the state, and its result says
+/// whether to wake.
+#[inline(always)]
+fn release(word: &AtomicU32) {
+    if word.swap(UNLOCKED, Ordering::Release) == CONTENDED {
+        Futex::from_atomic(word).wake(1);
+    }
+}
+
+/// The contended acquisition, profiled. Returns whether the lock was taken
+/// before `deadline`.
+#[cold]
+fn lock_contended(word: &AtomicU32, deadline: Deadline, m: *mut pthread_mutex_t) -> bool {
+    let start = profile::start();
+    let (acquired, blocked) = wait_for_lock(word, deadline);
+    profile::finish(start, Kind::Mutex, m, blocked);
+    acquired
+}
+
+/// Largest backoff after a lost race: `2^BACKOFF_CAP_SHIFT` PAUSEs (as
+/// `waitwise::mutex`'s, guessed: about a futex wake-up's latency).
+const BACKOFF_CAP_SHIFT: u32 = poll::BACKOFF_CAP_SHIFT;
+
+/// The two phases of `RawTtasMutex::wait_for_lock` over a word in a C
+/// object; returns (acquired, slept at least once).
+fn wait_for_lock(word: &AtomicU32, deadline: Deadline) -> (bool, bool) {
+    let futex = Futex::from_atomic(word);
+    let limit_ns = crate::config::poll_limit_ns(SyncKind::Mutex);
+    let mut lost_races = 0u32;
+    let mut owes_wake = false;
+    let mut slept = false;
+    loop {
+        let target = if owes_wake { CONTENDED } else { LOCKED };
+        if limit_ns > 0 {
+            // Polling phase: wait for UNLOCKED, then race for it, backing
+            // off after a lost race; one limit for the whole phase.
+            let end = poll::end_after(limit_ns);
+            while poll::poll_backoff_until(word, end, |v| v == UNLOCKED).is_some() {
+                // UNLOCKED => LOCKED (CONTENDED when owing a wake-up).
+                // Acquire: pairs with the unlock's Release.
+                if word
+                    .compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return (true, slept);
+                }
+                lost_races = (lost_races + 1).min(BACKOFF_CAP_SHIFT);
+                for _ in 0..(1u32 << lost_races) {
+                    std::hint::spin_loop();
+                }
+            }
+        } else if word.load(Ordering::Relaxed) == UNLOCKED
+            && word
+                .compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        {
+            // No polling phase: one test-and-set probe, so a free lock is
+            // not marked CONTENDED for nothing.
+            return (true, slept);
+        }
+        if !owes_wake && deadline.has_passed() {
+            return (false, slept);
+        }
+        // any => CONTENDED: from here on a release wakes a sleeper, so any
+        // wake-up owed is paid. Acquire: the swap may take the lock.
+        if word.swap(CONTENDED, Ordering::Acquire) == UNLOCKED {
+            return (true, slept);
+        }
+        owes_wake = false;
+        let timeout = deadline.remaining();
+        if timeout == Some(Duration::ZERO) {
+            return (false, slept);
+        }
+        // Sleep while CONTENDED (the kernel re-checks atomically).
+        let timed_out = match futex.wait(CONTENDED, timeout) {
+            FutexWait::Woken => {
+                slept = true;
+                owes_wake = true;
+                false
+            }
+            FutexWait::TimedOut => {
+                slept = true;
+                true
+            }
+            FutexWait::ValueChanged => false,
+        };
+        if timed_out || deadline.has_passed() {
+            let acquired = if owes_wake {
+                pay_wake_on_give_up(word)
+            } else {
+                try_acquire(word)
+            };
+            return (acquired, slept);
+        }
+    }
+}
+
+/// A woken waiter gives up on its deadline: make sure the sleepers it owes
+/// a wake-up get one. Takes the lock if it is free (returns `true`), else
+/// marks it `CONTENDED`.
+#[cold]
+fn pay_wake_on_give_up(word: &AtomicU32) -> bool {
+    let mut s = word.load(Ordering::Relaxed);
+    loop {
+        // UNLOCKED => CONTENDED (acquired, our unlock wakes) or
+        // LOCKED => CONTENDED (the holder's unlock wakes).
+        if s == CONTENDED {
+            return false;
+        }
+        // Acquire: this CAS may take the lock.
+        match word.compare_exchange_weak(s, CONTENDED, Ordering::Acquire, Ordering::Relaxed) {
+            Ok(_) => return s == UNLOCKED,
+            Err(now) => s = now,
+        }
+    }
+}
+
+/// Unlocks `m` for a condition wait (the caller's `pthread_mutex_unlock`).
+///
+/// # Safety
+///
+/// `m` is a live mutex.
+pub(crate) unsafe fn unlock(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: caller's contract.
+    unsafe { pthread_mutex_unlock(m) }
+}
+
+/// Re-locks `m` after a condition wait.
+///
+/// # Safety
+///
+/// `m` is a live mutex.
+pub(crate) unsafe fn lock(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: caller's contract.
+    unsafe { pthread_mutex_lock(m) }
+}

@@ -1,0 +1,120 @@
+//! The polling phase of every wait: PAUSE-poll a word until a condition
+//! holds or the poll limit passes; the caller then blocks with
+//! [`waitwise::WaitWordRef`] (or, for mutexes, the lock word's futex).
+//!
+//! The poll limit is measured with `CLOCK_MONOTONIC` (the vDSO, no system
+//! call) rather than waitwise's cycle clock: the cycle clock calibrates
+//! itself on first use (about 10 ms of busy loop on CPUs whose CPUID does
+//! not state the TSC frequency), a cost every process that ever contends
+//! would pay, which is too much for short-lived programs under the
+//! interposer. Untimed blocking never reads a clock; timed waits use
+//! waitwise [`Deadline`](waitwise::Deadline)s and pay the calibration once.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use waitwise::{Deadline, Policy, WaitOutcome, WaitWordRef};
+
+/// Read the clock every this many polls (a power of two). Guessed: a PAUSE costs 10-140
+/// cycles depending on the CPU, so 16 of them are 0.1-1 µs, well under any
+/// useful poll limit, and the ~20 ns clock read stays a small fraction.
+const CLOCK_CHECK_INTERVAL: u32 = 16;
+
+/// `CLOCK_MONOTONIC` in ns (a vDSO call).
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is writable; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Polls `word` (Acquire loads, PAUSE between them) for at most `limit_ns`
+/// until `ready(value)`; returns the ready value, or `None` when the limit
+/// passed (at once for 0).
+#[inline]
+pub fn poll(word: &AtomicU32, limit_ns: u64, ready: impl FnMut(u32) -> bool) -> Option<u32> {
+    if limit_ns == 0 {
+        return None;
+    }
+    poll_until(word, end_after(limit_ns), ready)
+}
+
+/// The `CLOCK_MONOTONIC` time `limit_ns` from now, for [`poll_until`].
+#[inline]
+pub fn end_after(limit_ns: u64) -> u64 {
+    monotonic_ns().saturating_add(limit_ns)
+}
+
+/// [`poll`] until the `CLOCK_MONOTONIC` time `end` (from [`end_after`]).
+#[inline]
+pub fn poll_until(word: &AtomicU32, end: u64, ready: impl FnMut(u32) -> bool) -> Option<u32> {
+    poll_with(word, end, 0, ready)
+}
+
+/// Largest batch of PAUSEs between two polls in [`poll_backoff_until`]:
+/// `2^BACKOFF_CAP_SHIFT`. As waitwise's `backoff` mechanism (crossbeam's
+/// `SPIN_LIMIT`): 64 PAUSEs is about a futex wake-up's latency.
+pub const BACKOFF_CAP_SHIFT: u32 = 6;
+
+/// [`poll_until`] with exponentially growing batches of PAUSE between
+/// polls (waitwise's `backoff` mechanism): fewer loads on a hot lock word,
+/// so the holder's release and re-acquire are not slowed by the pollers.
+#[inline]
+pub fn poll_backoff_until(
+    word: &AtomicU32,
+    end: u64,
+    ready: impl FnMut(u32) -> bool,
+) -> Option<u32> {
+    poll_with(word, end, BACKOFF_CAP_SHIFT, ready)
+}
+
+#[inline(always)]
+fn poll_with(
+    word: &AtomicU32,
+    end: u64,
+    cap_shift: u32,
+    mut ready: impl FnMut(u32) -> bool,
+) -> Option<u32> {
+    let mut polls: u32 = 0;
+    let mut shift: u32 = 0;
+    loop {
+        // Acquire: a waiter that sees the new value sees the writer's
+        // prior writes.
+        let v = word.load(Ordering::Acquire);
+        if ready(v) {
+            return Some(v);
+        }
+        for _ in 0..(1u32 << shift) {
+            std::hint::spin_loop();
+        }
+        polls = polls.wrapping_add(1);
+        // The clock every CLOCK_CHECK_INTERVAL polls, or every poll once
+        // the batches are long.
+        let check = polls & (CLOCK_CHECK_INTERVAL - 1) == 0 || (shift == cap_shift && shift > 0);
+        shift = (shift + 1).min(cap_shift);
+        if check && monotonic_ns() >= end {
+            return None;
+        }
+    }
+}
+
+/// A whole two-phase wait on `engine`'s word: poll for `limit_ns`, then
+/// block (re-checking after every wake-up) until `ready(value)` or
+/// `deadline`.
+#[inline]
+pub fn wait(
+    engine: WaitWordRef<'_>,
+    limit_ns: u64,
+    deadline: Deadline,
+    mut ready: impl FnMut(u32) -> bool,
+) -> WaitOutcome {
+    if let Some(value) = poll(engine.value(), limit_ns, &mut ready) {
+        return WaitOutcome::Ready {
+            value,
+            blocked: false,
+        };
+    }
+    engine.wait_until(&Policy::always_block(), deadline, ready)
+}

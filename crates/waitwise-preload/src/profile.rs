@@ -1,0 +1,286 @@
+//! `WAITWISE_PROFILE=PATH`: a wait-time histogram per object, written to
+//! `PATH` as JSON when the program exits:
+//!
+//! ```json
+//! { "objects": [ { "kind": "mutex", "address": "0x7ffd...", "buckets": [0, 3, ...],
+//!                  "total_waits": 3, "blocks": 1 } ],
+//!   "block_cost_ns": 40000 }
+//! ```
+//!
+//! `buckets[i]` counts waits that lasted `[2^i, 2^(i+1))` ns, as in
+//! [`waitwise::profile`]; `waitwise model fit PATH` and `waitwise profile
+//! PATH` read the file. `block_cost_ns` appears only when
+//! `WAITWISE_BLOCK_NS` gave it. A `%p` in `PATH` is replaced by the process
+//! id, for programs that fork or exec more programs; without it only the
+//! process that loaded the object first (not a forked child) writes `PATH`.
+//!
+//! A *wait* is a call that could not complete at once: a contended lock, a
+//! condition wait, a barrier arrival that is not the last, a semaphore
+//! decrement that found zero.
+//!
+//! Off (the variable unset or empty), nothing is recorded: the fast paths
+//! never look here, and the waiting paths pay one predictable branch. On, the
+//! histograms live in a fixed open-addressing table keyed by the object's
+//! address and kind, allocated once at load time and updated with relaxed
+//! atomics only (no lock, no allocation while the program runs). When the
+//! table is full, further objects are pooled into one entry per kind with
+//! `address` `"other"`.
+
+use serde::Serialize;
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use waitwise::platform::clock::cycle_clock;
+use waitwise::profile::{bucket_of, WaitProfile, BUCKETS};
+
+/// Objects tracked individually. Guessed: programs rarely wait on more
+/// distinct objects; 4096 entries take 1.4 MB.
+pub const SLOTS: usize = 4096;
+/// Linear-probe length before an object goes to its kind's pooled entry.
+const MAX_PROBE: usize = 64;
+
+/// The kind of object a wait was on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Kind {
+    /// `pthread_mutex_t`
+    Mutex = 1,
+    /// `pthread_cond_t`
+    Cond = 2,
+    /// `pthread_barrier_t`
+    Barrier = 3,
+    /// `sem_t`
+    Sem = 4,
+    /// `pthread_spinlock_t`
+    Spin = 5,
+}
+
+impl Kind {
+    const ALL: [Kind; 5] = [
+        Kind::Mutex,
+        Kind::Cond,
+        Kind::Barrier,
+        Kind::Sem,
+        Kind::Spin,
+    ];
+
+    /// The name in the profile file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Mutex => "mutex",
+            Kind::Cond => "cond",
+            Kind::Barrier => "barrier",
+            Kind::Sem => "sem",
+            Kind::Spin => "spin",
+        }
+    }
+
+    fn from_key(key: usize) -> Kind {
+        Kind::ALL
+            .into_iter()
+            .find(|k| *k as usize == key & 7)
+            .unwrap_or(Kind::Mutex)
+    }
+}
+
+/// One object's histogram. `key` is `address << 3 | kind` (user-space
+/// addresses have 47 bits), 0 while the slot is free.
+struct Slot {
+    key: AtomicUsize,
+    buckets: [AtomicU64; BUCKETS],
+    blocks: AtomicU64,
+}
+
+impl Slot {
+    fn new() -> Self {
+        Self {
+            key: AtomicUsize::new(0),
+            buckets: std::array::from_fn(|_| AtomicU64::new(0)),
+            blocks: AtomicU64::new(0),
+        }
+    }
+
+    fn record(&self, ns: u64, blocked: bool) {
+        // Relaxed: statistics; nothing else depends on them.
+        self.buckets[bucket_of(ns)].fetch_add(1, Ordering::Relaxed);
+        if blocked {
+            self.blocks.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn snapshot(&self, kind: Kind) -> WaitProfile {
+        let buckets: Vec<u64> = self
+            .buckets
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed))
+            .collect();
+        WaitProfile {
+            kind: kind.name().to_string(),
+            total_waits: buckets.iter().sum(),
+            blocks: self.blocks.load(Ordering::Relaxed),
+            buckets,
+        }
+    }
+}
+
+/// The table: `SLOTS` individual entries, then one pooled entry per kind.
+struct Table {
+    slots: Box<[Slot]>,
+    path: String,
+    pid: libc::pid_t,
+}
+
+static ON: AtomicBool = AtomicBool::new(false);
+static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Reads `WAITWISE_PROFILE` (at load time) and, when set, allocates the table.
+pub fn load() {
+    // SAFETY: a NUL-terminated name; see config::var for the lifetime.
+    let p = unsafe { libc::getenv(c"WAITWISE_PROFILE".as_ptr()) };
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: a non-NULL getenv result is a NUL-terminated string.
+    let path = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+    if path.is_empty() {
+        return;
+    }
+    let table = Box::new(Table {
+        slots: (0..SLOTS + Kind::ALL.len()).map(|_| Slot::new()).collect(),
+        path,
+        // SAFETY: getpid has no preconditions.
+        pid: unsafe { libc::getpid() },
+    });
+    TABLE.store(Box::into_raw(table), Ordering::Release);
+    ON.store(true, Ordering::Release);
+}
+
+/// Whether profiling is on.
+#[inline(always)]
+pub fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// A started measurement: the cycle-clock stamp, when profiling is on.
+#[derive(Clone, Copy, Debug)]
+pub struct Start(Option<u64>);
+
+/// Call before a wait. One predictable branch when profiling is off.
+#[inline(always)]
+pub fn start() -> Start {
+    if on() {
+        Start(Some(cycle_clock().now()))
+    } else {
+        Start(None)
+    }
+}
+
+/// Call after the wait on the object at `addr`.
+#[inline(always)]
+pub fn finish<T>(start: Start, kind: Kind, addr: *const T, blocked: bool) {
+    if let Some(t0) = start.0 {
+        record(t0, kind, addr as usize, blocked);
+    }
+}
+
+#[cold]
+fn record(t0: u64, kind: Kind, addr: usize, blocked: bool) {
+    let clock = cycle_clock();
+    let ns = clock.ticks_to_ns(clock.now().saturating_sub(t0)) as u64;
+    // Acquire: pairs with the Release store in `load`.
+    let table = TABLE.load(Ordering::Acquire);
+    if table.is_null() {
+        return;
+    }
+    // SAFETY: the table is leaked at load time and never freed.
+    let table = unsafe { &*table };
+    slot_for(table, kind, addr).record(ns, blocked);
+}
+
+fn slot_for(table: &Table, kind: Kind, addr: usize) -> &Slot {
+    let key = (addr << 3) | kind as usize;
+    let hash = (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52; // 12 bits
+    for i in 0..MAX_PROBE {
+        let slot = &table.slots[(hash as usize + i) % SLOTS];
+        // Relaxed: the key only names the slot; the counts are statistics.
+        let k = slot.key.load(Ordering::Relaxed);
+        if k == key {
+            return slot;
+        }
+        if k == 0 {
+            // free => ours, unless another thread claimed it just now.
+            match slot
+                .key
+                .compare_exchange(0, key, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return slot,
+                Err(now) if now == key => return slot,
+                Err(_) => {}
+            }
+        }
+    }
+    &table.slots[SLOTS + kind as usize - 1]
+}
+
+/// One object in the file.
+#[derive(Serialize)]
+struct ObjectEntry {
+    #[serde(flatten)]
+    profile: WaitProfile,
+    /// `0x...`, or `other` for the pooled entries.
+    address: String,
+}
+
+/// The file.
+#[derive(Serialize)]
+struct ProfileFile {
+    objects: Vec<ObjectEntry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    block_cost_ns: Option<u64>,
+}
+
+/// Writes the profile (called once, at exit; also safe to call twice).
+pub fn write_at_exit() {
+    static WRITTEN: OnceLock<()> = OnceLock::new();
+    let table = TABLE.load(Ordering::Acquire);
+    if table.is_null() || WRITTEN.set(()).is_err() {
+        return;
+    }
+    // SAFETY: leaked at load time, never freed.
+    let table = unsafe { &*table };
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    let path = if table.path.contains("%p") {
+        table.path.replace("%p", &pid.to_string())
+    } else if pid == table.pid {
+        table.path.clone()
+    } else {
+        return; // a forked child: leave the parent's file alone
+    };
+    let mut objects = Vec::new();
+    for (i, slot) in table.slots.iter().enumerate() {
+        let (kind, address) = if i < SLOTS {
+            let key = slot.key.load(Ordering::Relaxed);
+            if key == 0 {
+                continue;
+            }
+            (Kind::from_key(key), format!("{:#x}", key >> 3))
+        } else {
+            (Kind::ALL[i - SLOTS], "other".to_string())
+        };
+        let profile = slot.snapshot(kind);
+        if profile.total_waits > 0 {
+            objects.push(ObjectEntry { profile, address });
+        }
+    }
+    let file = ProfileFile {
+        objects,
+        block_cost_ns: crate::config::block_ns_from_env(),
+    };
+    let result = serde_json::to_vec_pretty(&file)
+        .map_err(std::io::Error::other)
+        .and_then(|json| std::fs::write(&path, json));
+    if let Err(e) = result {
+        eprintln!("waitwise: cannot write the profile to {path}: {e}");
+    }
+}

@@ -1,0 +1,82 @@
+/* sem_* under the interposer: counting, errors, timed waits, and a
+ * producer/consumer hand-off. Usage: sem. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <limits.h>
+#include <semaphore.h>
+
+#include "check.h"
+
+/* sem_* report errors in errno: returns errno on failure, 0 on success. */
+#define ERR(expr) ((expr) == 0 ? 0 : errno)
+
+#define ITEMS 100000
+static sem_t items, slots;
+static long buf[8], sum;
+
+static void *producer(void *arg) {
+    (void)arg;
+    for (long i = 1; i <= ITEMS; i++) {
+        CHECK_RC(ERR(sem_wait(&slots)), 0);
+        buf[i % 8] = i;
+        CHECK_RC(ERR(sem_post(&items)), 0);
+    }
+    return NULL;
+}
+
+static sem_t later;
+static void *post_later(void *arg) {
+    sleep_ms((long)arg);
+    CHECK_RC(ERR(sem_post(&later)), 0);
+    return NULL;
+}
+
+int main(void) {
+    sem_t s;
+    int v;
+    CHECK_RC(ERR(sem_init(&s, 0, 2)), 0);
+    CHECK_RC(ERR(sem_getvalue(&s, &v)), 0);
+    CHECK(v == 2);
+    CHECK_RC(ERR(sem_trywait(&s)), 0);
+    CHECK_RC(ERR(sem_wait(&s)), 0);
+    CHECK_RC(ERR(sem_trywait(&s)), EAGAIN);
+    CHECK_RC(ERR(sem_getvalue(&s, &v)), 0);
+    CHECK(v == 0);
+    /* Timed: out after ~50 ms; a bad tv_nsec is EINVAL (at zero). */
+    double t0 = now_s(CLOCK_MONOTONIC);
+    struct timespec d = deadline_ms(CLOCK_REALTIME, 50);
+    CHECK_RC(ERR(sem_timedwait(&s, &d)), ETIMEDOUT);
+    CHECK(now_s(CLOCK_MONOTONIC) - t0 >= 0.045);
+    d.tv_nsec = 1000000000L;
+    CHECK_RC(ERR(sem_timedwait(&s, &d)), EINVAL);
+    /* With a unit available, the deadline is not even looked at. */
+    CHECK_RC(ERR(sem_post(&s)), 0);
+    CHECK_RC(ERR(sem_timedwait(&s, &d)), 0);
+    CHECK_RC(ERR(sem_destroy(&s)), 0);
+    CHECK_RC(ERR(sem_init(&s, 0, (unsigned)SEM_VALUE_MAX + 1u)), EINVAL);
+    CHECK_RC(ERR(sem_init(&s, 0, SEM_VALUE_MAX)), 0);
+    CHECK_RC(ERR(sem_post(&s)), EOVERFLOW);
+
+    /* Posted after 20 ms: a 5 s timed wait succeeds. */
+    CHECK_RC(ERR(sem_init(&later, 0, 0)), 0);
+    pthread_t t;
+    CHECK_RC(pthread_create(&t, NULL, post_later, (void *)20L), 0);
+    d = deadline_ms(CLOCK_REALTIME, 5000);
+    CHECK_RC(ERR(sem_timedwait(&later, &d)), 0);
+    CHECK_RC(pthread_join(t, NULL), 0);
+
+    /* Producer/consumer through a ring of 8 slots. */
+    CHECK_RC(ERR(sem_init(&items, 0, 0)), 0);
+    CHECK_RC(ERR(sem_init(&slots, 0, 8)), 0);
+    CHECK_RC(pthread_create(&t, NULL, producer, NULL), 0);
+    for (long i = 1; i <= ITEMS; i++) {
+        CHECK_RC(ERR(sem_wait(&items)), 0);
+        CHECK(buf[i % 8] == i);
+        sum += buf[i % 8];
+        CHECK_RC(ERR(sem_post(&slots)), 0);
+    }
+    CHECK_RC(pthread_join(t, NULL), 0);
+    CHECK(sum == (long)ITEMS * (ITEMS + 1) / 2);
+    printf("ok\n");
+    return 0;
+}

@@ -1,0 +1,161 @@
+//! C programs under `tests/c/` run with `LD_PRELOAD=libwaitwise_preload.so`:
+//! POSIX behavior of every replaced function, under every policy.
+
+mod common;
+
+use common::{compile, preloaded, read_profile, run_ok, scratch_dir};
+
+/// Every `WAITWISE_POLICY`; the stress programs run under each.
+const POLICIES: [&str; 4] = ["two-phase", "spin", "block", "randomized"];
+
+/// Runs `program MODE` under each policy.
+fn under_every_policy(program: &str, args: &[&str]) {
+    under_policies(program, args, &POLICIES);
+}
+
+fn under_policies(program: &str, args: &[&str], policies: &[&str]) {
+    let exe = compile(program);
+    for &policy in policies {
+        let out = run_ok(preloaded(&exe).args(args).env("WAITWISE_POLICY", policy));
+        assert!(
+            out.stderr.is_empty(),
+            "{program} {args:?} under {policy}: unexpected stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn every_function_binds_to_the_interposer() {
+    // nm -D shows versioned references such as pthread_cond_wait@GLIBC_2.3.2
+    // in the program; they must resolve to the preloaded object.
+    let out = run_ok(&mut preloaded(compile("binding")));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "bound");
+}
+
+#[test]
+fn mutex_mutual_exclusion_4_threads() {
+    under_every_policy("mutex", &["exclusion"]);
+}
+
+#[test]
+fn mutex_errorcheck() {
+    run_ok(preloaded(compile("mutex")).arg("errorcheck"));
+}
+
+#[test]
+fn mutex_recursive() {
+    run_ok(preloaded(compile("mutex")).arg("recursive"));
+}
+
+#[test]
+fn mutex_timed_lock_times_out_or_not() {
+    under_every_policy("mutex", &["timed"]);
+}
+
+#[test]
+fn mutex_static_initializers() {
+    run_ok(preloaded(compile("mutex")).arg("static"));
+}
+
+#[test]
+fn cond_producer_consumer() {
+    under_every_policy("cond", &["producer-consumer"]);
+}
+
+#[test]
+fn cond_broadcast() {
+    run_ok(preloaded(compile("cond")).arg("broadcast"));
+}
+
+#[test]
+fn cond_timed_waits_both_clocks() {
+    under_every_policy("cond", &["timed"]);
+}
+
+#[test]
+fn cond_wait_without_the_errorcheck_mutex_is_eperm() {
+    run_ok(preloaded(compile("cond")).arg("not-owner"));
+}
+
+#[test]
+fn barrier_one_serial_thread_per_episode() {
+    // 10,000 episodes of 4 threads (oversubscribed on 2 CPUs: waiters
+    // block) and of 2 threads (waiters poll first).
+    under_every_policy("barrier", &["2", "10000"]);
+    under_policies(
+        "barrier",
+        &["4", "10000"],
+        &["two-phase", "block", "randomized"],
+    );
+    // Spinning while oversubscribed loses up to SPIN_TIMEOUT per episode.
+    under_policies("barrier", &["4", "500"], &["spin"]);
+}
+
+#[test]
+fn semaphores() {
+    under_every_policy("sem", &[]);
+}
+
+#[test]
+fn spinlocks() {
+    run_ok(&mut preloaded(compile("spin")));
+}
+
+#[test]
+fn process_shared_robust_and_pi_objects_are_forwarded() {
+    run_ok(&mut preloaded(compile("pshared")));
+}
+
+#[test]
+fn bad_configuration_warns_once_and_runs_on() {
+    let out = run_ok(
+        preloaded(compile("cond"))
+            .arg("producer-consumer")
+            .env("WAITWISE_POLICY", "fastest")
+            .env("WAITWISE_ALPHA", "-3")
+            .env("WAITWISE_BLOCK_NS", "lots"),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for var in ["WAITWISE_POLICY", "WAITWISE_ALPHA", "WAITWISE_BLOCK_NS"] {
+        assert_eq!(
+            stderr.lines().filter(|l| l.contains(var)).count(),
+            1,
+            "one warning for {var}:\n{stderr}"
+        );
+    }
+    assert_eq!(stderr.lines().count(), 3, "{stderr}");
+}
+
+#[test]
+fn profile_records_every_kind_and_parses() {
+    let dir = scratch_dir();
+    let path = dir.join(format!("profile-c-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    for (program, args) in [
+        ("cond", vec!["producer-consumer"]),
+        ("barrier", vec!["2", "1000"]),
+    ] {
+        let p = path.with_extension(format!("{program}.json"));
+        run_ok(
+            preloaded(compile(program))
+                .args(&args)
+                .env("WAITWISE_PROFILE", &p)
+                .env("WAITWISE_BLOCK_NS", "20000"),
+        );
+        let objects = read_profile(&p);
+        let kinds: Vec<&str> = objects.iter().filter_map(|o| o["kind"].as_str()).collect();
+        let want = if program == "cond" { "cond" } else { "barrier" };
+        assert!(kinds.contains(&want), "{program}: kinds {kinds:?}");
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("\"block_cost_ns\": 20000"), "{text}");
+    }
+}
+
+#[test]
+fn profile_off_writes_nothing() {
+    let path = scratch_dir().join(format!("profile-off-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    run_ok(preloaded(compile("barrier")).args(["2", "100"]));
+    assert!(!path.exists());
+}

@@ -1,0 +1,131 @@
+//! Shared by the interposer's integration tests: find the built
+//! `libwaitwise_preload.so`, compile the C programs under `tests/c/` with
+//! the system `cc`, and run programs under `LD_PRELOAD`.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The interposer built for this test run. `cargo test` builds the
+/// library (cdylib + rlib) before the integration tests, into
+/// `target/<profile>/deps/` next to this test binary; `cargo build` uplifts
+/// it to `target/<profile>/`, which is the fallback.
+pub fn preload_so() -> PathBuf {
+    static SO: OnceLock<PathBuf> = OnceLock::new();
+    SO.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test binary path");
+        let deps = exe.parent().expect("test binary in target/<profile>/deps");
+        let candidates = [
+            deps.join("libwaitwise_preload.so"),
+            deps.parent()
+                .map(|p| p.join("libwaitwise_preload.so"))
+                .unwrap_or_default(),
+        ];
+        candidates
+            .iter()
+            .find(|p| p.exists())
+            .unwrap_or_else(|| {
+                panic!(
+                    "libwaitwise_preload.so not found at {candidates:?}: build it with \
+                     `cargo build -p waitwise-preload`"
+                )
+            })
+            .clone()
+    })
+    .clone()
+}
+
+/// Where compiled C programs and scratch files go.
+pub fn scratch_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("waitwise-preload");
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// Compiles `tests/c/<name>.c` (once per test binary) with the system C
+/// compiler, warnings as errors, and returns the executable.
+pub fn compile(name: &str) -> PathBuf {
+    let src_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
+    let src = src_dir.join(format!("{name}.c"));
+    let exe = scratch_dir().join(format!("{name}-{}", std::process::id()));
+    if exe.exists() {
+        return exe;
+    }
+    let tmp = exe.with_extension("tmp");
+    let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-O2", "-g", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
+        .arg(&tmp)
+        .arg(&src)
+        .arg("-ldl")
+        .output()
+        .expect("run the C compiler `cc`");
+    assert!(
+        out.status.success(),
+        "cc failed on {}:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(&tmp, &exe).expect("move compiled program");
+    exe
+}
+
+/// A command for `program` running under the interposer.
+pub fn preloaded(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env("LD_PRELOAD", preload_so());
+    // Tests set these explicitly where they matter.
+    for var in [
+        "WAITWISE_POLICY",
+        "WAITWISE_ALPHA",
+        "WAITWISE_BLOCK_NS",
+        "WAITWISE_PROFILE",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// Runs `cmd`, asserting success; returns its output.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Reads and parses a `WAITWISE_PROFILE` file, checking its shape; returns
+/// the `objects` array.
+pub fn read_profile(path: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("profile {} not written: {e}", path.display()));
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("profile {} is not JSON: {e}\n{text}", path.display()));
+    let objects = json["objects"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no \"objects\" array in {text}"))
+        .clone();
+    for o in &objects {
+        let kind = o["kind"].as_str().expect("kind");
+        assert!(
+            ["mutex", "cond", "barrier", "sem", "spin"].contains(&kind),
+            "{o}"
+        );
+        assert!(o["address"].as_str().is_some(), "{o}");
+        let buckets = o["buckets"].as_array().expect("buckets");
+        let sum: u64 = buckets.iter().map(|b| b.as_u64().expect("count")).sum();
+        assert_eq!(Some(sum), o["total_waits"].as_u64(), "{o}");
+        assert!(o["blocks"].as_u64().expect("blocks") <= sum, "{o}");
+    }
+    // The model's reader accepts it too.
+    waitwise_model::fit::WaitProfile::from_json(&text).expect("waitwise model reads the profile");
+    objects
+}
