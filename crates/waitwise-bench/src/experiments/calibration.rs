@@ -771,11 +771,13 @@ impl ExperimentOutput for CalibrationResult {
                 });
                 series.push(Series {
                     name: format!("{p} model"),
-                    points: pts(|r| r.predicted_factor),
+                    // The model on the waits that happened (the producer
+                    // is sometimes late), the figure `ratio` compares with.
+                    points: pts(|r| r.predicted_sample_factor),
                 });
             }
             let title = format!(
-                "Calibration, {} waits: measured vs model (B = {:.0} ns)",
+                "Calibration, {} waits: measured vs model on the same waits (B = {:.0} ns)",
                 dist.name(),
                 self.block_cost.ns
             );
@@ -954,6 +956,17 @@ impl CalibrationResult {
                 "Departure: the always-spinning consumer was off its CPU for part of long waits ({}): the loaded machine preempted it, so real polling cost less than the model's t.",
                 first_few(&preempted, 4, ", ")
             ));
+        }
+        if let waitwise::policy::BlockCostSource::Measured {
+            futex_round_trip_ns,
+            spin_round_trip_ns,
+        } = self.block_cost.source
+        {
+            if spin_round_trip_ns >= futex_round_trip_ns {
+                n.push(format!(
+                    "Departure: B itself was measured on a busy machine: the polling round trip ({spin_round_trip_ns:.0} ns) was slower than the futex one ({futex_round_trip_ns:.0} ns), so a polling partner was descheduled and B fell back to half a futex round trip. That B is small next to the fixed costs of a wait and of a block, and the cells are noisier than with a clean B: rerun on a quieter machine."
+                ));
+            }
         }
         if self.block_cpu_ns > 1.5 * b {
             n.push(format!(

@@ -1,13 +1,577 @@
-//! `waitwise model`: Lim & Agarwal cost model: curves, optimal alpha, fits (in progress).
+//! `waitwise model`: Lim & Agarwal's cost model made executable.
+//!
+//! | subcommand | what it prints |
+//! |---|---|
+//! | `curves --dist exponential\|uniform [--svg FILE]` | Figure 2 / 3: competitive factor against `lambda*beta*B` / `U/(beta*B)`, one curve per alpha and the randomized policy |
+//! | `alpha --dist MODEL` / `alpha --all` | the minimax alpha and its worst-case factor (`--json`: exactly `{"alpha", "worst_case_factor"}`) |
+//! | `fit PROFILE.json [--block-ns B]` | exponential and uniform fits per object (Appendix A) and the alpha they recommend |
+//! | `calibrate [--full]` | the model checked against this machine (`waitwise_bench::experiments::calibration`) |
+
+use super::output::{emit, OutputArgs};
+use super::profile::{block_cost_ns, load, positive_f64, print_table, static_alpha};
+use anyhow::Context;
+use serde::Serialize;
+use std::path::PathBuf;
+use waitwise::policy::SyncKind;
+use waitwise_bench::chart::{LineChart, Series};
+use waitwise_bench::experiments::calibration::{
+    run as run_calibration, Config as CalibrationConfig,
+};
+use waitwise_bench::experiments::ExperimentOutput;
+use waitwise_bench::export::{Cell, Column, Table};
+use waitwise_model::algorithm::{format_alpha, ALPHA_EXPONENTIAL};
+use waitwise_model::curves::{figure, CurveDistribution, Curves};
+use waitwise_model::fit::{self, FitResult};
+use waitwise_model::minimax::{optimal_alpha, worst_case, AlphaResult, MinimaxModel};
+
+/// In the text table of `model curves`, one row per this many points (the
+/// curves have 25 points per decade; `--csv` and `--json` give all of them).
+const TEXT_ROW_STRIDE: usize = 5;
+
+/// The SVG of `model curves` draws factors up to this (linear axis, like the
+/// paper's figures); the steep ends of `/b/0` and `s//inf` leave the plot
+/// there. The printed data are not cut.
+const SVG_MAX_FACTOR: f64 = 4.0;
 
 /// Options of `waitwise model`.
 #[derive(clap::Args, Debug)]
 pub struct ModelArgs {
-    #[command(flatten)]
-    pub output: super::output::OutputArgs,
+    /// What to compute.
+    #[command(subcommand)]
+    pub command: ModelCommand,
 }
 
-/// Not implemented yet.
-pub fn run(_args: &ModelArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`waitwise model` is not implemented yet")
+/// The `waitwise model` subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum ModelCommand {
+    /// Figures 2 and 3: competitive factor per alpha against the wait scale.
+    Curves(CurvesArgs),
+    /// The alpha minimizing the worst-case competitive factor of a wait-time model.
+    Alpha(AlphaArgs),
+    /// Fit exponential and uniform models to a recorded wait profile; recommend alpha.
+    Fit(FitArgs),
+    /// Measured competitive factors on this machine vs the model's predictions.
+    Calibrate(CalibrateArgs),
+}
+
+/// Wait-time family of a figure.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CurveDist {
+    /// Figure 2: exponential waits, x = lambda*beta*B.
+    Exponential,
+    /// Figure 3: uniform waits, x = U/(beta*B).
+    Uniform,
+}
+
+/// Options of `waitwise model curves`.
+#[derive(clap::Args, Debug)]
+pub struct CurvesArgs {
+    /// Wait-time family.
+    #[arg(long, value_enum)]
+    pub dist: CurveDist,
+    /// Write the figure as SVG to this file.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Options of `waitwise model alpha`.
+#[derive(clap::Args, Debug)]
+pub struct AlphaArgs {
+    /// Wait-time model: exponential, uniform, erlang:R, barrier[:M] (default
+    /// M = 64) or mutex[:M[:LOAD]] (default M = 16, the adversary picks the load).
+    #[arg(long, value_parser = parse_model, required_unless_present = "all", conflicts_with = "all")]
+    pub dist: Option<MinimaxModel>,
+    /// The table for every synchronization kind, model vs static default.
+    #[arg(long)]
+    pub all: bool,
+    /// Print one JSON object: `{"alpha": .., "worst_case_factor": ..}` (with
+    /// `--all`: an array of per-kind objects).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `waitwise model fit`.
+#[derive(clap::Args, Debug)]
+pub struct FitArgs {
+    /// The profile file (JSON): one WaitProfile, an array of them, or
+    /// `{"objects": [...]}` as the interposer writes it.
+    pub profile: PathBuf,
+    /// Block cost B in ns (default: the file's `block_cost_ns`, else B
+    /// measured on this machine).
+    #[arg(long, value_parser = positive_f64)]
+    pub block_ns: Option<f64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Options of `waitwise model calibrate`.
+#[derive(clap::Args, Debug)]
+pub struct CalibrateArgs {
+    /// More scales and rounds (minutes instead of under one).
+    #[arg(long)]
+    pub full: bool,
+    /// Measured rounds per cell (default 300 quick, 3000 full).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub rounds: Option<u32>,
+    /// Write the charts here as calibration_<dist>.svg.
+    #[arg(long, value_name = "DIR")]
+    pub svg_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn parse_model(s: &str) -> Result<MinimaxModel, String> {
+    s.parse::<MinimaxModel>().map_err(|e| e.to_string())
+}
+
+/// Runs the subcommand.
+pub fn run(args: &ModelArgs) -> anyhow::Result<()> {
+    match &args.command {
+        ModelCommand::Curves(a) => curves(a),
+        ModelCommand::Alpha(a) => alpha(a),
+        ModelCommand::Fit(a) => fit_profile(a),
+        ModelCommand::Calibrate(a) => calibrate(a),
+    }
+}
+
+// ---------------------------------------------------------------- curves
+
+fn x_axis(dist: CurveDistribution) -> &'static str {
+    match dist {
+        CurveDistribution::Exponential => "lambda*beta*B",
+        CurveDistribution::Uniform => "U/(beta*B)",
+    }
+}
+
+/// Figure data as a table: x, then one column per series; every
+/// `stride`-th point.
+fn curves_table(c: &Curves, stride: usize) -> Table {
+    let (name, fig) = match c.dist {
+        CurveDistribution::Exponential => {
+            ("model_curves_exponential", "Figure 2, exponential waits")
+        }
+        CurveDistribution::Uniform => ("model_curves_uniform", "Figure 3, uniform waits"),
+    };
+    let mut columns = vec![Column::new(
+        x_axis(c.dist),
+        None,
+        format!("{} (dimensionless)", c.x_label),
+    )];
+    columns.extend(c.series.iter().map(|s| {
+        Column::new(
+            s.name.clone(),
+            None,
+            format!("competitive factor of {}", s.name),
+        )
+    }));
+    let mut t = Table::new(
+        name,
+        format!("{fig}: competitive factor E[C]/E[C_opt] by algorithm"),
+        columns,
+    );
+    let n = c.series.first().map_or(0, |s| s.points.len());
+    for i in (0..n).step_by(stride.max(1)) {
+        let mut row = vec![Cell::Number(c.series[0].points[i].0)];
+        row.extend(c.series.iter().map(|s| {
+            s.points
+                .get(i)
+                .map_or(Cell::missing("no point"), |p| Cell::Number(p.1))
+        }));
+        t.push_row(row, None);
+    }
+    t
+}
+
+/// The figure as an SVG document.
+pub fn curves_svg(c: &Curves) -> anyhow::Result<String> {
+    let title = match c.dist {
+        CurveDistribution::Exponential => {
+            "Competitive factor, exponential waits (Lim & Agarwal Fig. 2)"
+        }
+        CurveDistribution::Uniform => "Competitive factor, uniform waits (Lim & Agarwal Fig. 3)",
+    };
+    let chart = LineChart {
+        title: title.into(),
+        x_label: format!("{} (dimensionless, log scale)", x_axis(c.dist)),
+        y_label: format!("competitive factor E[C]/E[C_opt] (cut at {SVG_MAX_FACTOR})"),
+        x_log: true,
+        y_log: false,
+        series: c
+            .series
+            .iter()
+            .map(|s| Series {
+                name: s.name.clone(),
+                points: s
+                    .points
+                    .iter()
+                    .copied()
+                    .filter(|p| p.1 <= SVG_MAX_FACTOR)
+                    .collect(),
+            })
+            .collect(),
+    };
+    Ok(chart.to_svg()?)
+}
+
+fn curves(args: &CurvesArgs) -> anyhow::Result<()> {
+    let dist = match args.dist {
+        CurveDist::Exponential => CurveDistribution::Exponential,
+        CurveDist::Uniform => CurveDistribution::Uniform,
+    };
+    let c = figure(dist);
+    if let Some(path) = &args.svg {
+        std::fs::write(path, curves_svg(&c)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("waitwise: wrote {}", path.display());
+    }
+    if args.output.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else if args.output.csv {
+        print_table(&curves_table(&c, 1), true)?;
+    } else {
+        print_table(&curves_table(&c, TEXT_ROW_STRIDE), false)?;
+        let rows = c.series.first().map_or(0, |s| s.points.len());
+        println!(
+            "(every {TEXT_ROW_STRIDE}th of {rows} points; --csv or --json for all. x is {}.)",
+            c.x_label
+        );
+    }
+    Ok(())
+}
+
+// ----------------------------------------------------------------- alpha
+
+/// A model's name in tables.
+fn model_name(m: &MinimaxModel) -> String {
+    match *m {
+        MinimaxModel::Exponential => "exponential".into(),
+        MinimaxModel::Uniform => "uniform".into(),
+        MinimaxModel::Erlang { order } => format!("erlang:{order}"),
+        MinimaxModel::BarrierMixture { participants } => format!("barrier:{participants}"),
+        MinimaxModel::Mm1mMutex {
+            requesters,
+            load: None,
+        } => format!("mutex:{requesters} (any load)"),
+        MinimaxModel::Mm1mMutex {
+            requesters,
+            load: Some(l),
+        } => format!("mutex:{requesters}:{l}"),
+    }
+}
+
+/// The synchronization kind whose static alpha a model stands for.
+fn kind_of(m: &MinimaxModel) -> Option<SyncKind> {
+    match m {
+        MinimaxModel::Exponential => Some(SyncKind::ProducerConsumer),
+        MinimaxModel::Uniform | MinimaxModel::BarrierMixture { .. } => Some(SyncKind::Barrier),
+        MinimaxModel::Mm1mMutex { .. } => Some(SyncKind::Mutex),
+        MinimaxModel::Erlang { .. } => None,
+    }
+}
+
+/// One row of `model alpha --all`.
+#[derive(Debug, Clone, Serialize)]
+pub struct KindAlpha {
+    /// waitwise synchronization kind.
+    pub kind: String,
+    /// Wait-time model the adversary is restricted to (`None`: any wait).
+    pub model: String,
+    /// Minimax alpha of the model.
+    pub alpha: f64,
+    /// Its worst-case competitive factor.
+    pub worst_case_factor: f64,
+    /// waitwise's static default alpha for the kind.
+    pub static_alpha: f64,
+    /// The static alpha's worst-case factor under the same model.
+    pub static_worst_case_factor: f64,
+}
+
+fn kind_alpha(kind: SyncKind, model: &MinimaxModel) -> anyhow::Result<KindAlpha> {
+    let best = optimal_alpha(model)?;
+    let static_alpha = kind.default_alpha();
+    Ok(KindAlpha {
+        kind: kind.name().into(),
+        model: model_name(model),
+        alpha: best.alpha,
+        worst_case_factor: best.worst_case_factor,
+        static_alpha,
+        static_worst_case_factor: worst_case(model, static_alpha)?.factor,
+    })
+}
+
+/// The model-vs-static table for every kind.
+pub fn alpha_table() -> anyhow::Result<Vec<KindAlpha>> {
+    let mut rows = vec![
+        kind_alpha(SyncKind::ProducerConsumer, &MinimaxModel::Exponential)?,
+        kind_alpha(SyncKind::Barrier, &MinimaxModel::Uniform)?,
+        kind_alpha(
+            SyncKind::Barrier,
+            &MinimaxModel::BarrierMixture { participants: 64 },
+        )?,
+        kind_alpha(
+            SyncKind::Mutex,
+            &MinimaxModel::Mm1mMutex {
+                requesters: 16,
+                load: Some(0.1),
+            },
+        )?,
+        kind_alpha(
+            SyncKind::Mutex,
+            &MinimaxModel::Mm1mMutex {
+                requesters: 16,
+                load: None,
+            },
+        )?,
+    ];
+    // No law assumed: a deterministic two-phase waiter is at best
+    // 2-competitive, reached by alpha = 1 (Karlin et al., quoted in Lim &
+    // Agarwal section 2). Theory, not a search.
+    rows.push(KindAlpha {
+        kind: SyncKind::Unknown.name().into(),
+        model: "none (any wait)".into(),
+        alpha: 1.0,
+        worst_case_factor: 2.0,
+        static_alpha: SyncKind::Unknown.default_alpha(),
+        static_worst_case_factor: 2.0,
+    });
+    Ok(rows)
+}
+
+fn alpha(args: &AlphaArgs) -> anyhow::Result<()> {
+    if args.all {
+        let rows = alpha_table()?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&rows)?);
+            return Ok(());
+        }
+        let mut t = Table::new(
+            "model_alpha",
+            "Optimal alpha (minimax over the model's scale) vs waitwise's static defaults",
+            vec![
+                Column::new("kind", None, "synchronization kind"),
+                Column::new("model", None, "wait-time model"),
+                Column::new("alpha", None, "minimax alpha"),
+                Column::new(
+                    "worst_case_factor",
+                    Some("ratio"),
+                    "its worst-case competitive factor",
+                ),
+                Column::new("static_alpha", None, "waitwise default"),
+                Column::new(
+                    "static_worst_case_factor",
+                    Some("ratio"),
+                    "the default's worst case under the model",
+                ),
+            ],
+        );
+        for r in &rows {
+            t.push_row(
+                vec![
+                    Cell::text(&r.kind),
+                    Cell::text(&r.model),
+                    Cell::Number(r.alpha),
+                    Cell::Number(r.worst_case_factor),
+                    Cell::Number(r.static_alpha),
+                    Cell::Number(r.static_worst_case_factor),
+                ],
+                None,
+            );
+        }
+        return print_table(&t, false);
+    }
+    let Some(model) = args.dist.as_ref() else {
+        anyhow::bail!("give --dist MODEL or --all");
+    };
+    let r: AlphaResult = optimal_alpha(model)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(());
+    }
+    println!(
+        "{}: optimal alpha {:.4}, worst-case competitive factor {:.4} (s/b/{})",
+        model_name(model),
+        r.alpha,
+        r.worst_case_factor,
+        format_alpha(r.alpha)
+    );
+    if let Some(kind) = kind_of(model) {
+        let a = kind.default_alpha();
+        let w = worst_case(model, a)?;
+        println!("waitwise's static default for {kind}: alpha {a:.4}, worst-case factor {:.4} under this model", w.factor);
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------- fit
+
+/// What `waitwise model fit --json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct FitReport {
+    /// The file read.
+    pub file: String,
+    /// Block cost used, ns.
+    pub block_cost_ns: f64,
+    /// Where it came from.
+    pub block_cost_source: String,
+    /// One fit per object, in file order.
+    pub objects: Vec<FitResult>,
+}
+
+fn fit_table(r: &FitReport) -> Table {
+    let mut t = Table::new(
+        "model_fit",
+        format!(
+            "Fits to {} (Lim & Agarwal Appendix A), B = {:.0} ns ({})",
+            r.file, r.block_cost_ns, r.block_cost_source
+        ),
+        vec![
+            Column::new("object", None, "index in the file, and name if recorded"),
+            Column::new("kind", None, "recorded kind"),
+            Column::new("waits", Some("count"), "waits recorded"),
+            Column::new("mean_wait", Some("ns"), "mean of the histogram"),
+            Column::new(
+                "exp_mean",
+                Some("ns"),
+                "1/lambda of the log-linear regression",
+            ),
+            Column::new("exp_r2", None, "r^2 of the regression"),
+            Column::new("exp_ks", None, "Kolmogorov-Smirnov distance, exponential"),
+            Column::new("uniform_u", Some("ns"), "fitted U"),
+            Column::new("uniform_ks", None, "Kolmogorov-Smirnov distance, uniform"),
+            Column::new("best", None, "better model"),
+            Column::new("alpha", None, "recommended alpha"),
+            Column::new(
+                "static_alpha",
+                None,
+                "waitwise's static default for the kind",
+            ),
+            Column::new(
+                "profile_alpha",
+                None,
+                "alpha minimizing the expected cost on this histogram",
+            ),
+        ],
+    );
+    for (i, f) in r.objects.iter().enumerate() {
+        let e = f.exponential.as_ref();
+        let u = f.uniform.as_ref();
+        let none = || Cell::missing("no waits");
+        let num = |v: Option<f64>| v.map_or_else(none, Cell::Number);
+        t.push_row(
+            vec![
+                Cell::text(match &f.name {
+                    Some(n) => format!("{i} {n}"),
+                    None => i.to_string(),
+                }),
+                Cell::text(if f.kind.is_empty() {
+                    "unknown"
+                } else {
+                    &f.kind
+                }),
+                Cell::Integer(i64::try_from(f.total_waits).unwrap_or(i64::MAX)),
+                num((f.total_waits > 0).then_some(f.mean_ns)),
+                num(e.map(|e| e.mean_ns)),
+                e.map_or_else(none, |e| {
+                    e.r_squared
+                        .map_or(Cell::missing("no regression"), Cell::Number)
+                }),
+                num(e.map(|e| e.ks_distance)),
+                num(u.map(|u| u.upper_ns)),
+                num(u.map(|u| u.ks_distance)),
+                f.best_model
+                    .map_or_else(none, |m| Cell::text(format!("{m:?}").to_lowercase())),
+                Cell::Number(f.recommended_alpha),
+                Cell::Number(static_alpha(&f.kind).1),
+                num(f.profile_alpha.as_ref().map(|p| p.alpha)),
+            ],
+            Some(f.reason.clone()),
+        );
+    }
+    t
+}
+
+fn fit_profile(args: &FitArgs) -> anyhow::Result<()> {
+    let loaded = load(&args.profile)?;
+    let (b, source) = block_cost_ns(args.block_ns, &loaded.profile);
+    let objects = fit::fit_profile_with_block_cost(&loaded.profile, Some(b))
+        .with_context(|| format!("cannot fit {}", args.profile.display()))?;
+    let report = FitReport {
+        file: args.profile.display().to_string(),
+        block_cost_ns: b,
+        block_cost_source: source.into(),
+        objects,
+    };
+    if args.output.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else if report.objects.is_empty() {
+        println!("{}: no objects recorded", report.file);
+    } else {
+        print_table(&fit_table(&report), args.output.csv)?;
+        if !args.output.csv {
+            println!(
+                "alpha: {:.4} (ln(e-1)) for exponential waits, {:.4} ((sqrt5-1)/2) for uniform waits or when neither model fits.",
+                ALPHA_EXPONENTIAL,
+                waitwise_model::ALPHA_UNIFORM
+            );
+        }
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------- calibrate
+
+fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
+    let mut cfg = if args.full {
+        CalibrationConfig::full()
+    } else {
+        CalibrationConfig::quick()
+    };
+    if let Some(r) = args.rounds {
+        cfg.rounds = r as usize;
+    }
+    let result = run_calibration(&cfg);
+    if let Some(dir) = &args.svg_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        for (chart, dist) in result.charts().iter().zip(&cfg.dists) {
+            let path = dir.join(format!("calibration_{}.svg", dist.name()));
+            std::fs::write(&path, &chart.svg)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("waitwise: wrote {}", path.display());
+        }
+    }
+    emit(&result, &args.output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curves_table_has_x_and_seven_series() {
+        let c = figure(CurveDistribution::Uniform);
+        let t = curves_table(&c, TEXT_ROW_STRIDE);
+        t.validate().unwrap();
+        assert_eq!(t.columns.len(), 8);
+        assert_eq!(
+            t.rows.len(),
+            c.series[0].points.len().div_ceil(TEXT_ROW_STRIDE)
+        );
+        assert!(curves_svg(&c).unwrap().contains("U/(beta*B)"));
+    }
+
+    #[test]
+    fn kinds_map_to_static_defaults() {
+        assert_eq!(
+            kind_of(&MinimaxModel::Exponential),
+            Some(SyncKind::ProducerConsumer)
+        );
+        assert_eq!(
+            kind_of(&MinimaxModel::BarrierMixture { participants: 4 }),
+            Some(SyncKind::Barrier)
+        );
+        assert!(parse_model("mutex:16:1").is_ok());
+        assert!(parse_model("normal").is_err());
+    }
 }

@@ -1,13 +1,83 @@
-//! `waitwise oversub`: Lim & Agarwal Tables 2-5: matched vs oversubscribed runs (in progress).
+//! `waitwise oversub`: Lim & Agarwal Tables 2-5, producer-consumer,
+//! barrier and mutex loops, matched and unmatched, per waiting algorithm.
+
+use super::output::{emit, OutputArgs};
+use waitwise_bench::experiments::oversub::{run as run_experiment, Config, Workload};
+
+/// Which loop to run.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum LoopArg {
+    /// The producer-consumer token ring.
+    ProducerConsumer,
+    /// Work, then a barrier.
+    Barrier,
+    /// Lock, work, unlock, work.
+    Mutex,
+}
+
+impl From<LoopArg> for Workload {
+    fn from(l: LoopArg) -> Self {
+        match l {
+            LoopArg::ProducerConsumer => Workload::ProducerConsumer,
+            LoopArg::Barrier => Workload::Barrier,
+            LoopArg::Mutex => Workload::Mutex,
+        }
+    }
+}
 
 /// Options of `waitwise oversub`.
 #[derive(clap::Args, Debug)]
 pub struct OversubArgs {
+    /// Longer loops and more runs.
+    #[arg(long)]
+    pub full: bool,
+    /// Loop iterations per thread.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub iterations: Option<u64>,
+    /// Measured runs per cell.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: Option<u32>,
+    /// Work per iteration, us.
+    #[arg(long)]
+    pub work_us: Option<f64>,
+    /// Threads per CPU to run (repeatable; default 1, 2 and 4).
+    #[arg(long = "multiplier", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub multipliers: Vec<u32>,
+    /// Loops to run (repeatable; default all three).
+    #[arg(long = "loop", value_enum)]
+    pub loops: Vec<LoopArg>,
     #[command(flatten)]
-    pub output: super::output::OutputArgs,
+    pub output: OutputArgs,
 }
 
-/// Not implemented yet.
-pub fn run(_args: &OversubArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`waitwise oversub` is not implemented yet")
+/// The configuration these options ask for.
+pub fn config(args: &OversubArgs) -> anyhow::Result<Config> {
+    let mut c = if args.full {
+        Config::full()
+    } else {
+        Config::quick()
+    };
+    if let Some(i) = args.iterations {
+        c.iterations = i;
+    }
+    if let Some(r) = args.runs {
+        c.runs = r as usize;
+    }
+    if let Some(w) = args.work_us {
+        anyhow::ensure!(
+            w.is_finite() && w > 0.0 && w <= 1e6,
+            "--work-us must be in (0, 1000000], got {w}"
+        );
+        c.work_us = w;
+    }
+    if !args.multipliers.is_empty() {
+        c.multipliers = args.multipliers.iter().map(|&m| m as usize).collect();
+    }
+    c.workloads = args.loops.iter().map(|&l| l.into()).collect();
+    Ok(c)
+}
+
+/// Runs the experiment and prints it.
+pub fn run(args: &OversubArgs) -> anyhow::Result<()> {
+    emit(&run_experiment(&config(args)?), &args.output)
 }

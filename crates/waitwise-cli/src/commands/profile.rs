@@ -1,13 +1,343 @@
-//! `waitwise profile`: Read a wait-time profile and recommend alpha per object kind (in progress).
+//! `waitwise profile PROFILE.json`: aggregate a recorded wait-time profile
+//! per object kind and recommend `alpha` for each (Lim & Agarwal Appendix A
+//! fits, via `waitwise_model::fit`).
+//!
+//! Accepted files (the loader is shared with `waitwise model fit`):
+//! * one `waitwise::profile::WaitProfile` object (`{"kind", "buckets", ...}`);
+//! * an array of them;
+//! * `{"objects": [...]}`, as the `LD_PRELOAD` interposer writes it, with
+//!   extra fields (`address`, ...) ignored and an optional `block_cost_ns`.
+
+use super::output::OutputArgs;
+use anyhow::Context;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use waitwise::policy::SyncKind;
+use waitwise_bench::export::{Cell, Column, CsvExporter, Exporter, Table, TextExporter};
+use waitwise_model::fit::{self, FitResult, ObjectProfile, WaitProfile};
 
 /// Options of `waitwise profile`.
 #[derive(clap::Args, Debug)]
 pub struct ProfileArgs {
+    /// The profile file (JSON): one WaitProfile, an array of them, or
+    /// `{"objects": [...]}`.
+    pub profile: PathBuf,
+    /// Block cost B in ns for the per-profile best alpha (default: the
+    /// file's `block_cost_ns`, else B measured on this machine).
+    #[arg(long, value_parser = positive_f64)]
+    pub block_ns: Option<f64>,
     #[command(flatten)]
-    pub output: super::output::OutputArgs,
+    pub output: OutputArgs,
 }
 
-/// Not implemented yet.
-pub fn run(_args: &ProfileArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`waitwise profile` is not implemented yet")
+/// A loaded profile file.
+#[derive(Debug, Clone)]
+pub struct LoadedProfile {
+    /// The objects, in file order.
+    pub profile: WaitProfile,
+    /// `blocks` of each object (0 when the file has none), in file order.
+    pub blocks: Vec<u64>,
+}
+
+/// Parses a number `> 0` and finite (clap value parser).
+pub fn positive_f64(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err("must be a finite number > 0".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Reads and parses a profile file; every failure names the file.
+pub fn load(path: &Path) -> anyhow::Result<LoadedProfile> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read profile {}", path.display()))?;
+    let profile = WaitProfile::from_json(&text)
+        .with_context(|| format!("{} is not a wait profile", path.display()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let list = match &value {
+        serde_json::Value::Array(a) => a.clone(),
+        v => match v.get("objects").and_then(|o| o.as_array()) {
+            Some(a) => a.clone(),
+            None => vec![v.clone()],
+        },
+    };
+    let blocks = list
+        .iter()
+        .map(|o| {
+            o.get("blocks")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        })
+        .collect();
+    Ok(LoadedProfile { profile, blocks })
+}
+
+/// The block cost to use: the flag, else the file's, else the measured one.
+pub fn block_cost_ns(flag: Option<f64>, profile: &WaitProfile) -> (f64, &'static str) {
+    match (
+        flag,
+        profile.block_cost_ns.filter(|b| b.is_finite() && *b > 0.0),
+    ) {
+        (Some(b), _) => (b, "--block-ns"),
+        (None, Some(b)) => (b, "profile file"),
+        (None, None) => (waitwise::policy::block_ns(), "measured on this machine"),
+    }
+}
+
+/// The static default alpha waitwise uses for a recorded kind name.
+pub fn static_alpha(kind: &str) -> (SyncKind, f64) {
+    let k = SyncKind::ALL
+        .into_iter()
+        .find(|k| k.name() == kind)
+        .unwrap_or(SyncKind::Unknown);
+    (k, k.default_alpha())
+}
+
+/// One kind's aggregate.
+#[derive(Debug, Clone, Serialize)]
+pub struct KindSummary {
+    /// Kind as recorded (`unknown` when empty).
+    pub kind: String,
+    /// Objects of this kind in the file.
+    pub objects: usize,
+    /// Waits that blocked (sum of the objects' `blocks`).
+    pub blocks: u64,
+    /// waitwise's static default alpha for this kind.
+    pub static_alpha: f64,
+    /// The fit of the summed histogram.
+    pub fit: FitResult,
+}
+
+/// What `waitwise profile --json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileReport {
+    /// The file read.
+    pub file: String,
+    /// Block cost used, ns.
+    pub block_cost_ns: f64,
+    /// Where it came from.
+    pub block_cost_source: String,
+    /// One entry per kind, sorted by name.
+    pub kinds: Vec<KindSummary>,
+}
+
+/// Sums the histograms of `profile` per kind and fits each sum.
+pub fn aggregate(loaded: &LoadedProfile, block_ns: f64) -> anyhow::Result<Vec<KindSummary>> {
+    let mut groups: BTreeMap<String, (ObjectProfile, usize, u64)> = BTreeMap::new();
+    for (i, o) in loaded.profile.objects.iter().enumerate() {
+        let kind = if o.kind.trim().is_empty() {
+            "unknown".to_string()
+        } else {
+            o.kind.trim().to_string()
+        };
+        let entry = groups.entry(kind.clone()).or_insert_with(|| {
+            (
+                ObjectProfile {
+                    kind: kind.clone(),
+                    name: None,
+                    buckets: Vec::new(),
+                    convention: o.convention,
+                },
+                0,
+                0,
+            )
+        });
+        if entry.0.convention != o.convention {
+            anyhow::bail!(
+                "objects of kind {kind:?} use different bucket conventions; cannot sum them"
+            );
+        }
+        if o.buckets.len() > entry.0.buckets.len() {
+            entry.0.buckets.resize(o.buckets.len(), 0);
+        }
+        for (sum, c) in entry.0.buckets.iter_mut().zip(&o.buckets) {
+            *sum = sum.saturating_add(*c);
+        }
+        entry.1 += 1;
+        entry.2 = entry
+            .2
+            .saturating_add(loaded.blocks.get(i).copied().unwrap_or(0));
+    }
+    groups
+        .into_values()
+        .map(|(object, objects, blocks)| {
+            let fit = fit::fit_object(&object, Some(block_ns))
+                .with_context(|| format!("cannot fit the {} histogram", object.kind))?;
+            Ok(KindSummary {
+                static_alpha: static_alpha(&object.kind).1,
+                kind: object.kind,
+                objects,
+                blocks,
+                fit,
+            })
+        })
+        .collect()
+}
+
+fn opt(v: Option<f64>, why: &str) -> Cell {
+    v.map_or(Cell::missing(why), Cell::Number)
+}
+
+fn table(report: &ProfileReport) -> Table {
+    let mut t = Table::new(
+        "profile",
+        format!(
+            "Wait profile {} per kind, B = {:.0} ns ({})",
+            report.file, report.block_cost_ns, report.block_cost_source
+        ),
+        vec![
+            Column::new("kind", None, "object kind"),
+            Column::new("objects", Some("count"), "objects of this kind"),
+            Column::new("waits", Some("count"), "waits recorded"),
+            Column::new("blocked", Some("pct"), "waits that slept in the kernel"),
+            Column::new(
+                "mean_wait",
+                Some("ns"),
+                "mean wait (histogram, uniform within buckets)",
+            ),
+            Column::new(
+                "best_model",
+                None,
+                "model with the smaller Kolmogorov-Smirnov distance",
+            ),
+            Column::new("ks", None, "its Kolmogorov-Smirnov distance"),
+            Column::new(
+                "alpha",
+                None,
+                "recommended alpha (minimax for the fitted family)",
+            ),
+            Column::new(
+                "static_alpha",
+                None,
+                "waitwise's static default for the kind",
+            ),
+            Column::new(
+                "profile_alpha",
+                None,
+                "alpha minimizing the expected cost on this histogram",
+            ),
+            Column::new(
+                "profile_factor",
+                Some("ratio"),
+                "its competitive factor on the histogram",
+            ),
+            Column::new(
+                "alpha_factor",
+                Some("ratio"),
+                "the recommended alpha's factor on the histogram",
+            ),
+        ],
+    );
+    for k in &report.kinds {
+        let f = &k.fit;
+        let ks = match f.best_model {
+            Some(fit::FittedModel::Exponential) => f.exponential.as_ref().map(|e| e.ks_distance),
+            Some(fit::FittedModel::Uniform) => f.uniform.as_ref().map(|u| u.ks_distance),
+            None => None,
+        };
+        let blocked = (f.total_waits > 0).then(|| 100.0 * k.blocks as f64 / f.total_waits as f64);
+        t.push_row(
+            vec![
+                Cell::text(&k.kind),
+                Cell::Integer(k.objects as i64),
+                Cell::Integer(i64::try_from(f.total_waits).unwrap_or(i64::MAX)),
+                opt(blocked, "no waits"),
+                opt((f.total_waits > 0).then_some(f.mean_ns), "no waits"),
+                f.best_model.map_or(Cell::missing("no waits"), |m| {
+                    Cell::text(format!("{m:?}").to_lowercase())
+                }),
+                opt(ks, "no waits"),
+                Cell::Number(f.recommended_alpha),
+                Cell::Number(k.static_alpha),
+                opt(f.profile_alpha.as_ref().map(|p| p.alpha), "no waits"),
+                opt(f.profile_alpha.as_ref().map(|p| p.factor), "no waits"),
+                opt(
+                    f.profile_alpha.as_ref().map(|p| p.recommended_factor),
+                    "no waits",
+                ),
+            ],
+            Some(f.reason.clone()),
+        );
+    }
+    t
+}
+
+/// Prints one table as text or CSV.
+pub fn print_table(t: &Table, csv: bool) -> anyhow::Result<()> {
+    if csv {
+        println!("# {}", t.name);
+        print!("{}", CsvExporter.export(t)?);
+    } else {
+        println!("{}", TextExporter.export(t)?);
+    }
+    Ok(())
+}
+
+/// Reads the profile, aggregates per kind and prints the recommendations.
+pub fn run(args: &ProfileArgs) -> anyhow::Result<()> {
+    let loaded = load(&args.profile)?;
+    let (b, source) = block_cost_ns(args.block_ns, &loaded.profile);
+    let kinds = aggregate(&loaded, b).with_context(|| format!("in {}", args.profile.display()))?;
+    let report = ProfileReport {
+        file: args.profile.display().to_string(),
+        block_cost_ns: b,
+        block_cost_source: source.to_string(),
+        kinds,
+    };
+    if args.output.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    if report.kinds.is_empty() {
+        println!("{}: no objects recorded", report.file);
+        return Ok(());
+    }
+    print_table(&table(&report), args.output.csv)?;
+    if !args.output.csv {
+        for k in &report.kinds {
+            if k.fit.total_waits > 0 && (k.fit.recommended_alpha - k.static_alpha).abs() > 0.01 {
+                println!(
+                    "{}: the profile suggests alpha {:.3} instead of the static {:.3} (set it per object with WaitOptions::policy, or WAITWISE_ALPHA for all).",
+                    k.kind, k.fit.recommended_alpha, k.static_alpha
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aggregates_per_kind() {
+        let json = r#"{"objects": [
+            {"kind": "mutex", "address": "0x1", "buckets": [0, 0, 5, 20, 40, 20, 5], "total_waits": 90, "blocks": 3},
+            {"kind": "mutex", "address": "0x2", "buckets": [0, 0, 5, 20, 40, 20, 5, 1], "total_waits": 91, "blocks": 4},
+            {"kind": "barrier", "buckets": [], "total_waits": 0, "blocks": 0}
+        ]}"#;
+        let profile = WaitProfile::from_json(json).unwrap();
+        let loaded = LoadedProfile {
+            profile,
+            blocks: vec![3, 4, 0],
+        };
+        let kinds = aggregate(&loaded, 1000.0).unwrap();
+        assert_eq!(kinds.len(), 2);
+        assert_eq!(kinds[0].kind, "barrier");
+        assert_eq!(kinds[1].objects, 2);
+        assert_eq!(kinds[1].blocks, 7);
+        assert_eq!(kinds[1].fit.total_waits, 181);
+    }
+
+    #[test]
+    fn positive_numbers_only() {
+        assert!(positive_f64("2.5").is_ok());
+        for bad in ["0", "-1", "nan", "inf", "x"] {
+            assert!(positive_f64(bad).is_err(), "{bad}");
+        }
+    }
 }
