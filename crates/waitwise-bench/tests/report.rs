@@ -18,7 +18,7 @@ fn tiny_report_is_complete() {
     let svgs = html.matches("<svg").count();
     assert!(svgs >= 5, "expected every chart inline, found {svgs}");
     let results: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&written.results).unwrap()).unwrap();
-    for key in ["probe", "mechanisms"] {
+    for key in ["probe", "mechanisms", "wakeup_matrix", "calibration", "model"] {
         assert!(results.get(key).is_some(), "results.json lacks {key}");
     }
     assert!(!written.csvs.is_empty());

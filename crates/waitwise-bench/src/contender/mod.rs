@@ -11,6 +11,7 @@
 //! | `std::thread::park`/`unpark` | [`park`] |
 //! | one atomic store to a spun-on flag (the baseline) | [`store`] |
 
+pub mod barrier;
 pub mod event;
 pub mod park;
 pub mod parking_lot_condvar;

@@ -3,8 +3,12 @@
 //! `Config` (with `quick()` and `full()` presets), a `run(&Config)` that
 //! returns a serde result struct, and `tables()`/`charts()` on that result.
 
+pub mod asymmetry;
+pub mod barriers;
 pub mod calibration;
 pub mod mechanisms;
+pub mod model_figures;
+pub mod oversub;
 pub mod wakeup_matrix;
 
 use crate::export::Table;

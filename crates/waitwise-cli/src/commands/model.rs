@@ -12,26 +12,22 @@ use super::profile::{block_cost_ns, load, positive_f64, print_table, static_alph
 use anyhow::Context;
 use serde::Serialize;
 use std::path::PathBuf;
-use waitwise::policy::SyncKind;
-use waitwise_bench::chart::{LineChart, Series};
+use waitwise_bench::experiments::model_figures::{
+    alpha_table, alpha_table_view, curves_svg, curves_table, kind_of, model_name,
+};
 use waitwise_bench::experiments::calibration::{
     run as run_calibration, Config as CalibrationConfig,
 };
 use waitwise_bench::experiments::ExperimentOutput;
 use waitwise_bench::export::{Cell, Column, Table};
 use waitwise_model::algorithm::{format_alpha, ALPHA_EXPONENTIAL};
-use waitwise_model::curves::{figure, CurveDistribution, Curves};
+use waitwise_model::curves::{figure, CurveDistribution};
 use waitwise_model::fit::{self, FitResult};
 use waitwise_model::minimax::{optimal_alpha, worst_case, AlphaResult, MinimaxModel};
 
 /// In the text table of `model curves`, one row per this many points (the
 /// curves have 25 points per decade; `--csv` and `--json` give all of them).
 const TEXT_ROW_STRIDE: usize = 5;
-
-/// The SVG of `model curves` draws factors up to this (linear axis, like the
-/// paper's figures); the steep ends of `/b/0` and `s//inf` leave the plot
-/// there. The printed data are not cut.
-const SVG_MAX_FACTOR: f64 = 4.0;
 
 /// Options of `waitwise model`.
 #[derive(clap::Args, Debug)]
@@ -138,83 +134,6 @@ pub fn run(args: &ModelArgs) -> anyhow::Result<()> {
 
 // ---------------------------------------------------------------- curves
 
-fn x_axis(dist: CurveDistribution) -> &'static str {
-    match dist {
-        CurveDistribution::Exponential => "lambda*beta*B",
-        CurveDistribution::Uniform => "U/(beta*B)",
-    }
-}
-
-/// Figure data as a table: x, then one column per series; every
-/// `stride`-th point.
-fn curves_table(c: &Curves, stride: usize) -> Table {
-    let (name, fig) = match c.dist {
-        CurveDistribution::Exponential => {
-            ("model_curves_exponential", "Figure 2, exponential waits")
-        }
-        CurveDistribution::Uniform => ("model_curves_uniform", "Figure 3, uniform waits"),
-    };
-    let mut columns = vec![Column::new(
-        x_axis(c.dist),
-        None,
-        format!("{} (dimensionless)", c.x_label),
-    )];
-    columns.extend(c.series.iter().map(|s| {
-        Column::new(
-            s.name.clone(),
-            None,
-            format!("competitive factor of {}", s.name),
-        )
-    }));
-    let mut t = Table::new(
-        name,
-        format!("{fig}: competitive factor E[C]/E[C_opt] by algorithm"),
-        columns,
-    );
-    let n = c.series.first().map_or(0, |s| s.points.len());
-    for i in (0..n).step_by(stride.max(1)) {
-        let mut row = vec![Cell::Number(c.series[0].points[i].0)];
-        row.extend(c.series.iter().map(|s| {
-            s.points
-                .get(i)
-                .map_or(Cell::missing("no point"), |p| Cell::Number(p.1))
-        }));
-        t.push_row(row, None);
-    }
-    t
-}
-
-/// The figure as an SVG document.
-pub fn curves_svg(c: &Curves) -> anyhow::Result<String> {
-    let title = match c.dist {
-        CurveDistribution::Exponential => {
-            "Competitive factor, exponential waits (Lim & Agarwal Fig. 2)"
-        }
-        CurveDistribution::Uniform => "Competitive factor, uniform waits (Lim & Agarwal Fig. 3)",
-    };
-    let chart = LineChart {
-        title: title.into(),
-        x_label: format!("{} (dimensionless, log scale)", x_axis(c.dist)),
-        y_label: format!("competitive factor E[C]/E[C_opt] (cut at {SVG_MAX_FACTOR})"),
-        x_log: true,
-        y_log: false,
-        series: c
-            .series
-            .iter()
-            .map(|s| Series {
-                name: s.name.clone(),
-                points: s
-                    .points
-                    .iter()
-                    .copied()
-                    .filter(|p| p.1 <= SVG_MAX_FACTOR)
-                    .collect(),
-            })
-            .collect(),
-    };
-    Ok(chart.to_svg()?)
-}
-
 fn curves(args: &CurvesArgs) -> anyhow::Result<()> {
     let dist = match args.dist {
         CurveDist::Exponential => CurveDistribution::Exponential,
@@ -243,102 +162,6 @@ fn curves(args: &CurvesArgs) -> anyhow::Result<()> {
 
 // ----------------------------------------------------------------- alpha
 
-/// A model's name in tables.
-fn model_name(m: &MinimaxModel) -> String {
-    match *m {
-        MinimaxModel::Exponential => "exponential".into(),
-        MinimaxModel::Uniform => "uniform".into(),
-        MinimaxModel::Erlang { order } => format!("erlang:{order}"),
-        MinimaxModel::BarrierMixture { participants } => format!("barrier:{participants}"),
-        MinimaxModel::Mm1mMutex {
-            requesters,
-            load: None,
-        } => format!("mutex:{requesters} (any load)"),
-        MinimaxModel::Mm1mMutex {
-            requesters,
-            load: Some(l),
-        } => format!("mutex:{requesters}:{l}"),
-    }
-}
-
-/// The synchronization kind whose static alpha a model stands for.
-fn kind_of(m: &MinimaxModel) -> Option<SyncKind> {
-    match m {
-        MinimaxModel::Exponential => Some(SyncKind::ProducerConsumer),
-        MinimaxModel::Uniform | MinimaxModel::BarrierMixture { .. } => Some(SyncKind::Barrier),
-        MinimaxModel::Mm1mMutex { .. } => Some(SyncKind::Mutex),
-        MinimaxModel::Erlang { .. } => None,
-    }
-}
-
-/// One row of `model alpha --all`.
-#[derive(Debug, Clone, Serialize)]
-pub struct KindAlpha {
-    /// waitwise synchronization kind.
-    pub kind: String,
-    /// Wait-time model the adversary is restricted to (`None`: any wait).
-    pub model: String,
-    /// Minimax alpha of the model.
-    pub alpha: f64,
-    /// Its worst-case competitive factor.
-    pub worst_case_factor: f64,
-    /// waitwise's static default alpha for the kind.
-    pub static_alpha: f64,
-    /// The static alpha's worst-case factor under the same model.
-    pub static_worst_case_factor: f64,
-}
-
-fn kind_alpha(kind: SyncKind, model: &MinimaxModel) -> anyhow::Result<KindAlpha> {
-    let best = optimal_alpha(model)?;
-    let static_alpha = kind.default_alpha();
-    Ok(KindAlpha {
-        kind: kind.name().into(),
-        model: model_name(model),
-        alpha: best.alpha,
-        worst_case_factor: best.worst_case_factor,
-        static_alpha,
-        static_worst_case_factor: worst_case(model, static_alpha)?.factor,
-    })
-}
-
-/// The model-vs-static table for every kind.
-pub fn alpha_table() -> anyhow::Result<Vec<KindAlpha>> {
-    let mut rows = vec![
-        kind_alpha(SyncKind::ProducerConsumer, &MinimaxModel::Exponential)?,
-        kind_alpha(SyncKind::Barrier, &MinimaxModel::Uniform)?,
-        kind_alpha(
-            SyncKind::Barrier,
-            &MinimaxModel::BarrierMixture { participants: 64 },
-        )?,
-        kind_alpha(
-            SyncKind::Mutex,
-            &MinimaxModel::Mm1mMutex {
-                requesters: 16,
-                load: Some(0.1),
-            },
-        )?,
-        kind_alpha(
-            SyncKind::Mutex,
-            &MinimaxModel::Mm1mMutex {
-                requesters: 16,
-                load: None,
-            },
-        )?,
-    ];
-    // No law assumed: a deterministic two-phase waiter is at best
-    // 2-competitive, reached by alpha = 1 (Karlin et al., quoted in Lim &
-    // Agarwal section 2). Theory, not a search.
-    rows.push(KindAlpha {
-        kind: SyncKind::Unknown.name().into(),
-        model: "none (any wait)".into(),
-        alpha: 1.0,
-        worst_case_factor: 2.0,
-        static_alpha: SyncKind::Unknown.default_alpha(),
-        static_worst_case_factor: 2.0,
-    });
-    Ok(rows)
-}
-
 fn alpha(args: &AlphaArgs) -> anyhow::Result<()> {
     if args.all {
         let rows = alpha_table()?;
@@ -346,39 +169,7 @@ fn alpha(args: &AlphaArgs) -> anyhow::Result<()> {
             println!("{}", serde_json::to_string_pretty(&rows)?);
             return Ok(());
         }
-        let mut t = Table::new(
-            "model_alpha",
-            "Optimal alpha (minimax over the model's scale) vs waitwise's static defaults",
-            vec![
-                Column::new("kind", None, "synchronization kind"),
-                Column::new("model", None, "wait-time model"),
-                Column::new("alpha", None, "minimax alpha"),
-                Column::new(
-                    "worst_case_factor",
-                    Some("ratio"),
-                    "its worst-case competitive factor",
-                ),
-                Column::new("static_alpha", None, "waitwise default"),
-                Column::new(
-                    "static_worst_case_factor",
-                    Some("ratio"),
-                    "the default's worst case under the model",
-                ),
-            ],
-        );
-        for r in &rows {
-            t.push_row(
-                vec![
-                    Cell::text(&r.kind),
-                    Cell::text(&r.model),
-                    Cell::Number(r.alpha),
-                    Cell::Number(r.worst_case_factor),
-                    Cell::Number(r.static_alpha),
-                    Cell::Number(r.static_worst_case_factor),
-                ],
-                None,
-            );
-        }
+        let t = alpha_table_view(&rows);
         return print_table(&t, false);
     }
     let Some(model) = args.dist.as_ref() else {
@@ -549,28 +340,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn curves_table_has_x_and_seven_series() {
-        let c = figure(CurveDistribution::Uniform);
-        let t = curves_table(&c, TEXT_ROW_STRIDE);
-        t.validate().unwrap();
-        assert_eq!(t.columns.len(), 8);
-        assert_eq!(
-            t.rows.len(),
-            c.series[0].points.len().div_ceil(TEXT_ROW_STRIDE)
-        );
-        assert!(curves_svg(&c).unwrap().contains("U/(beta*B)"));
-    }
-
-    #[test]
     fn kinds_map_to_static_defaults() {
-        assert_eq!(
-            kind_of(&MinimaxModel::Exponential),
-            Some(SyncKind::ProducerConsumer)
-        );
-        assert_eq!(
-            kind_of(&MinimaxModel::BarrierMixture { participants: 4 }),
-            Some(SyncKind::Barrier)
-        );
         assert!(parse_model("mutex:16:1").is_ok());
         assert!(parse_model("normal").is_err());
     }

@@ -1,0 +1,845 @@
+//! `waitwise oversub`: Lim & Agarwal's Tables 2-5 on this machine: a
+//! producer-consumer loop, a barrier loop and a mutex loop (module
+//! `workload`), each run *matched* (threads = CPUs) and *unmatched*
+//! (threads = 2x and 4x the CPUs, [`Config::multipliers`]), under each
+//! waiting choice:
+//!
+//! - `s//inf`: always poll, blocking only after the deadlock-avoidance
+//!   timeout of `100 B` ([`barrier::spin_policy`]; Lim & Agarwal's 50,000
+//!   cycles at `B` = 500), clamped to 0.1-1 ms;
+//! - `/b/0`, `s/b/1`, `s/b/0.5`, `s/b/alpha(kind)` (0.54 for
+//!   producer-consumer and mutex, 0.62 for barriers), `rand/b`;
+//! - the object's own default, where it differs from `s/b/alpha(kind)`
+//!   (the barrier's PAUSE prelude then `Ss/b/0.62`);
+//! - the pthread peer: a counting semaphore on `pthread_cond_wait` /
+//!   `pthread_cond_signal`, `pthread_barrier_wait`, `pthread_mutex_lock`.
+//!
+//! # Figures
+//!
+//! - **runtime**: wall time of the loop (all threads start at a gate, the
+//!   clock stops when the last one finishes), and **normalized runtime**:
+//!   its median over `/b/0`'s median for the same loop and thread count,
+//!   as in the paper.
+//! - **blocks**: waits that slept in the kernel in one run (median over
+//!   runs), from the objects' wait profiles (profiling is on for every
+//!   waitwise object, including `/b/0`). pthread: n/a.
+//! - **waiting overhead**: the CPU time the run spent on anything but its
+//!   useful work: `sum of the threads' CPU time - units of work done x the
+//!   cost of one unit alone` (the unit's CPU time, measured before the runs
+//!   on one pinned thread). It counts polling, the synchronization calls,
+//!   the kernel's block and wake-up paths and cache effects of switching;
+//!   time a thread spent blocked costs no CPU and is not counted. Shown in
+//!   CPU ms and as a percentage of the machine's capacity during the run
+//!   (`runtime x CPUs`). It can be slightly negative when the work ran
+//!   faster than in the calibration.
+//!
+//! # Pinning
+//!
+//! Thread `i` is pinned to allowed CPU `i mod CPUs` (round-robin): matched
+//! runs have one thread per CPU, unmatched runs 2 or 4 threads per CPU,
+//! multiplexed by the kernel's scheduler, as Lim & Agarwal's unmatched
+//! runs multiplex threads on processors.
+//!
+//! # Statistics
+//!
+//! Per (loop, thread count) every waiting choice gets one warm-up run (a
+//! quarter of the iterations, dropped) and [`Config::runs`] measured runs,
+//! interleaved; the first and last 10% are trimmed; median, mean and 95% CI
+//! are reported, and a CI wider than 20% of the median flags the row.
+
+mod peers;
+mod workload;
+
+pub use workload::{Waiting, Workload};
+
+use super::asymmetry::unit_cost_ns;
+use super::barriers::{describe_pinning, load_average, load_note, round_robin};
+use super::{progress, ExperimentOutput, RenderedChart};
+use crate::chart::BarChart;
+use crate::contender::barrier;
+use crate::contender::Family;
+use crate::export::{Cell, Column, Table};
+use crate::measure::summary_ns;
+use crate::placement::pin;
+use crate::stats::Summary;
+use serde::Serialize;
+use std::time::Instant;
+use waitwise::policy::{Policy, PollLimit};
+use waitwise_platform::thread::thread_cpu_time;
+use workload::{Loop, Sizes, Work};
+
+/// Settings of one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Config {
+    /// Threads per CPU: 1 is matched, above 1 unmatched.
+    pub multipliers: Vec<usize>,
+    /// Loop iterations per thread.
+    pub iterations: u64,
+    /// Side of the unit-of-work matrix multiply.
+    pub unit_n: usize,
+    /// Work per iteration `W`, us (converted to whole units with the
+    /// measured unit cost).
+    pub work_us: f64,
+    /// Work inside the lock per iteration `C` (mutex loop), us.
+    pub critical_us: f64,
+    /// Measured runs per cell.
+    pub runs: usize,
+    /// Loops to run (empty: all three).
+    pub workloads: Vec<Workload>,
+}
+
+impl Config {
+    /// Quick: under a minute on a 2-vCPU machine.
+    pub fn quick() -> Self {
+        Self {
+            multipliers: vec![1, 2, 4],
+            iterations: 400,
+            unit_n: 10,
+            work_us: 20.0,
+            critical_us: 4.0,
+            runs: 5,
+            workloads: Vec::new(),
+        }
+    }
+
+    /// Longer loops and more runs.
+    pub fn full() -> Self {
+        Self {
+            iterations: 5_000,
+            runs: 7,
+            ..Self::quick()
+        }
+    }
+
+    /// A tiny configuration for tests.
+    pub fn tiny() -> Self {
+        Self {
+            multipliers: vec![1, 2],
+            iterations: 30,
+            unit_n: 4,
+            work_us: 2.0,
+            critical_us: 0.5,
+            runs: 2,
+            workloads: Vec::new(),
+        }
+    }
+}
+
+/// One waiting choice at one thread count.
+#[derive(Clone, Debug, Serialize)]
+pub struct CellResult {
+    /// Threads in the run.
+    pub threads: usize,
+    /// Threads per CPU (1: matched).
+    pub multiplier: usize,
+    /// Wall time of the loop, ms.
+    pub runtime_ms: Option<Summary>,
+    /// Median runtime over `/b/0`'s median (same loop and threads).
+    pub normalized: Option<f64>,
+    /// Waits that slept, per run (median); `None` for pthread.
+    pub blocks: Option<f64>,
+    /// Waiting overhead in CPU ms (see the module docs).
+    pub wait_overhead_ms: Option<Summary>,
+    /// Waiting overhead as % of `runtime x CPUs` (median over runs).
+    pub wait_overhead_pct: Option<f64>,
+    /// Set when a run broke the loop's invariant (a bug, reported).
+    pub error: Option<String>,
+}
+
+/// One waiting choice for one loop.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// The loop.
+    pub workload: Workload,
+    /// Row label: the policy name, "default ...", or the pthread peer.
+    pub waiting: String,
+    /// The choice's name across loops ([`Choice::series`]).
+    pub series: String,
+    /// waitwise or peer.
+    pub family: Family,
+    /// The waitwise policy, when one was given explicitly.
+    pub policy: Option<String>,
+    /// Whether this is what the object does by default.
+    pub is_default: bool,
+    /// One cell per multiplier.
+    pub cells: Vec<CellResult>,
+}
+
+/// The experiment's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct OversubResult {
+    /// The settings used.
+    pub config: Config,
+    /// CPUs this process may use.
+    pub cpus: usize,
+    /// Pinning, one line per thread count.
+    pub pinning: Vec<String>,
+    /// The block cost `B`, ns.
+    pub block_ns: f64,
+    /// `s//inf`'s deadlock-avoidance timeout, ns.
+    pub spin_timeout_ns: f64,
+    /// One unit of work alone, ns.
+    pub unit_ns: f64,
+    /// `W` in units.
+    pub work_units: u32,
+    /// `C` in units.
+    pub critical_units: u32,
+    /// 1-minute load average before and after the run (other processes).
+    pub load_average: [Option<f64>; 2],
+    /// Rows, loop by loop.
+    pub rows: Vec<Row>,
+}
+
+/// One waiting choice of one loop.
+#[derive(Clone, Debug)]
+pub struct Choice {
+    /// Row label: the policy name, "default ...", or the pthread peer.
+    pub label: String,
+    /// The same choice's name across loops (chart legend): `s//inf`,
+    /// `/b/0`, `s/b/1`, `s/b/0.5`, `s/b/alpha(kind)`, `rand/b`, `default`,
+    /// `pthread`.
+    pub series: &'static str,
+    /// How waits wait.
+    pub waiting: Waiting,
+    /// Whether this is what the object does by default.
+    pub is_default: bool,
+}
+
+/// Legend order of the chart.
+const SERIES: [&str; 8] = [
+    "s//inf",
+    "/b/0",
+    "s/b/1",
+    "s/b/0.5",
+    "s/b/alpha(kind)",
+    "rand/b",
+    "default",
+    "pthread",
+];
+
+/// The waiting choices for `workload`.
+pub fn waitings(workload: Workload) -> Vec<Choice> {
+    let choice = |label: String, series, waiting, is_default| Choice {
+        label,
+        series,
+        waiting,
+        is_default,
+    };
+    let kind_policy = Policy::for_kind(workload.kind());
+    // Semaphores and mutexes wait with `for_kind` by default; the barrier
+    // adds its PAUSE prelude and yields while polling.
+    let kind_is_default = workload != Workload::Barrier;
+    let mut v = vec![
+        choice(
+            "s//inf".into(),
+            SERIES[0],
+            Waiting::Policy(barrier::spin_policy()),
+            false,
+        ),
+        choice(
+            "/b/0".into(),
+            SERIES[1],
+            Waiting::Policy(Policy::always_block()),
+            false,
+        ),
+        choice(
+            "s/b/1".into(),
+            SERIES[2],
+            Waiting::Policy(Policy::two_phase(1.0)),
+            false,
+        ),
+        choice(
+            "s/b/0.5".into(),
+            SERIES[3],
+            Waiting::Policy(Policy::two_phase(0.5)),
+            false,
+        ),
+        choice(
+            format!(
+                "{}{}",
+                kind_policy.name(),
+                if kind_is_default { " (default)" } else { "" }
+            ),
+            SERIES[4],
+            Waiting::Policy(kind_policy),
+            kind_is_default,
+        ),
+        choice(
+            "rand/b".into(),
+            SERIES[5],
+            Waiting::Policy(Policy::randomized()),
+            false,
+        ),
+    ];
+    if !kind_is_default {
+        let label = format!(
+            "default (1us PAUSE, then {})",
+            waitwise::barrier::default_policy().name()
+        );
+        v.push(choice(label, SERIES[6], Waiting::Default, true));
+    }
+    v.push(choice(
+        workload.pthread_name().into(),
+        SERIES[7],
+        Waiting::Pthread,
+        false,
+    ));
+    v
+}
+
+struct RunRaw {
+    wall_ms: f64,
+    overhead_ms: f64,
+    overhead_pct: f64,
+    blocks: Option<u64>,
+    error: Option<String>,
+}
+
+/// One run of `l` on `cpus.len()` threads.
+fn run_once(
+    l: &dyn Loop,
+    cpus: &[Option<usize>],
+    iterations: u64,
+    unit_n: usize,
+    unit_ns: f64,
+    n_cpus: usize,
+) -> RunRaw {
+    let gate = std::sync::Barrier::new(cpus.len() + 1);
+    let (wall, per_thread) = std::thread::scope(|s| {
+        let handles: Vec<_> = cpus
+            .iter()
+            .enumerate()
+            .map(|(tid, &cpu)| {
+                let gate = &gate;
+                s.spawn(move || {
+                    pin(cpu);
+                    let mut work = Work::new(unit_n);
+                    gate.wait();
+                    let c0 = thread_cpu_time();
+                    for i in 0..iterations {
+                        l.iteration(tid, i, &mut work);
+                    }
+                    let cpu = thread_cpu_time() - c0;
+                    work.finish();
+                    (cpu.as_nanos() as f64, work.units)
+                })
+            })
+            .collect();
+        gate.wait();
+        let t0 = Instant::now();
+        let per: Vec<(f64, u64)> = handles
+            .into_iter()
+            .map(|h| h.join().expect("loop thread panicked"))
+            .collect();
+        (t0.elapsed(), per)
+    });
+    let cpu_ns: f64 = per_thread.iter().map(|p| p.0).sum();
+    let useful_ns: f64 = per_thread.iter().map(|p| p.1 as f64 * unit_ns).sum();
+    let wall_ns = wall.as_nanos() as f64;
+    let overhead = cpu_ns - useful_ns;
+    RunRaw {
+        wall_ms: wall_ns / 1e6,
+        overhead_ms: overhead / 1e6,
+        overhead_pct: if wall_ns > 0.0 {
+            100.0 * overhead / (wall_ns * n_cpus as f64)
+        } else {
+            0.0
+        },
+        blocks: l.blocks(),
+        error: l.check(iterations).err(),
+    }
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    summary_ns(v).map(|s| s.median)
+}
+
+/// Runs the experiment.
+pub fn run(config: &Config) -> OversubResult {
+    let load_before = load_average();
+    let cpus = waitwise::barrier::allowed_cpus();
+    let unit_ns = unit_cost_ns(round_robin(1)[0], config.unit_n);
+    let to_units = |us: f64| ((us * 1e3 / unit_ns).round() as u32).max(1);
+    let sizes = Sizes {
+        work: to_units(config.work_us),
+        critical: to_units(config.critical_us),
+    };
+    let workloads: Vec<Workload> = if config.workloads.is_empty() {
+        Workload::ALL.to_vec()
+    } else {
+        config.workloads.clone()
+    };
+    let mut pinning = Vec::new();
+    let mut rows = Vec::new();
+    let steps = workloads.len() * config.multipliers.len();
+    let mut step = 0;
+    for &w in &workloads {
+        let choices = waitings(w);
+        let mut wrows: Vec<Row> = choices
+            .iter()
+            .map(|c| Row {
+                workload: w,
+                waiting: c.label.clone(),
+                series: c.series.to_string(),
+                family: if c.waiting == Waiting::Pthread {
+                    Family::Peer
+                } else {
+                    Family::Waitwise
+                },
+                policy: match c.waiting {
+                    Waiting::Policy(p) => Some(p.name()),
+                    _ => None,
+                },
+                is_default: c.is_default,
+                cells: Vec::new(),
+            })
+            .collect();
+        for &m in &config.multipliers {
+            step += 1;
+            let threads = cpus * m;
+            let placement = round_robin(threads);
+            let line = describe_pinning(&placement);
+            if !pinning.contains(&line) {
+                pinning.push(line);
+            }
+            progress(
+                "oversub",
+                step,
+                steps,
+                &format!("{} loop, {threads} threads ({m}x CPUs): warm-up", w.name()),
+            );
+            for c in &choices {
+                let l = workload::build(w, c.waiting, threads, sizes);
+                run_once(
+                    l.as_ref(),
+                    &placement,
+                    (config.iterations / 4).max(1),
+                    config.unit_n,
+                    unit_ns,
+                    cpus,
+                );
+            }
+            let mut raws: Vec<Vec<RunRaw>> = (0..choices.len()).map(|_| Vec::new()).collect();
+            for r in 0..config.runs {
+                progress(
+                    "oversub",
+                    step,
+                    steps,
+                    &format!(
+                        "{} loop, {threads} threads: run {}/{}",
+                        w.name(),
+                        r + 1,
+                        config.runs
+                    ),
+                );
+                for (i, c) in choices.iter().enumerate() {
+                    let l = workload::build(w, c.waiting, threads, sizes);
+                    raws[i].push(run_once(
+                        l.as_ref(),
+                        &placement,
+                        config.iterations,
+                        config.unit_n,
+                        unit_ns,
+                        cpus,
+                    ));
+                }
+            }
+            let base = choices
+                .iter()
+                .position(|c| c.waiting == Waiting::Policy(Policy::always_block()));
+            let base_median =
+                base.and_then(|b| median(&raws[b].iter().map(|r| r.wall_ms).collect::<Vec<_>>()));
+            for (i, runs) in raws.iter().enumerate() {
+                let wall: Vec<f64> = runs.iter().map(|r| r.wall_ms).collect();
+                let runtime = summary_ns(&wall);
+                let blocks: Option<Vec<f64>> =
+                    runs.iter().map(|r| r.blocks.map(|b| b as f64)).collect();
+                wrows[i].cells.push(CellResult {
+                    threads,
+                    multiplier: m,
+                    runtime_ms: runtime,
+                    normalized: match (runtime, base_median) {
+                        (Some(r), Some(b)) if b > 0.0 => Some(r.median / b),
+                        _ => None,
+                    },
+                    blocks: blocks.and_then(|b| median(&b)),
+                    wait_overhead_ms: summary_ns(
+                        &runs.iter().map(|r| r.overhead_ms).collect::<Vec<_>>(),
+                    ),
+                    wait_overhead_pct: median(
+                        &runs.iter().map(|r| r.overhead_pct).collect::<Vec<_>>(),
+                    ),
+                    error: runs.iter().find_map(|r| r.error.clone()),
+                });
+            }
+        }
+        rows.extend(wrows);
+    }
+    OversubResult {
+        config: config.clone(),
+        cpus,
+        pinning,
+        block_ns: waitwise::policy::block_ns(),
+        spin_timeout_ns: barrier::spin_timeout().as_nanos() as f64,
+        unit_ns,
+        work_units: sizes.work,
+        critical_units: sizes.critical,
+        load_average: [load_before, load_average()],
+        rows,
+    }
+}
+
+/// `matched` or `unmatched (2x)`.
+fn condition(multiplier: usize) -> String {
+    if multiplier <= 1 {
+        "matched".into()
+    } else {
+        format!("unmatched ({multiplier}x)")
+    }
+}
+
+impl OversubResult {
+    /// The cell of `workload`'s row labelled `waiting` (or its default row
+    /// when `waiting` is `None`) at `multiplier`.
+    pub fn cell(
+        &self,
+        workload: Workload,
+        waiting: Option<&str>,
+        multiplier: usize,
+    ) -> Option<&CellResult> {
+        let row = self
+            .rows
+            .iter()
+            .find(|r| r.workload == workload && waiting.map_or(r.is_default, |w| r.waiting == w))?;
+        row.cells.iter().find(|c| c.multiplier == multiplier)
+    }
+
+    fn workload_table(&self, w: Workload) -> Table {
+        let mut t = Table::new(
+            format!("oversub_{}", w.name().replace('-', "_")),
+            format!(
+                "{} loop on {} CPUs, matched and unmatched (Lim & Agarwal Tables 2-5)",
+                w.name(),
+                self.cpus
+            ),
+            vec![
+                Column::new("threads", None, "threads in the run"),
+                Column::new(
+                    "condition",
+                    None,
+                    "matched (threads = CPUs) or unmatched (threads per CPU)",
+                ),
+                Column::new("waiting", None, "waiting algorithm"),
+                Column::new("family", None, "waitwise or peer"),
+                Column::new(
+                    "runtime",
+                    Some("ms"),
+                    "wall time of the loop (median over runs)",
+                ),
+                Column::new(
+                    "runtime_ci95",
+                    Some("ms"),
+                    "half-width of the 95% CI of the mean runtime",
+                ),
+                Column::new(
+                    "normalized_runtime",
+                    Some("ratio"),
+                    "median runtime over /b/0's",
+                ),
+                Column::new(
+                    "blocks",
+                    None,
+                    "waits that slept in the kernel, per run (median); pthread n/a",
+                ),
+                Column::new(
+                    "wait_overhead",
+                    Some("ms"),
+                    "CPU time beyond the useful work (median; see notes)",
+                ),
+                Column::new(
+                    "wait_overhead",
+                    Some("pct"),
+                    "waiting overhead over runtime x CPUs (median)",
+                ),
+            ],
+        );
+        for &m in &self.config.multipliers {
+            for r in self.rows.iter().filter(|r| r.workload == w) {
+                let Some(c) = r.cells.iter().find(|c| c.multiplier == m) else {
+                    continue;
+                };
+                let num = |v: Option<f64>, why: &str| v.map_or(Cell::missing(why), Cell::Number);
+                let cells = vec![
+                    Cell::Integer(c.threads as i64),
+                    Cell::text(condition(m)),
+                    Cell::text(&r.waiting),
+                    Cell::text(format!("{:?}", r.family).to_lowercase()),
+                    num(c.runtime_ms.map(|s| s.median), "no data"),
+                    num(c.runtime_ms.map(|s| s.ci95_width() / 2.0), "no data"),
+                    num(c.normalized, "no /b/0 figure"),
+                    num(c.blocks, "n/a: no wait profile"),
+                    num(c.wait_overhead_ms.map(|s| s.median), "no data"),
+                    num(c.wait_overhead_pct, "no data"),
+                ];
+                let mut notes = Vec::new();
+                if let Some(e) = &c.error {
+                    notes.push(format!("error: {e}"));
+                }
+                if c.runtime_ms.is_some_and(|s| s.is_noisy()) {
+                    notes.push("noisy: CI wider than 20% of the median".into());
+                }
+                if r.is_default {
+                    notes.push("the object's default waiting".into());
+                }
+                t.push_row(cells, (!notes.is_empty()).then(|| notes.join("; ")));
+            }
+        }
+        t
+    }
+
+    fn workloads(&self) -> Vec<Workload> {
+        let mut v: Vec<Workload> = Vec::new();
+        for r in &self.rows {
+            if !v.contains(&r.workload) {
+                v.push(r.workload);
+            }
+        }
+        v
+    }
+}
+
+impl ExperimentOutput for OversubResult {
+    fn tables(&self) -> Vec<Table> {
+        self.workloads()
+            .into_iter()
+            .map(|w| self.workload_table(w))
+            .collect()
+    }
+
+    fn charts(&self) -> Vec<RenderedChart> {
+        let workloads = self.workloads();
+        let mut categories = Vec::new();
+        for &w in &workloads {
+            for &m in &self.config.multipliers {
+                categories.push(format!(
+                    "{}, {} threads, {}",
+                    w.name(),
+                    self.cpus * m,
+                    condition(m)
+                ));
+            }
+        }
+        // One series per waiting choice across loops; `default` is the
+        // row each object uses by default (for producer-consumer and mutex
+        // the same row as `s/b/alpha(kind)`).
+        let series = SERIES
+            .iter()
+            .map(|&name| {
+                let mut v = Vec::new();
+                for &w in &workloads {
+                    let row = self.rows.iter().find(|r| {
+                        r.workload == w
+                            && if name == "default" {
+                                r.is_default
+                            } else {
+                                r.series == name
+                            }
+                    });
+                    for &m in &self.config.multipliers {
+                        v.push(
+                            row.and_then(|r| r.cells.iter().find(|c| c.multiplier == m))
+                                .and_then(|c| c.normalized),
+                        );
+                    }
+                }
+                (name.to_string(), v)
+            })
+            .collect();
+        let title = "Runtime normalized to /b/0, matched and unmatched (default: the object's own waiting; for producer-consumer and mutex it is s/b/alpha(kind))".to_string();
+        let chart = BarChart {
+            title: title.clone(),
+            y_label: "runtime / runtime of /b/0 (log scale)".into(),
+            categories,
+            series,
+            y_log: true,
+        };
+        chart
+            .to_svg()
+            .ok()
+            .map(|svg| RenderedChart {
+                caption: title,
+                svg,
+            })
+            .into_iter()
+            .collect()
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut n: Vec<String> = load_note(self.load_average[0], self.load_average[1], self.cpus)
+            .into_iter()
+            .collect();
+        for p in &self.pinning {
+            n.push(format!("Pinning: {p}."));
+        }
+        n.push(format!(
+            "Unit of work: a {0}x{0} multiply, {1:.0} ns alone; W = {2} units ({3:.1} us), C = {4} units; {5} iterations per thread. B = {6:.0} ns; s//inf blocks after {7:.0} us (100 B clamped to 0.1-1 ms).",
+            self.config.unit_n,
+            self.unit_ns,
+            self.work_units,
+            self.work_units as f64 * self.unit_ns / 1e3,
+            self.critical_units,
+            self.config.iterations,
+            self.block_ns,
+            self.spin_timeout_ns / 1e3
+        ));
+        n.push(
+            "Waiting overhead = the threads' total CPU time minus the units of work done times one unit's cost alone: polling, synchronization calls, \
+             block and wake-up paths; blocked time costs no CPU and is not counted."
+                .into(),
+        );
+        for w in self.workloads() {
+            let spin_label = "s//inf";
+            for &m in self.config.multipliers.iter().filter(|&&m| m > 1) {
+                let (Some(spin), Some(def)) =
+                    (self.cell(w, Some(spin_label), m), self.cell(w, None, m))
+                else {
+                    continue;
+                };
+                if let (Some(s), Some(d)) = (spin.normalized, def.normalized) {
+                    // A lock holder is rarely descheduled, so polling for a
+                    // lock does not deadlock (Lim & Agarwal section 6.3).
+                    let spin_goal = if w == Workload::Mutex {
+                        "no 5x goal for locks, as in Lim & Agarwal Table 4"
+                    } else {
+                        "goal >= 5"
+                    };
+                    n.push(format!(
+                        "{} loop, unmatched {m}x: s//inf {s:.2}x /b/0 ({spin_goal}); default {d:.2}x /b/0 (goal <= 1.2).",
+                        w.name()
+                    ));
+                }
+            }
+            if let Some(d) = self.cell(w, None, 1).and_then(|c| c.normalized) {
+                n.push(format!(
+                    "{} loop, matched: default {d:.2}x /b/0 (goal <= 1.0).",
+                    w.name()
+                ));
+            }
+        }
+        let errors: Vec<String> = self
+            .rows
+            .iter()
+            .flat_map(|r| r.cells.iter().filter_map(|c| c.error.clone()))
+            .collect();
+        if !errors.is_empty() {
+            n.push(format!("Errors: {}.", errors.join("; ")));
+        }
+        n
+    }
+}
+
+/// Whether `p` is an `s//inf` policy.
+pub fn is_spin(p: &Policy) -> bool {
+    matches!(p.limit(), PollLimit::Forever { .. })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_run_fills_every_table() {
+        let res = run(&Config::tiny());
+        let tables = res.tables();
+        assert_eq!(tables.len(), 3);
+        for t in &tables {
+            t.validate().unwrap();
+        }
+        let pc_rows = waitings(Workload::ProducerConsumer).len();
+        assert_eq!(tables[0].rows.len(), pc_rows * 2);
+        for r in &res.rows {
+            for c in &r.cells {
+                assert!(c.error.is_none(), "{:?}", c.error);
+                assert!(c.runtime_ms.is_some());
+                assert_eq!(
+                    c.blocks.is_none(),
+                    r.family == Family::Peer,
+                    "{} {}",
+                    r.workload.name(),
+                    r.waiting
+                );
+            }
+        }
+        assert_eq!(
+            res.cell(Workload::Barrier, Some("/b/0"), 1)
+                .unwrap()
+                .normalized,
+            Some(1.0)
+        );
+        assert!(
+            res.cell(Workload::Barrier, None, 2).is_some(),
+            "barrier default row"
+        );
+        assert!(
+            res.cell(Workload::Mutex, None, 1).is_some(),
+            "mutex default row"
+        );
+        let json = serde_json::to_value(&res).unwrap();
+        for key in [
+            "config",
+            "cpus",
+            "pinning",
+            "block_ns",
+            "spin_timeout_ns",
+            "unit_ns",
+            "work_units",
+            "critical_units",
+            "rows",
+        ] {
+            assert!(json.get(key).is_some(), "{key}");
+        }
+        let cell = &json["rows"][0]["cells"][0];
+        for key in [
+            "threads",
+            "multiplier",
+            "runtime_ms",
+            "normalized",
+            "blocks",
+            "wait_overhead_ms",
+            "wait_overhead_pct",
+        ] {
+            assert!(cell.get(key).is_some(), "cell.{key}");
+        }
+        assert_eq!(res.charts().len(), 1);
+        assert!(res.notes().iter().any(|n| n.contains("unmatched 2x")));
+    }
+
+    #[test]
+    fn every_loop_has_the_paper_policies_and_a_peer() {
+        for w in Workload::ALL {
+            let names: Vec<String> = waitings(w).into_iter().map(|c| c.label).collect();
+            for want in [
+                "s//inf",
+                "/b/0",
+                "s/b/1",
+                "s/b/0.5",
+                "rand/b",
+                w.pthread_name(),
+            ] {
+                assert!(
+                    names.iter().any(|n| n == want),
+                    "{want} missing for {}",
+                    w.name()
+                );
+            }
+            assert_eq!(
+                waitings(w).iter().filter(|c| c.is_default).count(),
+                1,
+                "one default row"
+            );
+            assert!(waitings(w)
+                .iter()
+                .any(|c| matches!(c.waiting, Waiting::Policy(p) if is_spin(&p))));
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! The three loops of the oversubscription experiment (Lim & Agarwal's
+//! producer-consumer, barrier and mutual-exclusion benchmarks, reduced to
+//! their synchronization pattern), each built for one waiting choice.
+//!
+//! - **producer-consumer**: a ring of `T` threads. Each iteration thread
+//!   `i` works, hands a token to thread `i + 1` (`release` on its link)
+//!   and takes the token from thread `i - 1` (`acquire` on its own link):
+//!   a 1-D pipeline like Jacobi's neighbour exchange. Links are counting
+//!   semaphores, since a producer may run ahead of its consumer.
+//! - **barrier**: each iteration every thread works a pseudo-random amount
+//!   (uniform in `[W/2, 3W/2]`, the same sequence for every waiting
+//!   choice), then waits at one barrier.
+//! - **mutex**: each iteration a thread takes one lock, works `C` inside,
+//!   releases, and works `W` outside. The counter updated inside is
+//!   checked at the end (a lost update would mean a broken lock).
+
+use super::peers::{PthreadMutex, PthreadSemaphore};
+use crate::contender::barrier::pthread::PthreadBarrier;
+use crate::contender::barrier::{waitwise_barrier, BarrierContender};
+use crate::kernel::MatMul;
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use waitwise::mutex::RawTtasMutex;
+use waitwise::semaphore::Semaphore;
+use waitwise::{Policy, SyncKind, WaitOptions};
+
+/// Which loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workload {
+    /// The token ring.
+    ProducerConsumer,
+    /// Work, then a barrier.
+    Barrier,
+    /// Lock, work, unlock, work.
+    Mutex,
+}
+
+impl Workload {
+    /// All three, in report order.
+    pub const ALL: [Workload; 3] = [
+        Workload::ProducerConsumer,
+        Workload::Barrier,
+        Workload::Mutex,
+    ];
+
+    /// Stable name for tables and JSON.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Workload::ProducerConsumer => "producer-consumer",
+            Workload::Barrier => "barrier",
+            Workload::Mutex => "mutex",
+        }
+    }
+
+    /// The synchronization kind whose `alpha` applies.
+    pub const fn kind(self) -> SyncKind {
+        match self {
+            Workload::ProducerConsumer => SyncKind::ProducerConsumer,
+            Workload::Barrier => SyncKind::Barrier,
+            Workload::Mutex => SyncKind::Mutex,
+        }
+    }
+
+    /// The pthread peer's name.
+    pub const fn pthread_name(self) -> &'static str {
+        match self {
+            Workload::ProducerConsumer => "pthread_cond",
+            Workload::Barrier => "pthread_barrier",
+            Workload::Mutex => "pthread_mutex",
+        }
+    }
+}
+
+/// How waits wait.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Waiting {
+    /// A waitwise object under this policy exactly.
+    Policy(Policy),
+    /// A waitwise object built without a policy: its own default.
+    Default,
+    /// The pthread peer.
+    Pthread,
+}
+
+/// A thread's work: `units` runs of the unit matrix multiply, counted.
+pub struct Work {
+    kernel: MatMul,
+    /// Units done so far.
+    pub units: u64,
+    sum: f64,
+}
+
+impl Work {
+    /// Work on `n x n` multiplies.
+    pub fn new(n: usize) -> Self {
+        Self {
+            kernel: MatMul::new(n),
+            units: 0,
+            sum: 0.0,
+        }
+    }
+
+    /// Does `units` units.
+    #[inline]
+    pub fn run(&mut self, units: u32) {
+        self.sum += self.kernel.run_units(units);
+        self.units += u64::from(units);
+    }
+
+    /// Keeps the results alive (call once at the end).
+    pub fn finish(&self) {
+        std::hint::black_box(self.sum);
+    }
+}
+
+/// Sizes of one loop's work, in units.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizes {
+    /// Work per iteration `W` (the mean, for the barrier).
+    pub work: u32,
+    /// Work inside the lock `C` (mutex loop).
+    pub critical: u32,
+}
+
+/// One loop, shared by its threads.
+pub trait Loop: Sync {
+    /// Iteration `iter` of thread `tid`.
+    fn iteration(&self, tid: usize, iter: u64, work: &mut Work);
+    /// Waits that slept, from the wait profiles (`None` for pthread).
+    fn blocks(&self) -> Option<u64>;
+    /// Checks the loop's invariant after `iterations` per thread.
+    fn check(&self, _iterations: u64) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+fn options(policy: Option<Policy>) -> WaitOptions {
+    let o = WaitOptions::new().profile(true);
+    match policy {
+        Some(p) => o.policy(p),
+        None => o,
+    }
+}
+
+/// Builds `workload` for `threads` threads waiting as `waiting` says.
+pub fn build(workload: Workload, waiting: Waiting, threads: usize, sizes: Sizes) -> Box<dyn Loop> {
+    let policy = match waiting {
+        Waiting::Policy(p) => Some(p),
+        _ => None,
+    };
+    let pthread = waiting == Waiting::Pthread;
+    match workload {
+        Workload::ProducerConsumer => Box::new(Ring {
+            links: (0..threads)
+                .map(|_| {
+                    if pthread {
+                        Link::Pthread(PthreadSemaphore::new())
+                    } else {
+                        Link::Waitwise(Semaphore::with_options(0, options(policy)))
+                    }
+                })
+                .collect(),
+            work: sizes.work,
+        }),
+        Workload::Barrier => {
+            let barrier: Box<dyn BarrierContender> = if pthread {
+                Box::new(PthreadBarrier::new(threads))
+            } else {
+                Box::new(waitwise_barrier::Central::new(threads, policy, true))
+            };
+            Box::new(BarrierLoop {
+                barrier,
+                work: sizes.work,
+            })
+        }
+        Workload::Mutex => Box::new(MutexLoop {
+            lock: if pthread {
+                Lock::Pthread(PthreadMutex::new())
+            } else {
+                Lock::Waitwise(RawTtasMutex::with_options(options(policy)))
+            },
+            counter: AtomicU64::new(0),
+            threads,
+            sizes,
+        }),
+    }
+}
+
+enum Link {
+    Waitwise(Semaphore),
+    Pthread(PthreadSemaphore),
+}
+
+struct Ring {
+    links: Vec<Link>,
+    work: u32,
+}
+
+impl Loop for Ring {
+    fn iteration(&self, tid: usize, _iter: u64, work: &mut Work) {
+        work.run(self.work);
+        match &self.links[(tid + 1) % self.links.len()] {
+            Link::Waitwise(s) => s.release(1),
+            Link::Pthread(s) => s.release(),
+        }
+        match &self.links[tid] {
+            Link::Waitwise(s) => s.acquire(),
+            Link::Pthread(s) => s.acquire(),
+        }
+    }
+
+    fn blocks(&self) -> Option<u64> {
+        self.links
+            .iter()
+            .map(|l| match l {
+                Link::Waitwise(s) => s.wait_profile().map(|p| p.blocks),
+                Link::Pthread(_) => None,
+            })
+            .sum()
+    }
+}
+
+struct BarrierLoop {
+    barrier: Box<dyn BarrierContender>,
+    work: u32,
+}
+
+/// splitmix64: the same pseudo-random sequence for every waiting choice.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Thread `tid`'s work at barrier iteration `iter`: uniform in
+/// `[W/2, W/2 + W]`.
+pub fn barrier_units(work: u32, tid: usize, iter: u64) -> u32 {
+    let spread = u64::from(work) + 1;
+    work / 2 + (mix(((tid as u64) << 40) ^ iter) % spread) as u32
+}
+
+impl Loop for BarrierLoop {
+    fn iteration(&self, tid: usize, iter: u64, work: &mut Work) {
+        work.run(barrier_units(self.work, tid, iter));
+        self.barrier.wait(tid);
+    }
+
+    fn blocks(&self) -> Option<u64> {
+        self.barrier.blocks()
+    }
+}
+
+enum Lock {
+    Waitwise(RawTtasMutex),
+    Pthread(PthreadMutex),
+}
+
+struct MutexLoop {
+    lock: Lock,
+    counter: AtomicU64,
+    threads: usize,
+    sizes: Sizes,
+}
+
+impl MutexLoop {
+    fn critical(&self, work: &mut Work) {
+        work.run(self.sizes.critical);
+        // A plain read-modify-write, not fetch_add: only the lock keeps it
+        // exact. Relaxed: the lock orders it.
+        let c = self.counter.load(Ordering::Relaxed);
+        self.counter.store(c + 1, Ordering::Relaxed);
+    }
+}
+
+impl Loop for MutexLoop {
+    fn iteration(&self, _tid: usize, _iter: u64, work: &mut Work) {
+        match &self.lock {
+            Lock::Waitwise(m) => {
+                m.lock();
+                self.critical(work);
+                // SAFETY: locked just above by this thread.
+                unsafe { m.unlock() };
+            }
+            Lock::Pthread(m) => m.with_lock(|| self.critical(work)),
+        }
+        work.run(self.sizes.work);
+    }
+
+    fn blocks(&self) -> Option<u64> {
+        match &self.lock {
+            Lock::Waitwise(m) => m.wait_profile().map(|p| p.blocks).or(Some(0)),
+            Lock::Pthread(_) => None,
+        }
+    }
+
+    fn check(&self, iterations: u64) -> Result<(), String> {
+        let want = iterations * self.threads as u64;
+        match self.counter.load(Ordering::Relaxed) {
+            got if got == want => Ok(()),
+            got => Err(format!(
+                "mutex loop lost updates: counter {got}, expected {want}"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn barrier_units_are_uniform_around_the_mean() {
+        let v: Vec<u32> = (0..10_000)
+            .map(|i| barrier_units(10, (i % 4) as usize, i))
+            .collect();
+        assert!(v.iter().all(|&u| (5..=15).contains(&u)));
+        let mean = v.iter().map(|&u| f64::from(u)).sum::<f64>() / v.len() as f64;
+        assert!((mean - 10.0).abs() < 0.3, "{mean}");
+        assert_eq!(barrier_units(10, 1, 7), barrier_units(10, 1, 7));
+    }
+}
