@@ -394,7 +394,7 @@ fn run_episodes(
                     let leader = b.wait(tid);
                     done += 1;
                     if leader
-                        && (done % CHECK_EVERY == 0 || done >= max_episodes)
+                        && (done.is_multiple_of(CHECK_EVERY) || done >= max_episodes)
                         && (done >= max_episodes || begun.elapsed() >= budget)
                     {
                         // Schedule the stop after the next episode: this
@@ -586,6 +586,9 @@ fn ci(t: &Option<Timing>) -> Cell {
     })
 }
 
+/// A bar chart to draw: title, value-axis label, series, log axis.
+type ChartSpec = (String, String, Vec<(String, Vec<Option<f64>>)>, bool);
+
 const NOISY: &str = "noisy: CI wider than 20% of the median";
 
 impl BarriersResult {
@@ -774,7 +777,7 @@ impl ExperimentOutput for BarriersResult {
                 .map(|r| r.wakeup.as_ref().and_then(pick))
                 .collect()
         };
-        let mut specs: Vec<(String, String, Vec<(String, Vec<Option<f64>>)>, bool)> = vec![
+        let mut specs: Vec<ChartSpec> = vec![
             (
                 "Barrier T_wakeup: worker's arrival to waiter leaving".into(),
                 "wake-up latency (us, log scale)".into(),
@@ -856,7 +859,14 @@ impl ExperimentOutput for BarriersResult {
     }
 
     fn notes(&self) -> Vec<String> {
-        let mut n = vec![format!("Table 2 placement: {}.", self.placement.describe())];
+        let mut n = vec![
+            format!("Table 2 placement: {}.", self.placement.describe()),
+            format!(
+                "Barrier (default) waits with a {} us PAUSE prelude (skipped when the threads outnumber the CPUs), then {}.",
+                waitwise::barrier::PAUSE_PRELUDE.as_micros(),
+                waitwise::barrier::default_policy().name()
+            ),
+        ];
         n.extend(load_note(
             self.load_average[0],
             self.load_average[1],
@@ -927,6 +937,26 @@ impl ExperimentOutput for BarriersResult {
     }
 }
 
+/// Test helper: `t` validates, and its CSV header keys are the keys of
+/// its JSON export (the report's CSVs and `results.json` agree).
+#[cfg(test)]
+pub(crate) fn assert_table_exports_agree(t: &Table) {
+    use crate::export::{Exporter, JsonExporter};
+    t.validate().unwrap();
+    let json: serde_json::Value = serde_json::from_str(&JsonExporter.export(t).unwrap()).unwrap();
+    let mut keys: Vec<String> = json[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| !k.ends_with("_note"))
+        .cloned()
+        .collect();
+    let mut header = t.header_keys();
+    keys.sort();
+    header.sort();
+    assert_eq!(header, keys, "table {}", t.name);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -963,7 +993,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 2);
         for t in &tables {
-            t.validate().unwrap();
+            assert_table_exports_agree(t);
             assert_eq!(t.rows.len(), res.rows.len());
         }
         let json = serde_json::to_value(&res).unwrap();
