@@ -32,6 +32,17 @@ pub enum Size {
     Tiny,
 }
 
+impl Size {
+    /// The configuration of this size, from an experiment's three presets.
+    pub fn pick<C>(self, quick: fn() -> C, full: fn() -> C, tiny: fn() -> C) -> C {
+        match self {
+            Size::Quick => quick(),
+            Size::Full => full(),
+            Size::Tiny => tiny(),
+        }
+    }
+}
+
 /// What to run and where to write.
 #[derive(Clone, Debug)]
 pub struct ReportConfig {
@@ -162,11 +173,7 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
     let mut sections = Vec::new();
     {
         use crate::experiments::mechanisms::{run, Config};
-        let cfg = match config.size {
-            Size::Quick => Config::quick(),
-            Size::Full => Config::full(),
-            Size::Tiny => Config::tiny(),
-        };
+        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
         sections.push(section(
             "Condition wait / notify (seed 000 Table 1)",
             "mechanisms",
@@ -180,11 +187,7 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
     }
     {
         use crate::experiments::wakeup_matrix::{run, Config};
-        let cfg = match config.size {
-            Size::Quick => Config::quick(),
-            Size::Full => Config::full(),
-            Size::Tiny => Config::tiny(),
-        };
+        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
         sections.push(section(
             "Wake-up latency between CPUs (seed 004 section 4.1)",
             "wakeup_matrix",
@@ -197,11 +200,7 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
     }
     {
         use crate::experiments::barriers::{run, Config};
-        let cfg = match config.size {
-            Size::Quick => Config::quick(),
-            Size::Full => Config::full(),
-            Size::Tiny => Config::tiny(),
-        };
+        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
         sections.push(section(
             "Barriers (seed 000 Table 2)",
             "barriers",
@@ -216,11 +215,7 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
     }
     {
         use crate::experiments::asymmetry::{run, Config};
-        let cfg = match config.size {
-            Size::Quick => Config::quick(),
-            Size::Full => Config::full(),
-            Size::Tiny => Config::tiny(),
-        };
+        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
         sections.push(section(
             "Barriers under workload asymmetry (seed 000 Fig. 4)",
             "asymmetry",
@@ -234,11 +229,7 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
     }
     {
         use crate::experiments::oversub::{run, Config};
-        let cfg = match config.size {
-            Size::Quick => Config::quick(),
-            Size::Full => Config::full(),
-            Size::Tiny => Config::tiny(),
-        };
+        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
         sections.push(section(
             "Matched and unmatched runs (Lim & Agarwal Tables 2-5)",
             "oversub",
@@ -253,11 +244,7 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
     }
     {
         use crate::experiments::calibration::{run, Config};
-        let cfg = match config.size {
-            Size::Quick => Config::quick(),
-            Size::Full => Config::full(),
-            Size::Tiny => Config::tiny(),
-        };
+        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
         sections.push(section(
             "The cost model checked against this machine (Lim & Agarwal section 4)",
             "calibration",
