@@ -25,13 +25,26 @@ trait Channel {
     fn recv(rx: &Self::Rx) -> Option<u64>;
 }
 
+/// The waitwise channel's settings: the default policy, or the one named
+/// by `CHANNEL_BENCH_POLICY` (e.g. `Ss/b/0.54`, `/b/0`).
+fn options() -> waitwise::WaitOptions {
+    let opts = waitwise::WaitOptions::new().profile(false);
+    match std::env::var("CHANNEL_BENCH_POLICY") {
+        Ok(name) if !name.is_empty() => opts.policy(
+            name.parse()
+                .expect("CHANNEL_BENCH_POLICY: not a policy name"),
+        ),
+        _ => opts,
+    }
+}
+
 struct Waitwise;
 impl Channel for Waitwise {
     const NAME: &'static str = "waitwise";
     type Tx = waitwise::channel::Sender<u64>;
     type Rx = waitwise::channel::Receiver<u64>;
     fn bounded(cap: usize) -> (Self::Tx, Self::Rx) {
-        waitwise::channel::bounded(cap)
+        waitwise::channel::bounded_with_options(cap, options()).unwrap()
     }
     #[inline]
     fn send(tx: &Self::Tx, v: u64) {
@@ -122,7 +135,12 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(2_000_000);
-    println!("{messages} u64 messages per run, median of {REPEATS} runs");
+    let cost = waitwise::policy::block_cost();
+    let policy = options().resolve_policy(waitwise::SyncKind::ProducerConsumer);
+    println!(
+        "{messages} u64 messages per run, median of {REPEATS} runs; waitwise policy {policy}, B = {:.0} ns ({:?})",
+        cost.ns, cost.source
+    );
     println!("| case | cap | waitwise Mmsg/s | crossbeam Mmsg/s | ratio |");
     println!("|---|---:|---:|---:|---:|");
     let cases: [(&str, usize, usize, usize); 5] = [
@@ -132,7 +150,13 @@ fn main() {
         ("MPMC 2x2", 64, 2, 2),
         ("MPMC 4x4", 64, 4, 4),
     ];
-    for (name, cap, producers, consumers) in cases {
+    // Optional second argument: only the cases with this capacity.
+    let only_cap: Option<usize> = std::env::args().nth(2).and_then(|s| s.parse().ok());
+    let cases: Vec<_> = cases
+        .into_iter()
+        .filter(|c| only_cap.is_none_or(|cap| c.1 == cap))
+        .collect();
+    for &(name, cap, producers, consumers) in &cases {
         // Warm-up (thread creation, page faults, B measurement).
         run::<Waitwise>(cap, producers, consumers, messages / 10);
         run::<Crossbeam>(cap, producers, consumers, messages / 10);
@@ -144,5 +168,31 @@ fn main() {
         let rate = |d: Duration| messages as f64 / d.as_secs_f64() / 1e6;
         let (w, c) = (rate(median(ww)), rate(median(cb)));
         println!("| {name} | {cap} | {w:.2} | {c:.2} | {:.2} |", w / c);
+    }
+    if std::env::var_os("CHANNEL_BENCH_PROFILE").is_some() {
+        for &(name, cap, producers, consumers) in &cases {
+            let opts = options().profile(true);
+            let (tx, rx) = waitwise::channel::bounded_with_options::<u64>(cap, opts).unwrap();
+            let per = messages / producers as u64;
+            std::thread::scope(|s| {
+                for _ in 0..producers {
+                    let tx = tx.clone();
+                    s.spawn(move || (0..per).for_each(|i| tx.send(i).unwrap()));
+                }
+                drop(tx);
+                for _ in 0..consumers {
+                    let rx = rx.clone();
+                    s.spawn(move || while rx.recv().is_ok() {});
+                }
+            });
+            let p = rx.wait_profile().unwrap();
+            println!(
+                "profile {name} cap {cap}: {} waits, {} blocked, per message {:.3} / {:.3}",
+                p.total_waits,
+                p.blocks,
+                p.total_waits as f64 / messages as f64,
+                p.blocks as f64 / messages as f64
+            );
+        }
     }
 }

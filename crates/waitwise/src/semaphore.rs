@@ -225,7 +225,8 @@ impl Semaphore {
         // Relaxed: only a first guess for the CAS, which validates it.
         let mut p = word.load(Ordering::Relaxed);
         loop {
-            // permits => min(permits + n, MAX_PERMITS)
+            // permits => min(permits + n, MAX_PERMITS) (failure Relaxed: the
+            // value seen is only the next guess)
             let next = p.saturating_add(n);
             if next == p {
                 return; // already saturated: nothing changed, nobody to wake

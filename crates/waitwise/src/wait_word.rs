@@ -135,7 +135,10 @@ impl WaitWord {
     /// elsewhere.
     #[inline(always)]
     pub fn as_ref(&self) -> WaitWordRef<'_> {
-        WaitWordRef { futex: &self.futex, sleepers: &self.sleepers }
+        WaitWordRef {
+            futex: &self.futex,
+            sleepers: &self.sleepers,
+        }
     }
 
     /// Whether any thread is registered as asleep.

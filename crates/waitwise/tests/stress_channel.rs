@@ -163,13 +163,17 @@ fn exactly_once_timed() {
 #[test]
 fn exactly_once_per_policy() {
     // Blocking waits cost tens of µs on the 2-vCPU guest: fewer values.
-    let table: [(Policy, usize); 3] = [
+    let table: [(Policy, usize); 4] = [
         (Policy::always_block(), 100_000),
         (
             Policy::always_spin_with_timeout(Duration::from_millis(1)),
             100_000,
         ),
         (Policy::randomized(), 100_000),
+        (
+            Policy::two_phase(0.54).with_mechanism(waitwise::Mechanism::Yield),
+            100_000,
+        ),
     ];
     for (policy, total) in table {
         for (p, c, cap) in [(1, 1, 1), (2, 2, 4), (4, 4, 64)] {

@@ -123,6 +123,7 @@ fn totals_per_policy() {
         Policy::always_block(),
         Policy::always_spin_with_timeout(Duration::from_millis(1)),
         Policy::randomized(),
+        Policy::two_phase(0.54).with_mechanism(waitwise::Mechanism::Yield),
     ] {
         for (threads, total) in [(2, 100_000), (4, 100_000)] {
             producer_consumer!(

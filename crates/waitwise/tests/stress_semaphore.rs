@@ -94,6 +94,7 @@ fn never_over_admits_per_policy() {
         Policy::always_block(),
         Policy::always_spin_with_timeout(Duration::from_millis(1)),
         Policy::randomized(),
+        Policy::two_phase(0.54).with_mechanism(waitwise::Mechanism::Yield),
     ] {
         for (threads, permits) in [(2, 1), (4, 2), (8, 1)] {
             run(

@@ -1,16 +1,18 @@
 //! [`Sender`] and [`Receiver`]: the two ends of a bounded channel, over a
-//! shared [`Ring`] and one [`Signal`] per direction.
+//! shared [`Ring`].
 //!
-//! Every blocking operation first tries the lock-free ring; only when the
-//! ring is full (send) or empty (receive) does it register on the signal,
-//! re-check, and wait with the channel's policy. Every successful operation
-//! then notifies the other direction, which costs one load when nobody
-//! waits.
+//! Every blocking operation first tries the lock-free ring, then re-tries a
+//! few times with short spins ([`RETRIES_BEFORE_WAIT`]); only when the
+//! ring stays full (send) or empty (receive) does it wait, with the
+//! channel's policy, for the index it saw to move: poll the index for the policy's
+//! limit, then prepare to park, re-try, and sleep ([`super::index`]). The
+//! ring notifies parked waiters itself; a successful operation costs one
+//! load of an event count when nobody parked.
 //!
 //! # Disconnection
 //!
 //! The last [`Sender`] dropped, or the last [`Receiver`], marks the ring
-//! disconnected and wakes every waiter on both signals. Receivers drain
+//! disconnected and wakes every waiter. Receivers drain
 //! what is left before they report [`RecvError`]; senders fail at once and
 //! get their value back. The last receiver also drops the values left in
 //! the ring, so their destructors run without waiting for the senders.
@@ -21,13 +23,12 @@
 //! live endpoint, so the count cannot be zero concurrently, as with `Arc`)
 //! and `AcqRel` decrements: the thread that drops the last endpoint of a
 //! side sees everything the others did before dropping theirs. The ring
-//! and the signals order everything else (see their docs).
+//! orders everything else (see its docs).
 
 use super::error::{
     RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
 };
-use super::ring::{PopError, PushError, Ring};
-use super::signal::Signal;
+use super::ring::{Backoff, PopError, PushError, Ring};
 use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind};
 use crate::profile::{Profiler, WaitProfile};
@@ -36,13 +37,26 @@ use std::time::Duration;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::shim::{Arc, AtomicUsize, Ordering};
 
+/// Re-tries that a blocking operation makes before it waits with the
+/// policy: 7 rounds of 1, 2, ..., 64 spin hints, then 4 yields (the ring's
+/// [`Backoff::snooze`]; crossbeam's `Backoff` has the same shape). Tuned on
+/// the 2-vCPU guest with
+/// `cargo run --release -p waitwise --example channel_bench -- 1000000 1`:
+/// a peer that is running finishes its push or pop within the spins, so a
+/// ping-pong over a one-slot channel does not pay the policy's wait set-up
+/// for every value; when the peer shares our CPU, the yields hand it the
+/// CPU at once. Without the yields a one-slot ping-pong ran at 0.07-0.3x
+/// crossbeam-channel's speed whenever the two threads shared a CPU; with
+/// 2 yields at 0.9-1.9x, with 4 at 1.1-2.8x. After them the policy decides
+/// how long to poll and when to block.
+/// Under loom, none: the re-tries are the fast path's try operation
+/// repeated, and each spin hint is a model-checked yield, which only
+/// multiplies the interleavings to explore (past loom's branch limit).
+const RETRIES_BEFORE_WAIT: u32 = if cfg!(loom) { 0 } else { 11 };
+
 /// The state both ends share.
 struct Shared<T> {
     ring: Ring<T>,
-    /// Receivers wait here for a value.
-    not_empty: Signal,
-    /// Senders wait here for a free slot.
-    not_full: Signal,
     /// Live `Sender`s.
     senders: AtomicUsize,
     /// Live `Receiver`s.
@@ -55,8 +69,6 @@ struct Shared<T> {
 pub(super) fn pair<T>(cap: usize, options: WaitOptions) -> (Sender<T>, Receiver<T>) {
     let shared = Arc::new(Shared {
         ring: Ring::new(cap),
-        not_empty: Signal::new(),
-        not_full: Signal::new(),
         senders: AtomicUsize::new(1),
         receivers: AtomicUsize::new(1),
         policy: options.resolve_policy(SyncKind::ProducerConsumer),
@@ -71,118 +83,125 @@ pub(super) fn pair<T>(cap: usize, options: WaitOptions) -> (Sender<T>, Receiver<
 }
 
 impl<T> Shared<T> {
-    /// Marks the channel disconnected and wakes every waiter.
-    fn disconnect(&self) {
-        if self.ring.disconnect() {
-            self.not_empty.notify_all();
-            self.not_full.notify_all();
-        }
-    }
-
     #[inline]
     fn send_deadline(&self, value: T, deadline: Deadline) -> Result<(), SendTimeoutError<T>> {
         match self.ring.try_push(value) {
-            Ok(()) => {
-                self.not_empty.notify_one();
-                Ok(())
-            }
+            Ok(()) => Ok(()),
             Err(PushError::Disconnected(v)) => Err(SendTimeoutError::Disconnected(v)),
-            Err(PushError::Full(v)) => self.send_contended(v, deadline),
+            Err(PushError::Full(v, head)) => self.send_contended(v, head, deadline),
         }
     }
 
     #[cold]
-    fn send_contended(&self, mut value: T, deadline: Deadline) -> Result<(), SendTimeoutError<T>> {
+    fn send_contended(
+        &self,
+        mut value: T,
+        mut head: u32,
+        deadline: Deadline,
+    ) -> Result<(), SendTimeoutError<T>> {
         let start = self.profiler.start();
-        let mut blocked = false;
-        let result = loop {
-            let seen = self.not_full.register();
-            // Re-check after registering (the store-buffering check).
-            value = match self.ring.try_push(value) {
+        let mut backoff = Backoff::new();
+        while backoff.rounds() < RETRIES_BEFORE_WAIT && !deadline.has_passed() {
+            backoff.snooze();
+            (value, head) = match self.ring.try_push(value) {
                 Ok(()) => {
-                    self.not_full.unregister();
-                    break Ok(());
+                    self.profiler.finish(start, false);
+                    return Ok(());
                 }
                 Err(PushError::Disconnected(v)) => {
-                    self.not_full.unregister();
-                    break Err(SendTimeoutError::Disconnected(v));
+                    self.profiler.finish(start, false);
+                    return Err(SendTimeoutError::Disconnected(v));
                 }
-                Err(PushError::Full(v)) => v,
+                Err(PushError::Full(v, head)) => (v, head),
             };
-            if deadline.has_passed() {
-                self.not_full.unregister();
+        }
+        let (mut blocked, mut timed_out) = (false, false);
+        let index = self.ring.head();
+        let result = loop {
+            if timed_out || deadline.has_passed() {
                 break Err(SendTimeoutError::Timeout(value));
             }
-            let out = self.not_full.wait(&self.policy, deadline, seen);
-            blocked |= out.blocked();
-            self.not_full.unregister();
-            // Try even when timed out: a woken waiter must not waste the
-            // wake-up that a freed slot sent it.
-            value = match self.ring.try_push(value) {
+            // POLLING: until a pop moves `head`, for the policy's limit.
+            if index.poll(&self.policy, deadline, head).timed_out() {
+                // PARKING: announce, re-try, then sleep.
+                let key = index.prepare();
+                value = match self.ring.try_push(value) {
+                    Ok(()) => break Ok(()),
+                    Err(PushError::Disconnected(v)) => {
+                        break Err(SendTimeoutError::Disconnected(v))
+                    }
+                    Err(PushError::Full(v, _)) => v,
+                };
+                let out = index.sleep(key, deadline);
+                blocked |= out.blocked();
+                // Re-try even when timed out: a slot may have freed with the
+                // deadline, and a woken sleeper must not waste its wake-up.
+                timed_out = out.timed_out();
+            }
+            (value, head) = match self.ring.try_push(value) {
                 Ok(()) => break Ok(()),
                 Err(PushError::Disconnected(v)) => break Err(SendTimeoutError::Disconnected(v)),
-                Err(PushError::Full(v)) => v,
+                Err(PushError::Full(v, head)) => (v, head),
             };
-            if out.timed_out() {
-                break Err(SendTimeoutError::Timeout(value));
-            }
         };
         self.profiler.finish(start, blocked);
-        if result.is_ok() {
-            self.not_empty.notify_one();
-        }
         result
     }
 
     #[inline]
     fn recv_deadline(&self, deadline: Deadline) -> Result<T, RecvTimeoutError> {
         match self.ring.try_pop() {
-            Ok(v) => {
-                self.not_full.notify_one();
-                Ok(v)
-            }
+            Ok(v) => Ok(v),
             Err(PopError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-            Err(PopError::Empty) => self.recv_contended(deadline),
+            Err(PopError::Empty(tail)) => self.recv_contended(tail, deadline),
         }
     }
 
     #[cold]
-    fn recv_contended(&self, deadline: Deadline) -> Result<T, RecvTimeoutError> {
+    fn recv_contended(&self, mut tail: u32, deadline: Deadline) -> Result<T, RecvTimeoutError> {
         let start = self.profiler.start();
-        let mut blocked = false;
-        let result = loop {
-            let seen = self.not_empty.register();
-            // Re-check after registering (the store-buffering check).
-            match self.ring.try_pop() {
+        let mut backoff = Backoff::new();
+        while backoff.rounds() < RETRIES_BEFORE_WAIT && !deadline.has_passed() {
+            backoff.snooze();
+            tail = match self.ring.try_pop() {
                 Ok(v) => {
-                    self.not_empty.unregister();
-                    break Ok(v);
+                    self.profiler.finish(start, false);
+                    return Ok(v);
                 }
                 Err(PopError::Disconnected) => {
-                    self.not_empty.unregister();
-                    break Err(RecvTimeoutError::Disconnected);
+                    self.profiler.finish(start, false);
+                    return Err(RecvTimeoutError::Disconnected);
                 }
-                Err(PopError::Empty) if deadline.has_passed() => {
-                    self.not_empty.unregister();
-                    break Err(RecvTimeoutError::Timeout);
-                }
-                Err(PopError::Empty) => {}
+                Err(PopError::Empty(tail)) => tail,
+            };
+        }
+        let (mut blocked, mut timed_out) = (false, false);
+        let index = self.ring.tail();
+        let result = loop {
+            if timed_out || deadline.has_passed() {
+                break Err(RecvTimeoutError::Timeout);
             }
-            let out = self.not_empty.wait(&self.policy, deadline, seen);
-            blocked |= out.blocked();
-            self.not_empty.unregister();
-            // Try even when timed out (see `send_contended`).
-            match self.ring.try_pop() {
+            // POLLING: until a push (or the disconnection) moves `tail`.
+            if index.poll(&self.policy, deadline, tail).timed_out() {
+                // PARKING: announce, re-try, then sleep.
+                let key = index.prepare();
+                match self.ring.try_pop() {
+                    Ok(v) => break Ok(v),
+                    Err(PopError::Disconnected) => break Err(RecvTimeoutError::Disconnected),
+                    Err(PopError::Empty(_)) => {}
+                }
+                let out = index.sleep(key, deadline);
+                blocked |= out.blocked();
+                // Re-try even when timed out (see `send_contended`).
+                timed_out = out.timed_out();
+            }
+            tail = match self.ring.try_pop() {
                 Ok(v) => break Ok(v),
                 Err(PopError::Disconnected) => break Err(RecvTimeoutError::Disconnected),
-                Err(PopError::Empty) if out.timed_out() => break Err(RecvTimeoutError::Timeout),
-                Err(PopError::Empty) => {}
-            }
+                Err(PopError::Empty(tail)) => tail,
+            };
         };
         self.profiler.finish(start, blocked);
-        if result.is_ok() {
-            self.not_full.notify_one();
-        }
         result
     }
 }
@@ -244,11 +263,8 @@ impl<T> Sender<T> {
     #[inline]
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         match self.shared.ring.try_push(value) {
-            Ok(()) => {
-                self.shared.not_empty.notify_one();
-                Ok(())
-            }
-            Err(PushError::Full(v)) => Err(TrySendError::Full(v)),
+            Ok(()) => Ok(()),
+            Err(PushError::Full(v, _)) => Err(TrySendError::Full(v)),
             Err(PushError::Disconnected(v)) => Err(TrySendError::Disconnected(v)),
         }
     }
@@ -326,11 +342,8 @@ impl<T> Receiver<T> {
     #[inline]
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
         match self.shared.ring.try_pop() {
-            Ok(v) => {
-                self.shared.not_full.notify_one();
-                Ok(v)
-            }
-            Err(PopError::Empty) => Err(TryRecvError::Empty),
+            Ok(v) => Ok(v),
+            Err(PopError::Empty(_)) => Err(TryRecvError::Empty),
             Err(PopError::Disconnected) => Err(TryRecvError::Disconnected),
         }
     }
@@ -447,7 +460,7 @@ impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         // AcqRel: see the module's memory-ordering paragraph.
         if self.shared.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.shared.disconnect();
+            self.shared.ring.disconnect();
         }
     }
 }
@@ -456,7 +469,7 @@ impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         // AcqRel: see the module's memory-ordering paragraph.
         if self.shared.receivers.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.shared.disconnect();
+            self.shared.ring.disconnect();
             // Nobody can receive any more: drop what is left now. Pushes
             // fail from the disconnect on, so this ends.
             while self.shared.ring.try_pop().is_ok() {}

@@ -10,16 +10,18 @@
 //!
 //! # Layout
 //!
-//! - `ring.rs`: the lock-free ring (Vyukov's bounded queue with a stamp
-//!   per slot), which is also the SPSC fast path: with one producer and
-//!   one consumer an operation is one uncontended CAS plus two stamp
-//!   accesses, and neither side reads the other's index unless the ring
-//!   looks full or empty;
-//! - `signal.rs`: waiting for "not empty" / "not full" on a
-//!   [`WaitWord`](crate::WaitWord), paid for only when a thread waits:
-//!   a notify with nobody waiting is one load, with nobody asleep no
-//!   system call;
-//! - `endpoints.rs`: [`Sender`], [`Receiver`] and disconnection;
+//! - `ring.rs`: the ring (Vyukov's bounded queue with a stamp per slot),
+//!   which is also the SPSC fast path: with one producer and one consumer
+//!   an operation is one uncontended CAS plus two stamp accesses, and
+//!   neither side reads the other's index unless the ring looks full or
+//!   empty. Its `head` and `tail` are what waiters wait on: a receiver
+//!   waits for `tail` to move, a sender for `head`;
+//! - `index.rs`: such an index: a position [`WaitWord`](crate::WaitWord)
+//!   that waiters poll, plus an event count they park on, so a polling
+//!   peer costs the other side nothing and a sleeping one a single system
+//!   call per sleep;
+//! - `endpoints.rs`: [`Sender`], [`Receiver`], their waits and
+//!   disconnection;
 //! - `error.rs`: the error types; `cell.rs`: the loom-aware slot cell.
 //!
 //! # Capacity
@@ -59,8 +61,8 @@
 mod cell;
 mod endpoints;
 mod error;
+mod index;
 mod ring;
-mod signal;
 
 pub use endpoints::{Iter, Receiver, Sender};
 pub use error::{
@@ -70,8 +72,9 @@ pub use error::{
 
 use crate::options::WaitOptions;
 
-/// The largest capacity of a channel of `T` (positions need four spare
-/// high bits, and the slots must fit in `isize::MAX` bytes).
+/// The largest capacity of a channel of `T`: 2^28 (32-bit positions need
+/// four spare high bits), or less if the slots would not fit in
+/// `isize::MAX` bytes.
 pub fn max_capacity<T>() -> usize {
     ring::max_capacity::<T>()
 }

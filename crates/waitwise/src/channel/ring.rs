@@ -1,30 +1,45 @@
-//! The lock-free bounded ring buffer under the channel: Vyukov's bounded
-//! MPMC queue with a sequence stamp per slot (the design of
-//! crossbeam-channel's array flavor), without any waiting. The channel adds
-//! waiting on top ([`super::signal`]).
+//! The bounded ring buffer under the channel: Vyukov's bounded MPMC queue
+//! with a sequence stamp per slot (the design of crossbeam-channel's array
+//! flavor), whose two indices are [`Index`]es, so that the ring is also
+//! what waiters wait on.
+//!
+//! # Waiting on the indices themselves
+//!
+//! A receiver that finds the ring empty saw `head == tail == t`; until
+//! `tail` moves past `t`, the ring stays empty for it. So it polls the
+//! `tail` position until it differs from `t`, and then parks on `tail`'s
+//! event count ([`super::index`]). A push, whose CAS on `tail` is the
+//! change, then calls [`Index::notify`]: one load of the event count, and a
+//! system call only for the first push after a receiver parked. Senders
+//! wait on `head` the same way. Pollers see the index change itself, so a
+//! polling peer costs the other side nothing. Disconnection sets a mark bit
+//! in `tail` (which moves the position receivers poll) and notifies both
+//! indices; a sender sees the mark when it re-tries after preparing to park.
 //!
 //! # Why this is also the SPSC fast path
 //!
 //! With one producer and one consumer, a push is one uncontended CAS on
-//! `tail` (a cache line only the producer writes), a stamp load and a stamp
-//! store in the slot; a pop is the same on `head`. Neither side reads the
-//! other's index unless the ring looks full (push) or empty (pop). A
-//! specialised single-producer path detected from clone counts cannot go
-//! further safely: `Sender` is `Sync`, so one sender may be used from many
-//! threads at once, and the one `SeqCst` read-modify-write per operation is
-//! needed anyway for the waiters' store-buffering check (see
-//! [`super::signal`]).
+//! `tail` (a line only the producer writes), a stamp load and a stamp
+//! store in the slot, and a load of `tail`'s event count; a pop is the
+//! same on `head`. Neither side reads the other's index unless the ring
+//! looks full (push) or empty (pop). A specialised single-producer path
+//! detected from clone counts cannot go further safely: `Sender` is `Sync`,
+//! so one sender may be used from many threads at once, and the `SeqCst`
+//! read-modify-write on the index is needed anyway for the parking
+//! protocol's store-buffering check.
 //!
 //! # Positions and stamps
 //!
 //! ```text
-//!  head, tail:  | lap (multiples of one_lap) | mark_bit (tail only) | index < cap |
+//!  head, tail (u32):  | lap (multiples of one_lap) | mark_bit (tail only) | index < cap |
 //!  one_lap = 2 * mark_bit,  mark_bit = (cap + 1).next_power_of_two()
 //! ```
 //!
 //! `tail` is the next position to push, `head` the next to pop; moving past
-//! index `cap - 1` goes to index 0 of the next lap. `mark_bit` set in
-//! `tail` means disconnected: no more pushes.
+//! index `cap - 1` goes to index 0 of the next lap (laps wrap around 2^32:
+//! `one_lap` divides it). `mark_bit` set in `tail` means disconnected: no
+//! more pushes. Positions are 32 bits because futex words are; the
+//! capacity is therefore at most 2^28 (four spare high bits).
 //!
 //! Slot `i`'s stamp says what the slot waits for:
 //! - `stamp == p` (position `p` has index `i`): empty, free for the push
@@ -32,29 +47,34 @@
 //! - `stamp == p + 1`: full, holding the value for the pop at `p`.
 //!
 //! Transitions:
-//! - push at `tail` when `stamp == tail`: CAS `tail => tail + 1` (next lap
-//!   after the last index), write the value, `stamp => tail + 1`.
-//! - pop at `head` when `stamp == head + 1`: CAS `head => head + 1`, read the
-//!   value, `stamp => head + one_lap` (free for the push one lap later).
+//! - push at `tail` when `stamp == tail`: CAS `tail => next(tail)`, write
+//!   the value, `stamp => tail + 1`, notify parked receivers, if any.
+//! - pop at `head` when `stamp == head + 1`: CAS `head => next(head)`, read
+//!   the value, `stamp => head + one_lap` (free for the push one lap later),
+//!   notify parked senders, if any.
 //! - disconnect: `tail => tail | mark_bit` (one `fetch_or`; later pushes
-//!   fail, pops drain what is left).
+//!   fail, pops drain what is left), notify both indices.
 //!
 //! # Memory ordering
 //!
 //! The stamp hands a slot from a push to a pop and back: each side stores
 //! the stamp with `Release` after touching the value, and loads it with
 //! `Acquire` before touching it, so the write of a value happens before its
-//! read, and the read before the next lap's write. Index CASes are `SeqCst`
-//! and the full/empty checks put a `SeqCst` fence before loading the other
-//! index: together with the waiters' `SeqCst` registration and the waker's
-//! `SeqCst` check, this is the store-buffering pattern that keeps a waiter
-//! from sleeping on a ring that just changed (see [`super::signal`]). Plain
-//! index loads are `Relaxed`: a stale index only fails a CAS or a stamp
-//! comparison, and the loop reloads it.
+//! read, and the read before the next lap's write. Index CASes and the
+//! disconnect `fetch_or` are `SeqCst`: they are the write half of the
+//! [`Index`] parking protocol (a waiter prepares to park, then re-tries; the
+//! changer writes the index, then reads the event count).
+//! Plain index loads are `Relaxed` when a stale value only fails a CAS or a
+//! stamp comparison and the loop reloads it, and `Acquire` when the other
+//! side's index decides full or empty (so the value read is at least as new
+//! as the stamp that sent us there).
 
 use super::cell::UnsafeCell;
+use super::index::Index;
+#[cfg(doc)]
+use crate::wait_word::WaitWord;
 use std::mem::MaybeUninit;
-use waitwise_platform::shim::{fence, AtomicUsize, Ordering};
+use waitwise_platform::shim::{AtomicU32, Ordering};
 
 /// Spin rounds that double the number of spin hints before [`Backoff`]
 /// starts yielding the CPU: 2^6 = 64 hints (~1-4 µs with PAUSE). Guessed,
@@ -62,23 +82,30 @@ use waitwise_platform::shim::{fence, AtomicUsize, Ordering};
 /// spins on an operation another thread has half finished.
 const SPIN_LIMIT: u32 = 6;
 
-/// Exponential spinning for the retry loops of [`Ring`], yielding the CPU
-/// once spinning is long enough (a half-finished push or pop by a thread
-/// that the scheduler preempted).
-struct Backoff {
+/// Exponential spinning for the retry loops of [`Ring`] (and the
+/// channel's re-tries before a wait), yielding the CPU once spinning is
+/// long enough (a half-finished push or pop by a thread that the scheduler
+/// preempted).
+pub(crate) struct Backoff {
     step: u32,
 }
 
 impl Backoff {
     #[inline]
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self { step: 0 }
+    }
+
+    /// Spin rounds done so far.
+    #[inline]
+    pub(crate) fn rounds(&self) -> u32 {
+        self.step
     }
 
     /// After a failed CAS: a short spin, never a yield (the winner has
     /// already moved on).
     #[inline]
-    fn spin(&mut self) {
+    pub(crate) fn spin(&mut self) {
         for _ in 0..1u32 << self.step.min(SPIN_LIMIT) {
             waitwise_platform::shim::spin_hint();
         }
@@ -89,7 +116,7 @@ impl Backoff {
 
     /// While another thread finishes its operation: spin, then yield.
     #[inline]
-    fn snooze(&mut self) {
+    pub(crate) fn snooze(&mut self) {
         if self.step <= SPIN_LIMIT {
             for _ in 0..1u32 << self.step {
                 waitwise_platform::shim::spin_hint();
@@ -97,36 +124,24 @@ impl Backoff {
             self.step += 1;
         } else {
             waitwise_platform::shim::yield_now();
+            self.step = self.step.saturating_add(1);
         }
-    }
-}
-
-/// Aligns a field to its own pair of cache lines, so the producer's and the
-/// consumer's indices do not share one.
-#[repr(align(128))]
-#[derive(Debug)]
-struct CachePadded<T>(T);
-
-impl<T> std::ops::Deref for CachePadded<T> {
-    type Target = T;
-    #[inline(always)]
-    fn deref(&self) -> &T {
-        &self.0
     }
 }
 
 /// One slot: its stamp and its (maybe uninitialised) value.
 struct Slot<T> {
     /// See the module docs: `p` = free for the push at `p`, `p + 1` = full.
-    stamp: AtomicUsize,
+    stamp: AtomicU32,
     value: UnsafeCell<MaybeUninit<T>>,
 }
 
 /// Why a push failed; the value comes back.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum PushError<T> {
-    /// Every slot is full.
-    Full(T),
+    /// Every slot is full; the `u32` is the `head` seen (wait for it to
+    /// move on [`Ring::head`]).
+    Full(T, u32),
     /// The ring is disconnected.
     Disconnected(T),
 }
@@ -134,31 +149,34 @@ pub(crate) enum PushError<T> {
 /// Why a pop failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PopError {
-    /// No value, not disconnected.
-    Empty,
+    /// No value, not disconnected; the `u32` is the `tail` seen (wait for
+    /// it to move on [`Ring::tail`]).
+    Empty(u32),
     /// No value, and disconnected: none will come.
     Disconnected,
 }
 
-/// The largest capacity for values of type `T`: positions need four spare
-/// high bits (mark bit, lap bit, and rounding to a power of two), and the
-/// slot array must fit in `isize::MAX` bytes.
+/// The largest capacity for values of type `T`: 32-bit positions need four
+/// spare high bits (mark bit, lap bit, and rounding to a power of two), and
+/// the slot array must fit in `isize::MAX` bytes.
 pub(crate) fn max_capacity<T>() -> usize {
-    let by_positions = 1usize << (usize::BITS - 4);
+    let by_positions = 1usize << (u32::BITS - 4);
     let by_bytes = isize::MAX as usize / std::mem::size_of::<Slot<T>>();
     by_positions.min(by_bytes)
 }
 
 /// A bounded lock-free MPMC ring buffer (see the module docs).
 pub(crate) struct Ring<T> {
-    /// Next position to pop.
-    head: CachePadded<AtomicUsize>,
-    /// Next position to push, with `mark_bit` once disconnected.
-    tail: CachePadded<AtomicUsize>,
+    /// Next position to pop; senders wait on it (a [`WaitWord`] is alone
+    /// on its cache lines, so the indices do not share one).
+    head: Index,
+    /// Next position to push, with `mark_bit` once disconnected; receivers
+    /// wait on it.
+    tail: Index,
     slots: Box<[Slot<T>]>,
     cap: usize,
-    mark_bit: usize,
-    one_lap: usize,
+    mark_bit: u32,
+    one_lap: u32,
 }
 
 // SAFETY: values are moved into and out of the ring, never shared by
@@ -177,16 +195,16 @@ impl<T> Ring<T> {
             (1..=max_capacity::<T>()).contains(&cap),
             "waitwise::channel: ring capacity {cap} out of range"
         );
-        let mark_bit = (cap + 1).next_power_of_two();
-        let slots = (0..cap)
+        let mark_bit = (cap as u32 + 1).next_power_of_two();
+        let slots = (0..cap as u32)
             .map(|i| Slot {
-                stamp: AtomicUsize::new(i),
+                stamp: AtomicU32::new(i),
                 value: UnsafeCell::new(MaybeUninit::uninit()),
             })
             .collect();
         Self {
-            head: CachePadded(AtomicUsize::new(0)),
-            tail: CachePadded(AtomicUsize::new(0)),
+            head: Index::new(),
+            tail: Index::new(),
             slots,
             cap,
             mark_bit,
@@ -202,9 +220,9 @@ impl<T> Ring<T> {
 
     /// The position after `pos` (same lap, or index 0 of the next lap).
     #[inline(always)]
-    fn next(&self, pos: usize) -> usize {
+    fn next(&self, pos: u32) -> u32 {
         let index = pos & (self.mark_bit - 1);
-        if index + 1 < self.cap {
+        if (index as usize) + 1 < self.cap {
             pos + 1
         } else {
             (pos & !(self.one_lap - 1)).wrapping_add(self.one_lap)
@@ -216,19 +234,20 @@ impl<T> Ring<T> {
     pub(crate) fn try_push(&self, value: T) -> Result<(), PushError<T>> {
         let mut backoff = Backoff::new();
         // Relaxed: a first guess, validated by the stamp and the CAS.
-        let mut tail = self.tail.load(Ordering::Relaxed);
+        let mut tail = self.tail.value().load(Ordering::Relaxed);
         loop {
             if tail & self.mark_bit != 0 {
                 return Err(PushError::Disconnected(value));
             }
-            let slot = &self.slots[tail & (self.mark_bit - 1)];
+            let slot = &self.slots[(tail & (self.mark_bit - 1)) as usize];
             // Acquire: pairs with the pop's Release stamp store, so its read
             // of the old value happens before our write.
             let stamp = slot.stamp.load(Ordering::Acquire);
             if stamp == tail {
                 // Empty slot for this position: claim it.
-                // tail => next(tail)
-                match self.tail.compare_exchange_weak(
+                // tail => next(tail) (failure Relaxed: the value seen only
+                // starts the next round, which re-validates it)
+                match self.tail.value().compare_exchange_weak(
                     tail,
                     self.next(tail),
                     Ordering::SeqCst,
@@ -244,6 +263,8 @@ impl<T> Ring<T> {
                         // stamp: tail => tail + 1 (full). Release: publishes
                         // the value to the pop that Acquire-loads the stamp.
                         slot.stamp.store(tail + 1, Ordering::Release);
+                        // A parked receiver waits for `tail` to move.
+                        self.tail.notify();
                         return Ok(());
                     }
                     Err(now) => {
@@ -254,26 +275,18 @@ impl<T> Ring<T> {
             } else if stamp.wrapping_add(self.one_lap) == tail + 1 {
                 // The slot still holds the value pushed one lap ago: the ring
                 // is full, unless a pop is taking that value right now.
-                // SeqCst fence: the waiters' store-buffering check.
-                fence(Ordering::SeqCst);
-                // Relaxed: ordered by the fence.
-                let head = self.head.load(Ordering::Relaxed);
+                // Acquire: at least as new as the stamp we saw.
+                let head = self.head.value().load(Ordering::Acquire);
                 if head.wrapping_add(self.one_lap) == tail {
-                    // Full; but re-read the mark after the fence too (our
-                    // `tail` predates it), or a sender could register, miss
-                    // a concurrent disconnect, and wait for a slot forever.
-                    if self.tail.load(Ordering::Relaxed) & self.mark_bit != 0 {
-                        return Err(PushError::Disconnected(value));
-                    }
-                    return Err(PushError::Full(value));
+                    return Err(PushError::Full(value, head));
                 }
                 backoff.spin();
-                tail = self.tail.load(Ordering::Relaxed);
+                tail = self.tail.value().load(Ordering::Relaxed);
             } else {
                 // Another push claimed this position and has not finished,
                 // or `tail` is stale: wait for it to move on.
                 backoff.snooze();
-                tail = self.tail.load(Ordering::Relaxed);
+                tail = self.tail.value().load(Ordering::Relaxed);
             }
         }
     }
@@ -283,16 +296,17 @@ impl<T> Ring<T> {
     pub(crate) fn try_pop(&self) -> Result<T, PopError> {
         let mut backoff = Backoff::new();
         // Relaxed: a first guess, validated by the stamp and the CAS.
-        let mut head = self.head.load(Ordering::Relaxed);
+        let mut head = self.head.value().load(Ordering::Relaxed);
         loop {
-            let slot = &self.slots[head & (self.mark_bit - 1)];
+            let slot = &self.slots[(head & (self.mark_bit - 1)) as usize];
             // Acquire: pairs with the push's Release stamp store, so the
             // value is initialised before we read it.
             let stamp = slot.stamp.load(Ordering::Acquire);
             if stamp == head + 1 {
                 // Full slot for this position: claim it.
-                // head => next(head)
-                match self.head.compare_exchange_weak(
+                // head => next(head) (failure Relaxed: the value seen only
+                // starts the next round, which re-validates it)
+                match self.head.value().compare_exchange_weak(
                     head,
                     self.next(head),
                     Ordering::SeqCst,
@@ -311,6 +325,8 @@ impl<T> Ring<T> {
                         // next push's write.
                         slot.stamp
                             .store(head.wrapping_add(self.one_lap), Ordering::Release);
+                        // A parked sender waits for `head` to move.
+                        self.head.notify();
                         return Ok(value);
                     }
                     Err(now) => {
@@ -321,45 +337,59 @@ impl<T> Ring<T> {
             } else if stamp == head {
                 // The slot is empty: the ring is empty, unless a push
                 // claimed this position and is still writing.
-                // SeqCst fence: the waiters' store-buffering check.
-                fence(Ordering::SeqCst);
-                // Relaxed: ordered by the fence.
-                let tail = self.tail.load(Ordering::Relaxed);
+                // Acquire: at least as new as the stamp we saw.
+                let tail = self.tail.value().load(Ordering::Acquire);
                 if tail & !self.mark_bit == head {
                     return Err(if tail & self.mark_bit != 0 {
                         PopError::Disconnected
                     } else {
-                        PopError::Empty
+                        PopError::Empty(tail)
                     });
                 }
                 backoff.snooze();
-                head = self.head.load(Ordering::Relaxed);
+                head = self.head.value().load(Ordering::Relaxed);
             } else {
                 // Another pop took this position and has not finished, or
                 // `head` is stale.
                 backoff.snooze();
-                head = self.head.load(Ordering::Relaxed);
+                head = self.head.value().load(Ordering::Relaxed);
             }
         }
     }
 
-    /// Marks the ring disconnected; returns whether this call did it.
+    /// The index senders wait on (a pop moves it).
+    #[inline(always)]
+    pub(crate) fn head(&self) -> &Index {
+        &self.head
+    }
+
+    /// The index receivers wait on (a push or the disconnection moves it).
+    #[inline(always)]
+    pub(crate) fn tail(&self) -> &Index {
+        &self.tail
+    }
+
+    /// Marks the ring disconnected and notifies every parked waiter;
+    /// returns whether this call did it.
     pub(crate) fn disconnect(&self) -> bool {
-        // SeqCst: a write the waiters' store-buffering check must see,
-        // like a push.
-        let tail = self.tail.fetch_or(self.mark_bit, Ordering::SeqCst);
+        // tail => tail | mark_bit (SeqCst: the parking protocol's write)
+        let tail = self.tail.value().fetch_or(self.mark_bit, Ordering::SeqCst);
+        self.tail.notify();
+        self.head.notify();
         tail & self.mark_bit == 0
     }
 
     /// Whether the ring is disconnected.
+    #[inline]
     pub(crate) fn is_disconnected(&self) -> bool {
-        self.tail.load(Ordering::SeqCst) & self.mark_bit != 0
+        // SeqCst: a snapshot consistent with the index CASes.
+        self.tail.value().load(Ordering::SeqCst) & self.mark_bit != 0
     }
 
     /// Number of values between `head` and `tail` (mark bit cleared).
-    fn len_between(&self, head: usize, tail: usize) -> usize {
-        let hix = head & (self.mark_bit - 1);
-        let tix = tail & (self.mark_bit - 1);
+    fn len_between(&self, head: u32, tail: u32) -> usize {
+        let hix = (head & (self.mark_bit - 1)) as usize;
+        let tix = (tail & (self.mark_bit - 1)) as usize;
         if hix < tix {
             tix - hix
         } else if hix > tix {
@@ -376,9 +406,9 @@ impl<T> Ring<T> {
         loop {
             // SeqCst: a consistent snapshot of both indices; `tail` is
             // re-read to make sure `head` belongs to the same moment.
-            let tail = self.tail.load(Ordering::SeqCst);
-            let head = self.head.load(Ordering::SeqCst);
-            if self.tail.load(Ordering::SeqCst) == tail {
+            let tail = self.tail.value().load(Ordering::SeqCst);
+            let head = self.head.value().load(Ordering::SeqCst);
+            if self.tail.value().load(Ordering::SeqCst) == tail {
                 return self.len_between(head, tail);
             }
         }
@@ -390,9 +420,9 @@ impl<T> Drop for Ring<T> {
         // Relaxed: `&mut self` means no other thread can touch the ring, and
         // whatever they did happened before the drop (the `Arc` that owned
         // the ring synchronised with them when its count reached zero).
-        let head = self.head.load(Ordering::Relaxed);
-        let tail = self.tail.load(Ordering::Relaxed);
-        let first = head & (self.mark_bit - 1);
+        let head = self.head.value().load(Ordering::Relaxed);
+        let tail = self.tail.value().load(Ordering::Relaxed);
+        let first = (head & (self.mark_bit - 1)) as usize;
         for i in 0..self.len_between(head, tail) {
             let index = (first + i) % self.cap;
             // SAFETY: every position in [head, tail) was pushed and not
@@ -418,11 +448,11 @@ mod tests {
                     ring.try_push(round * 100 + i).unwrap();
                 }
                 assert_eq!(ring.len(), cap);
-                assert_eq!(ring.try_push(999), Err(PushError::Full(999)));
+                assert!(matches!(ring.try_push(999), Err(PushError::Full(999, _))));
                 for i in 0..cap {
                     assert_eq!(ring.try_pop(), Ok(round * 100 + i));
                 }
-                assert_eq!(ring.try_pop(), Err(PopError::Empty));
+                assert!(matches!(ring.try_pop(), Err(PopError::Empty(_))));
                 assert_eq!(ring.len(), 0);
             }
         }
@@ -464,7 +494,10 @@ mod tests {
 
     #[test]
     fn max_capacity_is_checked() {
-        assert!(max_capacity::<u8>() >= 1 << 20);
-        assert!(max_capacity::<[u8; 1 << 20]>() < max_capacity::<u8>());
+        assert_eq!(max_capacity::<u8>(), 1 << 28);
+        assert_eq!(
+            max_capacity::<[u8; 1 << 40]>(),
+            isize::MAX as usize / std::mem::size_of::<Slot<[u8; 1 << 40]>>()
+        );
     }
 }
