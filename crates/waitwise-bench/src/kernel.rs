@@ -17,7 +17,12 @@ impl MatMul {
         let n = n.max(1);
         let a = (0..n * n).map(|i| (i % 7) as f64 * 0.5 + 1.0).collect();
         let b = (0..n * n).map(|i| (i % 5) as f64 * 0.25 + 1.0).collect();
-        Self { n, a, b, c: vec![0.0; n * n] }
+        Self {
+            n,
+            a,
+            b,
+            c: vec![0.0; n * n],
+        }
     }
 
     /// Side length.

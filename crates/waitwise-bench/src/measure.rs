@@ -23,9 +23,15 @@ pub struct Timing {
 pub fn timing_from_ticks(ticks: &[u64]) -> Option<Timing> {
     let clock = cycle_clock();
     let overhead = clock.read_overhead_ticks();
-    let cycles: Vec<f64> = ticks.iter().map(|&t| t.saturating_sub(overhead) as f64).collect();
+    let cycles: Vec<f64> = ticks
+        .iter()
+        .map(|&t| t.saturating_sub(overhead) as f64)
+        .collect();
     let c = summarize_trimmed(&cycles)?;
-    Some(Timing { ns: c.scaled(1.0 / (clock.hz() as f64 / 1e9)), cycles: c })
+    Some(Timing {
+        ns: c.scaled(1.0 / (clock.hz() as f64 / 1e9)),
+        cycles: c,
+    })
 }
 
 /// Summarizes plain nanosecond samples (wall or CPU times measured with the

@@ -24,10 +24,22 @@ impl PairPlacement {
         let allowed = affinity::allowed_cpus().unwrap_or_default();
         let topo = Topology::current().ok();
         let Some(&worker) = allowed.first() else {
-            return Self { worker_cpu: None, waiter_cpu: None, relation: "not pinned (CPU set unknown)".into() };
+            return Self {
+                worker_cpu: None,
+                waiter_cpu: None,
+                relation: "not pinned (CPU set unknown)".into(),
+            };
         };
-        if let Some(sib) = topo.as_ref().and_then(|t| t.sibling_of(worker)).filter(|s| allowed.contains(s)) {
-            return Self { worker_cpu: Some(worker), waiter_cpu: Some(sib), relation: "waiter on the worker's SMT sibling".into() };
+        if let Some(sib) = topo
+            .as_ref()
+            .and_then(|t| t.sibling_of(worker))
+            .filter(|s| allowed.contains(s))
+        {
+            return Self {
+                worker_cpu: Some(worker),
+                waiter_cpu: Some(sib),
+                relation: "waiter on the worker's SMT sibling".into(),
+            };
         }
         match allowed.get(1) {
             Some(&other) => Self {
@@ -46,7 +58,12 @@ impl PairPlacement {
     /// A short line for tables: `worker cpu0, waiter cpu1 (no SMT sibling: ...)`.
     pub fn describe(&self) -> String {
         let cpu = |c: Option<usize>| c.map_or("unpinned".to_string(), |c| format!("cpu{c}"));
-        format!("worker {}, waiter {} ({})", cpu(self.worker_cpu), cpu(self.waiter_cpu), self.relation)
+        format!(
+            "worker {}, waiter {} ({})",
+            cpu(self.worker_cpu),
+            cpu(self.waiter_cpu),
+            self.relation
+        )
     }
 }
 

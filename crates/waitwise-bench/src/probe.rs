@@ -148,9 +148,10 @@ pub fn run() -> anyhow::Result<Probe> {
     };
     let b = block_cost();
     let (spin_rt, futex_rt) = match b.source {
-        BlockCostSource::Measured { futex_round_trip_ns, spin_round_trip_ns } => {
-            (Some(spin_round_trip_ns), Some(futex_round_trip_ns))
-        }
+        BlockCostSource::Measured {
+            futex_round_trip_ns,
+            spin_round_trip_ns,
+        } => (Some(spin_round_trip_ns), Some(futex_round_trip_ns)),
         _ => match waitwise::policy::block_cost::round_trips::measure(
             waitwise::policy::block_cost::CALIBRATION_BUDGET,
         ) {
@@ -187,11 +188,21 @@ pub fn run() -> anyhow::Result<Probe> {
         .into_iter()
         .map(|m| {
             let a = m.availability();
-            (m.name(), MechanismInfo { available: a.available, fallback: a.fallback, reason: a.reason })
+            (
+                m.name(),
+                MechanismInfo {
+                    available: a.available,
+                    fallback: a.fallback,
+                    reason: a.reason,
+                },
+            )
         })
         .collect();
     Ok(Probe {
-        cpu: CpuInfo { model: f.model.clone(), vendor: f.vendor.name().to_string() },
+        cpu: CpuInfo {
+            model: f.model.clone(),
+            vendor: f.vendor.name().to_string(),
+        },
         features: FeatureInfo {
             waitpkg: f.waitpkg,
             monitorx: f.monitorx,
@@ -213,7 +224,10 @@ pub fn run() -> anyhow::Result<Probe> {
             read_overhead_ns: clock.read_overhead_ns(),
         },
         costs,
-        policy: PolicyInfo { names, poll_limit_ns },
+        policy: PolicyInfo {
+            names,
+            poll_limit_ns,
+        },
         mechanisms,
         env_errors: waitwise::policy::env::errors(),
     })
@@ -278,17 +292,38 @@ impl Probe {
             "Clock          {} at {:.3} GHz ({}), read overhead {}",
             self.clock.source,
             self.clock.tsc_hz as f64 / 1e9,
-            if self.clock.tsc_hz_from_cpuid { "from CPUID" } else { "calibrated" },
+            if self.clock.tsc_hz_from_cpuid {
+                "from CPUID"
+            } else {
+                "calibrated"
+            },
             fmt_ns(self.clock.read_overhead_ns)
         );
         let c = &self.costs;
         let _ = writeln!(s, "\nCosts");
         let _ = writeln!(s, "  pause                     {}", fmt_ns(c.pause_ns));
         let _ = writeln!(s, "  sched_yield               {}", fmt_ns(c.yield_ns));
-        let _ = writeln!(s, "  futex wake, no waiter     {}", fmt_ns(c.futex_wake_no_waiter_ns));
-        let _ = writeln!(s, "  spin round trip           {}", opt(c.spin_round_trip_ns));
-        let _ = writeln!(s, "  futex round trip          {}", opt(c.futex_round_trip_ns));
-        let _ = writeln!(s, "  B (block cost)            {} ({})", fmt_ns(c.block_ns), c.block_source);
+        let _ = writeln!(
+            s,
+            "  futex wake, no waiter     {}",
+            fmt_ns(c.futex_wake_no_waiter_ns)
+        );
+        let _ = writeln!(
+            s,
+            "  spin round trip           {}",
+            opt(c.spin_round_trip_ns)
+        );
+        let _ = writeln!(
+            s,
+            "  futex round trip          {}",
+            opt(c.futex_round_trip_ns)
+        );
+        let _ = writeln!(
+            s,
+            "  B (block cost)            {} ({})",
+            fmt_ns(c.block_ns),
+            c.block_source
+        );
         let _ = writeln!(s, "\nDefault policies (L_poll = alpha * B)");
         for (kind, name) in &self.policy.names {
             let _ = writeln!(

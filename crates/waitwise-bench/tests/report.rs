@@ -9,16 +9,33 @@ use waitwise_bench::report::{run, ReportConfig, Size};
 fn tiny_report_is_complete() {
     let dir = std::env::temp_dir().join(format!("waitwise-report-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let written = run(&ReportConfig { out_dir: dir.clone(), size: Size::Tiny }, "waitwise report --tiny").unwrap();
+    let written = run(
+        &ReportConfig {
+            out_dir: dir.clone(),
+            size: Size::Tiny,
+        },
+        "waitwise report --tiny",
+    )
+    .unwrap();
     let html = std::fs::read_to_string(&written.index).unwrap();
     waitwise_bench::html::check_balanced(&html).unwrap();
     assert!(html.contains("<h2"), "sections");
     assert!(html.contains("Machine"));
-    assert!(html.contains("cargo run --release -- mechanisms"), "reproduce commands");
+    assert!(
+        html.contains("cargo run --release -- mechanisms"),
+        "reproduce commands"
+    );
     let svgs = html.matches("<svg").count();
     assert!(svgs >= 5, "expected every chart inline, found {svgs}");
-    let results: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&written.results).unwrap()).unwrap();
-    for key in ["probe", "mechanisms", "wakeup_matrix", "calibration", "model"] {
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&written.results).unwrap()).unwrap();
+    for key in [
+        "probe",
+        "mechanisms",
+        "wakeup_matrix",
+        "calibration",
+        "model",
+    ] {
         assert!(results.get(key).is_some(), "results.json lacks {key}");
     }
     assert!(!written.csvs.is_empty());
@@ -26,14 +43,27 @@ fn tiny_report_is_complete() {
         let text = std::fs::read_to_string(csv).unwrap();
         let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
         assert!(header.len() >= 2, "{}", csv.display());
-        assert!(html.contains(csv.file_name().unwrap().to_str().unwrap()), "table of {} in the page", csv.display());
+        assert!(
+            html.contains(csv.file_name().unwrap().to_str().unwrap()),
+            "table of {} in the page",
+            csv.display()
+        );
     }
     // CSV columns match the JSON export of the same tables.
-    let res = waitwise_bench::experiments::mechanisms::run(&waitwise_bench::experiments::mechanisms::Config::tiny());
+    let res = waitwise_bench::experiments::mechanisms::run(
+        &waitwise_bench::experiments::mechanisms::Config::tiny(),
+    );
     use waitwise_bench::experiments::ExperimentOutput;
     for t in res.tables() {
-        let json: serde_json::Value = serde_json::from_str(&JsonExporter.export(&t).unwrap()).unwrap();
-        let keys: Vec<String> = json[0].as_object().unwrap().keys().filter(|k| !k.ends_with("_note")).cloned().collect();
+        let json: serde_json::Value =
+            serde_json::from_str(&JsonExporter.export(&t).unwrap()).unwrap();
+        let keys: Vec<String> = json[0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| !k.ends_with("_note"))
+            .cloned()
+            .collect();
         let mut header = t.header_keys();
         header.sort();
         let mut keys = keys;

@@ -9,16 +9,30 @@ fn waitwise() -> Command {
 
 #[test]
 fn probe_json_has_the_stable_keys() {
-    let out = waitwise().args(["probe", "--json"]).env_remove("WAITWISE_DISABLE").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = waitwise()
+        .args(["probe", "--json"])
+        .env_remove("WAITWISE_DISABLE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let get = |path: &str| {
-        path.split('.').try_fold(&v, |node, key| node.get(key)).unwrap_or_else(|| panic!("missing key {path}"))
+        path.split('.')
+            .try_fold(&v, |node, key| node.get(key))
+            .unwrap_or_else(|| panic!("missing key {path}"))
     };
     for key in ["cpu.model", "cpu.vendor"] {
         assert!(get(key).is_string(), "{key}");
     }
-    for key in ["features.waitpkg", "features.monitorx", "features.invariant_tsc"] {
+    for key in [
+        "features.waitpkg",
+        "features.monitorx",
+        "features.invariant_tsc",
+    ] {
         assert!(get(key).is_boolean(), "{key}");
     }
     for key in [
@@ -42,10 +56,15 @@ fn probe_json_has_the_stable_keys() {
     assert!(get("topology.smt_siblings").is_array());
     assert!(get("costs.block_ns").as_f64().unwrap() > 0.0);
     for kind in ["producer-consumer", "barrier", "mutex", "unknown"] {
-        assert!(get("policy.poll_limit_ns").get(kind).is_some(), "poll limit for {kind}");
+        assert!(
+            get("policy.poll_limit_ns").get(kind).is_some(),
+            "poll limit for {kind}"
+        );
     }
     let mechanisms = get("mechanisms").as_object().unwrap();
-    for name in ["spin", "pause", "backoff", "yield", "block", "umwait", "tpause", "mwaitx"] {
+    for name in [
+        "spin", "pause", "backoff", "yield", "block", "umwait", "tpause", "mwaitx",
+    ] {
         let m = &mechanisms[name];
         assert!(m["available"].is_boolean(), "{name}");
         if m["available"] == false {
@@ -54,7 +73,9 @@ fn probe_json_has_the_stable_keys() {
     }
     // The CPU count agrees with the kernel's list of online CPUs.
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let cpus = waitwise_platform::topology::parse_cpu_list(&online).unwrap().len() as u64;
+    let cpus = waitwise_platform::topology::parse_cpu_list(&online)
+        .unwrap()
+        .len() as u64;
     assert_eq!(get("topology.cpus").as_u64(), Some(cpus));
 }
 
@@ -66,24 +87,41 @@ fn probe_text_says_what_is_not_available() {
     assert!(text.contains("B (block cost)"));
     let f = waitwise_platform::features::cpu();
     if !f.waitpkg {
-        assert!(text.contains("not available on this CPU: CPU lacks WAITPKG"), "{text}");
+        assert!(
+            text.contains("not available on this CPU: CPU lacks WAITPKG"),
+            "{text}"
+        );
     }
     if !f.monitorx {
-        assert!(text.contains("not available on this CPU: CPU lacks MONITORX"), "{text}");
+        assert!(
+            text.contains("not available on this CPU: CPU lacks MONITORX"),
+            "{text}"
+        );
     }
 }
 
 #[test]
 fn unknown_disable_name_is_an_error() {
-    let out = waitwise().arg("probe").env("WAITWISE_DISABLE", "umwait,warp").output().unwrap();
+    let out = waitwise()
+        .arg("probe")
+        .env("WAITWISE_DISABLE", "umwait,warp")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("WAITWISE_DISABLE") && err.contains("warp"), "{err}");
+    assert!(
+        err.contains("WAITWISE_DISABLE") && err.contains("warp"),
+        "{err}"
+    );
 }
 
 #[test]
 fn disabling_forces_the_fallback_in_the_report() {
-    let out = waitwise().args(["probe", "--json"]).env("WAITWISE_DISABLE", "all").output().unwrap();
+    let out = waitwise()
+        .args(["probe", "--json"])
+        .env("WAITWISE_DISABLE", "all")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for name in ["umwait", "tpause", "mwaitx"] {
@@ -99,9 +137,15 @@ fn malformed_overrides_are_rejected_with_the_variable_name() {
         .env("WAITWISE_BLOCK_NS", "-3")
         .output()
         .unwrap();
-    assert!(out.status.success(), "a bad override keeps the default, it does not stop the program");
+    assert!(
+        out.status.success(),
+        "a bad override keeps the default, it does not stop the program"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("WAITWISE_ALPHA") && err.contains("WAITWISE_BLOCK_NS"), "{err}");
+    assert!(
+        err.contains("WAITWISE_ALPHA") && err.contains("WAITWISE_BLOCK_NS"),
+        "{err}"
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["costs"]["block_source"], "measured");
     assert_eq!(v["env_errors"].as_array().unwrap().len(), 2);
@@ -109,7 +153,11 @@ fn malformed_overrides_are_rejected_with_the_variable_name() {
 
 #[test]
 fn block_ns_override_is_used() {
-    let out = waitwise().args(["probe", "--json"]).env("WAITWISE_BLOCK_NS", "12345").output().unwrap();
+    let out = waitwise()
+        .args(["probe", "--json"])
+        .env("WAITWISE_BLOCK_NS", "12345")
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["costs"]["block_ns"], 12345.0);
     assert_eq!(v["costs"]["block_source"], "environment");

@@ -34,7 +34,7 @@
 //! | [`time`] | absolute `timespec` deadlines |
 //!
 //! Nothing unwinds across the C ABI: every entry point runs under
-//! [`ffi_guard`], which turns a panic into an error code.
+//! `ffi_guard`, which turns a panic into an error code.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![allow(clippy::missing_safety_doc)] // the C functions' contracts are POSIX's
 

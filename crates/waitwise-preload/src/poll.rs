@@ -8,7 +8,7 @@
 //! not state the TSC frequency), a cost every process that ever contends
 //! would pay, which is too much for short-lived programs under the
 //! interposer. Untimed blocking never reads a clock; timed waits use
-//! waitwise [`Deadline`](waitwise::Deadline)s and pay the calibration once.
+//! waitwise [`waitwise::Deadline`]s and pay the calibration once.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use waitwise::{Deadline, Policy, WaitOutcome, WaitWordRef};

@@ -29,7 +29,7 @@
 //! single total order of `SeqCst` operations puts one write before the other
 //! thread's read). Loom models `SeqCst` accesses only as `AcqRel`, so under
 //! `--cfg loom` a `fence(SeqCst)` is added between each write and read
-//! ([`dekker_fence`]); on real hardware it compiles to nothing, and the futex
+//! (`dekker_fence`); on real hardware it compiles to nothing, and the futex
 //! itself re-checks the value atomically in the kernel, closing the window
 //! between the re-check and the sleep.
 //!

@@ -82,7 +82,13 @@ impl Contender {
     }
 
     fn peer(name: &str, make: impl Fn() -> Arc<dyn WaitPair> + 'static) -> Self {
-        Contender { name: name.into(), family: Family::Peer, availability: Ok(()), policy: None, make: Box::new(make) }
+        Contender {
+            name: name.into(),
+            family: Family::Peer,
+            availability: Ok(()),
+            policy: None,
+            make: Box::new(make),
+        }
     }
 }
 
@@ -108,16 +114,27 @@ pub const POLL_MECHANISMS: [Mechanism; 12] = [
 pub fn all() -> Vec<Contender> {
     let mut v = Vec::new();
     for m in POLL_MECHANISMS {
-        v.push(Contender::waitwise(m.name().to_string(), Policy::always_spin().with_mechanism(m)));
+        v.push(Contender::waitwise(
+            m.name().to_string(),
+            Policy::always_spin().with_mechanism(m),
+        ));
     }
     v.push(Contender::waitwise("block".into(), Policy::always_block()));
     for (label, policy) in two_phase_policies() {
         v.push(Contender::waitwise(label, policy));
     }
-    v.push(Contender::peer("pthread_cond", || Arc::new(pthread_cond::PthreadCondPair::new())));
-    v.push(Contender::peer("std::sync::Condvar", || Arc::new(std_condvar::StdCondvarPair::new())));
-    v.push(Contender::peer("parking_lot::Condvar", || Arc::new(parking_lot_condvar::ParkingLotPair::new())));
-    v.push(Contender::peer("std::thread::park", || Arc::new(park::ParkPair::new())));
+    v.push(Contender::peer("pthread_cond", || {
+        Arc::new(pthread_cond::PthreadCondPair::new())
+    }));
+    v.push(Contender::peer("std::sync::Condvar", || {
+        Arc::new(std_condvar::StdCondvarPair::new())
+    }));
+    v.push(Contender::peer("parking_lot::Condvar", || {
+        Arc::new(parking_lot_condvar::ParkingLotPair::new())
+    }));
+    v.push(Contender::peer("std::thread::park", || {
+        Arc::new(park::ParkPair::new())
+    }));
     v.push(Contender {
         name: "atomic store".into(),
         family: Family::Baseline,
@@ -135,8 +152,10 @@ pub fn two_phase_policies() -> Vec<(String, Policy)> {
         .map(Policy::two_phase)
         .chain([
             Policy::two_phase(waitwise::policy::ALPHA_EXPONENTIAL).with_mechanism(Mechanism::Yield),
-            Policy::two_phase(waitwise::policy::ALPHA_EXPONENTIAL).with_mechanism(Mechanism::Umwait(WaitpkgState::C02)),
-            Policy::two_phase(waitwise::policy::ALPHA_EXPONENTIAL).with_mechanism(Mechanism::Mwaitx),
+            Policy::two_phase(waitwise::policy::ALPHA_EXPONENTIAL)
+                .with_mechanism(Mechanism::Umwait(WaitpkgState::C02)),
+            Policy::two_phase(waitwise::policy::ALPHA_EXPONENTIAL)
+                .with_mechanism(Mechanism::Mwaitx),
             Policy::randomized(),
         ])
         .map(|p| (p.describe(), p))
@@ -177,7 +196,14 @@ mod tests {
     #[test]
     fn hardware_rows_are_listed_even_when_unavailable() {
         let names: Vec<String> = all().into_iter().map(|c| c.name).collect();
-        for n in ["umwait", "tpause", "mwaitx", "spin", "block", "pthread_cond"] {
+        for n in [
+            "umwait",
+            "tpause",
+            "mwaitx",
+            "spin",
+            "block",
+            "pthread_cond",
+        ] {
             assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
         }
     }

@@ -14,7 +14,10 @@ pub struct ParkPair {
 impl ParkPair {
     /// Unsignalled, waiter not yet registered.
     pub fn new() -> Self {
-        Self { flag: AtomicBool::new(false), waiter: OnceLock::new() }
+        Self {
+            flag: AtomicBool::new(false),
+            waiter: OnceLock::new(),
+        }
     }
 }
 

@@ -12,7 +12,10 @@ pub struct ParkingLotPair {
 impl ParkingLotPair {
     /// Unsignalled.
     pub fn new() -> Self {
-        Self { flag: Mutex::new(false), cv: Condvar::new() }
+        Self {
+            flag: Mutex::new(false),
+            cv: Condvar::new(),
+        }
     }
 }
 

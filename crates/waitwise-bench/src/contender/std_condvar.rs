@@ -12,7 +12,10 @@ pub struct StdCondvarPair {
 impl StdCondvarPair {
     /// Unsignalled.
     pub fn new() -> Self {
-        Self { flag: Mutex::new(false), cv: Condvar::new() }
+        Self {
+            flag: Mutex::new(false),
+            cv: Condvar::new(),
+        }
     }
 }
 

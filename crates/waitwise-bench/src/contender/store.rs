@@ -14,7 +14,9 @@ pub struct StorePair {
 impl StorePair {
     /// Unset.
     pub fn new() -> Self {
-        Self { flag: AtomicU32::new(0) }
+        Self {
+            flag: AtomicU32::new(0),
+        }
     }
 }
 

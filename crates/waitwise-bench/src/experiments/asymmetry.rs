@@ -179,7 +179,7 @@ fn run_once(
 const CALIBRATION_UNITS: u32 = 200;
 
 /// The CPU cost of one `n x n` unit of work on `cpu`, ns: the least,
-/// over 25 samples, of the thread's CPU time for [`CALIBRATION_UNITS`]
+/// over 25 samples, of the thread's CPU time for `CALIBRATION_UNITS`
 /// units. CPU time, not wall time, so that other processes taking the CPU
 /// do not inflate it; the least sample, because a hypervisor that takes the
 /// virtual CPU away still charges the thread for the time.

@@ -4,7 +4,7 @@
 //! A producer releases a consumer through a [`waitwise::Event`] after a wait
 //! `t` drawn from a known law: exponential with `lambda * B` in
 //! [`Config::scales`], or uniform on `[0, U]` with `U / B` in the same
-//! scales (`B` = the measured [`block_ns`]). For each policy the consumer's
+//! scales (`B` = the measured [`block_ns`](waitwise::policy::block_ns)). For each policy the consumer's
 //! waiting cost is measured as the model defines it:
 //!
 //! `cost = CPU time burned polling + blocks x B`

@@ -76,7 +76,14 @@ impl Config {
 
     /// The paper's size: 512 x 512, 50 rounds.
     pub fn full() -> Self {
-        Self { matrix_n: 512, work_rounds: 50, short_rounds: 2000, sleep_rounds: 10, warmup_rounds: 5, ..Self::quick() }
+        Self {
+            matrix_n: 512,
+            work_rounds: 50,
+            short_rounds: 2000,
+            sleep_rounds: 10,
+            warmup_rounds: 5,
+            ..Self::quick()
+        }
     }
 
     /// A tiny configuration for tests.
@@ -161,7 +168,13 @@ struct Raw {
 }
 
 /// Runs one contender for `warmup + rounds` hand-offs under `action`.
-fn run_pair(pair: Arc<dyn WaitPair>, placement: &PairPlacement, warmup: usize, rounds: usize, action: &Action) -> Raw {
+fn run_pair(
+    pair: Arc<dyn WaitPair>,
+    placement: &PairPlacement,
+    warmup: usize,
+    rounds: usize,
+    action: &Action,
+) -> Raw {
     let total = warmup + rounds;
     let ready = Arc::new(AtomicU64::new(0));
     let waiter = {
@@ -184,7 +197,11 @@ fn run_pair(pair: Arc<dyn WaitPair>, placement: &PairPlacement, warmup: usize, r
                 // measurement order (only by clock granularity).
                 let cpu = (thread_cpu_time() - c0).as_nanos() as f64;
                 let wall = w0.elapsed().as_nanos() as f64;
-                cpu_frac.push(if wall > 0.0 { (cpu / wall).min(1.0) } else { 0.0 });
+                cpu_frac.push(if wall > 0.0 {
+                    (cpu / wall).min(1.0)
+                } else {
+                    0.0
+                });
             }
             (woke, cpu_frac)
         })
@@ -239,7 +256,11 @@ fn run_pair(pair: Arc<dyn WaitPair>, placement: &PairPlacement, warmup: usize, r
     };
     let (woke, cpu_frac) = waiter.join().expect("waiter thread panicked");
     let (t0s, calls, works) = worker.join().expect("worker thread panicked");
-    let wake: Vec<u64> = woke.iter().zip(&t0s).map(|(w, t)| w.saturating_sub(*t)).collect();
+    let wake: Vec<u64> = woke
+        .iter()
+        .zip(&t0s)
+        .map(|(w, t)| w.saturating_sub(*t))
+        .collect();
     Raw {
         t_work_ns: works[warmup..].to_vec(),
         t_wakeup: wake[warmup..].to_vec(),
@@ -260,11 +281,15 @@ fn summarize(raw: Raw) -> RegimeResult {
 /// Runs the experiment.
 pub fn run(config: &Config) -> MechanismsResult {
     let placement = PairPlacement::choose();
-    let default_poll_limit_ns = Policy::for_kind(SyncKind::ProducerConsumer).poll_limit_ns().unwrap_or(0.0);
+    let default_poll_limit_ns = Policy::for_kind(SyncKind::ProducerConsumer)
+        .poll_limit_ns()
+        .unwrap_or(0.0);
     let short_delay_ns = default_poll_limit_ns * config.short_delay_fraction;
     let contenders: Vec<Contender> = contender::all()
         .into_iter()
-        .filter(|c| config.only.is_empty() || config.only.iter().any(|o| c.name.contains(o.as_str())))
+        .filter(|c| {
+            config.only.is_empty() || config.only.iter().any(|o| c.name.contains(o.as_str()))
+        })
         .collect();
     let total = contenders.len();
     let mut rows = Vec::with_capacity(total);
@@ -281,30 +306,59 @@ pub fn run(config: &Config) -> MechanismsResult {
         };
         if c.availability.is_ok() {
             let w = config.warmup_rounds;
-            row.work = Some(summarize(run_pair(c.make(), &placement, w, config.work_rounds, &Action::Work(config.matrix_n))));
+            row.work = Some(summarize(run_pair(
+                c.make(),
+                &placement,
+                w,
+                config.work_rounds,
+                &Action::Work(config.matrix_n),
+            )));
             let delay = Duration::from_nanos(short_delay_ns as u64);
-            row.short = Some(summarize(run_pair(c.make(), &placement, w * 5, config.short_rounds, &Action::Delay(delay))));
+            row.short = Some(summarize(run_pair(
+                c.make(),
+                &placement,
+                w * 5,
+                config.short_rounds,
+                &Action::Delay(delay),
+            )));
             let sleep = Duration::from_millis(config.sleep_ms);
             // One warm-up round: per-thread lazy state (e.g. the cache-miss
             // chase buffer) must not land inside a measured wait.
-            row.sleep = Some(summarize(run_pair(c.make(), &placement, 1, config.sleep_rounds, &Action::Sleep(sleep))));
+            row.sleep = Some(summarize(run_pair(
+                c.make(),
+                &placement,
+                1,
+                config.sleep_rounds,
+                &Action::Sleep(sleep),
+            )));
         }
         rows.push(row);
     }
-    MechanismsResult { config: config.clone(), placement, default_poll_limit_ns, short_delay_ns, rows }
+    MechanismsResult {
+        config: config.clone(),
+        placement,
+        default_poll_limit_ns,
+        short_delay_ns,
+        rows,
+    }
 }
 
 fn ns(t: &Option<Timing>) -> Cell {
-    t.as_ref().map_or(Cell::missing("no data"), |t| Cell::Number(t.ns.median))
+    t.as_ref()
+        .map_or(Cell::missing("no data"), |t| Cell::Number(t.ns.median))
 }
 fn cycles(t: &Option<Timing>) -> Cell {
-    t.as_ref().map_or(Cell::missing("no data"), |t| Cell::Number(t.cycles.median))
+    t.as_ref()
+        .map_or(Cell::missing("no data"), |t| Cell::Number(t.cycles.median))
 }
 fn ci(t: &Option<Timing>) -> Cell {
-    t.as_ref().map_or(Cell::missing("no data"), |t| Cell::Number(t.ns.ci95_width() / 2.0))
+    t.as_ref().map_or(Cell::missing("no data"), |t| {
+        Cell::Number(t.ns.ci95_width() / 2.0)
+    })
 }
 fn pct(s: &Option<Summary>) -> Cell {
-    s.as_ref().map_or(Cell::missing("no data"), |s| Cell::Number(100.0 * s.median))
+    s.as_ref()
+        .map_or(Cell::missing("no data"), |s| Cell::Number(100.0 * s.median))
 }
 
 impl MechanismsResult {
@@ -315,12 +369,26 @@ impl MechanismsResult {
 
     /// Median short-regime wake-up of `name`, ns.
     pub fn short_wakeup_ns(&self, name: &str) -> Option<f64> {
-        self.row(name)?.short.as_ref()?.t_wakeup.as_ref().map(|t| t.ns.median)
+        self.row(name)?
+            .short
+            .as_ref()?
+            .t_wakeup
+            .as_ref()
+            .map(|t| t.ns.median)
     }
 
-    fn regime_rows(&self, pick: impl Fn(&Row) -> Option<&RegimeResult>, mut cells: impl FnMut(&Row, &RegimeResult) -> Vec<Cell>, width: usize, table: &mut Table) {
+    fn regime_rows(
+        &self,
+        pick: impl Fn(&Row) -> Option<&RegimeResult>,
+        mut cells: impl FnMut(&Row, &RegimeResult) -> Vec<Cell>,
+        width: usize,
+        table: &mut Table,
+    ) {
         for r in &self.rows {
-            let mut row = vec![Cell::text(&r.name), Cell::text(format!("{:?}", r.family).to_lowercase())];
+            let mut row = vec![
+                Cell::text(&r.name),
+                Cell::text(format!("{:?}", r.family).to_lowercase()),
+            ];
             match (&r.not_available, pick(r)) {
                 (Some(na), _) => {
                     row.extend((0..width).map(|_| Cell::missing(na.clone())));
@@ -328,7 +396,11 @@ impl MechanismsResult {
                 }
                 (None, Some(res)) => {
                     row.extend(cells(r, res));
-                    table.push_row(row, res.noisy().then(|| "noisy: CI wider than 20% of the median".to_string()));
+                    table.push_row(
+                        row,
+                        res.noisy()
+                            .then(|| "noisy: CI wider than 20% of the median".to_string()),
+                    );
                 }
                 (None, None) => {
                     row.extend((0..width).map(|_| Cell::missing("not run")));
@@ -341,20 +413,44 @@ impl MechanismsResult {
 
 impl ExperimentOutput for MechanismsResult {
     fn tables(&self) -> Vec<Table> {
-        let base = || vec![Column::new("contender", None, "implementation"), Column::new("family", None, "waitwise or peer")];
+        let base = || {
+            vec![
+                Column::new("contender", None, "implementation"),
+                Column::new("family", None, "waitwise or peer"),
+            ]
+        };
         let mut work = Table::new(
             "mechanisms",
-            format!("Condition wait/notify, worker runs a {0}x{0} matrix multiply (seed 000 Table 1)", self.config.matrix_n),
+            format!(
+                "Condition wait/notify, worker runs a {0}x{0} matrix multiply (seed 000 Table 1)",
+                self.config.matrix_n
+            ),
             [
                 base(),
                 vec![
-                    Column::new("t_work", Some("ms"), "worker's kernel time (median): interference from the waiter"),
+                    Column::new(
+                        "t_work",
+                        Some("ms"),
+                        "worker's kernel time (median): interference from the waiter",
+                    ),
                     Column::new("t_wakeup", Some("ns"), "notify to waiter running (median)"),
-                    Column::new("t_wakeup_ci95", Some("ns"), "half-width of the 95% CI of the mean wake-up"),
-                    Column::new("t_wakeup", Some("cycles"), "notify to waiter running (median)"),
+                    Column::new(
+                        "t_wakeup_ci95",
+                        Some("ns"),
+                        "half-width of the 95% CI of the mean wake-up",
+                    ),
+                    Column::new(
+                        "t_wakeup",
+                        Some("cycles"),
+                        "notify to waiter running (median)",
+                    ),
                     Column::new("t_call", Some("ns"), "time inside notify (median)"),
                     Column::new("t_call", Some("cycles"), "time inside notify (median)"),
-                    Column::new("waiter_cpu", Some("pct"), "waiter CPU time over its wall time (median)"),
+                    Column::new(
+                        "waiter_cpu",
+                        Some("pct"),
+                        "waiter CPU time over its wall time (median)",
+                    ),
                 ],
             ]
             .concat(),
@@ -363,7 +459,8 @@ impl ExperimentOutput for MechanismsResult {
             |r| r.work.as_ref(),
             |_, res| {
                 vec![
-                    res.t_work_ns.map_or(Cell::missing("no data"), |s| Cell::Number(s.median / 1e6)),
+                    res.t_work_ns
+                        .map_or(Cell::missing("no data"), |s| Cell::Number(s.median / 1e6)),
                     ns(&res.t_wakeup),
                     ci(&res.t_wakeup),
                     cycles(&res.t_wakeup),
@@ -386,8 +483,16 @@ impl ExperimentOutput for MechanismsResult {
                 base(),
                 vec![
                     Column::new("t_wakeup", Some("ns"), "notify to waiter running (median)"),
-                    Column::new("t_wakeup", Some("cycles"), "notify to waiter running (median)"),
-                    Column::new("t_wakeup_vs_spin", Some("ratio"), "median wake-up over spin's"),
+                    Column::new(
+                        "t_wakeup",
+                        Some("cycles"),
+                        "notify to waiter running (median)",
+                    ),
+                    Column::new(
+                        "t_wakeup_vs_spin",
+                        Some("ratio"),
+                        "median wake-up over spin's",
+                    ),
                     Column::new("t_call", Some("ns"), "time inside notify (median)"),
                     Column::new("t_call", Some("cycles"), "time inside notify (median)"),
                 ],
@@ -401,31 +506,55 @@ impl ExperimentOutput for MechanismsResult {
                     (Some(t), Some(s)) if s > 0.0 => Cell::Number(t.ns.median / s),
                     _ => Cell::missing("no spin figure"),
                 };
-                vec![ns(&res.t_wakeup), cycles(&res.t_wakeup), ratio, ns(&res.t_call), cycles(&res.t_call)]
+                vec![
+                    ns(&res.t_wakeup),
+                    cycles(&res.t_wakeup),
+                    ratio,
+                    ns(&res.t_call),
+                    cycles(&res.t_call),
+                ]
             },
             5,
             &mut short,
         );
         let mut sleep = Table::new(
             "mechanisms_sleep",
-            format!("Long wait: the notifier sleeps {} ms; CPU the waiter burns meanwhile", self.config.sleep_ms),
+            format!(
+                "Long wait: the notifier sleeps {} ms; CPU the waiter burns meanwhile",
+                self.config.sleep_ms
+            ),
             [
                 base(),
                 vec![
-                    Column::new("waiter_cpu", Some("pct"), "waiter CPU time over its wall time (median)"),
+                    Column::new(
+                        "waiter_cpu",
+                        Some("pct"),
+                        "waiter CPU time over its wall time (median)",
+                    ),
                     Column::new("t_wakeup", Some("ns"), "notify to waiter running (median)"),
                 ],
             ]
             .concat(),
         );
-        self.regime_rows(|r| r.sleep.as_ref(), |_, res| vec![pct(&res.waiter_cpu_fraction), ns(&res.t_wakeup)], 2, &mut sleep);
+        self.regime_rows(
+            |r| r.sleep.as_ref(),
+            |_, res| vec![pct(&res.waiter_cpu_fraction), ns(&res.t_wakeup)],
+            2,
+            &mut sleep,
+        );
         vec![work, short, sleep]
     }
 
     fn charts(&self) -> Vec<RenderedChart> {
         let names: Vec<String> = self.rows.iter().map(|r| r.name.clone()).collect();
-        let metric = |pick: &dyn Fn(&Row) -> Option<f64>| -> Vec<Option<f64>> { self.rows.iter().map(pick).collect() };
-        let wake = |r: &Row, reg: fn(&Row) -> Option<&RegimeResult>| reg(r).and_then(|x| x.t_wakeup.as_ref()).map(|t| t.ns.median / 1e3);
+        let metric = |pick: &dyn Fn(&Row) -> Option<f64>| -> Vec<Option<f64>> {
+            self.rows.iter().map(pick).collect()
+        };
+        let wake = |r: &Row, reg: fn(&Row) -> Option<&RegimeResult>| {
+            reg(r)
+                .and_then(|x| x.t_wakeup.as_ref())
+                .map(|t| t.ns.median / 1e3)
+        };
         let specs: Vec<(String, String, Vec<Option<f64>>, bool)> = vec![
             (
                 "T_wakeup, worker runs the kernel".into(),
@@ -442,53 +571,101 @@ impl ExperimentOutput for MechanismsResult {
             (
                 "T_call: time inside notify".into(),
                 "notify cost (us, log scale)".into(),
-                metric(&|r| r.work.as_ref().and_then(|x| x.t_call.as_ref()).map(|t| t.ns.median / 1e3)),
+                metric(&|r| {
+                    r.work
+                        .as_ref()
+                        .and_then(|x| x.t_call.as_ref())
+                        .map(|t| t.ns.median / 1e3)
+                }),
                 true,
             ),
             (
                 "T_work: worker's kernel time (interference)".into(),
                 "kernel time (ms)".into(),
-                metric(&|r| r.work.as_ref().and_then(|x| x.t_work_ns.as_ref()).map(|s| s.median / 1e6)),
+                metric(&|r| {
+                    r.work
+                        .as_ref()
+                        .and_then(|x| x.t_work_ns.as_ref())
+                        .map(|s| s.median / 1e6)
+                }),
                 false,
             ),
             (
                 format!("Waiter CPU use during a {} ms wait", self.config.sleep_ms),
                 "CPU time / wall time (%)".into(),
-                metric(&|r| r.sleep.as_ref().and_then(|x| x.waiter_cpu_fraction.as_ref()).map(|s| 100.0 * s.median)),
+                metric(&|r| {
+                    r.sleep
+                        .as_ref()
+                        .and_then(|x| x.waiter_cpu_fraction.as_ref())
+                        .map(|s| 100.0 * s.median)
+                }),
                 false,
             ),
         ];
         specs
             .into_iter()
             .filter_map(|(title, y_label, values, y_log)| {
-                let chart = BarChart { title: title.clone(), y_label, categories: names.clone(), series: vec![("median".into(), values)], y_log };
-                chart.to_svg().ok().map(|svg| RenderedChart { caption: title, svg })
+                let chart = BarChart {
+                    title: title.clone(),
+                    y_label,
+                    categories: names.clone(),
+                    series: vec![("median".into(), values)],
+                    y_log,
+                };
+                chart.to_svg().ok().map(|svg| RenderedChart {
+                    caption: title,
+                    svg,
+                })
             })
             .collect()
     }
 
     fn notes(&self) -> Vec<String> {
         let mut n = vec![format!("Placement: {}.", self.placement.describe())];
-        let na: Vec<&str> = self.rows.iter().filter(|r| r.not_available.is_some()).map(|r| r.name.as_str()).collect();
+        let na: Vec<&str> = self
+            .rows
+            .iter()
+            .filter(|r| r.not_available.is_some())
+            .map(|r| r.name.as_str())
+            .collect();
         if !na.is_empty() {
-            n.push(format!("Not available on this CPU (listed, never run): {}.", na.join(", ")));
+            n.push(format!(
+                "Not available on this CPU (listed, never run): {}.",
+                na.join(", ")
+            ));
         }
         let default = Policy::for_kind(SyncKind::ProducerConsumer).describe();
-        let short_call = |name: &str| self.row(name)?.short.as_ref()?.t_call.as_ref().map(|t| t.ns.median);
+        let short_call = |name: &str| {
+            self.row(name)?
+                .short
+                .as_ref()?
+                .t_call
+                .as_ref()
+                .map(|t| t.ns.median)
+        };
         if let (Some(store), Some(call)) = (short_call("atomic store"), short_call(&default)) {
             n.push(format!(
                 "Notify to a polling waiter ({default}): T_call {call:.0} ns = {:.2}x one atomic store's {store:.0} ns.",
                 call / store
             ));
         }
-        let cpu = |name: &str| self.row(name)?.sleep.as_ref()?.waiter_cpu_fraction.as_ref().map(|s| 100.0 * s.median);
+        let cpu = |name: &str| {
+            self.row(name)?
+                .sleep
+                .as_ref()?
+                .waiter_cpu_fraction
+                .as_ref()
+                .map(|s| 100.0 * s.median)
+        };
         if let (Some(two), Some(spin)) = (cpu(&default), cpu("spin")) {
             n.push(format!(
                 "A {} ms wait burns {two:.2}% of a CPU with {default}, {spin:.1}% with spin.",
                 self.config.sleep_ms
             ));
         }
-        if let (Some(spin), Some(two)) = (self.short_wakeup_ns("spin"), self.short_wakeup_ns(&default)) {
+        if let (Some(spin), Some(two)) =
+            (self.short_wakeup_ns("spin"), self.short_wakeup_ns(&default))
+        {
             n.push(format!(
                 "Default two-phase policy, notify inside L_poll: T_wakeup {:.0} ns = {:.2}x spin's {:.0} ns.",
                 two,
@@ -507,7 +684,12 @@ mod tests {
     #[test]
     fn tiny_run_fills_every_table() {
         let mut cfg = Config::tiny();
-        cfg.only = vec!["pause".into(), "block".into(), "umwait".into(), "pthread".into()];
+        cfg.only = vec![
+            "pause".into(),
+            "block".into(),
+            "umwait".into(),
+            "pthread".into(),
+        ];
         let res = run(&cfg);
         assert!(res.row("pause").unwrap().work.is_some());
         assert!(res.row("block").unwrap().short.is_some());

@@ -264,7 +264,10 @@ impl ExperimentOutput for ModelFigures {
             .into_iter()
             .filter_map(|c| {
                 curves_svg(c).ok().map(|svg| RenderedChart {
-                    caption: format!("Competitive factor against {} (log scale), one curve per alpha and rand/b", x_axis(c.dist)),
+                    caption: format!(
+                        "Competitive factor against {} (log scale), one curve per alpha and rand/b",
+                        x_axis(c.dist)
+                    ),
                     svg,
                 })
             })
@@ -294,13 +297,22 @@ mod tests {
         let t = curves_table(&c, REPORT_ROW_STRIDE);
         t.validate().unwrap();
         assert_eq!(t.columns.len(), 8);
-        assert_eq!(t.rows.len(), c.series[0].points.len().div_ceil(REPORT_ROW_STRIDE));
+        assert_eq!(
+            t.rows.len(),
+            c.series[0].points.len().div_ceil(REPORT_ROW_STRIDE)
+        );
         assert!(curves_svg(&c).unwrap().contains("U/(beta*B)"));
     }
 
     #[test]
     fn kinds_map_to_static_defaults() {
-        assert_eq!(kind_of(&MinimaxModel::Exponential), Some(SyncKind::ProducerConsumer));
-        assert_eq!(kind_of(&MinimaxModel::BarrierMixture { participants: 4 }), Some(SyncKind::Barrier));
+        assert_eq!(
+            kind_of(&MinimaxModel::Exponential),
+            Some(SyncKind::ProducerConsumer)
+        );
+        assert_eq!(
+            kind_of(&MinimaxModel::BarrierMixture { participants: 4 }),
+            Some(SyncKind::Barrier)
+        );
     }
 }

@@ -41,7 +41,11 @@ impl Exporter for TextExporter {
     fn export(&self, table: &Table) -> Result<String, ExportError> {
         table.validate()?;
         let header: Vec<String> = table.columns.iter().map(|c| c.display_name()).collect();
-        let rows: Vec<Vec<String>> = table.rows.iter().map(|r| r.iter().map(cell_text).collect()).collect();
+        let rows: Vec<Vec<String>> = table
+            .rows
+            .iter()
+            .map(|r| r.iter().map(cell_text).collect())
+            .collect();
         let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
         for r in &rows {
             for (w, c) in widths.iter_mut().zip(r) {
@@ -83,9 +87,22 @@ mod tests {
 
     #[test]
     fn aligned_with_notes() {
-        let mut t = Table::new("t", "Title", vec![Column::new("name", None, "n"), Column::new("x", Some("ns"), "x")]);
+        let mut t = Table::new(
+            "t",
+            "Title",
+            vec![
+                Column::new("name", None, "n"),
+                Column::new("x", Some("ns"), "x"),
+            ],
+        );
         t.push_row(vec![Cell::text("spin"), Cell::Number(81.234)], None);
-        t.push_row(vec![Cell::text("umwait"), Cell::missing("n/a: CPU lacks WAITPKG")], Some("n/a".into()));
+        t.push_row(
+            vec![
+                Cell::text("umwait"),
+                Cell::missing("n/a: CPU lacks WAITPKG"),
+            ],
+            Some("n/a".into()),
+        );
         let s = TextExporter.export(&t).unwrap();
         assert!(s.starts_with("Title\n"));
         assert!(s.contains("spin    81.23"));

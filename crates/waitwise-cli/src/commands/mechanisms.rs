@@ -24,7 +24,11 @@ pub struct MechanismsArgs {
 
 /// The configuration these options ask for.
 pub fn config(args: &MechanismsArgs) -> Config {
-    let mut c = if args.full { Config::full() } else { Config::quick() };
+    let mut c = if args.full {
+        Config::full()
+    } else {
+        Config::quick()
+    };
     if let Some(n) = args.matrix {
         c.matrix_n = n as usize;
     }

@@ -12,11 +12,11 @@ use super::profile::{block_cost_ns, load, positive_f64, print_table, static_alph
 use anyhow::Context;
 use serde::Serialize;
 use std::path::PathBuf;
-use waitwise_bench::experiments::model_figures::{
-    alpha_table, alpha_table_view, curves_svg, curves_table, kind_of, model_name,
-};
 use waitwise_bench::experiments::calibration::{
     run as run_calibration, Config as CalibrationConfig,
+};
+use waitwise_bench::experiments::model_figures::{
+    alpha_table, alpha_table_view, curves_svg, curves_table, kind_of, model_name,
 };
 use waitwise_bench::experiments::ExperimentOutput;
 use waitwise_bench::export::{Cell, Column, Table};

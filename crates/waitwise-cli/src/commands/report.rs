@@ -28,7 +28,13 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
         Size::Quick
     };
     let command_line: Vec<String> = std::env::args().collect();
-    let written = run_report(&ReportConfig { out_dir: args.out.clone(), size }, &command_line.join(" "))?;
+    let written = run_report(
+        &ReportConfig {
+            out_dir: args.out.clone(),
+            size,
+        },
+        &command_line.join(" "),
+    )?;
     println!("wrote {}", written.index.display());
     println!("wrote {}", written.results.display());
     for csv in &written.csvs {

@@ -13,9 +13,9 @@
 //! | `hw/b/ALPHA` | hardware wait (UMWAIT/MWAITX, with fallback) for `ALPHA * B`, then block |
 //! | `rand/b` | poll for a limit drawn per wait from `e^(x/B)/(B(e-1))` on `[0,B]` |
 //!
-//! `B` is the block cost measured on this machine ([`block_cost`]); `ALPHA`
+//! `B` is the block cost measured on this machine ([`block_cost()`](fn@block_cost)); `ALPHA`
 //! defaults by [`SyncKind`] and can be overridden per object or by
-//! `WAITWISE_ALPHA` ([`env`]).
+//! `WAITWISE_ALPHA` ([`env`](mod@env)).
 //!
 //! Policies advise, callers block: a policy only answers "which mechanism,
 //! and for how long" ([`Policy::poll_budget`]); [`crate::WaitWord`] runs it.
