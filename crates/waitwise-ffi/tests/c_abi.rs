@@ -34,8 +34,15 @@ fn profile_dir() -> PathBuf {
 }
 
 /// The built library `name`, or a panic that says how to build it.
+/// `cargo test` leaves it in `target/<profile>/deps/` (built as this
+/// package's library, before the tests); `cargo build` in `target/<profile>/`.
 fn built_library(name: &str) -> PathBuf {
-    let path = profile_dir().join(name);
+    let deps = profile_dir().join("deps").join(name);
+    let path = if deps.is_file() {
+        deps
+    } else {
+        profile_dir().join(name)
+    };
     assert!(
         path.is_file(),
         "{} does not exist: cargo builds it before this test when run as \
@@ -44,6 +51,14 @@ fn built_library(name: &str) -> PathBuf {
         path.display()
     );
     path
+}
+
+/// The directory holding the built `libwaitwise.so`.
+fn library_dir() -> PathBuf {
+    let lib = built_library("libwaitwise.so");
+    lib.parent()
+        .expect("a library path has a parent")
+        .to_path_buf()
 }
 
 fn compiler() -> String {
@@ -83,7 +98,7 @@ fn run(exe: &Path) -> String {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let start = Instant::now();
     let out = Command::new(exe)
-        .env("LD_LIBRARY_PATH", profile_dir())
+        .env("LD_LIBRARY_PATH", library_dir())
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -108,17 +123,17 @@ fn scratch(name: &str) -> PathBuf {
 fn c_program_runs_against_the_shared_library() {
     built_library("libwaitwise.so");
     let exe = scratch("abi_test_shared");
-    let lib_dir = format!("-L{}", profile_dir().display());
+    let lib_dir = format!("-L{}", library_dir().display());
     compile(&exe, &[&lib_dir, "-lwaitwise"]);
     // The program must have resolved waitwise from the .so, not elsewhere.
     let ldd = Command::new("ldd")
         .arg(&exe)
-        .env("LD_LIBRARY_PATH", profile_dir())
+        .env("LD_LIBRARY_PATH", library_dir())
         .output();
     if let Ok(ldd) = ldd {
         let text = String::from_utf8_lossy(&ldd.stdout);
         assert!(
-            text.contains(&profile_dir().join("libwaitwise.so").display().to_string()),
+            text.contains(&library_dir().join("libwaitwise.so").display().to_string()),
             "{text}"
         );
     }

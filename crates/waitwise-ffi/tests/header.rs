@@ -267,13 +267,20 @@ fn object_types_are_opaque_typedefs() {
 /// `nm -D` of the built library: its `waitwise_*` exports are the header's.
 #[test]
 fn shared_library_exports_the_header() {
-    let exe = std::env::current_exe().unwrap();
-    let lib = exe
-        .parent()
+    // target/<profile>/deps/header-HASH: `cargo test` leaves the library
+    // in deps/, `cargo build` in target/<profile>/.
+    let deps = std::env::current_exe()
         .unwrap()
         .parent()
         .unwrap()
-        .join("libwaitwise.so");
+        .to_path_buf();
+    let lib = [
+        deps.join("libwaitwise.so"),
+        deps.parent().unwrap().join("libwaitwise.so"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+    .unwrap_or_else(|| deps.join("libwaitwise.so"));
     assert!(
         lib.is_file(),
         "{} does not exist: `cargo test -p waitwise-ffi` builds it first; \
