@@ -46,6 +46,10 @@ fn main() -> std::process::ExitCode {
         eprintln!("waitwise: {e:#}");
         return std::process::ExitCode::from(2);
     }
+    // Measure B now, while this process runs nothing else: measured lazily
+    // inside an experiment, it would time hand-offs against the
+    // experiment's own busy threads.
+    let _ = waitwise::policy::block_cost();
     let result = match cli.command {
         Command::Probe(args) => commands::probe::run(&args),
         Command::Mechanisms(args) => commands::mechanisms::run(&args),

@@ -876,7 +876,7 @@ impl ExperimentOutput for BarriersResult {
             n.push(format!("Episode cost pinning: {p}."));
         }
         n.push(format!(
-            "Block cost B = {:.0} ns; s//inf blocks after its deadlock-avoidance timeout of {:.0} us (100 B, as Lim & Agarwal's 50,000 cycles at B = 500, clamped to 0.1-1 ms).",
+            "Block cost B = {:.0} ns; s//inf blocks after its deadlock-avoidance timeout of {:.0} us (100 B, as Lim & Agarwal's 50,000 cycles at B = 500, clamped to 0.1-5 ms).",
             self.block_ns,
             self.spin_timeout_ns / 1e3
         ));

@@ -6,7 +6,7 @@
 //!
 //! - `s//inf`: always poll, blocking only after the deadlock-avoidance
 //!   timeout of `100 B` ([`barrier::spin_policy`]; Lim & Agarwal's 50,000
-//!   cycles at `B` = 500), clamped to 0.1-1 ms;
+//!   cycles at `B` = 500), clamped to 0.1-5 ms;
 //! - `/b/0`, `s/b/1`, `s/b/0.5`, `s/b/alpha(kind)` (0.54 for
 //!   producer-consumer and mutex, 0.62 for barriers), `rand/b`;
 //! - the object's own default, where it differs from `s/b/alpha(kind)`
@@ -683,7 +683,7 @@ impl ExperimentOutput for OversubResult {
             n.push(format!("Pinning: {p}."));
         }
         n.push(format!(
-            "Unit of work: a {0}x{0} multiply, {1:.0} ns alone; W = {2} units ({3:.1} us), C = {4} units; {5} iterations per thread. B = {6:.0} ns; s//inf blocks after {7:.0} us (100 B clamped to 0.1-1 ms).",
+            "Unit of work: a {0}x{0} multiply, {1:.0} ns alone; W = {2} units ({3:.1} us), C = {4} units; {5} iterations per thread. B = {6:.0} ns; s//inf blocks after {7:.0} us (100 B clamped to 0.1-5 ms).",
             self.config.unit_n,
             self.unit_ns,
             self.work_units,

@@ -26,13 +26,14 @@ use waitwise::policy::{block_ns, Policy, PollLimit};
 /// cycles with `B` = 500 cycles, that is `100 B`.
 pub const SPIN_TIMEOUT_IN_B: f64 = 100.0;
 
-/// Bounds of [`spin_timeout`]. Guessed: `B` measured on a loaded machine
-/// can come out 5-10x too high, and a timeout of several ms would let a
-/// few deadlocked polls dominate a run (and the scheduler's 3-4 ms slice
-/// would end them before the timeout does); 100 µs keeps it well above
-/// any wait a poll can win.
+/// Bounds of [`spin_timeout`]. Guessed: the lower bound keeps the timeout
+/// well above any wait a poll can win when `B` comes out small (a loaded
+/// machine); the upper bound, 5 ms, is just above the scheduler's 3-4 ms
+/// time slice, so with more threads than CPUs a spinner is preempted about
+/// as often as it times out (as in Lim & Agarwal's `s//inf`), while a run
+/// with a mis-measured, 10x too large `B` still cannot stall for long.
 pub const SPIN_TIMEOUT_BOUNDS: (Duration, Duration) =
-    (Duration::from_micros(100), Duration::from_millis(1));
+    (Duration::from_micros(100), Duration::from_millis(5));
 
 /// The `s//inf` policy of the barrier and oversubscription experiments:
 /// poll, and block only after [`spin_timeout`] (so unmatched runs cannot
