@@ -216,6 +216,8 @@ const PTHREAD: &str = "pthread_barrier_wait";
 const DEFAULT: &str = "waitwise Barrier (default)";
 
 fn main() {
+    // Measure B before any benchmark thread runs (see `policy::block_cost`).
+    let _ = waitwise::policy::block_cost();
     let quick = std::env::args().any(|a| a == "quick");
     println!(
         "allowed CPUs: {}, block cost B = {:.0} ns, default barrier policy {}, PAUSE prelude for 2 / 4 threads: {:?} / {:?}",

@@ -131,6 +131,8 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
+    // Measure B before any benchmark thread runs (see `policy::block_cost`).
+    let _ = waitwise::policy::block_cost();
     let messages: u64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())

@@ -229,3 +229,34 @@ fn rwlock_two_writers_and_a_reader() {
         assert!(!s.lock.is_locked());
     });
 }
+
+/// A release that runs late (preempted after reading `next`) must not move
+/// a slot back: with one slot under loom, the late write for ticket 1 could
+/// land after ticket 1's own release wrote ticket 2, stranding its waiter.
+#[test]
+fn ticket_late_release_does_not_strand_a_later_waiter() {
+    // The interleaving needs four preemptions (found by loom before the fix
+    // with this bound; the default of 2 misses it).
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(4);
+    model.check(|| {
+        let m = Arc::new(RawTicketMutex::with_options(blocking()));
+        let g = m.lock();
+        let others: Vec<_> = (0..2)
+            .map(|_| {
+                let m = m.clone();
+                thread::spawn(move || {
+                    let g = m.lock();
+                    // SAFETY: `g` is this acquisition.
+                    unsafe { m.unlock(g) };
+                })
+            })
+            .collect();
+        // SAFETY: `g` is this acquisition.
+        unsafe { m.unlock(g) };
+        for t in others {
+            t.join().unwrap();
+        }
+        assert!(!m.is_locked());
+    });
+}

@@ -18,7 +18,8 @@
 //!   written once per `SLOTS` releases, so waiters do not hammer the hot
 //!   word: Lim & Agarwal section 6.3).
 //! - unlock(t): `serving = t + 1`; if a ticket `t + 1` was taken
-//!   (`next != t + 1`), `slots[(t + 1) % SLOTS] = t + 1` and wake that
+//!   (`next != t + 1`), advance `slots[(t + 1) % SLOTS]` to `t + 1` (never
+//!   back: a late release must not undo a later one) and wake that
 //!   slot's sleepers. Only the waiters whose tickets share the slot wake
 //!   (one, with at most `SLOTS` waiters).
 //! - try_lock / timed: `next: serving => serving + 1` with one CAS (taking
@@ -51,8 +52,16 @@ use waitwise_platform::shim::{AtomicU32, Ordering};
 /// Per-slot wait words. Guessed: 4 slots (512 bytes) give every waiter its
 /// own word with up to 4 waiters (this machine class has 2-8 CPUs); with
 /// more, waiters `SLOTS` tickets apart share a word and one extra wake-up
-/// per release is the cost.
-pub const SLOTS: usize = 4;
+/// per release is the cost. One slot under loom, so the models reach slot
+/// sharing with three threads.
+pub const SLOTS: usize = if cfg!(loom) { 1 } else { 4 };
+
+/// Whether ticket `a` comes after ticket `b` (wrapping; tickets in use
+/// are far less than 2^31 apart).
+#[inline]
+fn is_after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
 
 /// Under loom only: a `SeqCst` fence between the store-buffering write and
 /// read (loom models `SeqCst` accesses as `AcqRel`).
@@ -227,8 +236,17 @@ impl RawTicketMutex {
         dekker_fence();
         if self.next.load(Ordering::SeqCst) != next {
             // Ticket `next` was taken: its holder may wait on its slot.
+            // Advance the slot to `next` unless a later release already
+            // wrote it. This release may run late: preempted after reading
+            // `next`, while ticket `next` saw `serving` and ran, and SLOTS
+            // more tickets passed. A plain store would then move the slot
+            // back and strand the waiter of the later ticket sharing it.
             let slot = self.slot(next);
-            slot.value().store(next, Ordering::SeqCst);
+            let _ = slot
+                .value()
+                .fetch_update(Ordering::SeqCst, Ordering::Relaxed, |cur| {
+                    is_after(next, cur).then_some(next)
+                });
             slot.wake_all();
         }
     }
