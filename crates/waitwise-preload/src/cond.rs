@@ -144,27 +144,30 @@ pub unsafe extern "C" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
 /// `pthread_cond_signal`: wakes at least one waiter, if any.
 #[no_mangle]
 pub unsafe extern "C" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
-    if c.is_null() {
-        return EINVAL;
-    }
-    // SAFETY: caller's contract.
-    let w = unsafe { words(c) };
-    if forwarded(w) {
-        // SAFETY: a glibc condvar; forwarding the caller's argument.
-        return unsafe { forward!(real::COND_SIGNAL, fn(*mut pthread_cond_t) -> c_int)(c) };
-    }
-    // Relaxed: see the module's memory-ordering paragraph.
-    if w[WAITERS].load(Ordering::Relaxed) != 0 {
-        // SeqCst: the Dekker write before the sleeper check.
-        w[SEQ].fetch_add(1, Ordering::SeqCst);
-        engine(w).wake_one();
-    }
-    0
+    // SAFETY: caller's contract, passed on.
+    unsafe { notify(c, WakeCount::One) }
 }
 
 /// `pthread_cond_broadcast`: wakes every waiter.
 #[no_mangle]
 pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int {
+    // SAFETY: caller's contract, passed on.
+    unsafe { notify(c, WakeCount::All) }
+}
+
+/// Whom a notify wakes.
+#[derive(Clone, Copy)]
+enum WakeCount {
+    One,
+    All,
+}
+
+/// The body of signal and broadcast: bump the sequence and wake, only
+/// when a waiter is registered (no system call otherwise).
+///
+/// # Safety
+/// `c` is null or points at a live `pthread_cond_t`.
+unsafe fn notify(c: *mut pthread_cond_t, count: WakeCount) -> c_int {
     if c.is_null() {
         return EINVAL;
     }
@@ -172,11 +175,23 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int
     let w = unsafe { words(c) };
     if forwarded(w) {
         // SAFETY: a glibc condvar; forwarding the caller's argument.
-        return unsafe { forward!(real::COND_BROADCAST, fn(*mut pthread_cond_t) -> c_int)(c) };
+        return unsafe {
+            match count {
+                WakeCount::One => forward!(real::COND_SIGNAL, fn(*mut pthread_cond_t) -> c_int)(c),
+                WakeCount::All => {
+                    forward!(real::COND_BROADCAST, fn(*mut pthread_cond_t) -> c_int)(c)
+                }
+            }
+        };
     }
+    // Relaxed: see the module's memory-ordering paragraph.
     if w[WAITERS].load(Ordering::Relaxed) != 0 {
+        // SeqCst: the Dekker write before the sleeper check.
         w[SEQ].fetch_add(1, Ordering::SeqCst);
-        engine(w).wake_all();
+        match count {
+            WakeCount::One => engine(w).wake_one(),
+            WakeCount::All => engine(w).wake_all(),
+        };
     }
     0
 }
