@@ -509,10 +509,11 @@ fn wait_for_lock(word: &AtomicU32, deadline: Deadline) -> (bool, bool) {
     loop {
         let target = if owes_wake { CONTENDED } else { LOCKED };
         if limit_ns > 0 {
-            // Polling phase: wait for UNLOCKED, then race for it, backing
-            // off after a lost race; one limit for the whole phase.
+            // Polling phase: wait for UNLOCKED (one look per yield, as
+            // `waitwise::Mutex`), then race for it, backing off after a
+            // lost race; one limit for the whole phase.
             let end = poll::end_after(limit_ns);
-            while poll::poll_backoff_until(word, end, |v| v == UNLOCKED).is_some() {
+            while poll::poll_yield_until(word, end, |v| v == UNLOCKED).is_some() {
                 // UNLOCKED => LOCKED (CONTENDED when owing a wake-up).
                 // Acquire: pairs with the unlock's Release.
                 if word

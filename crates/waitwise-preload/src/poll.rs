@@ -50,35 +50,25 @@ pub fn end_after(limit_ns: u64) -> u64 {
 /// [`poll`] until the `CLOCK_MONOTONIC` time `end` (from [`end_after`]).
 #[inline]
 pub fn poll_until(word: &AtomicU32, end: u64, ready: impl FnMut(u32) -> bool) -> Option<u32> {
-    poll_with(word, end, 0, ready)
+    poll_with(word, end, ready)
 }
 
-/// Largest batch of PAUSEs between two polls in [`poll_backoff_until`]:
+/// Largest batch of PAUSEs after a lost race for a mutex word:
 /// `2^BACKOFF_CAP_SHIFT`. As waitwise's `backoff` mechanism (crossbeam's
 /// `SPIN_LIMIT`): 64 PAUSEs is about a futex wake-up's latency.
 pub const BACKOFF_CAP_SHIFT: u32 = 6;
 
-/// [`poll_until`] with exponentially growing batches of PAUSE between
-/// polls (waitwise's `backoff` mechanism): fewer loads on a hot lock word,
-/// so the holder's release and re-acquire are not slowed by the pollers.
+/// [`poll_until`] with a `sched_yield` between polls (waitwise's `yield`
+/// mechanism, the mutex default): one load of a hot lock word per yield,
+/// so the holder keeps the word's cache line, and a waiter hands its CPU to
+/// a preempted holder when threads outnumber CPUs. The clock is read after
+/// every yield (a yield costs more than the clock read).
 #[inline]
-pub fn poll_backoff_until(
+pub fn poll_yield_until(
     word: &AtomicU32,
     end: u64,
-    ready: impl FnMut(u32) -> bool,
-) -> Option<u32> {
-    poll_with(word, end, BACKOFF_CAP_SHIFT, ready)
-}
-
-#[inline(always)]
-fn poll_with(
-    word: &AtomicU32,
-    end: u64,
-    cap_shift: u32,
     mut ready: impl FnMut(u32) -> bool,
 ) -> Option<u32> {
-    let mut polls: u32 = 0;
-    let mut shift: u32 = 0;
     loop {
         // Acquire: a waiter that sees the new value sees the writer's
         // prior writes.
@@ -86,20 +76,30 @@ fn poll_with(
         if ready(v) {
             return Some(v);
         }
-        for _ in 0..(1u32 << shift) {
-            std::hint::spin_loop();
-        }
-        polls = polls.wrapping_add(1);
-        // The clock every CLOCK_CHECK_INTERVAL polls, or every poll once
-        // the batches are long.
-        let check = polls & (CLOCK_CHECK_INTERVAL - 1) == 0 || (shift == cap_shift && shift > 0);
-        shift = (shift + 1).min(cap_shift);
-        if check && monotonic_ns() >= end {
+        std::thread::yield_now();
+        if monotonic_ns() >= end {
             return None;
         }
     }
 }
 
+#[inline(always)]
+fn poll_with(word: &AtomicU32, end: u64, mut ready: impl FnMut(u32) -> bool) -> Option<u32> {
+    let mut polls: u32 = 0;
+    loop {
+        // Acquire: a waiter that sees the new value sees the writer's
+        // prior writes.
+        let v = word.load(Ordering::Acquire);
+        if ready(v) {
+            return Some(v);
+        }
+        std::hint::spin_loop();
+        polls = polls.wrapping_add(1);
+        if polls & (CLOCK_CHECK_INTERVAL - 1) == 0 && monotonic_ns() >= end {
+            return None;
+        }
+    }
+}
 /// A whole two-phase wait on `engine`'s word: poll for `limit_ns`, then
 /// block (re-checking after every wake-up) until `ready(value)` or
 /// `deadline`.

@@ -36,36 +36,54 @@
 //! [`Mutex`] is the test-and-test-and-set lock [`RawTtasMutex`] with the
 //! three-state word (`UNLOCKED`/`LOCKED`/`CONTENDED`): a one-CAS lock and a
 //! one-swap unlock that makes no system call unless a thread sleeps, waiters
-//! polling with exponential backoff for `alpha * B` before they sleep, and a
-//! woken waiter re-polling instead of marking the lock contended at once.
-//! It is unfair, and that is what a throughput-bound mutex wants: the
-//! holder's cache keeps the lock line across many acquisitions while
-//! waiters back off, and when threads outnumber CPUs no lock hand-over
-//! waits for a descheduled thread. The FIFO locks pay exactly that: every
-//! release hands the lock to one particular thread, which must run next.
+//! polling for `alpha * B` before they sleep, and a woken waiter re-polling
+//! instead of marking the lock contended at once. It is unfair, and that is
+//! what a throughput-bound mutex wants: the holder's cache keeps the lock
+//! line across many acquisitions, and when threads outnumber CPUs no lock
+//! hand-over waits for a descheduled thread. The FIFO locks pay exactly
+//! that: every release hands the lock to one particular thread, which must
+//! run next.
+//!
+//! Its waiters poll by *switch-spinning* (`Ss/b/alpha`, Lim & Agarwal's
+//! switch-spin with `sched_yield` as the switch): one look at the word per
+//! yield. A waiter that polls the word in a PAUSE loop, even with
+//! exponential backoff, keeps pulling the line away from the holder and
+//! wins races it should lose; each stolen acquisition moves the line twice
+//! more. Measured with the same harness and `B` (one run each): polling
+//! with `backoff` gave 0.64x parking_lot's 2-thread and 0.58x its 4-thread
+//! throughput, a parking_lot-style "3 PAUSE batches then 7 yields" 1.20x
+//! and 1.09x, yield-polling for `alpha * B` 1.26x and 1.20x. With yields
+//! the waiter also hands its CPU to a preempted holder when threads
+//! outnumber CPUs. The price is hand-over latency: a waiter notices a
+//! release one yield (~0.3-1 µs) late, which a short critical section under
+//! contention does not feel.
 //!
 //! `cargo run -p waitwise --release --example mutex_bench -- --ms 200 --runs 7`
-//! on a 2-vCPU AMD EPYC VM (`B` = 5.5 µs, so the mutex polls ~3 µs before
-//! sleeping). Uncontended: ns per lock+unlock, best of 7. Contended: N
-//! threads loop `lock; counter += 1; unlock`, Mops/s summed, median of 7
-//! interleaved runs. One run; run-to-run spread on this VM is ±15%.
+//! on a 2-vCPU AMD EPYC VM (`B` = 2.0 µs in that run, so waiters poll
+//! ~1.1 µs before sleeping). Uncontended: ns per lock+unlock, best of 7.
+//! Contended: N threads loop `lock; counter += 1; unlock`, Mops/s summed,
+//! median of 7 interleaved runs. One run; run-to-run spread on this VM is
+//! ±15%.
 //!
 //! | mutex | uncontended ns | 2 threads Mops/s | 4 threads Mops/s |
 //! |---|---:|---:|---:|
-//! | `waitwise::Mutex` (TTAS) | 9.0 | 95.8 | 99.3 |
-//! | `TicketMutex` | 7.8 | 98.2 | 16.9 |
-//! | `McsMutex` | 9.4 | 79.3 | 31.3 |
-//! | parking_lot 0.13 | 8.0 | 84.3 | 84.6 |
-//! | `pthread_mutex` (glibc) | 12.6 | 69.3 | 72.0 |
-//! | `std::sync::Mutex` | 7.8 | 95.2 | 99.2 |
+//! | `waitwise::Mutex` (TTAS) | 5.02 | 127.0 | 145.6 |
+//! | `TicketMutex` | 4.97 | 5.1 | 0.2 |
+//! | `McsMutex` | 5.29 | 1.9 | 0.1 |
+//! | parking_lot 0.13 | 5.83 | 105.4 | 128.0 |
+//! | `pthread_mutex` (glibc) | 6.94 | 30.5 | 31.7 |
+//! | `std::sync::Mutex` | 5.01 | 48.0 | 50.3 |
 //!
-//! `waitwise::Mutex` against parking_lot: 1.13x the uncontended time,
-//! 1.14x the 2-thread and 1.17x the 4-thread throughput; against
-//! `pthread_mutex`: 1.38x at 2 and 4 threads. The FIFO locks collapse at 4
-//! threads on 2 CPUs (each hand-over waits for the one thread allowed to
-//! take the lock to be scheduled), which rules them out as the default;
-//! they keep their place where fairness matters, and MCS where many CPUs
-//! poll one lock.
+//! `waitwise::Mutex` against parking_lot: 0.86x the uncontended time,
+//! 1.21x the 2-thread and 1.14x the 4-thread throughput; against
+//! `pthread_mutex`: 4.2x and 4.6x. The FIFO locks collapse: at 4 threads
+//! on 2 CPUs each hand-over waits for the one thread allowed to take the
+//! lock to be scheduled, and at 2 threads, whenever `alpha * B` is shorter
+//! than a hand-over round, the next owner is asleep and every release pays
+//! a futex wake-up (in runs that measured `B` near 4 µs the ticket lock
+//! made ~60 Mops/s at 2 threads). That rules them out as the default; they
+//! keep their place where fairness matters, and MCS where many CPUs poll
+//! one lock.
 //!
 //! # Loom
 //!

@@ -13,7 +13,8 @@
 //! Transitions:
 //! - lock, fast: `UNLOCKED => LOCKED`, one CAS.
 //! - lock, polling phase (test-and-test-and-set): wait until the word reads
-//!   `UNLOCKED` (polling with the policy's mechanism for `alpha * B`), then
+//!   `UNLOCKED` (polling with the policy's mechanism, `yield` by default,
+//!   for `alpha * B`), then
 //!   `UNLOCKED => LOCKED` (or `=> CONTENDED` when this waiter owes a wake-up);
 //!   after a lost race, back off for a random delay that doubles with every
 //!   loss (Lim & Agarwal section 6.3: waiters released at once must not all
@@ -44,8 +45,10 @@
 //!
 //! # Waiting
 //!
-//! The default policy is the mutex kind's `s/b/ln(e-1)` with the `backoff`
-//! mechanism, so a long-held lock is polled ever more sparsely; a
+//! The default policy is the mutex kind's `alpha = ln(e-1)` with the
+//! `yield` mechanism (`Ss/b/0.54`): one look at the word per `sched_yield`,
+//! so a waiter neither pulls the lock's line from the holder nor keeps a
+//! CPU from a preempted holder (figures in the [module docs](super)); a
 //! `WaitOptions` policy replaces the limit and the mechanism. The polling
 //! phase runs through [`WaitWord::wait_until`] with a poll-only policy; the
 //! blocking phase uses the word's futex directly with the states above (a
@@ -74,8 +77,8 @@ const LOCKED: u32 = 1;
 /// Held; a thread may sleep on the futex, so the releaser wakes one.
 const CONTENDED: u32 = 2;
 
-/// A test-and-test-and-set lock with two-phase waiting (poll with backoff
-/// for `alpha * B`, then sleep on the futex), the default [`Mutex`](super::Mutex).
+/// A test-and-test-and-set lock with two-phase waiting (poll, yielding
+/// between looks, for `alpha * B`, then sleep on the futex), the default [`Mutex`](super::Mutex).
 ///
 /// Unfair: a releasing thread can re-acquire before a woken waiter runs,
 /// which is what makes it fast under contention; use
@@ -124,7 +127,7 @@ impl RawTtasMutex {
     pub const fn with_options(options: WaitOptions) -> Self {
         Self {
             word: WaitWord::new(0),
-            waits: LockWaits::new(options, Mechanism::Backoff),
+            waits: LockWaits::new(options, Mechanism::Yield),
         }
     }
 
@@ -133,7 +136,7 @@ impl RawTtasMutex {
     pub fn with_options(options: WaitOptions) -> Self {
         Self {
             word: WaitWord::new(0),
-            waits: LockWaits::new(options, Mechanism::Backoff),
+            waits: LockWaits::new(options, Mechanism::Yield),
         }
     }
 
