@@ -110,6 +110,16 @@ pub struct Summary {
     pub min: f64,
     /// Largest sample.
     pub max: f64,
+    /// Lower end of a distribution-free 95% confidence interval of the
+    /// median: the sample of rank `n/2 - 1.96 sqrt(n)/2` (1-based, rounded
+    /// down; order statistics,
+    /// normal approximation to the binomial; the smallest sample for small
+    /// `n`). Unlike the mean's interval it ignores how far outliers lie, so
+    /// it is the one to compare rows by when a few rounds were preempted.
+    pub median_ci95_low: f64,
+    /// Upper end of that interval: the sample of rank `1 + n/2 + 1.96
+    /// sqrt(n)/2` (rounded up; the largest sample for small `n`).
+    pub median_ci95_high: f64,
 }
 
 impl Summary {
@@ -162,6 +172,10 @@ impl Summary {
     pub fn scaled(&self, factor: f64) -> Summary {
         let (ci95_low, ci95_high) = ordered(self.ci95_low * factor, self.ci95_high * factor);
         let (min, max) = ordered(self.min * factor, self.max * factor);
+        let (median_ci95_low, median_ci95_high) = ordered(
+            self.median_ci95_low * factor,
+            self.median_ci95_high * factor,
+        );
         Summary {
             n: self.n,
             median: self.median * factor,
@@ -171,7 +185,16 @@ impl Summary {
             ci95_high,
             min,
             max,
+            median_ci95_low,
+            median_ci95_high,
         }
+    }
+
+    /// Whether the two medians' 95% intervals are disjoint (the medians
+    /// differ beyond sampling noise).
+    pub fn median_differs_from(&self, other: &Summary) -> bool {
+        self.median_ci95_high < other.median_ci95_low
+            || other.median_ci95_high < self.median_ci95_low
     }
 }
 
@@ -226,6 +249,11 @@ pub fn summarize(samples: &[f64]) -> Option<Summary> {
     } else {
         t_975(n - 1) * stddev / (n as f64).sqrt()
     };
+    // 1-based ranks of the median's interval: j = n/2 - z sqrt(n)/2 and
+    // k = 1 + n/2 + z sqrt(n)/2, rounded outwards; to 0-based indices.
+    let spread = Z_975 * (n as f64).sqrt() / 2.0;
+    let lo = ((n as f64 / 2.0 - spread).floor() as i64 - 1).clamp(0, n as i64 - 1) as usize;
+    let hi = ((n as f64 / 2.0 + spread).ceil() as usize).min(n - 1);
     Some(Summary {
         n,
         median,
@@ -235,6 +263,8 @@ pub fn summarize(samples: &[f64]) -> Option<Summary> {
         ci95_high: mean + half_width,
         min: sorted[0],
         max: sorted[n - 1],
+        median_ci95_low: sorted[lo],
+        median_ci95_high: sorted[hi],
     })
 }
 
@@ -270,6 +300,27 @@ pub fn t_975(df: usize) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn median_interval_by_order_statistics() {
+        // n = 100: the textbook interval runs from the 40th to the 61st
+        // ordered sample (1-based): ranks 100/2 -+ 1.96 * 10 / 2.
+        let v: Vec<f64> = (1..=100).rev().map(f64::from).collect();
+        let s = summarize(&v).unwrap();
+        assert_eq!((s.median_ci95_low, s.median_ci95_high), (40.0, 61.0));
+        // Tiny samples: the whole range.
+        let s = summarize(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median_ci95_low, s.median_ci95_high), (1.0, 3.0));
+        let s = summarize(&[7.0]).unwrap();
+        assert_eq!((s.median_ci95_low, s.median_ci95_high), (7.0, 7.0));
+        // Scaling carries the interval along (and a negative factor flips it).
+        let t = summarize(&v).unwrap().scaled(-2.0);
+        assert_eq!((t.median_ci95_low, t.median_ci95_high), (-122.0, -80.0));
+        let a = summarize(&(1..=100).map(f64::from).collect::<Vec<_>>()).unwrap();
+        let b = summarize(&(1..=100).map(|x| f64::from(x) + 30.0).collect::<Vec<_>>()).unwrap();
+        assert!(a.median_differs_from(&b) && b.median_differs_from(&a));
+        assert!(!a.median_differs_from(&a));
+    }
+
     use super::*;
 
     fn close(a: f64, b: f64, tol: f64) -> bool {

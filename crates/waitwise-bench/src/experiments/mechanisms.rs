@@ -55,6 +55,9 @@ pub struct Config {
     pub sleep_ms: u64,
     /// Warm-up rounds before each measurement (dropped).
     pub warmup_rounds: usize,
+    /// Interleaved passes over all contenders that share the work and
+    /// short regimes' rounds (drift hits every contender alike).
+    pub passes: usize,
     /// Run only contenders whose name contains one of these (empty: all).
     pub only: Vec<String>,
 }
@@ -64,12 +67,13 @@ impl Config {
     pub fn quick() -> Self {
         Self {
             matrix_n: 128,
-            work_rounds: 20,
+            work_rounds: 200,
             short_rounds: 200,
             short_delay_fraction: 0.25,
             sleep_rounds: 3,
             sleep_ms: 50,
             warmup_rounds: 3,
+            passes: 5,
             only: Vec::new(),
         }
     }
@@ -96,6 +100,7 @@ impl Config {
             sleep_rounds: 1,
             sleep_ms: 2,
             warmup_rounds: 1,
+            passes: 1,
             only: Vec::new(),
         }
     }
@@ -269,6 +274,21 @@ fn run_pair(
     }
 }
 
+impl Raw {
+    /// Adds `more`'s samples to `into` (which starts empty).
+    fn pool(into: &mut Option<Raw>, more: Raw) {
+        match into {
+            None => *into = Some(more),
+            Some(r) => {
+                r.t_work_ns.extend(more.t_work_ns);
+                r.t_wakeup.extend(more.t_wakeup);
+                r.t_call.extend(more.t_call);
+                r.cpu_fraction.extend(more.cpu_fraction);
+            }
+        }
+    }
+}
+
 fn summarize(raw: Raw) -> RegimeResult {
     RegimeResult {
         t_work_ns: summary_ns(&raw.t_work_ns),
@@ -292,35 +312,64 @@ pub fn run(config: &Config) -> MechanismsResult {
         })
         .collect();
     let total = contenders.len();
+    let delay = Duration::from_nanos(short_delay_ns as u64);
+    let passes = config.passes.max(1);
+    // The work and short regimes run in `passes` interleaved passes over
+    // all contenders, each pass a share of the rounds, and pool the
+    // samples: this VM's speed drifts over seconds (host scheduling, vCPU
+    // placement), and run back to back each contender would meet a
+    // different machine.
+    let mut work: Vec<Option<Raw>> = contenders.iter().map(|_| None).collect();
+    let mut short: Vec<Option<Raw>> = contenders.iter().map(|_| None).collect();
+    for pass in 0..passes {
+        let share = |rounds: usize| rounds / passes + usize::from(pass < rounds % passes);
+        for (i, c) in contenders.iter().enumerate() {
+            if c.availability.is_err() {
+                continue;
+            }
+            progress(
+                "mechanisms",
+                pass * total + i + 1,
+                passes * total + total,
+                &format!("{} (pass {}/{passes})", c.name, pass + 1),
+            );
+            let w = config.warmup_rounds;
+            let raw = run_pair(
+                c.make(),
+                &placement,
+                w,
+                share(config.work_rounds),
+                &Action::Work(config.matrix_n),
+            );
+            Raw::pool(&mut work[i], raw);
+            let raw = run_pair(
+                c.make(),
+                &placement,
+                w * 5,
+                share(config.short_rounds),
+                &Action::Delay(delay),
+            );
+            Raw::pool(&mut short[i], raw);
+        }
+    }
     let mut rows = Vec::with_capacity(total);
     for (i, c) in contenders.iter().enumerate() {
-        progress("mechanisms", i + 1, total, &c.name);
+        progress(
+            "mechanisms",
+            passes * total + i + 1,
+            passes * total + total,
+            &format!("{} (long wait)", c.name),
+        );
         let mut row = Row {
             name: c.name.clone(),
             family: c.family,
             policy: c.policy.map(|p| p.name()),
             not_available: c.availability.as_ref().err().map(|r| format!("n/a: {r}")),
-            work: None,
-            short: None,
+            work: work[i].take().map(summarize),
+            short: short[i].take().map(summarize),
             sleep: None,
         };
         if c.availability.is_ok() {
-            let w = config.warmup_rounds;
-            row.work = Some(summarize(run_pair(
-                c.make(),
-                &placement,
-                w,
-                config.work_rounds,
-                &Action::Work(config.matrix_n),
-            )));
-            let delay = Duration::from_nanos(short_delay_ns as u64);
-            row.short = Some(summarize(run_pair(
-                c.make(),
-                &placement,
-                w * 5,
-                config.short_rounds,
-                &Action::Delay(delay),
-            )));
             let sleep = Duration::from_millis(config.sleep_ms);
             // One warm-up round: per-thread lazy state (e.g. the cache-miss
             // chase buffer) must not land inside a measured wait.
@@ -408,6 +457,105 @@ impl MechanismsResult {
                 }
             }
         }
+    }
+}
+
+/// A median with its 95% interval, for notes: `123 ns [110, 140]`.
+fn with_interval(s: &Summary) -> String {
+    format!(
+        "{:.0} ns [{:.0}, {:.0}]",
+        s.median, s.median_ci95_low, s.median_ci95_high
+    )
+}
+
+impl MechanismsResult {
+    /// The work regime's `pick` figure (ns) of every waitwise row that ran.
+    fn own_work_figures(
+        &self,
+        pick: impl Fn(&RegimeResult) -> Option<&Timing>,
+    ) -> Vec<(&str, Summary)> {
+        self.rows
+            .iter()
+            .filter(|r| r.family == Family::Waitwise)
+            .filter_map(|r| Some((r.name.as_str(), pick(r.work.as_ref()?)?.ns)))
+            .collect()
+    }
+
+    /// Seed 000 Table 1's two orderings checked on this run: `spin` wakes
+    /// first and `block` costs the notifier most, among waitwise's own
+    /// rows; medians compared with their order-statistic 95% intervals, so
+    /// a tie within noise is called one.
+    fn ranking_notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let wake = self.own_work_figures(|r| r.t_wakeup.as_ref());
+        let spin = wake.iter().find(|(n, _)| *n == "spin");
+        let lowest = wake.iter().min_by(|a, b| a.1.median.total_cmp(&b.1.median));
+        if let (Some((_, spin)), Some((low_name, low))) = (spin, lowest) {
+            let verdict = if *low_name == "spin" {
+                "spin has the lowest T_wakeup of waitwise's rows".to_string()
+            } else if spin.median_differs_from(low) {
+                format!("spin does NOT have the lowest T_wakeup: {low_name} is lower beyond noise")
+            } else {
+                format!(
+                    "spin is not the lowest by median ({low_name} {}), but their 95% intervals overlap: a tie within this machine's noise",
+                    with_interval(low)
+                )
+            };
+            notes.push(format!(
+                "Work regime, T_wakeup (median [95% CI of the median]): spin {}; {verdict}.",
+                with_interval(spin)
+            ));
+        }
+        // T_call: block against the rows that never block (the polling
+        // mechanisms); the two-phase policies sleep through a wait this
+        // long as well, so their notify is the same futex wake as block's
+        // and they are reported beside it, not ranked against it.
+        let call = self.own_work_figures(|r| r.t_call.as_ref());
+        let sleeps = |name: &str| {
+            self.row(name)
+                .and_then(|r| r.policy.as_deref())
+                .is_some_and(|p| p.contains("/b"))
+        };
+        let block = call.iter().find(|(n, _)| *n == "block");
+        let highest_poller = call
+            .iter()
+            .filter(|(n, _)| !sleeps(n))
+            .max_by(|a, b| a.1.median.total_cmp(&b.1.median));
+        if let (Some((_, block)), Some((high_name, high))) = (block, highest_poller) {
+            let verdict = if block.median > high.median {
+                format!(
+                    "block has the highest T_call of waitwise's mechanisms (the highest polling one: {high_name} {})",
+                    with_interval(high)
+                )
+            } else {
+                format!(
+                    "block does NOT have the highest T_call: {high_name} {} is higher",
+                    with_interval(high)
+                )
+            };
+            let sleepers: Vec<&Summary> = call
+                .iter()
+                .filter(|(n, _)| *n != "block" && sleeps(n))
+                .map(|(_, s)| s)
+                .collect();
+            let same_wake = match (
+                sleepers.iter().map(|s| s.median).reduce(f64::min),
+                sleepers.iter().map(|s| s.median).reduce(f64::max),
+            ) {
+                (Some(lo), Some(hi)) => format!(
+                    " The {} two-phase rows sleep through this wait too and make the same futex wake: {:.0}-{:.0} ns.",
+                    sleepers.len(),
+                    lo,
+                    hi
+                ),
+                _ => String::new(),
+            };
+            notes.push(format!(
+                "Work regime, T_call: block {}; {verdict}.{same_wake}",
+                with_interval(block)
+            ));
+        }
+        notes
     }
 }
 
@@ -663,6 +811,7 @@ impl ExperimentOutput for MechanismsResult {
                 self.config.sleep_ms
             ));
         }
+        n.extend(self.ranking_notes());
         if let (Some(spin), Some(two)) =
             (self.short_wakeup_ns("spin"), self.short_wakeup_ns(&default))
         {

@@ -10,7 +10,8 @@
 //! - `/b/0`, `s/b/1`, `s/b/0.5`, `s/b/alpha(kind)` (0.54 for
 //!   producer-consumer and mutex, 0.62 for barriers), `rand/b`;
 //! - the object's own default, where it differs from `s/b/alpha(kind)`
-//!   (the barrier's PAUSE prelude then `Ss/b/0.62`);
+//!   (the barrier's PAUSE prelude then `Ss/b/0.62`; the mutex's
+//!   yield-polling `Ss/b/0.54`);
 //! - the pthread peer: a counting semaphore on `pthread_cond_wait` /
 //!   `pthread_cond_signal`, `pthread_barrier_wait`, `pthread_mutex_lock`.
 //!
@@ -73,7 +74,7 @@ use workload::{Loop, Sizes, Work};
 pub struct Config {
     /// Threads per CPU: 1 is matched, above 1 unmatched.
     pub multipliers: Vec<usize>,
-    /// Loop iterations per thread.
+    /// Loop iterations per thread (times [`Workload::iteration_scale`]).
     pub iterations: u64,
     /// Side of the unit-of-work matrix multiply.
     pub unit_n: usize,
@@ -226,9 +227,10 @@ pub fn waitings(workload: Workload) -> Vec<Choice> {
         is_default,
     };
     let kind_policy = Policy::for_kind(workload.kind());
-    // Semaphores and mutexes wait with `for_kind` by default; the barrier
-    // adds its PAUSE prelude and yields while polling.
-    let kind_is_default = workload != Workload::Barrier;
+    // Semaphores wait with `for_kind` by default; the barrier adds its
+    // PAUSE prelude and yields while polling, the mutex yields while
+    // polling (`Ss/b/alpha`).
+    let kind_is_default = workload == Workload::ProducerConsumer;
     let mut v = vec![
         choice(
             "s//inf".into(),
@@ -272,10 +274,16 @@ pub fn waitings(workload: Workload) -> Vec<Choice> {
         ),
     ];
     if !kind_is_default {
-        let label = format!(
-            "default (1us PAUSE, then {})",
-            waitwise::barrier::default_policy().name()
-        );
+        let label = match workload {
+            Workload::Barrier => format!(
+                "default (1us PAUSE, then {})",
+                waitwise::barrier::default_policy().name()
+            ),
+            _ => format!(
+                "default ({})",
+                waitwise::mutex::RawTtasMutex::new().policy().name()
+            ),
+        };
         v.push(choice(label, SERIES[6], Waiting::Default, true));
     }
     v.push(choice(
@@ -398,6 +406,7 @@ pub fn run(config: &Config) -> OversubResult {
             step += 1;
             let threads = cpus * m;
             let placement = round_robin(threads);
+            let iterations = config.iterations * w.iteration_scale();
             let line = describe_pinning(&placement);
             if !pinning.contains(&line) {
                 pinning.push(line);
@@ -413,7 +422,7 @@ pub fn run(config: &Config) -> OversubResult {
                 run_once(
                     l.as_ref(),
                     &placement,
-                    (config.iterations / 4).max(1),
+                    (iterations / 4).max(1),
                     config.unit_n,
                     unit_ns,
                     cpus,
@@ -437,7 +446,7 @@ pub fn run(config: &Config) -> OversubResult {
                     raws[i].push(run_once(
                         l.as_ref(),
                         &placement,
-                        config.iterations,
+                        iterations,
                         config.unit_n,
                         unit_ns,
                         cpus,
@@ -630,8 +639,8 @@ impl ExperimentOutput for OversubResult {
             }
         }
         // One series per waiting choice across loops; `default` is the
-        // row each object uses by default (for producer-consumer and mutex
-        // the same row as `s/b/alpha(kind)`).
+        // row each object uses by default (for producer-consumer the same
+        // row as `s/b/alpha(kind)`).
         let series = SERIES
             .iter()
             .map(|&name| {
@@ -657,7 +666,7 @@ impl ExperimentOutput for OversubResult {
             .collect();
         let title = "Runtime normalized to /b/0, matched and unmatched";
         let caption = format!(
-            "{title}. default: each object's own waiting (for producer-consumer and mutex the same as s/b/alpha(kind)); \
+            "{title}. default: each object's own waiting (for producer-consumer the same as s/b/alpha(kind); the mutex's is Ss/b/alpha, yield-polling); \
              pthread: pthread_cond, pthread_barrier, pthread_mutex."
         );
         let chart = BarChart {
@@ -683,7 +692,7 @@ impl ExperimentOutput for OversubResult {
             n.push(format!("Pinning: {p}."));
         }
         n.push(format!(
-            "Unit of work: a {0}x{0} multiply, {1:.0} ns alone; W = {2} units ({3:.1} us), C = {4} units; {5} iterations per thread. B = {6:.0} ns; s//inf blocks after {7:.0} us (100 B clamped to 0.1-5 ms).",
+            "Unit of work: a {0}x{0} multiply, {1:.0} ns alone; W = {2} units ({3:.1} us), C = {4} units; {5} iterations per thread ({8} in the mutex loop). B = {6:.0} ns; s//inf blocks after {7:.0} us (100 B clamped to 0.1-5 ms).",
             self.config.unit_n,
             self.unit_ns,
             self.work_units,
@@ -691,7 +700,8 @@ impl ExperimentOutput for OversubResult {
             self.critical_units,
             self.config.iterations,
             self.block_ns,
-            self.spin_timeout_ns / 1e3
+            self.spin_timeout_ns / 1e3,
+            self.config.iterations * Workload::Mutex.iteration_scale()
         ));
         n.push(
             "Waiting overhead = the threads' total CPU time minus the units of work done times one unit's cost alone: polling, synchronization calls, \

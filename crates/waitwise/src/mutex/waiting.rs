@@ -43,17 +43,14 @@ impl LockWaits {
         }
     }
 
-    /// The policy a contended acquisition follows: the options' override,
-    /// else `SyncKind::Mutex`'s `s/b/alpha` with this lock's mechanism (an
-    /// override equal to that kind's default policy counts as none).
+    /// The policy a contended acquisition follows: the options' explicit
+    /// policy, else `SyncKind::Mutex`'s `alpha` (or `WAITWISE_ALPHA`) with
+    /// this lock's polling mechanism.
     #[inline]
     pub(crate) fn policy(&self) -> Policy {
-        let default = Policy::for_kind(SyncKind::Mutex);
-        let resolved = self.options.resolve_policy(SyncKind::Mutex);
-        if resolved == default {
-            default.with_mechanism(self.default_mechanism)
-        } else {
-            resolved
+        match self.options.policy_override() {
+            Some(explicit) => explicit,
+            None => Policy::for_kind(SyncKind::Mutex).with_mechanism(self.default_mechanism),
         }
     }
 

@@ -62,6 +62,20 @@ impl Workload {
         }
     }
 
+    /// Iterations per thread relative to [`Config::iterations`]: a mutex
+    /// iteration waits for at most one critical section (a few µs) where
+    /// the other loops may wait a scheduler time slice under `s//inf`, so
+    /// the mutex loop runs 4x as many to get a run of comparable length
+    /// (at 1x its 15 ms runs were noise-bound).
+    ///
+    /// [`Config::iterations`]: super::Config::iterations
+    pub const fn iteration_scale(self) -> u64 {
+        match self {
+            Workload::Mutex => 4,
+            _ => 1,
+        }
+    }
+
     /// The pthread peer's name.
     pub const fn pthread_name(self) -> &'static str {
         match self {
