@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks the interposer against the C library's own primitives on two
 # CPUs (taskset -c 0,1): barrier latency, contended mutex throughput, and
-# pigz/xz/zstd wall time (median of 5). Prints one line per comparison:
+# pigz/xz/zstd wall time (REPEATS pairs, default 5). Prints one line per comparison:
 # the medians, their ratio, and the median of the ratios of adjacent pairs.
 #
 #   crates/waitwise-preload/bench/run.sh [REPEATS]
