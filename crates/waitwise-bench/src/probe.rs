@@ -332,6 +332,12 @@ impl Probe {
                 fmt_ns(self.policy.poll_limit_ns[kind])
             );
         }
+        let _ = writeln!(
+            s,
+            "  (the mutex and the barriers poll by yielding: waitwise::Mutex waits {}, Barrier {} after 1 us of PAUSE)",
+            waitwise::mutex::RawTtasMutex::new().policy().name(),
+            waitwise::barrier::default_policy().name()
+        );
         let _ = writeln!(s, "\nMechanisms");
         for (name, m) in &self.mechanisms {
             if m.available {
