@@ -40,6 +40,25 @@ enum Command {
     Profile(commands::profile::ProfileArgs),
 }
 
+/// Calibrations averaged into B before experiments (see `main`).
+const SETTLE_REPEATS: usize = 8;
+
+impl Command {
+    /// Whether the command measures waits (and so needs a steady B).
+    fn runs_experiments(&self) -> bool {
+        match self {
+            Command::Mechanisms(_)
+            | Command::Barriers(_)
+            | Command::Asymmetry(_)
+            | Command::Oversub(_)
+            | Command::WakeupMatrix(_)
+            | Command::Report(_) => true,
+            Command::Model(args) => args.measures(),
+            Command::Probe(_) | Command::Simulate(_) | Command::Profile(_) => false,
+        }
+    }
+}
+
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     if let Err(e) = commands::validate_environment() {
@@ -48,8 +67,18 @@ fn main() -> std::process::ExitCode {
     }
     // Measure B now, while this process runs nothing else: measured lazily
     // inside an experiment, it would time hand-offs against the
-    // experiment's own busy threads.
-    let _ = waitwise::policy::block_cost();
+    // experiment's own busy threads. Experiments spend up to 0.4 s on a settled
+    // B (8 spaced calibrations: the wake-up cost on a VM switches modes
+    // over tens of ms, and their results hinge on B); the other commands
+    // take the quick one.
+    if cli.command.runs_experiments() {
+        let _ = waitwise::policy::block_cost::settle_block_cost(
+            SETTLE_REPEATS,
+            std::time::Duration::from_millis(10),
+        );
+    } else {
+        let _ = waitwise::policy::block_cost();
+    }
     let result = match cli.command {
         Command::Probe(args) => commands::probe::run(&args),
         Command::Mechanisms(args) => commands::mechanisms::run(&args),

@@ -37,6 +37,13 @@ pub struct ModelArgs {
     pub command: ModelCommand,
 }
 
+impl ModelArgs {
+    /// Whether this subcommand measures the machine (`calibrate`).
+    pub fn measures(&self) -> bool {
+        matches!(self.command, ModelCommand::Calibrate(_))
+    }
+}
+
 /// The `waitwise model` subcommands.
 #[derive(clap::Subcommand, Debug)]
 pub enum ModelCommand {
