@@ -148,25 +148,39 @@ impl Bench for TopologyBarrier {
     }
 }
 
-/// Wall time of `episodes` episodes on `threads` threads.
+/// Wall time of `episodes` episodes on `threads` threads: from the first
+/// thread's start to the last one's end, stamped by the threads themselves
+/// (a main thread stamping after the start gate may wake late from it, a
+/// futex wake-up of tens of µs on a VM, and time a short run as ~0).
 fn time_run(bench: &dyn Bench, threads: usize, episodes: usize) -> Duration {
-    let start = std::sync::Barrier::new(threads + 1);
+    let start = std::sync::Barrier::new(threads);
     std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|tid| {
                 let start = &start;
                 s.spawn(move || {
                     start.wait();
+                    let t0 = Instant::now();
                     bench.run_thread(tid, episodes);
+                    (t0, Instant::now())
                 })
             })
             .collect();
-        start.wait();
-        let t0 = Instant::now();
-        for w in workers {
-            w.join().expect("bench thread panicked");
-        }
-        t0.elapsed()
+        let spans: Vec<(Instant, Instant)> = workers
+            .into_iter()
+            .map(|w| w.join().expect("bench thread panicked"))
+            .collect();
+        let first = spans
+            .iter()
+            .map(|s| s.0)
+            .min()
+            .expect("at least one thread");
+        let last = spans
+            .iter()
+            .map(|s| s.1)
+            .max()
+            .expect("at least one thread");
+        last - first
     })
 }
 
@@ -216,8 +230,10 @@ const PTHREAD: &str = "pthread_barrier_wait";
 const DEFAULT: &str = "waitwise Barrier (default)";
 
 fn main() {
-    // Measure B before any benchmark thread runs (see `policy::block_cost`).
-    let _ = waitwise::policy::block_cost();
+    // Measure B before any benchmark thread runs, over several spaced
+    // calibrations as the `waitwise` tool does (see `policy::block_cost`).
+    let _ =
+        waitwise::policy::block_cost::settle_block_cost(8, std::time::Duration::from_millis(10));
     let quick = std::env::args().any(|a| a == "quick");
     println!(
         "allowed CPUs: {}, block cost B = {:.0} ns, default barrier policy {}, PAUSE prelude for 2 / 4 threads: {:?} / {:?}",

@@ -131,8 +131,10 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    // Measure B before any benchmark thread runs (see `policy::block_cost`).
-    let _ = waitwise::policy::block_cost();
+    // Measure B before any benchmark thread runs, over several spaced
+    // calibrations as the `waitwise` tool does (see `policy::block_cost`).
+    let _ =
+        waitwise::policy::block_cost::settle_block_cost(8, std::time::Duration::from_millis(10));
     let messages: u64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())

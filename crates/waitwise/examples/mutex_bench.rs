@@ -207,8 +207,10 @@ fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
 }
 
 fn main() {
-    // Measure B before any benchmark thread runs (see `policy::block_cost`).
-    let _ = waitwise::policy::block_cost();
+    // Measure B before any benchmark thread runs, over several spaced
+    // calibrations as the `waitwise` tool does (see `policy::block_cost`).
+    let _ =
+        waitwise::policy::block_cost::settle_block_cost(8, std::time::Duration::from_millis(10));
     let args: Vec<String> = std::env::args().collect();
     let dur = Duration::from_millis(arg(&args, "--ms").unwrap_or(300));
     let runs: usize = arg(&args, "--runs").unwrap_or(5);
