@@ -334,9 +334,10 @@ impl Probe {
         }
         let _ = writeln!(
             s,
-            "  (the mutex and the barriers poll by yielding: waitwise::Mutex waits {}, Barrier {} after 1 us of PAUSE)",
+            "  (waitwise::Mutex waits {}; Barrier waits {} while the threads fit on the CPUs, {} when they outnumber them)",
             waitwise::mutex::RawTtasMutex::new().policy().name(),
-            waitwise::barrier::default_policy().name()
+            waitwise::barrier::default_policy(1).name(),
+            waitwise::barrier::default_policy(usize::MAX).name()
         );
         let _ = writeln!(s, "\nMechanisms");
         for (name, m) in &self.mechanisms {

@@ -394,9 +394,8 @@ impl ExperimentOutput for AsymmetryResult {
         let mut n = vec![
             format!("Placement: {}.", self.placement.describe()),
             format!(
-                "Barrier (default) waits with a {} us PAUSE prelude, then {}.",
-                waitwise::barrier::PAUSE_PRELUDE.as_micros(),
-                waitwise::barrier::default_policy().name()
+                "Barrier (default) waits {} (two threads fit on the CPUs).",
+                waitwise::barrier::default_policy(2).name()
             ),
             format!(
                 "One {0}x{0} unit of work alone: {1:.0} ns of CPU time.",

@@ -862,9 +862,9 @@ impl ExperimentOutput for BarriersResult {
         let mut n = vec![
             format!("Table 2 placement: {}.", self.placement.describe()),
             format!(
-                "Barrier (default) waits with a {} us PAUSE prelude (skipped when the threads outnumber the CPUs), then {}.",
-                waitwise::barrier::PAUSE_PRELUDE.as_micros(),
-                waitwise::barrier::default_policy().name()
+                "Barrier (default) waits {} while the threads fit on the CPUs, {} when they outnumber them.",
+                waitwise::barrier::default_policy(1).name(),
+                waitwise::barrier::default_policy(usize::MAX).name()
             ),
         ];
         n.extend(load_note(

@@ -10,8 +10,8 @@
 //! - `/b/0`, `s/b/1`, `s/b/0.5`, `s/b/alpha(kind)` (0.54 for
 //!   producer-consumer and mutex, 0.62 for barriers), `rand/b`;
 //! - the object's own default, where it differs from `s/b/alpha(kind)`
-//!   (the barrier's PAUSE prelude then `Ss/b/0.62`; the mutex's
-//!   yield-polling `Ss/b/0.54`);
+//!   (the barrier's yield-polling `Ss/b/0.62` when the threads outnumber
+//!   the CPUs; the mutex's yield-polling `Ss/b/0.54`);
 //! - the pthread peer: a counting semaphore on `pthread_cond_wait` /
 //!   `pthread_cond_signal`, `pthread_barrier_wait`, `pthread_mutex_lock`.
 //!
@@ -227,9 +227,9 @@ pub fn waitings(workload: Workload) -> Vec<Choice> {
         is_default,
     };
     let kind_policy = Policy::for_kind(workload.kind());
-    // Semaphores wait with `for_kind` by default; the barrier adds its
-    // PAUSE prelude and yields while polling, the mutex yields while
-    // polling (`Ss/b/alpha`).
+    // Semaphores wait with `for_kind` by default; the barrier yields while
+    // polling when oversubscribed, the mutex yields while polling
+    // (`Ss/b/alpha`).
     let kind_is_default = workload == Workload::ProducerConsumer;
     let mut v = vec![
         choice(
@@ -276,8 +276,9 @@ pub fn waitings(workload: Workload) -> Vec<Choice> {
     if !kind_is_default {
         let label = match workload {
             Workload::Barrier => format!(
-                "default (1us PAUSE, then {})",
-                waitwise::barrier::default_policy().name()
+                "default ({} matched, {} unmatched)",
+                waitwise::barrier::default_policy(1).name(),
+                waitwise::barrier::default_policy(usize::MAX).name()
             ),
             _ => format!(
                 "default ({})",

@@ -12,11 +12,10 @@
 //! [`TreeBarrier`](super::TreeBarrier) spreads the traffic better.
 
 use super::node::{Arrival, CountingNode};
-use super::wait_policy::BarrierWait;
+use super::wait_policy::Waiting;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
-use std::time::Duration;
 
 /// What [`Barrier::wait`] (and the other barriers' waits) returns: whether
 /// this thread is the episode's leader.
@@ -45,8 +44,9 @@ impl BarrierWaitResult {
 /// A reusable barrier for `n` threads: a central counter with a sense bit.
 ///
 /// Use it where you would use [`std::sync::Barrier`]: same semantics, no
-/// lock inside, and waiters poll before sleeping (by default PAUSE for
-/// 1 µs, then yield for `0.62 B`, then block: see
+/// lock inside, and waiters poll before sleeping (by default for `0.62 B`,
+/// with PAUSE while the parties fit on the CPUs and with `yield` when they
+/// outnumber them, then block: see
 /// [`default_policy`](super::default_policy)), so short episodes never
 /// enter the kernel, long ones do not burn CPU, and a waiter never holds
 /// the CPU a late party needs for long.
@@ -88,9 +88,8 @@ pub struct Barrier {
 }
 
 impl Barrier {
-    /// A barrier for `n` threads with the default waiting for `n` parties
-    /// ([`default_policy`](super::default_policy),
-    /// [`default_prelude`](super::default_prelude)). `n == 0` acts as 1.
+    /// A barrier for `n` threads with the default policy for `n` parties
+    /// ([`default_policy`](super::default_policy)). `n == 0` acts as 1.
     pub fn new(n: usize) -> Self {
         Self::with_options(n, WaitOptions::new())
     }
@@ -100,7 +99,7 @@ impl Barrier {
     pub fn with_options(n: usize, options: WaitOptions) -> Self {
         let n = n.max(1);
         Self {
-            node: CountingNode::new(n, BarrierWait::from_options(n, &options)),
+            node: CountingNode::new(n, Waiting::from_options(n, &options)),
             profiler: options.profiler(),
         }
     }
@@ -126,16 +125,9 @@ impl Barrier {
         self.node.parties()
     }
 
-    /// The policy waits follow (after the PAUSE prelude, if any).
+    /// The policy waits follow.
     pub fn policy(&self) -> &Policy {
-        &self.node.waiting().policy
-    }
-
-    /// How long waits poll with PAUSE before the policy takes over: the
-    /// default's [`PAUSE_PRELUDE`](super::PAUSE_PRELUDE) unless the parties
-    /// outnumber the CPUs; `None` with an explicit policy.
-    pub fn pause_prelude(&self) -> Option<Duration> {
-        self.node.waiting().prelude
+        self.node.policy()
     }
 
     /// The wait-time histogram of the waits so far (the last arrival does

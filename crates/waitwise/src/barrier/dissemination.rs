@@ -42,13 +42,13 @@
 
 use super::central::BarrierWaitResult;
 use super::handle::{Claims, HandleError, MAX_HANDLE_PARTIES};
-use super::wait_policy::{BarrierWait, PreludeScore};
+use super::wait_policy::Waiting;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
 use crate::wait_word::WaitWord;
 use std::cell::Cell;
-use std::time::Duration;
+use waitwise_platform::clock::Deadline;
 use waitwise_platform::shim::{AtomicU32, Ordering};
 
 /// Whether a flag holding `flag` shows the signal of episode `episode`:
@@ -116,15 +116,13 @@ pub struct DisseminationBarrier {
     /// Completed episodes of each id while no handle holds it.
     episodes: Box<[AtomicU32]>,
     claims: Claims,
-    wait: BarrierWait,
-    score: PreludeScore,
+    policy: Policy,
     profiler: Profiler,
 }
 
 impl DisseminationBarrier {
-    /// A dissemination barrier for `n` threads with the default waiting for
-    /// `n` parties ([`default_policy`](super::default_policy),
-    /// [`default_prelude`](super::default_prelude)).
+    /// A dissemination barrier for `n` threads with the default policy for
+    /// `n` parties ([`default_policy`](super::default_policy)).
     pub fn new(n: usize) -> Self {
         Self::with_options(n, WaitOptions::new())
     }
@@ -140,8 +138,8 @@ impl DisseminationBarrier {
             flags: (0..parties * rounds).map(|_| WaitWord::new(0)).collect(),
             episodes: (0..parties).map(|_| AtomicU32::new(0)).collect(),
             claims: Claims::new(parties),
-            wait: BarrierWait::from_options(parties, &options),
-            score: PreludeScore::new(),
+            // No wake-chain breaking: each round waits on another flag.
+            policy: Waiting::from_options(parties, &options).policy,
             profiler: options.profiler(),
         }
     }
@@ -180,16 +178,9 @@ impl DisseminationBarrier {
         self.rounds
     }
 
-    /// The policy every round's wait follows (after the PAUSE prelude, if
-    /// any).
+    /// The policy every round's wait follows.
     pub fn policy(&self) -> &Policy {
-        &self.wait.policy
-    }
-
-    /// How long each round's wait polls with PAUSE before the policy takes
-    /// over (`None` with an explicit policy, or when oversubscribed).
-    pub fn pause_prelude(&self) -> Option<Duration> {
-        self.wait.prelude
+        &self.policy
     }
 
     /// The wait-time histogram, one entry per thread and episode (all its
@@ -213,8 +204,8 @@ impl DisseminationBarrier {
             out.value().store(episode, Ordering::SeqCst);
             out.wake_one();
             let r = self
-                .wait
-                .wait_until(self.flag(id, round), &self.score, |f| signalled(f, episode));
+                .flag(id, round)
+                .wait_until(&self.policy, Deadline::NEVER, |f| signalled(f, episode));
             blocked |= r.blocked();
         }
         self.profiler.finish(start, blocked);

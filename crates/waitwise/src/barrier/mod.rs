@@ -31,9 +31,9 @@
 //!
 //! # Policies
 //!
-//! By default a wait polls with PAUSE for [`PAUSE_PRELUDE`] (skipped when
-//! the parties outnumber the CPUs the process may use), then runs the
-//! barrier kind's two-phase policy polling with `yield`, `Ss/b/0.62`
+//! By default a wait runs the barrier kind's two-phase policy, polling with
+//! PAUSE while the parties fit on the CPUs the process may use (`s/b/0.62`)
+//! and with `yield` when they outnumber them (`Ss/b/0.62`)
 //! ([`default_policy`]; module `wait_policy` says why); the tree barriers
 //! use a policy per level ([`TreePolicies`], [`TopologyPolicies`]). A
 //! policy given in [`WaitOptions`](crate::WaitOptions) is used as given.
@@ -48,6 +48,7 @@ mod pair;
 mod topology;
 mod tree;
 mod wait_policy;
+mod wake_chain;
 
 pub use central::{Barrier, BarrierWaitResult};
 pub use dissemination::{DisseminationBarrier, DisseminationHandle};
@@ -58,6 +59,5 @@ pub use topology::{
 };
 pub use tree::{TreeBarrier, TreeHandle, TreePolicies, MIN_FAN_IN};
 pub use wait_policy::{
-    allowed_cpus, default_policy, default_prelude, is_oversubscribed, INNER_ALPHA, PAUSE_PRELUDE,
-    POLL_MECHANISM,
+    allowed_cpus, default_policy, is_oversubscribed, poll_mechanism, INNER_ALPHA,
 };

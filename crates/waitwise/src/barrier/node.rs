@@ -43,7 +43,9 @@
 //! that the last arrival's add reads (a release sequence on one word), and
 //! the last arrival's release store is read by every waiter.
 
-use super::wait_policy::{BarrierWait, PreludeScore};
+use super::wait_policy::Waiting;
+use super::wake_chain::WakeChain;
+use crate::policy::Policy;
 use crate::profile::Profiler;
 use crate::wait_word::WaitWord;
 use waitwise_platform::shim::Ordering;
@@ -84,23 +86,24 @@ pub(crate) enum Arrival {
     },
 }
 
-/// A counter of `parties` arrivals with a sense bit; waits follow `wait`.
+/// A counter of `parties` arrivals with a sense bit; waits follow `policy`
+/// (after polling for woken parties when `chain` is on).
 #[derive(Debug)]
 pub(crate) struct CountingNode {
     word: WaitWord,
     parties: u32,
-    wait: BarrierWait,
-    score: PreludeScore,
+    policy: Policy,
+    chain: WakeChain,
 }
 
 impl CountingNode {
     /// A node counting `parties` arrivals (clamped to `1..=MAX_PARTIES`).
-    pub(crate) fn new(parties: usize, wait: BarrierWait) -> Self {
+    pub(crate) fn new(parties: usize, waiting: Waiting) -> Self {
         Self {
             word: WaitWord::new(0),
             parties: parties.clamp(1, MAX_PARTIES) as u32,
-            wait,
-            score: PreludeScore::new(),
+            policy: waiting.policy,
+            chain: WakeChain::new(waiting.breaks_chains),
         }
     }
 
@@ -109,9 +112,9 @@ impl CountingNode {
         self.parties as usize
     }
 
-    /// How waits at this node wait.
-    pub(crate) fn waiting(&self) -> &BarrierWait {
-        &self.wait
+    /// The policy waits at this node follow.
+    pub(crate) fn policy(&self) -> &Policy {
+        &self.policy
     }
 
     /// Counts one arrival.
@@ -133,7 +136,7 @@ impl CountingNode {
     pub(crate) fn release(&self, sense: u32) {
         // (sense, parties) => (!sense, 0)
         self.word.value().store(sense ^ SENSE, Ordering::SeqCst);
-        self.word.wake_all();
+        self.chain.wake(&self.word, true);
     }
 
     /// Waits until the sense differs from `sense_seen`; records the wait in
@@ -142,8 +145,8 @@ impl CountingNode {
     pub(crate) fn wait_release(&self, sense_seen: u32, profiler: &Profiler) -> bool {
         let start = profiler.start();
         let out = self
-            .wait
-            .wait_until(&self.word, &self.score, |w| sense(w) != sense_seen);
+            .chain
+            .wait_until(&self.word, &self.policy, |w| sense(w) != sense_seen);
         debug_assert!(!out.timed_out(), "a wait without deadline timed out");
         profiler.finish(start, out.blocked());
         out.blocked()
@@ -153,10 +156,9 @@ impl CountingNode {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::policy::Policy;
 
-    fn blocking() -> BarrierWait {
-        BarrierWait::exactly(Policy::always_block())
+    fn blocking() -> Waiting {
+        Waiting::exactly(Policy::always_block())
     }
 
     #[test]

@@ -34,12 +34,12 @@
 //! after leaving (the waiter's load of the new word is `Acquire`).
 
 use super::central::BarrierWaitResult;
-use super::wait_policy::{BarrierWait, PreludeScore};
+use super::wait_policy::Waiting;
+use super::wake_chain::WakeChain;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
 use crate::wait_word::WaitWord;
-use std::time::Duration;
 use waitwise_platform::shim::Ordering;
 
 /// One party has arrived in this episode.
@@ -84,25 +84,25 @@ const ARRIVED: u32 = 1;
 #[derive(Debug)]
 pub struct PairBarrier {
     word: WaitWord,
-    wait: BarrierWait,
-    score: PreludeScore,
+    policy: Policy,
+    chain: WakeChain,
     profiler: Profiler,
 }
 
 impl PairBarrier {
-    /// A two-party barrier with the default waiting for two parties
-    /// ([`default_policy`](super::default_policy),
-    /// [`default_prelude`](super::default_prelude)`(2)`).
+    /// A two-party barrier with the default policy for two parties
+    /// ([`default_policy`](super::default_policy)`(2)`).
     pub fn new() -> Self {
         Self::with_options(WaitOptions::new())
     }
 
     /// A two-party barrier with `options` (policy override, profiling).
     pub fn with_options(options: WaitOptions) -> Self {
+        let waiting = Waiting::from_options(2, &options);
         Self {
             word: WaitWord::new(0),
-            wait: BarrierWait::from_options(2, &options),
-            score: PreludeScore::new(),
+            policy: waiting.policy,
+            chain: WakeChain::new(waiting.breaks_chains),
             profiler: options.profiler(),
         }
     }
@@ -114,7 +114,7 @@ impl PairBarrier {
         // (e, 0) => (e, 1), or (e, 1) => (e + 1, 0)
         let old = self.word.value().fetch_add(ARRIVED, Ordering::SeqCst);
         if old & ARRIVED != 0 {
-            self.word.wake_one();
+            self.chain.wake(&self.word, false);
             return BarrierWaitResult::new(true);
         }
         self.wait_for_partner(old.wrapping_add(ARRIVED));
@@ -125,8 +125,8 @@ impl PairBarrier {
     fn wait_for_partner(&self, waiting: u32) {
         let start = self.profiler.start();
         let out = self
-            .wait
-            .wait_until(&self.word, &self.score, |w| w != waiting);
+            .chain
+            .wait_until(&self.word, &self.policy, |w| w != waiting);
         self.profiler.finish(start, out.blocked());
     }
 
@@ -135,16 +135,9 @@ impl PairBarrier {
         2
     }
 
-    /// The policy the first arrival's wait follows (after the PAUSE
-    /// prelude, if any).
+    /// The policy the first arrival's wait follows.
     pub fn policy(&self) -> &Policy {
-        &self.wait.policy
-    }
-
-    /// How long the first arrival polls with PAUSE before the policy takes
-    /// over (`None` with an explicit policy, or on a 1-CPU machine).
-    pub fn pause_prelude(&self) -> Option<Duration> {
-        self.wait.prelude
+        &self.policy
     }
 
     /// The wait-time histogram of the first arrivals' waits; `None` unless

@@ -33,13 +33,12 @@
 use super::central::BarrierWaitResult;
 use super::handle::{Claims, HandleError, MAX_HANDLE_PARTIES};
 use super::tree::{CombiningTree, Member, TreeBuilder};
-use super::wait_policy::{self, BarrierWait, INNER_ALPHA, POLL_MECHANISM};
+use super::wait_policy::{self, Waiting, INNER_ALPHA};
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
-use std::time::Duration;
 use waitwise_platform::topology::{CpuTopology, Topology};
 
 /// The level of a [`TopologyBarrier`] node: what its children share.
@@ -56,10 +55,7 @@ pub enum Level {
 }
 
 /// One policy per level of a [`TopologyBarrier`]. The root, whatever its
-/// level, follows `root`. With the defaults
-/// ([`TopologyPolicies::lim_agarwal`]) polling waits start with the
-/// [`default_prelude`](super::default_prelude); policies given explicitly
-/// run as given.
+/// level, follows `root`. Policies run as given.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TopologyPolicies {
     /// [`Level::Core`] nodes (the leaves).
@@ -77,13 +73,14 @@ impl TopologyPolicies {
     /// `Ss/b/`[`INNER_ALPHA`] at packages and NUMA nodes, the barrier
     /// default ([`default_policy`](super::default_policy): `Ss/b/0.62`) at
     /// the root.
-    pub fn lim_agarwal() -> Self {
-        let inner = Policy::two_phase(INNER_ALPHA).with_mechanism(POLL_MECHANISM);
+    pub fn lim_agarwal(parties: usize) -> Self {
+        let inner =
+            Policy::two_phase(INNER_ALPHA).with_mechanism(wait_policy::poll_mechanism(parties));
         Self {
             core: Policy::always_block(),
             package: inner,
             numa_node: inner,
-            root: wait_policy::default_policy(),
+            root: wait_policy::default_policy(parties),
         }
     }
 
@@ -144,8 +141,6 @@ pub struct TopologyNode {
     pub is_root: bool,
     /// The policy its waits follow.
     pub policy: Policy,
-    /// How long its waits poll with PAUSE before the policy takes over.
-    pub pause_prelude: Option<Duration>,
 }
 
 /// A reusable barrier shaped like the machine's topology, with a waiting
@@ -195,14 +190,14 @@ pub struct TopologyBarrier {
 
 impl TopologyBarrier {
     /// A barrier for `cpus.len()` threads, thread `i` running on `cpus[i]`,
-    /// with [`TopologyPolicies::lim_agarwal`] and the default prelude.
+    /// with [`TopologyPolicies::lim_agarwal`] for `cpus.len()` threads.
     pub fn new(topology: &Topology, cpus: &[usize]) -> Result<Self, TopologyBarrierError> {
         Self::with_options(topology, cpus, WaitOptions::new())
     }
 
     /// Like [`TopologyBarrier::new`] with `options`: a policy set there is
     /// used, exactly, at every level; otherwise
-    /// [`TopologyPolicies::lim_agarwal`] with the default prelude.
+    /// [`TopologyPolicies::lim_agarwal`] for `cpus.len()` threads.
     pub fn with_options(
         topology: &Topology,
         cpus: &[usize],
@@ -213,7 +208,7 @@ impl TopologyBarrier {
             None => Self::build(
                 topology,
                 cpus,
-                TopologyPolicies::lim_agarwal(),
+                TopologyPolicies::lim_agarwal(cpus.len()),
                 true,
                 options,
             ),
@@ -235,7 +230,7 @@ impl TopologyBarrier {
         topology: &Topology,
         cpus: &[usize],
         policies: TopologyPolicies,
-        prelude: bool,
+        defaults: bool,
         options: WaitOptions,
     ) -> Result<Self, TopologyBarrierError> {
         if cpus.is_empty() {
@@ -276,9 +271,9 @@ impl TopologyBarrier {
         }
         let (tree, levels) = b.finish(|level, is_root| {
             let policy = policies.for_level(level, is_root);
-            match prelude {
-                true => BarrierWait::with_default_prelude(policy, cpus.len()),
-                false => BarrierWait::exactly(policy),
+            match defaults {
+                true => Waiting::default_with(policy),
+                false => Waiting::exactly(policy),
             }
         });
         Ok(Self {
@@ -331,13 +326,12 @@ impl TopologyBarrier {
             .iter()
             .enumerate()
             .map(|(i, &level)| {
-                let (parties, wait) = self.tree.node(i);
+                let (parties, policy) = self.tree.node(i);
                 TopologyNode {
                     level,
                     parties,
                     is_root: Some(i) == root,
-                    policy: wait.policy,
-                    pause_prelude: wait.prelude,
+                    policy: *policy,
                 }
             })
             .collect()
@@ -418,13 +412,12 @@ mod tests {
         // NUMA nodes coincide with packages here: that level passes through.
         assert_eq!(s[10], (Level::Machine, 2, true));
         assert_eq!(b.height(), 3);
-        let p = TopologyPolicies::lim_agarwal();
+        let p = TopologyPolicies::lim_agarwal(16);
         let nodes = b.nodes();
         assert_eq!(nodes[0].policy, Policy::always_block());
-        assert_eq!(nodes[0].pause_prelude, None);
         assert_eq!(nodes[8].policy, p.package);
         assert_eq!(nodes[10].policy, p.root);
-        assert_eq!(nodes[10].pause_prelude, wait_policy::default_prelude(16));
+        assert_eq!(p.root, wait_policy::default_policy(16));
     }
 
     #[test]
@@ -433,7 +426,7 @@ mod tests {
         // Two threads on sibling CPUs: the core node is the root.
         let b = TopologyBarrier::new(&topo, &[0, 8]).unwrap();
         assert_eq!(shape(&b), [(Level::Core, 2, true)]);
-        assert_eq!(b.nodes()[0].policy, TopologyPolicies::lim_agarwal().root);
+        assert_eq!(b.nodes()[0].policy, TopologyPolicies::lim_agarwal(2).root);
         // One thread per package: only the machine node.
         let b = TopologyBarrier::new(&topo, &[0, 4]).unwrap();
         assert_eq!(shape(&b), [(Level::Machine, 2, true)]);

@@ -36,7 +36,7 @@
 use super::central::BarrierWaitResult;
 use super::handle::{Claims, HandleError, MAX_HANDLE_PARTIES};
 use super::node::{Arrival, CountingNode};
-use super::wait_policy::{self, BarrierWait, INNER_ALPHA, POLL_MECHANISM};
+use super::wait_policy::{self, Waiting, INNER_ALPHA};
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
@@ -49,9 +49,7 @@ pub const MIN_FAN_IN: usize = 2;
 /// One policy per level of a tree barrier: leaves, inner nodes, root.
 ///
 /// A node that is both a leaf and the root (a tree of one node) follows
-/// `root`. With the defaults ([`TreePolicies::lim_agarwal`]) polling waits
-/// start with the [`default_prelude`](super::default_prelude); policies
-/// given explicitly run as given.
+/// `root`. Policies run as given.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TreePolicies {
     /// Nodes whose children are threads.
@@ -63,14 +61,17 @@ pub struct TreePolicies {
 }
 
 impl TreePolicies {
-    /// Lim & Agarwal's advice: `/b/0` at the leaves, `Ss/b/`[`INNER_ALPHA`]
-    /// between, the barrier default at the root
-    /// ([`default_policy`](super::default_policy): `Ss/b/0.62`).
-    pub fn lim_agarwal() -> Self {
+    /// Lim & Agarwal's advice for a tree over `parties` threads: `/b/0` at
+    /// the leaves, two-phase with [`INNER_ALPHA`] between, the barrier
+    /// default at the root ([`default_policy`](super::default_policy):
+    /// `s/b/0.62`); polling waits poll with
+    /// [`poll_mechanism`](super::poll_mechanism)`(parties)`.
+    pub fn lim_agarwal(parties: usize) -> Self {
         Self {
             leaf: Policy::always_block(),
-            inner: Policy::two_phase(INNER_ALPHA).with_mechanism(POLL_MECHANISM),
-            root: wait_policy::default_policy(),
+            inner: Policy::two_phase(INNER_ALPHA)
+                .with_mechanism(wait_policy::poll_mechanism(parties)),
+            root: wait_policy::default_policy(parties),
         }
     }
 
@@ -151,15 +152,15 @@ impl<T: Copy> TreeBuilder<T> {
         self.members = next;
     }
 
-    /// The tree, each node's waiting given by `wait(tag, is_root)`; also
+    /// The tree, each node's waiting given by `waiting(tag, is_root)`; also
     /// each node's tag, in node order.
-    pub(crate) fn finish(self, wait: impl Fn(T, bool) -> BarrierWait) -> (CombiningTree, Vec<T>) {
+    pub(crate) fn finish(self, waiting: impl Fn(T, bool) -> Waiting) -> (CombiningTree, Vec<T>) {
         let tags = self.nodes.iter().map(|n| n.2).collect();
         let nodes = self
             .nodes
             .into_iter()
             .map(|(parties, parent, tag)| TreeNode {
-                counter: CountingNode::new(parties, wait(tag, parent.is_none())),
+                counter: CountingNode::new(parties, waiting(tag, parent.is_none())),
                 parent,
             })
             .collect();
@@ -196,10 +197,10 @@ impl CombiningTree {
         self.nodes.len()
     }
 
-    /// Node `i`'s number of children and waiting.
-    pub(crate) fn node(&self, i: usize) -> (usize, &BarrierWait) {
+    /// Node `i`'s number of children and policy.
+    pub(crate) fn node(&self, i: usize) -> (usize, &Policy) {
         let c = &self.nodes[i].counter;
-        (c.parties(), c.waiting())
+        (c.parties(), c.policy())
     }
 
     /// Number of node levels on the longest path from a thread to the root.
@@ -296,18 +297,17 @@ pub struct TreeBarrier {
 
 impl TreeBarrier {
     /// A tree barrier for `n` threads, combining `fan_in` at each node, with
-    /// [`TreePolicies::lim_agarwal`] and the default prelude.
+    /// [`TreePolicies::lim_agarwal`].
     pub fn new(n: usize, fan_in: usize) -> Self {
         Self::with_options(n, fan_in, WaitOptions::new())
     }
 
     /// A tree barrier with `options`: a policy set there is used, exactly,
-    /// at every level; otherwise [`TreePolicies::lim_agarwal`] with the
-    /// default prelude.
+    /// at every level; otherwise [`TreePolicies::lim_agarwal`].
     pub fn with_options(n: usize, fan_in: usize, options: WaitOptions) -> Self {
         match wait_policy::explicit_policy(&options) {
             Some(p) => Self::build(n, fan_in, TreePolicies::uniform(p), false, options),
-            None => Self::build(n, fan_in, TreePolicies::lim_agarwal(), true, options),
+            None => Self::build(n, fan_in, TreePolicies::lim_agarwal(n), true, options),
         }
     }
 
@@ -326,7 +326,7 @@ impl TreeBarrier {
         n: usize,
         fan_in: usize,
         policies: TreePolicies,
-        prelude: bool,
+        defaults: bool,
         options: WaitOptions,
     ) -> Self {
         let n = n.clamp(1, MAX_HANDLE_PARTIES);
@@ -344,9 +344,9 @@ impl TreeBarrier {
                 (false, 0) => policies.leaf,
                 (false, _) => policies.inner,
             };
-            match prelude {
-                true => BarrierWait::with_default_prelude(policy, n),
-                false => BarrierWait::exactly(policy),
+            match defaults {
+                true => Waiting::default_with(policy),
+                false => Waiting::exactly(policy),
             }
         });
         Self {
@@ -461,17 +461,14 @@ mod tests {
     fn level_policies() {
         let b = TreeBarrier::new(4, 2);
         let waits: Vec<_> = (0..b.node_count()).map(|i| *b.tree.node(i).1).collect();
-        assert_eq!(waits[0], BarrierWait::exactly(Policy::always_block()));
-        assert_eq!(waits[1], BarrierWait::exactly(Policy::always_block()));
-        assert_eq!(waits[2], BarrierWait::default_for(4));
+        assert_eq!(waits[0], Policy::always_block());
+        assert_eq!(waits[1], Policy::always_block());
+        assert_eq!(waits[2], wait_policy::default_policy(4));
         let one = TreeBarrier::new(2, 2);
-        assert_eq!(*one.tree.node(0).1, BarrierWait::default_for(2));
+        assert_eq!(*one.tree.node(0).1, wait_policy::default_policy(2));
         let spin =
             TreeBarrier::with_options(4, 2, WaitOptions::new().policy(Policy::always_spin()));
-        assert_eq!(
-            *spin.tree.node(0).1,
-            BarrierWait::exactly(Policy::always_spin())
-        );
+        assert_eq!(*spin.tree.node(0).1, Policy::always_spin());
     }
 
     #[test]

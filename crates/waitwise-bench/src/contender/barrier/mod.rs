@@ -109,8 +109,8 @@ impl BarrierSpec {
         (self.parties == Parties::Two && parties != 2).then(|| "n/a: two parties only".to_string())
     }
 
-    /// waitwise's `Barrier` with its default waiting (a 1 µs PAUSE prelude,
-    /// skipped when the parties outnumber the CPUs, then `Ss/b/0.62`).
+    /// waitwise's `Barrier` with its default waiting (`s/b/0.62` while the
+    /// parties fit on the CPUs, `Ss/b/0.62` when they outnumber them).
     pub fn barrier_default() -> Self {
         Self::waitwise("Barrier (default)".into(), None, Parties::Any, |n, p| {
             Arc::new(waitwise_barrier::Central::new(n, None, p))
