@@ -16,7 +16,9 @@
 //! and a slow mode for tens to hundreds of milliseconds (a pure spin
 //! barrier measured 23 and 236 ns per episode a second apart), and a round
 //! of short interleaved runs mostly sees one mode. `-- quick` runs only the
-//! cells those ratios need. Other processes on the machine distort every
+//! cells those ratios need (and the explicit `s/b/0.62`, the default's
+//! policy at 2 threads without its wake-chain breaking); `-- rounds` also
+//! prints every round's figure. Other processes on the machine distort every
 //! figure: run it on an idle machine.
 
 use std::cell::UnsafeCell;
@@ -240,10 +242,11 @@ fn best(v: &[f64]) -> f64 {
 }
 
 /// Cells `quick` keeps.
-const QUICK: [&str; 3] = [SPIN, PTHREAD, DEFAULT];
+const QUICK: [&str; 4] = [SPIN, PTHREAD, DEFAULT, TWO_PHASE];
 const SPIN: &str = "spin (sense-reversing, s//inf)";
 const PTHREAD: &str = "pthread_barrier_wait";
 const DEFAULT: &str = "waitwise Barrier (default)";
+const TWO_PHASE: &str = "waitwise Barrier s/b/0.62";
 
 fn main() {
     // Measure B before any benchmark thread runs, over several spaced
@@ -251,6 +254,7 @@ fn main() {
     let _ =
         waitwise::policy::block_cost::settle_block_cost(8, std::time::Duration::from_millis(10));
     let quick = std::env::args().any(|a| a == "quick");
+    let show_rounds = std::env::args().any(|a| a == "rounds");
     println!(
         "allowed CPUs: {}, block cost B = {:.0} ns, default barrier policy for 2 / 4 threads: {} / {}",
         waitwise::barrier::allowed_cpus(),
@@ -292,7 +296,7 @@ fn main() {
                 Box::new(Barrier::with_options(threads, with(Policy::always_block()))),
             ),
             (
-                "waitwise Barrier s/b/0.62".into(),
+                TWO_PHASE.into(),
                 Box::new(Barrier::with_options(
                     threads,
                     with(Policy::two_phase(0.62)),
@@ -333,6 +337,10 @@ fn main() {
                 best(&samples),
                 median(&samples)
             );
+            if show_rounds {
+                let rounds: Vec<u64> = samples.iter().map(|&x| x as u64).collect();
+                println!("  every round: {rounds:?}");
+            }
             results.push((name.clone(), threads, samples));
         }
     }
