@@ -21,6 +21,15 @@
 //! CPUs), each less one clock read. Warm-up rounds are dropped, then the
 //! first and last 10% of rounds (seed 004), and median, mean and 95% CI are
 //! reported; a CI wider than 20% of the median flags the row as noisy.
+//!
+//! In the work and short regimes one worker and one waiter run every
+//! contender in turn, one round each, cycle after cycle: on a VM the
+//! hand-off's speed switches between modes for tens to hundreds of
+//! milliseconds (a spinning waiter's work-regime `T_wakeup` measured
+//! 340 ns in one run and 620 ns in the next), so contenders run one after
+//! another would each meet a different machine. Interleaved by round,
+//! they meet the same one, and each cycle gives a like-for-like ratio to
+//! `spin` ([`Row::work_wakeup_vs_spin`]), which the ranking notes use.
 
 use super::{progress, ExperimentOutput, RenderedChart};
 use crate::chart::BarChart;
@@ -53,11 +62,9 @@ pub struct Config {
     pub sleep_rounds: usize,
     /// How long the worker sleeps in the sleep regime, ms.
     pub sleep_ms: u64,
-    /// Warm-up rounds before each measurement (dropped).
+    /// Warm-up rounds (cycles over the contenders in the work and short
+    /// regimes) before each measurement (dropped).
     pub warmup_rounds: usize,
-    /// Interleaved passes over all contenders that share the work and
-    /// short regimes' rounds (drift hits every contender alike).
-    pub passes: usize,
     /// Run only contenders whose name contains one of these (empty: all).
     pub only: Vec<String>,
 }
@@ -73,7 +80,6 @@ impl Config {
             sleep_rounds: 3,
             sleep_ms: 50,
             warmup_rounds: 3,
-            passes: 5,
             only: Vec::new(),
         }
     }
@@ -100,7 +106,6 @@ impl Config {
             sleep_rounds: 1,
             sleep_ms: 2,
             warmup_rounds: 1,
-            passes: 1,
             only: Vec::new(),
         }
     }
@@ -142,6 +147,10 @@ pub struct Row {
     pub short: Option<RegimeResult>,
     /// Long wait (sleep).
     pub sleep: Option<RegimeResult>,
+    /// Work regime: this row's `T_wakeup` over `spin`'s in the same cycle
+    /// of interleaved rounds, summarized over the cycles (median and its
+    /// 95% interval); `None` for `spin` itself, or when either did not run.
+    pub work_wakeup_vs_spin: Option<Summary>,
 }
 
 /// The experiment's result.
@@ -172,30 +181,35 @@ struct Raw {
     cpu_fraction: Vec<f64>,
 }
 
-/// Runs one contender for `warmup + rounds` hand-offs under `action`.
-fn run_pair(
-    pair: Arc<dyn WaitPair>,
+/// Runs `pairs` in turn on one worker and one waiter thread, one
+/// hand-off each under `action`, for `warmup + rounds` cycles; returns each
+/// pair's samples of the measured cycles, in cycle order.
+fn run_pairs(
+    pairs: &[Arc<dyn WaitPair>],
     placement: &PairPlacement,
     warmup: usize,
     rounds: usize,
     action: &Action,
-) -> Raw {
-    let total = warmup + rounds;
+) -> Vec<Raw> {
+    let k = pairs.len();
+    let total = (warmup + rounds) * k;
     let ready = Arc::new(AtomicU64::new(0));
     let waiter = {
-        let (pair, ready, cpu) = (pair.clone(), ready.clone(), placement.waiter_cpu);
+        let (pairs, ready, cpu) = (pairs.to_vec(), ready.clone(), placement.waiter_cpu);
         std::thread::spawn(move || {
             pin(cpu);
-            pair.register_waiter();
+            for pair in &pairs {
+                pair.register_waiter();
+            }
             let clock = cycle_clock();
             let mut woke = Vec::with_capacity(total);
             let mut cpu_frac = Vec::with_capacity(total);
-            for r in 0..total {
+            for step in 0..total {
                 let (w0, c0) = (Instant::now(), thread_cpu_time());
-                // Release: the worker's Acquire load of the round number
-                // happens after our previous round's bookkeeping.
-                ready.store(r as u64 + 1, Ordering::Release);
-                pair.wait();
+                // Release: the worker's Acquire load of the step number
+                // happens after our previous step's bookkeeping.
+                ready.store(step as u64 + 1, Ordering::Release);
+                pairs[step % k].wait();
                 woke.push(clock.start());
                 // CPU time first, then wall time: the wall interval encloses
                 // the CPU interval, so the fraction cannot exceed 1 by
@@ -212,7 +226,7 @@ fn run_pair(
         })
     };
     let worker = {
-        let (pair, ready, cpu) = (pair.clone(), ready.clone(), placement.worker_cpu);
+        let (pairs, ready, cpu) = (pairs.to_vec(), ready.clone(), placement.worker_cpu);
         let mut kernel = match action {
             Action::Work(n) => Some(MatMul::new(*n)),
             _ => None,
@@ -226,9 +240,9 @@ fn run_pair(
             pin(cpu);
             let clock = cycle_clock();
             let (mut t0s, mut calls, mut works) = (Vec::new(), Vec::new(), Vec::new());
-            for r in 0..total {
+            for step in 0..total {
                 let mut spins = 0u32;
-                while ready.load(Ordering::Acquire) != r as u64 + 1 {
+                while ready.load(Ordering::Acquire) != step as u64 + 1 {
                     spins = spins.wrapping_add(1);
                     if spins.is_multiple_of(256) {
                         std::thread::yield_now();
@@ -250,7 +264,7 @@ fn run_pair(
                     Action::Sleep(d) => std::thread::sleep(*d),
                 }
                 let t0 = clock.start();
-                pair.notify();
+                pairs[step % k].notify();
                 let t1 = clock.end();
                 works.push(clock.ticks_to_ns(t0 - w0));
                 t0s.push(t0);
@@ -261,32 +275,29 @@ fn run_pair(
     };
     let (woke, cpu_frac) = waiter.join().expect("waiter thread panicked");
     let (t0s, calls, works) = worker.join().expect("worker thread panicked");
-    let wake: Vec<u64> = woke
-        .iter()
-        .zip(&t0s)
-        .map(|(w, t)| w.saturating_sub(*t))
-        .collect();
-    Raw {
-        t_work_ns: works[warmup..].to_vec(),
-        t_wakeup: wake[warmup..].to_vec(),
-        t_call: calls[warmup..].to_vec(),
-        cpu_fraction: cpu_frac[warmup..].to_vec(),
-    }
+    // Pair `j`'s measured samples: steps `j`, `j + k`, ... past the warm-up.
+    let of = |j: usize| (warmup * k + j..total).step_by(k);
+    (0..k)
+        .map(|j| Raw {
+            t_work_ns: of(j).map(|s| works[s]).collect(),
+            t_wakeup: of(j).map(|s| woke[s].saturating_sub(t0s[s])).collect(),
+            t_call: of(j).map(|s| calls[s]).collect(),
+            cpu_fraction: of(j).map(|s| cpu_frac[s]).collect(),
+        })
+        .collect()
 }
 
-impl Raw {
-    /// Adds `more`'s samples to `into` (which starts empty).
-    fn pool(into: &mut Option<Raw>, more: Raw) {
-        match into {
-            None => *into = Some(more),
-            Some(r) => {
-                r.t_work_ns.extend(more.t_work_ns);
-                r.t_wakeup.extend(more.t_wakeup);
-                r.t_call.extend(more.t_call);
-                r.cpu_fraction.extend(more.cpu_fraction);
-            }
-        }
-    }
+/// Per cycle, `row`'s wake-up over `spin`'s (each less one clock read),
+/// summarized; `None` when a cycle has a zero for spin or no samples.
+fn wakeup_ratios(row: &Raw, spin: &Raw) -> Option<Summary> {
+    let overhead = cycle_clock().read_overhead_ticks();
+    let ratios: Vec<f64> = row
+        .t_wakeup
+        .iter()
+        .zip(&spin.t_wakeup)
+        .map(|(&r, &s)| r.saturating_sub(overhead) as f64 / s.saturating_sub(overhead) as f64)
+        .collect();
+    summary_ns(&ratios)
 }
 
 fn summarize(raw: Raw) -> RegimeResult {
@@ -312,52 +323,51 @@ pub fn run(config: &Config) -> MechanismsResult {
         })
         .collect();
     let total = contenders.len();
+    let steps = 2 + total;
     let delay = Duration::from_nanos(short_delay_ns as u64);
-    let passes = config.passes.max(1);
-    // The work and short regimes run in `passes` interleaved passes over
-    // all contenders, each pass a share of the rounds, and pool the
-    // samples: this VM's speed drifts over seconds (host scheduling, vCPU
-    // placement), and run back to back each contender would meet a
-    // different machine.
-    let mut work: Vec<Option<Raw>> = contenders.iter().map(|_| None).collect();
-    let mut short: Vec<Option<Raw>> = contenders.iter().map(|_| None).collect();
-    for pass in 0..passes {
-        let share = |rounds: usize| rounds / passes + usize::from(pass < rounds % passes);
-        for (i, c) in contenders.iter().enumerate() {
-            if c.availability.is_err() {
-                continue;
-            }
-            progress(
-                "mechanisms",
-                pass * total + i + 1,
-                passes * total + total,
-                &format!("{} (pass {}/{passes})", c.name, pass + 1),
-            );
-            let w = config.warmup_rounds;
-            let raw = run_pair(
-                c.make(),
-                &placement,
-                w,
-                share(config.work_rounds),
-                &Action::Work(config.matrix_n),
-            );
-            Raw::pool(&mut work[i], raw);
-            let raw = run_pair(
-                c.make(),
-                &placement,
-                w * 5,
-                share(config.short_rounds),
-                &Action::Delay(delay),
-            );
-            Raw::pool(&mut short[i], raw);
+    // The work and short regimes: every contender that may run, in turn.
+    let running: Vec<usize> = (0..total)
+        .filter(|&i| contenders[i].availability.is_ok())
+        .collect();
+    let pairs =
+        || -> Vec<Arc<dyn WaitPair>> { running.iter().map(|&i| contenders[i].make()).collect() };
+    let regime = |step: usize, what: &str, warmup: usize, rounds: usize, action: Action| {
+        progress("mechanisms", step, steps, what);
+        let mut raws = run_pairs(&pairs(), &placement, warmup, rounds, &action).into_iter();
+        let mut by_contender: Vec<Option<Raw>> = contenders.iter().map(|_| None).collect();
+        for &i in &running {
+            by_contender[i] = raws.next();
         }
-    }
+        by_contender
+    };
+    let w = config.warmup_rounds;
+    let mut work = regime(
+        1,
+        "work regime, contenders interleaved",
+        w,
+        config.work_rounds,
+        Action::Work(config.matrix_n),
+    );
+    let mut short = regime(
+        2,
+        "short regime, contenders interleaved",
+        w * 5,
+        config.short_rounds,
+        Action::Delay(delay),
+    );
+    let spin = contenders.iter().position(|c| c.name == "spin");
+    let vs_spin: Vec<Option<Summary>> = (0..total)
+        .map(|i| {
+            let spin = work[spin.filter(|&s| s != i)?].as_ref()?;
+            wakeup_ratios(work[i].as_ref()?, spin)
+        })
+        .collect();
     let mut rows = Vec::with_capacity(total);
     for (i, c) in contenders.iter().enumerate() {
         progress(
             "mechanisms",
-            passes * total + i + 1,
-            passes * total + total,
+            3 + i,
+            steps,
             &format!("{} (long wait)", c.name),
         );
         let mut row = Row {
@@ -368,18 +378,20 @@ pub fn run(config: &Config) -> MechanismsResult {
             work: work[i].take().map(summarize),
             short: short[i].take().map(summarize),
             sleep: None,
+            work_wakeup_vs_spin: vs_spin[i].clone(),
         };
         if c.availability.is_ok() {
             let sleep = Duration::from_millis(config.sleep_ms);
             // One warm-up round: per-thread lazy state (e.g. the cache-miss
             // chase buffer) must not land inside a measured wait.
-            row.sleep = Some(summarize(run_pair(
-                c.make(),
+            let raw = run_pairs(
+                &[c.make()],
                 &placement,
                 1,
                 config.sleep_rounds,
                 &Action::Sleep(sleep),
-            )));
+            );
+            row.sleep = raw.into_iter().next().map(summarize);
         }
         rows.push(row);
     }
@@ -483,28 +495,13 @@ impl MechanismsResult {
 
     /// Seed 000 Table 1's two orderings checked on this run: `spin` wakes
     /// first and `block` costs the notifier most, among waitwise's own
-    /// rows; medians compared with their order-statistic 95% intervals, so
-    /// a tie within noise is called one.
+    /// rows. `T_wakeup` is compared by the per-cycle ratios to `spin`
+    /// ([`Row::work_wakeup_vs_spin`]), `T_call` by medians; both with
+    /// order-statistic 95% intervals, so a tie within noise is called one.
     fn ranking_notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
-        let wake = self.own_work_figures(|r| r.t_wakeup.as_ref());
-        let spin = wake.iter().find(|(n, _)| *n == "spin");
-        let lowest = wake.iter().min_by(|a, b| a.1.median.total_cmp(&b.1.median));
-        if let (Some((_, spin)), Some((low_name, low))) = (spin, lowest) {
-            let verdict = if *low_name == "spin" {
-                "spin has the lowest T_wakeup of waitwise's rows".to_string()
-            } else if spin.median_differs_from(low) {
-                format!("spin does NOT have the lowest T_wakeup: {low_name} is lower beyond noise")
-            } else {
-                format!(
-                    "spin is not the lowest by median ({low_name} {}), but their 95% intervals overlap: a tie within this machine's noise",
-                    with_interval(low)
-                )
-            };
-            notes.push(format!(
-                "Work regime, T_wakeup (median [95% CI of the median]): spin {}; {verdict}.",
-                with_interval(spin)
-            ));
+        if let Some(note) = self.wakeup_ranking_note() {
+            notes.push(note);
         }
         // T_call: block against the rows that never block (the polling
         // mechanisms); the two-phase policies sleep through a wait this
@@ -556,6 +553,88 @@ impl MechanismsResult {
             ));
         }
         notes
+    }
+}
+
+impl MechanismsResult {
+    /// Whether `spin` wakes first among waitwise's rows, from the per-cycle
+    /// ratios: a row whose ratio's 95% interval lies below 1 wakes faster
+    /// beyond noise, one whose interval holds 1 ties.
+    fn wakeup_ranking_note(&self) -> Option<String> {
+        let spin = self
+            .row("spin")?
+            .work
+            .as_ref()?
+            .t_wakeup
+            .as_ref()?
+            .ns
+            .clone();
+        let ratios: Vec<(&str, &Summary)> = self
+            .rows
+            .iter()
+            .filter(|r| r.family == Family::Waitwise)
+            .filter_map(|r| Some((r.name.as_str(), r.work_wakeup_vs_spin.as_ref()?)))
+            .collect();
+        let (low_name, low) = ratios
+            .iter()
+            .min_by(|a, b| a.1.median.total_cmp(&b.1.median))?;
+        let ratio = |s: &Summary| {
+            format!(
+                "{:.2}x [{:.2}, {:.2}]",
+                s.median, s.median_ci95_low, s.median_ci95_high
+            )
+        };
+        let faster: Vec<&str> = ratios
+            .iter()
+            .filter(|(_, s)| s.median_ci95_high < 1.0)
+            .map(|(n, _)| *n)
+            .collect();
+        let tied: Vec<&str> = ratios
+            .iter()
+            .filter(|(_, s)| s.median_ci95_low <= 1.0 && s.median_ci95_high >= 1.0)
+            .map(|(n, _)| *n)
+            .collect();
+        let verdict = if !faster.is_empty() {
+            format!(
+                "spin does NOT have the lowest T_wakeup: {} wake faster beyond noise (lowest: {low_name} {})",
+                faster.join(", "),
+                ratio(low)
+            )
+        } else if !tied.is_empty() {
+            format!(
+                "no row wakes faster than spin beyond noise, but {} tie with it (95% interval of the ratio holds 1; lowest: {low_name} {})",
+                tied.join(", "),
+                ratio(low)
+            )
+        } else {
+            format!(
+                "spin has the lowest T_wakeup of waitwise's rows: every other row is slower beyond noise (closest: {low_name} {})",
+                ratio(low)
+            )
+        };
+        let work_wakeup = |name: &str| {
+            self.row(name)?
+                .work
+                .as_ref()?
+                .t_wakeup
+                .as_ref()
+                .map(|t| t.ns.median)
+        };
+        // Seed 000's "spin-loops" put PAUSE in the loop body (its section
+        // 4.2): that is waitwise's `pause`, and the paper's ordering is the
+        // spin-loop against the sleeping primitives.
+        let paper = match (work_wakeup("pause"), work_wakeup("block")) {
+            (Some(pause), Some(block)) => format!(
+                " Seed 000's spin-loops have PAUSE in the loop (waitwise's `pause`; `spin` is the plain load loop, which pays a memory-order flush when the store arrives and keeps pulling the line from the notifier): pause wakes in {pause:.0} ns, block in {block:.0} ns ({:.0}x).",
+                block / pause
+            ),
+            _ => String::new(),
+        };
+        Some(format!(
+            "Work regime, T_wakeup (median [95% CI of the median]): spin {}; per-cycle ratio to spin over {} interleaved cycles: {verdict}.{paper}",
+            with_interval(&spin),
+            low.n
+        ))
     }
 }
 
@@ -853,5 +932,39 @@ mod tests {
             assert!(json.get(key).is_some(), "{key}");
         }
         assert!(!res.charts().is_empty());
+    }
+
+    #[test]
+    fn interleaved_rounds_give_every_pair_its_own_samples() {
+        let all = contender::all();
+        let pick = |name: &str| all.iter().find(|c| c.name == name).unwrap().make();
+        let pairs = [pick("spin"), pick("pause"), pick("block")];
+        let raws = run_pairs(
+            &pairs,
+            &PairPlacement::choose(),
+            2,
+            5,
+            &Action::Delay(Duration::from_micros(1)),
+        );
+        assert_eq!(raws.len(), 3);
+        for raw in &raws {
+            assert_eq!(raw.t_wakeup.len(), 5);
+            assert_eq!(raw.t_call.len(), 5);
+            assert_eq!(raw.cpu_fraction.len(), 5);
+        }
+        let vs = wakeup_ratios(&raws[1], &raws[0]).unwrap();
+        assert!(vs.median.is_finite() && vs.median > 0.0);
+    }
+
+    #[test]
+    fn tiny_run_ranks_against_spin() {
+        let mut cfg = Config::tiny();
+        cfg.only = vec!["spin".into(), "pause".into(), "block".into()];
+        let res = run(&cfg);
+        assert!(res.row("spin").unwrap().work_wakeup_vs_spin.is_none());
+        assert!(res.row("pause").unwrap().work_wakeup_vs_spin.is_some());
+        let note = res.wakeup_ranking_note().unwrap();
+        assert!(note.contains("per-cycle ratio to spin"), "{note}");
+        assert!(note.contains("spin-loops"), "{note}");
     }
 }
