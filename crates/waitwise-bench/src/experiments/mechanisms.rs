@@ -378,7 +378,7 @@ pub fn run(config: &Config) -> MechanismsResult {
             work: work[i].take().map(summarize),
             short: short[i].take().map(summarize),
             sleep: None,
-            work_wakeup_vs_spin: vs_spin[i].clone(),
+            work_wakeup_vs_spin: vs_spin[i],
         };
         if c.availability.is_ok() {
             let sleep = Duration::from_millis(config.sleep_ms);
@@ -561,14 +561,7 @@ impl MechanismsResult {
     /// ratios: a row whose ratio's 95% interval lies below 1 wakes faster
     /// beyond noise, one whose interval holds 1 ties.
     fn wakeup_ranking_note(&self) -> Option<String> {
-        let spin = self
-            .row("spin")?
-            .work
-            .as_ref()?
-            .t_wakeup
-            .as_ref()?
-            .ns
-            .clone();
+        let spin = self.row("spin")?.work.as_ref()?.t_wakeup.as_ref()?.ns;
         let ratios: Vec<(&str, &Summary)> = self
             .rows
             .iter()
