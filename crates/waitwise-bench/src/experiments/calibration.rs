@@ -73,6 +73,10 @@ const MIN_ROUNDS: usize = 10;
 /// run-to-run spread of a cell on a loaded 2-CPU machine.
 const TIE_TOLERANCE: f64 = 0.10;
 
+/// A measured reversal of two policies counts only beyond this many
+/// standard errors of their difference (about a 95% two-sided test).
+pub const REVERSAL_Z: f64 = 2.0;
+
 /// Measured factors within this of the prediction "agree" (the issue's bound).
 pub const AGREEMENT_TOLERANCE: f64 = 0.25;
 
@@ -210,11 +214,13 @@ pub struct Row {
     /// kernel-path outlier), counted at the cap.
     pub kernel_outliers: usize,
     /// The fixed CPU of a hand-off subtracted from every wait that did not
-    /// block: the mean of the at-once references interleaved with this
+    /// block: the median of the at-once references interleaved with this
     /// (law, scale)'s cells, ns.
     pub hand_off_cpu_ns: f64,
     /// `sum(cost) / sum(min(t, B))`.
     pub measured_factor: Option<f64>,
+    /// Its standard error (delta method over the waits).
+    pub measured_factor_se: Option<f64>,
     /// The model's competitive factor for the law (expectation).
     pub predicted_factor: Option<f64>,
     /// The model's factor on the waits that happened.
@@ -242,6 +248,7 @@ impl Row {
             kernel_outliers: 0,
             hand_off_cpu_ns: 0.0,
             measured_factor: None,
+            measured_factor_se: None,
             predicted_factor: None,
             predicted_sample_factor: None,
             ratio: None,
@@ -264,8 +271,12 @@ pub struct OrderingCheck {
     pub decided_pairs: usize,
     /// Of those, pairs the measurement orders the same way.
     pub concordant_pairs: usize,
-    /// The pairs ordered the other way: `"a < b predicted, measured a/b = 1.3"`.
+    /// The pairs ordered the other way beyond noise: `"a < b predicted
+    /// (1.00 vs 1.50), measured 1.40 vs 1.20"`.
     pub violations: Vec<String>,
+    /// Decided pairs measured the other way by less than [`REVERSAL_Z`]
+    /// standard errors (counted as concordant: a tie within noise).
+    pub ties_within_noise: Vec<String>,
 }
 
 /// The experiment's result.
@@ -507,17 +518,19 @@ struct BlockCpu {
 const KERNEL_CAP_QUANTILE: f64 = 0.99;
 
 /// The fixed CPU of a hand-off beyond the wait itself, from the `s//inf`
-/// references released at once: the mean of `cpu - clock - wait`, at
+/// references released at once: the median of `cpu - clock - wait`, at
 /// least 0. Subtracted from every wait that did not block (a blocked wait's
-/// call path is inside the block references' CPU already).
+/// call path is inside the block references' CPU already). The median, not
+/// the mean: what is fixed per wait is the typical call path; an interrupt
+/// that lands in a wait costs in proportion to the wait's length, and a
+/// zero-length reference that happened to take one (once 1.6 µs on
+/// average over a cell) would be subtracted from every short wait.
 fn hand_off_cpu_ns(reference: &[Sample], overhead_ns: f64) -> f64 {
-    let n = reference.len().max(1) as f64;
-    (reference
+    let mut beyond: Vec<f64> = reference
         .iter()
         .map(|s| s.cpu_ns - overhead_ns - s.wait_ns)
-        .sum::<f64>()
-        / n)
-        .max(0.0)
+        .collect();
+    median(&mut beyond).max(0.0)
 }
 
 fn block_cpu_ns(reference: &[Sample], overhead_ns: f64) -> BlockCpu {
@@ -588,6 +601,7 @@ fn summarize(
     // beyond that and the references' cap is a kernel-path outlier.
     let max_poll = alg.alpha(b).unwrap_or(1.0) * b;
     row.kernel_outliers = 0;
+    let mut pairs = Vec::with_capacity(n);
     for s in samples {
         let cpu = s.cpu_ns - overhead;
         let poll = if s.blocked {
@@ -604,6 +618,7 @@ fn summarize(
         poll_sum += poll;
         cost_sum += cost;
         opt_sum += s.wait_ns.min(b);
+        pairs.push((cost, s.wait_ns.min(b)));
         model_sum += cost::cost_for_wait(alg, s.wait_ns, b).unwrap_or(f64::NAN);
     }
     row.mean_drawn_wait_ns = samples.iter().map(|s| s.drawn_ns).sum::<f64>() / nf;
@@ -613,7 +628,9 @@ fn summarize(
     row.mean_cost_ns = cost_sum / nf;
     row.mean_optimal_ns = opt_sum / nf;
     if opt_sum > 0.0 {
-        row.measured_factor = Some(cost_sum / opt_sum);
+        let factor = cost_sum / opt_sum;
+        row.measured_factor = Some(factor);
+        row.measured_factor_se = ratio_standard_error(&pairs, factor);
         row.predicted_sample_factor = Some(model_sum / opt_sum).filter(|f| f.is_finite());
     }
     row.ratio = match (row.measured_factor, row.predicted_sample_factor) {
@@ -622,25 +639,44 @@ fn summarize(
     };
 }
 
+/// Standard error of the ratio estimator `sum(x) / sum(y) = factor` from
+/// its `(x, y)` pairs (delta method: the spread of `x - factor * y` over
+/// the mean of `y`); `None` with fewer than 2 pairs.
+fn ratio_standard_error(pairs: &[(f64, f64)], factor: f64) -> Option<f64> {
+    let n = pairs.len();
+    if n < 2 {
+        return None;
+    }
+    let nf = n as f64;
+    let mean_y = pairs.iter().map(|p| p.1).sum::<f64>() / nf;
+    let resid: Vec<f64> = pairs.iter().map(|&(x, y)| x - factor * y).collect();
+    let mean_r = resid.iter().sum::<f64>() / nf;
+    let var = resid.iter().map(|r| (r - mean_r).powi(2)).sum::<f64>() / (nf - 1.0);
+    (mean_y > 0.0).then(|| var.sqrt() / nf.sqrt() / mean_y)
+}
+
 /// Compares the measured order of the policies of one (law, scale) with the
-/// model's, judging only pairs the model separates by more than 10%.
+/// model's, judging only pairs the model separates by more than 10%. A
+/// measured reversal smaller than [`REVERSAL_Z`] standard errors of the
+/// difference is a tie within the measurement's noise, listed apart.
 fn ordering_check(dist: CalibrationDist, scale: f64, rows: &[&Row]) -> OrderingCheck {
-    let figures: Vec<(&str, f64, f64)> = rows
+    let figures: Vec<(&str, f64, f64, f64)> = rows
         .iter()
         .filter_map(|r| {
             Some((
                 r.policy.as_str(),
                 r.predicted_sample_factor?,
                 r.measured_factor?,
+                r.measured_factor_se.unwrap_or(0.0),
             ))
         })
         .collect();
-    let order = |key: fn(&(&str, f64, f64)) -> f64| {
+    let order = |key: fn(&(&str, f64, f64, f64)) -> f64| {
         let mut v = figures.clone();
         v.sort_by(|a, b| key(a).total_cmp(&key(b)));
         v.iter().map(|f| f.0.to_string()).collect::<Vec<_>>()
     };
-    let (mut decided, mut concordant, mut violations) = (0, 0, Vec::new());
+    let (mut decided, mut concordant, mut violations, mut ties) = (0, 0, Vec::new(), Vec::new());
     for (i, a) in figures.iter().enumerate() {
         for b in &figures[i + 1..] {
             let (lo, hi) = if a.1 <= b.1 { (a, b) } else { (b, a) };
@@ -648,13 +684,20 @@ fn ordering_check(dist: CalibrationDist, scale: f64, rows: &[&Row]) -> OrderingC
                 continue;
             }
             decided += 1;
+            let reversal = format!(
+                "{} < {} predicted ({:.2} vs {:.2}), measured {:.2} vs {:.2}",
+                lo.0, hi.0, lo.1, hi.1, lo.2, hi.2
+            );
             if lo.2 <= hi.2 {
                 concordant += 1;
-            } else {
-                violations.push(format!(
-                    "{} < {} predicted ({:.2} vs {:.2}), measured {:.2} vs {:.2}",
-                    lo.0, hi.0, lo.1, hi.1, lo.2, hi.2
+            } else if lo.2 - hi.2 <= REVERSAL_Z * lo.3.hypot(hi.3) {
+                concordant += 1;
+                ties.push(format!(
+                    "{reversal} (within {REVERSAL_Z} standard errors: {:.2})",
+                    lo.3.hypot(hi.3)
                 ));
+            } else {
+                violations.push(reversal);
             }
         }
     }
@@ -666,6 +709,7 @@ fn ordering_check(dist: CalibrationDist, scale: f64, rows: &[&Row]) -> OrderingC
         decided_pairs: decided,
         concordant_pairs: concordant,
         violations,
+        ties_within_noise: ties,
     }
 }
 
@@ -967,9 +1011,32 @@ impl ExperimentOutput for CalibrationResult {
         ));
         let decided: usize = self.ordering.iter().map(|o| o.decided_pairs).sum();
         let concordant: usize = self.ordering.iter().map(|o| o.concordant_pairs).sum();
+        let ties: Vec<String> = self
+            .ordering
+            .iter()
+            .flat_map(|o| {
+                o.ties_within_noise.iter().map(move |t| {
+                    format!(
+                        "{} {}={}: {t}",
+                        o.dist.name(),
+                        o.dist.scale_label(),
+                        o.scale
+                    )
+                })
+            })
+            .collect();
+        let tie_note = if ties.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " {} of them are measured the other way by less than {REVERSAL_Z} standard errors, a tie within noise: {}.",
+                ties.len(),
+                first_few(&ties, 3, "; ")
+            )
+        };
         if self.ordering_matches() {
             n.push(format!(
-                "Ordering: MATCHES the model: all {decided} policy pairs the model separates by more than 10% are measured in the same order (near-ties are not judged)."
+                "Ordering: MATCHES the model: all {decided} policy pairs the model separates by more than 10% are measured in the same order (near-ties are not judged).{tie_note}"
             ));
         } else {
             let v: Vec<String> = self
@@ -987,7 +1054,7 @@ impl ExperimentOutput for CalibrationResult {
                 })
                 .collect();
             n.push(format!(
-                "Ordering: does NOT fully match the model: {concordant} of {decided} decided pairs agree; reversed: {}.",
+                "Ordering: does NOT fully match the model: {concordant} of {decided} decided pairs agree; reversed beyond noise: {}.{tie_note}",
                 first_few(&v, 5, "; ")
             ));
         }
@@ -1212,7 +1279,11 @@ mod tests {
 
     #[test]
     fn hand_off_cpu_is_the_cpu_beyond_the_wait() {
-        let refs = [sample(700.0, 100.0, false), sample(900.0, 100.0, false)];
+        let refs = [
+            sample(700.0, 100.0, false),
+            sample(800.0, 100.0, false),
+            sample(90_000.0, 100.0, false), // an interrupt: not fixed
+        ];
         assert_eq!(hand_off_cpu_ns(&refs, 200.0), 500.0);
         assert_eq!(hand_off_cpu_ns(&[sample(100.0, 500.0, false)], 0.0), 0.0);
     }
@@ -1266,5 +1337,28 @@ mod tests {
             (c.decided_pairs, c.concordant_pairs, c.violations.len()),
             (1, 0, 1)
         );
+        // The same reversal with standard errors of 1 each: 1.85 apart is
+        // under 2 x 1.41, a tie within noise.
+        let noisy = |policy: &str, predicted: f64, measured: f64| Row {
+            measured_factor_se: Some(1.0),
+            ..row(policy, predicted, measured)
+        };
+        let rows = [noisy("a", 1.0, 3.0), noisy("c", 2.0, 1.15)];
+        let refs: Vec<&Row> = rows.iter().collect();
+        let c = ordering_check(CalibrationDist::Uniform, 1.0, &refs);
+        assert_eq!((c.concordant_pairs, c.violations.len()), (1, 0));
+        assert_eq!(c.ties_within_noise.len(), 1);
+    }
+
+    #[test]
+    fn ratio_standard_error_by_hand() {
+        // x = 2y exactly: no spread, no error.
+        let exact = [(2.0, 1.0), (4.0, 2.0), (6.0, 3.0)];
+        assert_eq!(ratio_standard_error(&exact, 2.0), Some(0.0));
+        // Residuals x - 1*y = -1, +1: sd sqrt(2), / sqrt(2) = 1, / mean y 2.
+        let spread = [(1.0, 2.0), (3.0, 2.0)];
+        let se = ratio_standard_error(&spread, 1.0).unwrap();
+        assert!((se - 0.5).abs() < 1e-12, "{se}");
+        assert_eq!(ratio_standard_error(&[(1.0, 1.0)], 1.0), None);
     }
 }
