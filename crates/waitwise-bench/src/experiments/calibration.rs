@@ -827,7 +827,26 @@ impl CalibrationResult {
         self.rows.iter().filter(|r| r.ratio.is_some())
     }
 
-    /// Whether every decided policy pair is ordered as the model says.
+    /// The remarks `pick` gives of every (law, scale), each prefixed with
+    /// its law and scale.
+    fn ordering_remarks(&self, pick: fn(&OrderingCheck) -> &Vec<String>) -> Vec<String> {
+        self.ordering
+            .iter()
+            .flat_map(|o| {
+                pick(o).iter().map(move |remark| {
+                    format!(
+                        "{} {}={}: {remark}",
+                        o.dist.name(),
+                        o.dist.scale_label(),
+                        o.scale
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Whether every decided policy pair is ordered as the model says
+    /// (reversals within noise count as ties).
     pub fn ordering_matches(&self) -> bool {
         self.ordering.iter().all(|o| o.violations.is_empty())
     }
@@ -1011,20 +1030,7 @@ impl ExperimentOutput for CalibrationResult {
         ));
         let decided: usize = self.ordering.iter().map(|o| o.decided_pairs).sum();
         let concordant: usize = self.ordering.iter().map(|o| o.concordant_pairs).sum();
-        let ties: Vec<String> = self
-            .ordering
-            .iter()
-            .flat_map(|o| {
-                o.ties_within_noise.iter().map(move |t| {
-                    format!(
-                        "{} {}={}: {t}",
-                        o.dist.name(),
-                        o.dist.scale_label(),
-                        o.scale
-                    )
-                })
-            })
-            .collect();
+        let ties = self.ordering_remarks(|o| &o.ties_within_noise);
         let tie_note = if ties.is_empty() {
             String::new()
         } else {
@@ -1039,20 +1045,7 @@ impl ExperimentOutput for CalibrationResult {
                 "Ordering: MATCHES the model: all {decided} policy pairs the model separates by more than 10% are measured in the same order (near-ties are not judged).{tie_note}"
             ));
         } else {
-            let v: Vec<String> = self
-                .ordering
-                .iter()
-                .flat_map(|o| {
-                    o.violations.iter().map(move |v| {
-                        format!(
-                            "{} {}={}: {v}",
-                            o.dist.name(),
-                            o.dist.scale_label(),
-                            o.scale
-                        )
-                    })
-                })
-                .collect();
+            let v = self.ordering_remarks(|o| &o.violations);
             n.push(format!(
                 "Ordering: does NOT fully match the model: {concordant} of {decided} decided pairs agree; reversed beyond noise: {}.{tie_note}",
                 first_few(&v, 5, "; ")
