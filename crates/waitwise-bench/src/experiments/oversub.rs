@@ -46,7 +46,11 @@
 //! Per (loop, thread count) every waiting choice gets one warm-up run (a
 //! quarter of the iterations, dropped) and [`Config::runs`] measured runs,
 //! interleaved; the first and last 10% are trimmed; median, mean and 95% CI
-//! are reported, and a CI wider than 20% of the median flags the row.
+//! are reported, and a CI wider than 20% of the median flags the row. The
+//! normalized runtime is the median over rounds of the run's time over the
+//! same round's `/b/0` run: on a VM whose speed drifts between rounds, a
+//! ratio of two medians taken from different rounds once put `s/b/0.5` at
+//! 0.76x and `s/b/0.54` at 1.30x of `/b/0` in the same table.
 
 mod peers;
 mod workload;
@@ -98,7 +102,7 @@ impl Config {
             unit_n: 10,
             work_us: 20.0,
             critical_us: 4.0,
-            runs: 5,
+            runs: 7,
             workloads: Vec::new(),
         }
     }
@@ -135,7 +139,8 @@ pub struct CellResult {
     pub multiplier: usize,
     /// Wall time of the loop, ms.
     pub runtime_ms: Option<Summary>,
-    /// Median runtime over `/b/0`'s median (same loop and threads).
+    /// Runtime over `/b/0`'s (same loop and threads): the median over
+    /// rounds of the run's time over that round's `/b/0` run.
     pub normalized: Option<f64>,
     /// Waits that slept, per run (median); `None` for pthread.
     pub blocks: Option<f64>,
@@ -457,9 +462,14 @@ pub fn run(config: &Config) -> OversubResult {
             let base = choices
                 .iter()
                 .position(|c| c.waiting == Waiting::Policy(Policy::always_block()));
-            let base_median =
-                base.and_then(|b| median(&raws[b].iter().map(|r| r.wall_ms).collect::<Vec<_>>()));
             for (i, runs) in raws.iter().enumerate() {
+                let per_round: Option<Vec<f64>> = base.map(|b| {
+                    runs.iter()
+                        .zip(&raws[b])
+                        .filter(|(_, base)| base.wall_ms > 0.0)
+                        .map(|(run, base)| run.wall_ms / base.wall_ms)
+                        .collect()
+                });
                 let wall: Vec<f64> = runs.iter().map(|r| r.wall_ms).collect();
                 let runtime = summary_ns(&wall);
                 let blocks: Option<Vec<f64>> =
@@ -468,10 +478,7 @@ pub fn run(config: &Config) -> OversubResult {
                     threads,
                     multiplier: m,
                     runtime_ms: runtime,
-                    normalized: match (runtime, base_median) {
-                        (Some(r), Some(b)) if b > 0.0 => Some(r.median / b),
-                        _ => None,
-                    },
+                    normalized: per_round.and_then(|r| median(&r)),
                     blocks: blocks.and_then(|b| median(&b)),
                     wait_overhead_ms: summary_ns(
                         &runs.iter().map(|r| r.overhead_ms).collect::<Vec<_>>(),
