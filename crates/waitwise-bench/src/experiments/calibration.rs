@@ -210,9 +210,12 @@ pub struct Row {
     /// reference waits interleaved with this (law, scale)'s cells, their
     /// top 1% capped at the 99th percentile, ns.
     pub block_cpu_ns: f64,
-    /// Blocked waits whose CPU exceeded the poll limit plus that cap (a
-    /// kernel-path outlier), counted at the cap.
-    pub kernel_outliers: usize,
+    /// Waits counted at a cap: blocked ones whose CPU exceeded the poll
+    /// limit plus the block references' 99th percentile (a kernel-path
+    /// outlier), polled ones whose CPU exceeded the wait plus the hand-off
+    /// references' 99th percentile (time charged while the vCPU did not
+    /// run).
+    pub outliers: usize,
     /// The fixed CPU of a hand-off subtracted from every wait that did not
     /// block: the median of the at-once references interleaved with this
     /// (law, scale)'s cells, ns.
@@ -245,7 +248,7 @@ impl Row {
             mean_cost_ns: 0.0,
             mean_optimal_ns: 0.0,
             block_cpu_ns: 0.0,
-            kernel_outliers: 0,
+            outliers: 0,
             hand_off_cpu_ns: 0.0,
             measured_factor: None,
             measured_factor_se: None,
@@ -525,12 +528,30 @@ const KERNEL_CAP_QUANTILE: f64 = 0.99;
 /// that lands in a wait costs in proportion to the wait's length, and a
 /// zero-length reference that happened to take one (once 1.6 µs on
 /// average over a cell) would be subtracted from every short wait.
-fn hand_off_cpu_ns(reference: &[Sample], overhead_ns: f64) -> f64 {
+#[derive(Clone, Copy, Debug)]
+struct HandOffCpu {
+    /// Median CPU beyond the wait: what is subtracted per polled wait.
+    median_ns: f64,
+    /// The references' [`KERNEL_CAP_QUANTILE`] quantile of the same: a
+    /// polled wait that burned more than its length plus this was charged
+    /// for time its vCPU did not run (a host preemption), counted at it.
+    cap_ns: f64,
+}
+
+fn hand_off_cpu_ns(reference: &[Sample], overhead_ns: f64) -> HandOffCpu {
     let mut beyond: Vec<f64> = reference
         .iter()
-        .map(|s| s.cpu_ns - overhead_ns - s.wait_ns)
+        .map(|s| (s.cpu_ns - overhead_ns - s.wait_ns).max(0.0))
         .collect();
-    median(&mut beyond).max(0.0)
+    beyond.sort_by(f64::total_cmp);
+    let cap_ns = beyond
+        .get(((beyond.len().max(1) - 1) as f64 * KERNEL_CAP_QUANTILE) as usize)
+        .copied()
+        .unwrap_or(f64::INFINITY);
+    HandOffCpu {
+        median_ns: median(&mut beyond),
+        cap_ns,
+    }
 }
 
 fn block_cpu_ns(reference: &[Sample], overhead_ns: f64) -> BlockCpu {
@@ -578,17 +599,35 @@ fn load_average() -> Option<f64> {
         .ok()
 }
 
+/// What a cell's CPU times are corrected by: `B`, the clock reads, and the
+/// references measured beside the cell.
+#[derive(Clone, Copy, Debug)]
+struct Accounting {
+    /// The block cost `B`, ns.
+    b: f64,
+    /// Two `thread_cpu_time` reads, ns.
+    clock_overhead: f64,
+    /// The kernel's CPU per block.
+    block_cpu: BlockCpu,
+    /// The fixed CPU of a hand-off.
+    hand_off: HandOffCpu,
+}
+
 /// Figures of one cell from its samples.
 fn summarize(
     row: &mut Row,
     samples: &[Sample],
     alg: &WaitingAlgorithm,
     law: &WaitDistribution,
-    b: f64,
-    overhead: f64,
-    block_cpu: BlockCpu,
+    acc: &Accounting,
 ) {
-    let hand_off = row.hand_off_cpu_ns;
+    let Accounting {
+        b,
+        clock_overhead: overhead,
+        block_cpu,
+        hand_off,
+    } = *acc;
+    row.hand_off_cpu_ns = hand_off.median_ns;
     let n = samples.len();
     row.rounds = n;
     row.predicted_factor = cost::competitive_factor(alg, law, b).ok();
@@ -598,20 +637,26 @@ fn summarize(
     let nf = n as f64;
     let (mut cost_sum, mut opt_sum, mut model_sum, mut poll_sum) = (0.0, 0.0, 0.0, 0.0);
     // A blocked wait polled at most its poll limit (B for rand/b); CPU
-    // beyond that and the references' cap is a kernel-path outlier.
+    // beyond that and the references' cap is a kernel-path outlier. A
+    // polled wait burned at most its length; CPU beyond that and the
+    // hand-off cap was charged while its vCPU did not run.
     let max_poll = alg.alpha(b).unwrap_or(1.0) * b;
-    row.kernel_outliers = 0;
+    row.outliers = 0;
     let mut pairs = Vec::with_capacity(n);
     for s in samples {
         let cpu = s.cpu_ns - overhead;
         let poll = if s.blocked {
             let cap = max_poll + block_cpu.cap_ns;
             if cpu > cap {
-                row.kernel_outliers += 1;
+                row.outliers += 1;
             }
             cpu.min(cap) - block_cpu.mean_ns
         } else {
-            cpu - hand_off
+            let cap = s.wait_ns + hand_off.cap_ns;
+            if cpu > cap {
+                row.outliers += 1;
+            }
+            cpu.min(cap) - hand_off.median_ns
         }
         .max(0.0);
         let cost = poll + if s.blocked { b } else { 0.0 };
@@ -785,15 +830,19 @@ pub fn run(config: &Config) -> CalibrationResult {
                 let hand_off = measured.pop().expect("the references are measured last");
                 let reference = measured.pop().expect("the references are measured last");
                 let block_cpu = block_cpu_ns(&reference.samples, overhead);
-                let hand_off_cpu = hand_off_cpu_ns(&hand_off.samples, overhead);
+                let acc = Accounting {
+                    b,
+                    clock_overhead: overhead,
+                    block_cpu,
+                    hand_off: hand_off_cpu_ns(&hand_off.samples, overhead),
+                };
                 for ((i, (_, alg)), m) in runnable.iter().zip(&measured) {
                     let row = &mut rows[*i];
                     if m.lost_producer {
                         row.not_available = Some("producer did not notify within 2 s".into());
                     }
                     row.block_cpu_ns = block_cpu.mean_ns;
-                    row.hand_off_cpu_ns = hand_off_cpu;
-                    summarize(row, &m.samples, alg, law, b, overhead, block_cpu);
+                    summarize(row, &m.samples, alg, law, &acc);
                 }
                 references.extend(reference.samples);
             }
@@ -1023,9 +1072,10 @@ impl ExperimentOutput for CalibrationResult {
             .measured_rows()
             .map(|r| r.block_fraction * r.rounds as f64)
             .sum();
-        let outliers: usize = self.measured_rows().map(|r| r.kernel_outliers).sum();
+        let outliers: usize = self.measured_rows().map(|r| r.outliers).sum();
+        let waits: usize = self.measured_rows().map(|r| r.rounds).sum();
         n.push(format!(
-            "Cost accounting: thread CPU across each wait, less {:.0} ns of clock reads, less the kernel CPU per block (already part of B) that reference /b/0 waits interleaved with each cell measured: {:.0} ns on average over the cells (median {:.0} ns; the top 1% counted at the 99th percentile, as are the {outliers} of {blocked:.0} blocked waits in the cells whose CPU passed their poll limit plus that cap), plus B per block.",
+            "Cost accounting: thread CPU across each wait, less {:.0} ns of clock reads, less the kernel CPU per block (already part of B) that reference /b/0 waits interleaved with each cell measured: {:.0} ns on average over the cells (median {:.0} ns), plus B per block. Outliers are counted at a cap, in the references and the cells alike: a block at its poll limit plus the references' 99th percentile, a polled wait at its length plus the hand-off references' 99th percentile ({outliers} of {waits} waits, {blocked:.0} of which blocked).",
             self.cpu_clock_overhead_ns, self.block_cpu_ns, self.block_cpu_median_ns
         ));
         let decided: usize = self.ordering.iter().map(|o| o.decided_pairs).sum();
@@ -1277,8 +1327,13 @@ mod tests {
             sample(800.0, 100.0, false),
             sample(90_000.0, 100.0, false), // an interrupt: not fixed
         ];
-        assert_eq!(hand_off_cpu_ns(&refs, 200.0), 500.0);
-        assert_eq!(hand_off_cpu_ns(&[sample(100.0, 500.0, false)], 0.0), 0.0);
+        let h = hand_off_cpu_ns(&refs, 200.0);
+        assert_eq!(h.median_ns, 500.0);
+        assert_eq!(h.cap_ns, 500.0); // 99th percentile of 3: the middle one
+        assert_eq!(
+            hand_off_cpu_ns(&[sample(100.0, 500.0, false)], 0.0).median_ns,
+            0.0
+        );
     }
 
     #[test]
@@ -1290,20 +1345,34 @@ mod tests {
             median_ns: 2_000.0,
             cap_ns: 3_000.0,
         };
+        let hand_off = HandOffCpu {
+            median_ns: 100.0,
+            cap_ns: 200.0,
+        };
         let mut row = Row::unmeasured(CalibrationDist::Uniform, 1.0, "s/b/0.5");
-        row.hand_off_cpu_ns = 100.0;
         // B = 1000: a blocked wait polls at most 500 ns. One normal block
-        // (500 + 2000 of CPU), one outlier (1 ms), one polled wait of 300 ns.
+        // (500 + 2000 of CPU), one outlier (1 ms), one polled wait of 300 ns
+        // and one polled wait charged 50 us.
         let samples = [
             sample(2_500.0, 5_000.0, true),
             sample(1_000_000.0, 5_000.0, true),
             sample(400.0, 300.0, false),
+            sample(50_000.0, 300.0, false),
         ];
-        summarize(&mut row, &samples, &alg, &law, 1_000.0, 0.0, block);
-        assert_eq!(row.kernel_outliers, 1);
-        // polls: 500, min(1e6, 500 + 3000) - 2000 = 1500, 400 - 100 = 300.
-        assert!((row.mean_poll_cpu_ns - (500.0 + 1_500.0 + 300.0) / 3.0).abs() < 1e-9);
-        assert!((row.mean_cost_ns - (2_300.0 + 2_000.0) / 3.0).abs() < 1e-9);
+        let acc = Accounting {
+            b: 1_000.0,
+            clock_overhead: 0.0,
+            block_cpu: block,
+            hand_off,
+        };
+        summarize(&mut row, &samples, &alg, &law, &acc);
+        assert_eq!(row.outliers, 2);
+        assert_eq!(row.hand_off_cpu_ns, 100.0);
+        // polls: 500, min(1e6, 500 + 3000) - 2000 = 1500, 400 - 100 = 300,
+        // min(50000, 300 + 200) - 100 = 400.
+        let polls = 500.0 + 1_500.0 + 300.0 + 400.0;
+        assert!((row.mean_poll_cpu_ns - polls / 4.0).abs() < 1e-9);
+        assert!((row.mean_cost_ns - (polls + 2_000.0) / 4.0).abs() < 1e-9);
     }
 
     #[test]
