@@ -538,16 +538,21 @@ struct HandOffCpu {
     cap_ns: f64,
 }
 
+/// Sorts `v` and returns its [`KERNEL_CAP_QUANTILE`] quantile (infinity
+/// when empty).
+fn cap_quantile(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(((v.len().max(1) - 1) as f64 * KERNEL_CAP_QUANTILE) as usize)
+        .copied()
+        .unwrap_or(f64::INFINITY)
+}
+
 fn hand_off_cpu_ns(reference: &[Sample], overhead_ns: f64) -> HandOffCpu {
     let mut beyond: Vec<f64> = reference
         .iter()
         .map(|s| (s.cpu_ns - overhead_ns - s.wait_ns).max(0.0))
         .collect();
-    beyond.sort_by(f64::total_cmp);
-    let cap_ns = beyond
-        .get(((beyond.len().max(1) - 1) as f64 * KERNEL_CAP_QUANTILE) as usize)
-        .copied()
-        .unwrap_or(f64::INFINITY);
+    let cap_ns = cap_quantile(&mut beyond);
     HandOffCpu {
         median_ns: median(&mut beyond),
         cap_ns,
@@ -560,11 +565,7 @@ fn block_cpu_ns(reference: &[Sample], overhead_ns: f64) -> BlockCpu {
         .filter(|s| s.blocked)
         .map(|s| (s.cpu_ns - overhead_ns).max(0.0))
         .collect();
-    cpu.sort_by(f64::total_cmp);
-    let cap_ns = cpu
-        .get(((cpu.len().max(1) - 1) as f64 * KERNEL_CAP_QUANTILE) as usize)
-        .copied()
-        .unwrap_or(f64::INFINITY);
+    let cap_ns = cap_quantile(&mut cpu);
     let mean_ns = cpu.iter().map(|&c| c.min(cap_ns)).sum::<f64>() / cpu.len().max(1) as f64;
     BlockCpu {
         mean_ns,
