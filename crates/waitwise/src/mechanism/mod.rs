@@ -7,7 +7,7 @@
 //!
 //! | name | what the waiter does | clock read every |
 //! |---|---|---|
-//! | `spin` | plain load loop, no PAUSE (the seeds' spin-loops) | [`spin::CLOCK_CHECK_INTERVAL`] polls |
+//! | `spin` | plain load loop, no PAUSE (seed 000's spin-loops are `pause`) | [`spin::CLOCK_CHECK_INTERVAL`] polls |
 //! | `pause` | load + PAUSE | [`pause::CLOCK_CHECK_INTERVAL`] polls |
 //! | `backoff` | exponentially growing PAUSE batches, capped | every batch |
 //! | `yield` | `sched_yield()` between polls | every poll |
