@@ -66,6 +66,35 @@ pub fn expected_cost_for_wait_closed_form(t: f64, b: f64) -> Result<f64> {
     Ok(E_OVER_E_MINUS_1 * t.min(b))
 }
 
+/// Expected cost of one wait of length `t` when the polling limit is drawn
+/// from the randomized density for `draw_scale` (`e^(x/D) / (D (e - 1))` on
+/// `[0, D]`) but a block costs `block_cost`: what `rand/b` tuned for one `B`
+/// costs on a machine whose blocks cost another. Closed form:
+/// `t P(L > t) + E[L; L <= t] + B P(L <= t)`. Equals
+/// [`expected_cost_for_wait_closed_form`] when `draw_scale == block_cost`.
+///
+/// # Examples
+/// ```
+/// use waitwise_model::randomized::{expected_cost_for_wait_closed_form, expected_cost_for_wait_scaled};
+/// let same = expected_cost_for_wait_scaled(0.3, 1.0, 1.0).unwrap();
+/// assert!((same - expected_cost_for_wait_closed_form(0.3, 1.0).unwrap()).abs() < 1e-12);
+/// // Blocks twice as dear: every wait that blocks pays one more draw scale.
+/// assert!(expected_cost_for_wait_scaled(5.0, 1.0, 2.0).unwrap() > 2.5);
+/// ```
+pub fn expected_cost_for_wait_scaled(t: f64, draw_scale: f64, block_cost: f64) -> Result<f64> {
+    let d = error::positive("draw scale", draw_scale)?;
+    let b = error::positive("B", block_cost)?;
+    let t = error::non_negative_or_inf("t", t)?;
+    let e = std::f64::consts::E;
+    let u = (t / d).min(1.0);
+    let eu = u.exp();
+    // P(L > t), E[L; L <= t] and P(L <= t) under the density on [0, d].
+    let p_poll = (e - eu) / (e - 1.0);
+    let mean_blocked_limit = d * ((u - 1.0) * eu + 1.0) / (e - 1.0);
+    let p_block = (eu - 1.0) / (e - 1.0);
+    Ok(t.min(d) * p_poll + mean_blocked_limit + b * p_block)
+}
+
 /// Expected cost for wait `t > 0` divided by the off-line optimum `min(t, B)`.
 pub fn ratio_for_wait(t: f64, b: f64) -> Result<f64> {
     let t = error::positive("t", t)?;
@@ -83,6 +112,28 @@ pub fn expected_cost(dist: &WaitDistribution, b: f64) -> Result<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scaled_cost_agrees_with_the_closed_form_and_integration() {
+        for &(t, d) in &[(0.0, 1.0), (0.2, 1.0), (0.9, 1.0), (3.0, 1.0), (40.0, 7.0)] {
+            let same = expected_cost_for_wait_scaled(t, d, d).unwrap();
+            let closed = expected_cost_for_wait_closed_form(t, d).unwrap();
+            assert!((same - closed).abs() < 1e-9 * d.max(1.0), "t={t} d={d}");
+        }
+        // Against a midpoint sum over the drawn limit, B != D.
+        let (t, d, b) = (0.6, 1.0, 2.5);
+        let n = 200_000;
+        let e = std::f64::consts::E;
+        let mut sum = 0.0;
+        for i in 0..n {
+            let x = d * (i as f64 + 0.5) / n as f64;
+            let f = (x / d).exp() / (d * (e - 1.0));
+            let cost = if t < x { t } else { x + b };
+            sum += f * cost * d / n as f64;
+        }
+        let scaled = expected_cost_for_wait_scaled(t, d, b).unwrap();
+        assert!((scaled - sum).abs() < 1e-6, "{scaled} vs {sum}");
+    }
 
     #[test]
     fn ratio_is_e_over_e_minus_1_for_every_wait_up_to_b() {
