@@ -89,11 +89,6 @@ pub const REVERSAL_Z: f64 = 2.0;
 /// Measured factors within this of the prediction "agree" (the bound).
 pub const AGREEMENT_TOLERANCE: f64 = 0.25;
 
-/// The shortest reference `/b/0` wait of a cycle, which measures the
-/// kernel's CPU per block, as a multiple of `B` (long enough that every
-/// wait sleeps).
-const BLOCK_CPU_WAIT_B: f64 = 3.0;
-
 /// The wait-time law of a cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -352,10 +347,11 @@ const STOP: u64 = u64::MAX;
 /// Runs the hand-offs of one (law, scale) group: cycle after cycle, one
 /// wait under each of `policies` (each on its own [`Event`]) with the
 /// cycle's drawn wait `waits_ns[r]`, then one reference `/b/0` wait of the
-/// same length but at least `reference_min_ns`, which measures the kernel's
-/// CPU per block in the same stretch of time and for sleeps as long (the
-/// kernel's CPU per block grows with the sleep on a VM: a `/b/0` cell of
-/// 10 B waits measured 1.5x the CPU of 3 B references), then one `s//inf`
+/// same length, which measures what a block costs (its kernel CPU and its
+/// wake-up latency) in the same stretch of time and for sleeps as long. On
+/// a VM both grow with the sleep: a `/b/0` cell of 10 B waits measured 1.5x
+/// the CPU of 3 B references, and references floored at 3 B overpriced the
+/// brief blocks of `rand/b` at small U/B by 30-40%. Then one `s//inf`
 /// wait released at once, which measures the fixed CPU of a hand-off (the
 /// wait call and the cache misses that carry the notify; a cold event
 /// every time, like the cells'). The first `warmup` cycles are dropped.
@@ -365,7 +361,6 @@ const STOP: u64 = u64::MAX;
 fn measure(
     policies: &[Policy],
     waits_ns: &[f64],
-    reference_min_ns: f64,
     warmup: usize,
     placement: &PairPlacement,
     deadline: Instant,
@@ -378,10 +373,10 @@ fn measure(
     let k = events.len();
     let wait_of = |step: usize| {
         let (r, j) = (step / k, step % k);
+        // The last event is the at-once reference; every other one (the
+        // policies and the block reference) waits the cycle's wait.
         if j + 1 == k {
             0.0
-        } else if j + 2 == k {
-            waits_ns[r].max(reference_min_ns)
         } else {
             waits_ns[r]
         }
@@ -901,7 +896,6 @@ pub fn run(config: &Config) -> CalibrationResult {
                 let mut measured = measure(
                     &policies,
                     &waits,
-                    BLOCK_CPU_WAIT_B * b,
                     config.warmup_rounds,
                     &placement,
                     Instant::now() + share,
@@ -1321,7 +1315,7 @@ impl CalibrationResult {
             ));
         }
         n.push(format!(
-            "Not in the model: the wake-up latency after a block (the waiter's delay, not its CPU: it is not counted here), clock-read granularity ({:.0} ns per pair of thread CPU-time reads, subtracted), and the variation of a block's cost within a cell (each cell uses the mean B of its own references, which sleep as long as its waits or 3 B; a block that sleeps only briefly, or whose notify arrives while it registers, costs less, which shows most where few waits block, e.g. rand/b at small U/B).",
+            "Not in the model: the wake-up latency after a block (the waiter's delay, not its CPU: it is not counted here), clock-read granularity ({:.0} ns per pair of thread CPU-time reads, subtracted), and the variation of a block's cost within a cell (each cell uses the mean B of its own references, which sleep as long as its waits, not as long as its blocked waits sleep; a block that sleeps only briefly, or whose notify arrives while it registers, costs less, which shows most where few waits block, e.g. rand/b at small U/B).",
             self.cpu_clock_overhead_ns
         ));
         n
