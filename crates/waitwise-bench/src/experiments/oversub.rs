@@ -87,7 +87,7 @@ pub struct Config {
     pub work_us: f64,
     /// Work inside the lock per iteration `C` (mutex loop), us.
     pub critical_us: f64,
-    /// Measured runs per cell.
+    /// Measured runs per cell (times [`Workload::run_scale`]).
     pub runs: usize,
     /// Loops to run (empty: all three).
     pub workloads: Vec<Workload>,
@@ -435,17 +435,13 @@ pub fn run(config: &Config) -> OversubResult {
                 );
             }
             let mut raws: Vec<Vec<RunRaw>> = (0..choices.len()).map(|_| Vec::new()).collect();
-            for r in 0..config.runs {
+            let runs = config.runs * w.run_scale();
+            for r in 0..runs {
                 progress(
                     "oversub",
                     step,
                     steps,
-                    &format!(
-                        "{} loop, {threads} threads: run {}/{}",
-                        w.name(),
-                        r + 1,
-                        config.runs
-                    ),
+                    &format!("{} loop, {threads} threads: run {}/{runs}", w.name(), r + 1),
                 );
                 for (i, c) in choices.iter().enumerate() {
                     let l = workload::build(w, c.waiting, threads, sizes);

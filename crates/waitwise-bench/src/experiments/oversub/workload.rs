@@ -76,6 +76,19 @@ impl Workload {
         }
     }
 
+    /// Measured runs per cell, relative to [`Config::runs`]: the mutex's
+    /// waiting choices differ by a few percent in the matched runs (its
+    /// waits are a small part of the loop: `/b/0`'s ~300 blocks cost ~8% of
+    /// an 80 ms run), under one run's noise, so it gets twice the runs.
+    ///
+    /// [`Config::runs`]: super::Config::runs
+    pub const fn run_scale(self) -> usize {
+        match self {
+            Workload::Mutex => 2,
+            _ => 1,
+        }
+    }
+
     /// The pthread peer's name.
     pub const fn pthread_name(self) -> &'static str {
         match self {
