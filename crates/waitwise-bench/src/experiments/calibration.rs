@@ -12,6 +12,8 @@
 //! * **CPU time burned polling**: the consumer's thread CPU time across the
 //!   wait ([`thread_cpu_time`]), less the clock's own cost (two reads,
 //!   measured once: hyperfine's `time_overhead()`), less, for a wait that
+//!   did not block, the fixed CPU of a hand-off ([`Row::hand_off_cpu_ns`]:
+//!   at-once `s//inf` references), and, for a wait that
 //!   blocked, the CPU the kernel spends putting the thread to sleep and
 //!   waking it ([`Row::block_cpu_ns`]: reference `/b/0` waits interleaved
 //!   with the cells, see below). That part is already inside `B`, which is
@@ -36,9 +38,9 @@
 //!
 //! * `predicted_factor`: [`waitwise_model::cost::competitive_factor`] of the
 //!   law itself (what the theory promises);
-//! * `predicted_sample_factor`: the model's per-wait cost
-//!   ([`waitwise_model::cost::cost_for_wait`]) applied to the same waits
-//!   the measurement saw, over the same optimum. This removes sampling
+//! * `predicted_sample_factor`: the model's per-wait cost for the policy as
+//!   it ran, with the cell's `B` ([`cost_in_cell`]), applied to the same
+//!   waits the measurement saw, over the same optimum. This removes sampling
 //!   noise, so `ratio = measured / predicted_sample` isolates what the model
 //!   leaves out (wake-up paths, preemption, clock cost).
 //!
