@@ -28,7 +28,7 @@
 //!   ~20 µs to 5 µs between the start and the cells, and 28 of 60 cells
 //!   missed the model), so each cell is priced, and predicted, with the `B`
 //!   of its own stretch of time and the poll limits that ran
-//!   ([`cost_in_cell`]).
+//!   (`cost_in_cell`).
 //!
 //! The off-line optimum for a wait of known length `t` is `min(t, B)`; the
 //! measured competitive factor of a cell is `sum(cost) / sum(min(t, B))` over
@@ -39,7 +39,7 @@
 //! * `predicted_factor`: [`waitwise_model::cost::competitive_factor`] of the
 //!   law itself (what the theory promises);
 //! * `predicted_sample_factor`: the model's per-wait cost for the policy as
-//!   it ran, with the cell's `B` ([`cost_in_cell`]), applied to the same
+//!   it ran, with the cell's `B` (`cost_in_cell`), applied to the same
 //!   waits the measurement saw, over the same optimum. This removes sampling
 //!   noise, so `ratio = measured / predicted_sample` isolates what the model
 //!   leaves out (wake-up paths, preemption, clock cost).
