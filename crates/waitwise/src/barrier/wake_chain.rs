@@ -46,9 +46,10 @@ pub const MAX_WAKE_LATENCY_NS: u64 = 1_000_000;
 pub(crate) struct WakeChain {
     enabled: bool,
     /// Cycle-clock ticks when the last release woke sleepers; 0 when it
-    /// woke nobody.
+    /// woke nobody. Every access is `Relaxed`: a hint that orders no other
+    /// memory (module docs, "Memory ordering").
     woke_at: AtomicU64,
-    /// The last measured wake-up latency, in ticks.
+    /// The last measured wake-up latency, in ticks. `Relaxed` likewise.
     latency: AtomicU64,
 }
 
