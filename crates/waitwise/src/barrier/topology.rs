@@ -269,13 +269,8 @@ impl TopologyBarrier {
             }
             b.combine(level, groups.into_values().collect());
         }
-        let (tree, levels) = b.finish(|level, is_root| {
-            let policy = policies.for_level(level, is_root);
-            match defaults {
-                true => Waiting::default_with(policy),
-                false => Waiting::exactly(policy),
-            }
-        });
+        let (tree, levels) =
+            b.finish(|level, is_root| Waiting::new(policies.for_level(level, is_root), defaults));
         Ok(Self {
             tree,
             levels,

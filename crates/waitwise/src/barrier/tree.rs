@@ -344,10 +344,7 @@ impl TreeBarrier {
                 (false, 0) => policies.leaf,
                 (false, _) => policies.inner,
             };
-            match defaults {
-                true => Waiting::default_with(policy),
-                false => Waiting::exactly(policy),
-            }
+            Waiting::new(policy, defaults)
         });
         Self {
             tree,

@@ -114,6 +114,16 @@ impl Waiting {
         }
     }
 
+    /// `policy` as a default ([`Waiting::default_with`]) or exactly as
+    /// given.
+    pub(crate) fn new(policy: Policy, is_default: bool) -> Self {
+        if is_default {
+            Self::default_with(policy)
+        } else {
+            Self::exactly(policy)
+        }
+    }
+
     /// The default for `parties` threads.
     pub(crate) fn default_for(parties: usize) -> Self {
         Self::default_with(default_policy(parties))

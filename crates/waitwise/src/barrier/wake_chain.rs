@@ -70,24 +70,20 @@ impl WakeChain {
     /// them (all of them, or one) if any sleeps, stamping the time first.
     #[inline]
     pub(crate) fn wake(&self, word: &WaitWord, all: bool) {
-        if !self.enabled {
-            if all {
-                word.wake_all();
-            } else {
-                word.wake_one();
+        if self.enabled {
+            if !word.has_sleepers() {
+                if self.woke_at.load(Ordering::Relaxed) != 0 {
+                    self.woke_at.store(0, Ordering::Relaxed);
+                }
+                return;
             }
-            return;
-        }
-        if word.has_sleepers() {
             self.woke_at
                 .store(cycle_clock().now().max(1), Ordering::Relaxed);
-            if all {
-                word.wake_all();
-            } else {
-                word.wake_one();
-            }
-        } else if self.woke_at.load(Ordering::Relaxed) != 0 {
-            self.woke_at.store(0, Ordering::Relaxed);
+        }
+        if all {
+            word.wake_all();
+        } else {
+            word.wake_one();
         }
     }
 
