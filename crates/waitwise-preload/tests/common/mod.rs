@@ -4,9 +4,10 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// The interposer built for this test run. `cargo test` builds the
 /// library (cdylib + rlib) before the integration tests, into
@@ -46,13 +47,24 @@ pub fn scratch_dir() -> PathBuf {
 
 /// Compiles `tests/c/<name>.c` (once per test binary) with the system C
 /// compiler, warnings as errors, and returns the executable.
+///
+/// Compiles run one at a time under a lock: tests of one binary run on
+/// parallel threads, and two that compiled the same program at once raced
+/// on its temporary file (one's rename found it gone, the other exec'd the
+/// program while the second compiler still held it open: `ETXTBSY`).
 pub fn compile(name: &str) -> PathBuf {
+    static COMPILED: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let mut compiled = COMPILED
+        .get_or_init(Default::default)
+        .lock()
+        // A test that panicked while compiling leaves the map as it was.
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(exe) = compiled.get(name) {
+        return exe.clone();
+    }
     let src_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
     let src = src_dir.join(format!("{name}.c"));
     let exe = scratch_dir().join(format!("{name}-{}", std::process::id()));
-    if exe.exists() {
-        return exe;
-    }
     let tmp = exe.with_extension("tmp");
     let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args(["-O2", "-g", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
@@ -68,6 +80,7 @@ pub fn compile(name: &str) -> PathBuf {
         String::from_utf8_lossy(&out.stderr)
     );
     std::fs::rename(&tmp, &exe).expect("move compiled program");
+    compiled.insert(name.to_string(), exe.clone());
     exe
 }
 
