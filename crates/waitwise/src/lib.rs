@@ -23,6 +23,7 @@ pub mod barrier;
 pub mod channel;
 pub mod condvar;
 pub mod event;
+mod loom_const;
 pub mod mechanism;
 pub mod mutex;
 pub mod options;

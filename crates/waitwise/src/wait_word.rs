@@ -37,9 +37,10 @@
 //! waker wrote before it); decrementing `sleepers` is `Relaxed` because a
 //! stale non-zero count only costs a waker one unnecessary system call.
 
-use crate::mechanism::{Mechanism, MechanismWait};
+use crate::loom_const::const_unless_loom;
+use crate::mechanism::MechanismWait;
 use crate::policy::Policy;
-use waitwise_platform::clock::{cycle_clock, Deadline};
+use waitwise_platform::clock::Deadline;
 use waitwise_platform::futex::{Futex, FutexWait};
 use waitwise_platform::shim::{AtomicU32, Ordering};
 
@@ -100,21 +101,13 @@ fn dekker_fence() {
 }
 
 impl WaitWord {
-    /// A word holding `value`, with no sleepers.
-    #[cfg(not(loom))]
-    pub const fn new(value: u32) -> Self {
-        Self {
-            futex: Futex::new(value),
-            sleepers: AtomicU32::new(0),
-        }
-    }
-
-    /// A word holding `value`, with no sleepers.
-    #[cfg(loom)]
-    pub fn new(value: u32) -> Self {
-        Self {
-            futex: Futex::new(value),
-            sleepers: AtomicU32::new(0),
+    const_unless_loom! {
+        /// A word holding `value`, with no sleepers.
+        pub fn new(value: u32) -> Self {
+            Self {
+                futex: Futex::new(value),
+                sleepers: AtomicU32::new(0),
+            }
         }
     }
 
@@ -268,15 +261,8 @@ impl<'a> WaitWordRef<'a> {
         let budget = policy.poll_budget();
         // Polling phase (under loom the first load above was the poll: the
         // model explores the blocking protocol, where wake-ups can be lost).
-        if !cfg!(loom) && budget.mechanism != Mechanism::Block && budget.limit_ns != Some(0.0) {
-            let poll_deadline = match budget.limit_ns {
-                None => deadline,
-                Some(ns) => deadline.min(Deadline::at_ticks(
-                    cycle_clock()
-                        .now()
-                        .saturating_add(cycle_clock().ns_to_ticks(ns as u64)),
-                )),
-            };
+        if !cfg!(loom) && budget.polls() {
+            let poll_deadline = budget.poll_deadline(deadline);
             while let MechanismWait::Changed(nv) =
                 budget
                     .mechanism
@@ -345,6 +331,7 @@ impl Default for WaitWord {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::mechanism::Mechanism;
     use std::sync::Arc;
     use std::time::Duration;
 

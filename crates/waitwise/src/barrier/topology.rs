@@ -280,28 +280,26 @@ impl TopologyBarrier {
         })
     }
 
+    fn make_handle(&self, id: usize) -> TopologyHandle<'_> {
+        TopologyHandle {
+            barrier: self,
+            id,
+            not_sync: PhantomData,
+        }
+    }
+
     /// The handle for thread `id`, if `id < parties()` and no live handle
     /// holds it.
     pub fn handle(&self, id: usize) -> Result<TopologyHandle<'_>, HandleError> {
         self.claims.claim(id)?;
-        Ok(TopologyHandle {
-            barrier: self,
-            id,
-            not_sync: PhantomData,
-        })
+        Ok(self.make_handle(id))
     }
 
     /// Handles for every id, in order; an error (and no handle) if one is
     /// held.
     pub fn handles(&self) -> Result<Vec<TopologyHandle<'_>>, HandleError> {
         self.claims.claim_all()?;
-        Ok((0..self.parties())
-            .map(|id| TopologyHandle {
-                barrier: self,
-                id,
-                not_sync: PhantomData,
-            })
-            .collect())
+        Ok((0..self.parties()).map(|id| self.make_handle(id)).collect())
     }
 
     /// Number of threads an episode waits for.

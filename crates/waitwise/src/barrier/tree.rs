@@ -354,28 +354,26 @@ impl TreeBarrier {
         }
     }
 
+    fn make_handle(&self, id: usize) -> TreeHandle<'_> {
+        TreeHandle {
+            barrier: self,
+            id,
+            not_sync: PhantomData,
+        }
+    }
+
     /// The handle for thread `id`, if `id < parties()` and no live handle
     /// holds it.
     pub fn handle(&self, id: usize) -> Result<TreeHandle<'_>, HandleError> {
         self.claims.claim(id)?;
-        Ok(TreeHandle {
-            barrier: self,
-            id,
-            not_sync: PhantomData,
-        })
+        Ok(self.make_handle(id))
     }
 
     /// Handles for every id, in order; an error (and no handle) if one is
     /// held.
     pub fn handles(&self) -> Result<Vec<TreeHandle<'_>>, HandleError> {
         self.claims.claim_all()?;
-        Ok((0..self.parties())
-            .map(|id| TreeHandle {
-                barrier: self,
-                id,
-                not_sync: PhantomData,
-            })
-            .collect())
+        Ok((0..self.parties()).map(|id| self.make_handle(id)).collect())
     }
 
     /// Number of threads an episode waits for.

@@ -140,7 +140,7 @@ impl WakeChain {
     }
 
     /// The last measured wake-up latency, in ns (0 before any).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn latency_ns(&self) -> f64 {
         let ticks = self.latency.load(Ordering::Relaxed);
         cycle_clock().ticks_to_duration(ticks).as_nanos() as f64

@@ -93,6 +93,8 @@ impl<T> Shared<T> {
     }
 
     #[cold]
+    // RETRIES_BEFORE_WAIT is 0 under loom: the retry loop is skipped there.
+    #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
     fn send_contended(
         &self,
         mut value: T,
@@ -158,6 +160,8 @@ impl<T> Shared<T> {
     }
 
     #[cold]
+    // RETRIES_BEFORE_WAIT is 0 under loom: the retry loop is skipped there.
+    #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
     fn recv_contended(&self, mut tail: u32, deadline: Deadline) -> Result<T, RecvTimeoutError> {
         let start = self.profiler.start();
         let mut backoff = Backoff::new();
@@ -293,37 +297,9 @@ impl<T> Sender<T> {
         self.shared.send_deadline(value, deadline)
     }
 
-    /// Number of values in the channel (a snapshot).
-    pub fn len(&self) -> usize {
-        self.shared.ring.len()
-    }
-
-    /// Whether the channel is empty (a snapshot).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Whether the channel is full (a snapshot).
-    pub fn is_full(&self) -> bool {
-        self.len() == self.capacity()
-    }
-
-    /// Number of slots.
-    pub fn capacity(&self) -> usize {
-        self.shared.ring.capacity()
-    }
-
     /// Whether every receiver is gone (sends will fail).
     pub fn is_disconnected(&self) -> bool {
         self.shared.ring.is_disconnected()
-    }
-
-    /// The channel's wait-time histogram so far, shared by both ends
-    /// (`None` when profiling is off).
-    pub fn wait_profile(&self) -> Option<WaitProfile> {
-        self.shared
-            .profiler
-            .snapshot(SyncKind::ProducerConsumer.name())
     }
 }
 
@@ -378,40 +354,50 @@ impl<T> Receiver<T> {
         Iter { rx: self }
     }
 
-    /// Number of values in the channel (a snapshot).
-    pub fn len(&self) -> usize {
-        self.shared.ring.len()
-    }
-
-    /// Whether the channel is empty (a snapshot).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Whether the channel is full (a snapshot).
-    pub fn is_full(&self) -> bool {
-        self.len() == self.capacity()
-    }
-
-    /// Number of slots.
-    pub fn capacity(&self) -> usize {
-        self.shared.ring.capacity()
-    }
-
     /// Whether every sender is gone (once the channel is empty, receives
     /// will fail).
     pub fn is_disconnected(&self) -> bool {
         self.shared.ring.is_disconnected()
     }
-
-    /// The channel's wait-time histogram so far, shared by both ends
-    /// (`None` when profiling is off).
-    pub fn wait_profile(&self) -> Option<WaitProfile> {
-        self.shared
-            .profiler
-            .snapshot(SyncKind::ProducerConsumer.name())
-    }
 }
+
+/// The read-only views of the channel that both ends give alike: they look
+/// at the one [`Shared`] state.
+macro_rules! channel_snapshots {
+    ($($end:ident),*) => {$(
+        impl<T> $end<T> {
+            /// Number of values in the channel (a snapshot).
+            pub fn len(&self) -> usize {
+                self.shared.ring.len()
+            }
+
+            /// Whether the channel is empty (a snapshot).
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// Whether the channel is full (a snapshot).
+            pub fn is_full(&self) -> bool {
+                self.len() == self.capacity()
+            }
+
+            /// Number of slots.
+            pub fn capacity(&self) -> usize {
+                self.shared.ring.capacity()
+            }
+
+            /// The channel's wait-time histogram so far, shared by both ends
+            /// (`None` when profiling is off).
+            pub fn wait_profile(&self) -> Option<WaitProfile> {
+                self.shared
+                    .profiler
+                    .snapshot(SyncKind::ProducerConsumer.name())
+            }
+        }
+    )*};
+}
+
+channel_snapshots!(Sender, Receiver);
 
 /// Blocking iterator over a [`Receiver`]'s values ([`Receiver::iter`]).
 #[derive(Debug)]

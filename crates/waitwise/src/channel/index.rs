@@ -46,7 +46,6 @@
 //! and not a swap so that a notifier with a stale view cannot move the
 //! epoch backwards.
 
-use crate::mechanism::Mechanism;
 use crate::policy::Policy;
 use crate::wait_word::{WaitOutcome, WaitWord};
 use std::time::Duration;
@@ -132,7 +131,7 @@ impl Index {
     #[inline]
     pub(crate) fn poll(&self, policy: &Policy, deadline: Deadline, seen: u32) -> WaitOutcome {
         let budget = policy.poll_budget();
-        if budget.mechanism == Mechanism::Block || budget.limit_ns == Some(0.0) {
+        if !budget.polls() {
             return WaitOutcome::TimedOut {
                 value: seen,
                 blocked: false,

@@ -46,6 +46,7 @@
 //! hand-over of the critical section.
 
 use super::waiting::LockWaits;
+use crate::loom_const::const_unless_loom;
 use crate::mechanism::{Mechanism, WaitpkgState};
 use crate::options::WaitOptions;
 use crate::policy::Policy;
@@ -208,33 +209,18 @@ unsafe fn node_at(a: usize) -> &'static McsNode {
 }
 
 impl RawMcsMutex {
-    /// An unlocked MCS lock with the default mutex policy.
-    #[cfg(not(loom))]
-    pub const fn new() -> Self {
-        Self::with_options(WaitOptions::new())
-    }
-
-    /// An unlocked MCS lock with the default mutex policy.
-    #[cfg(loom)]
-    pub fn new() -> Self {
-        Self::with_options(WaitOptions::new())
-    }
-
-    /// An unlocked MCS lock waiting as `options` say.
-    #[cfg(not(loom))]
-    pub const fn with_options(options: WaitOptions) -> Self {
-        Self {
-            tail: AtomicUsize::new(0),
-            waits: LockWaits::new(options, Mechanism::Umwait(WaitpkgState::C01)),
+    const_unless_loom! {
+        /// An unlocked MCS lock with the default mutex policy.
+        pub fn new() -> Self {
+            Self::with_options(WaitOptions::new())
         }
-    }
 
-    /// An unlocked MCS lock waiting as `options` say.
-    #[cfg(loom)]
-    pub fn with_options(options: WaitOptions) -> Self {
-        Self {
-            tail: AtomicUsize::new(0),
-            waits: LockWaits::new(options, Mechanism::Umwait(WaitpkgState::C01)),
+        /// An unlocked MCS lock waiting as `options` say.
+        pub fn with_options(options: WaitOptions) -> Self {
+            Self {
+                tail: AtomicUsize::new(0),
+                waits: LockWaits::new(options, Mechanism::Umwait(WaitpkgState::C01)),
+            }
         }
     }
 

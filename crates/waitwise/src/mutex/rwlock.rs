@@ -43,6 +43,7 @@
 use super::waiting::LockWaits;
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
+use crate::loom_const::const_unless_loom;
 use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
@@ -117,33 +118,18 @@ pub struct RawRwLock {
 }
 
 impl RawRwLock {
-    /// An unlocked lock with the default mutex policy.
-    #[cfg(not(loom))]
-    pub const fn new() -> Self {
-        Self::with_options(WaitOptions::new())
-    }
-
-    /// An unlocked lock with the default mutex policy.
-    #[cfg(loom)]
-    pub fn new() -> Self {
-        Self::with_options(WaitOptions::new())
-    }
-
-    /// An unlocked lock waiting as `options` say.
-    #[cfg(not(loom))]
-    pub const fn with_options(options: WaitOptions) -> Self {
-        Self {
-            word: WaitWord::new(0),
-            waits: LockWaits::new(options, Mechanism::Backoff),
+    const_unless_loom! {
+        /// An unlocked lock with the default mutex policy.
+        pub fn new() -> Self {
+            Self::with_options(WaitOptions::new())
         }
-    }
 
-    /// An unlocked lock waiting as `options` say.
-    #[cfg(loom)]
-    pub fn with_options(options: WaitOptions) -> Self {
-        Self {
-            word: WaitWord::new(0),
-            waits: LockWaits::new(options, Mechanism::Backoff),
+        /// An unlocked lock waiting as `options` say.
+        pub fn with_options(options: WaitOptions) -> Self {
+            Self {
+                word: WaitWord::new(0),
+                waits: LockWaits::new(options, Mechanism::Backoff),
+            }
         }
     }
 

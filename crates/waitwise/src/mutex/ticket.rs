@@ -39,6 +39,7 @@
 use super::waiting::LockWaits;
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
+use crate::loom_const::const_unless_loom;
 use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
@@ -108,18 +109,16 @@ pub struct TicketGuard {
 }
 
 impl RawTicketMutex {
-    /// An unlocked ticket lock with the default mutex policy.
-    #[cfg(not(loom))]
-    pub const fn new() -> Self {
-        Self::with_options(WaitOptions::new())
+    const_unless_loom! {
+        /// An unlocked ticket lock with the default mutex policy.
+        pub fn new() -> Self {
+            Self::with_options(WaitOptions::new())
+        }
     }
 
-    /// An unlocked ticket lock with the default mutex policy.
-    #[cfg(loom)]
-    pub fn new() -> Self {
-        Self::with_options(WaitOptions::new())
-    }
-
+    // Two bodies, not `const_unless_loom!`: `SLOTS` differs under loom, and
+    // the `const` one must spell its words out (`array::from_fn` is not
+    // `const`).
     /// An unlocked ticket lock waiting as `options` say.
     #[cfg(not(loom))]
     pub const fn with_options(options: WaitOptions) -> Self {
@@ -147,6 +146,8 @@ impl RawTicketMutex {
         }
     }
 
+    // SLOTS is 1 under loom: every ticket shares the one slot there.
+    #[cfg_attr(loom, allow(clippy::modulo_one))]
     fn slot(&self, ticket: u32) -> &WaitWord {
         &self.slots[ticket as usize % SLOTS]
     }

@@ -58,6 +58,7 @@
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
 use super::waiting::{Backoff, LockWaits};
+use crate::loom_const::const_unless_loom;
 use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
@@ -66,7 +67,7 @@ use crate::wait_word::{WaitOutcome, WaitWord};
 use std::time::Duration;
 #[cfg(not(loom))]
 use std::time::Instant;
-use waitwise_platform::clock::{cycle_clock, Deadline};
+use waitwise_platform::clock::Deadline;
 use waitwise_platform::futex::FutexWait;
 use waitwise_platform::shim::Ordering;
 
@@ -109,34 +110,19 @@ pub struct RawTtasMutex {
 }
 
 impl RawTtasMutex {
-    /// An unlocked mutex with the default mutex policy.
-    #[cfg(not(loom))]
-    pub const fn new() -> Self {
-        Self::with_options(WaitOptions::new())
-    }
-
-    /// An unlocked mutex with the default mutex policy.
-    #[cfg(loom)]
-    pub fn new() -> Self {
-        Self::with_options(WaitOptions::new())
-    }
-
-    /// An unlocked mutex waiting as `options` say (policy, profiling). Wrap
-    /// it with `lock_api::Mutex::from_raw(raw, value)`.
-    #[cfg(not(loom))]
-    pub const fn with_options(options: WaitOptions) -> Self {
-        Self {
-            word: WaitWord::new(0),
-            waits: LockWaits::new(options, Mechanism::Yield),
+    const_unless_loom! {
+        /// An unlocked mutex with the default mutex policy.
+        pub fn new() -> Self {
+            Self::with_options(WaitOptions::new())
         }
-    }
 
-    /// An unlocked mutex waiting as `options` say (policy, profiling).
-    #[cfg(loom)]
-    pub fn with_options(options: WaitOptions) -> Self {
-        Self {
-            word: WaitWord::new(0),
-            waits: LockWaits::new(options, Mechanism::Yield),
+        /// An unlocked mutex waiting as `options` say (policy, profiling).
+        /// Wrap it with `lock_api::Mutex::from_raw(raw, value)`.
+        pub fn with_options(options: WaitOptions) -> Self {
+            Self {
+                word: WaitWord::new(0),
+                waits: LockWaits::new(options, Mechanism::Yield),
+            }
         }
     }
 
@@ -223,22 +209,14 @@ impl RawTtasMutex {
     fn wait_for_lock(&self, deadline: Deadline) -> (bool, bool) {
         let w = self.word.value();
         let budget = self.waits.policy().poll_budget();
-        let polls =
-            !cfg!(loom) && budget.mechanism != Mechanism::Block && budget.limit_ns != Some(0.0);
+        let polls = !cfg!(loom) && budget.polls();
         let poll_policy = Policy::always_spin().with_mechanism(budget.mechanism);
         let mut backoff = Backoff::new();
         let mut owes_wake = false;
         let mut slept = false;
         loop {
             if polls {
-                let poll_deadline = match budget.limit_ns {
-                    None => deadline,
-                    Some(ns) => deadline.min(Deadline::at_ticks(
-                        cycle_clock()
-                            .now()
-                            .saturating_add(cycle_clock().ns_to_ticks(ns as u64)),
-                    )),
-                };
+                let poll_deadline = budget.poll_deadline(deadline);
                 let target = if owes_wake { CONTENDED } else { LOCKED };
                 loop {
                     let out = self

@@ -32,6 +32,7 @@ use crate::mechanism::Mechanism;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
+use waitwise_platform::clock::{cycle_clock, Deadline};
 
 /// How long the polling phase lasts.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,6 +82,29 @@ pub struct PollBudget {
     pub mechanism: Mechanism,
     /// Poll this many ns; `None` = poll until the wait's own deadline.
     pub limit_ns: Option<f64>,
+}
+
+impl PollBudget {
+    /// Whether a wait with this budget polls at all (not `/b/0`, not the
+    /// `block` mechanism).
+    #[inline]
+    pub(crate) fn polls(&self) -> bool {
+        self.mechanism != Mechanism::Block && self.limit_ns != Some(0.0)
+    }
+
+    /// When a polling phase that starts now ends: `limit_ns` from now on
+    /// the cycle clock, or the wait's own `deadline` if that comes first.
+    #[inline]
+    pub(crate) fn poll_deadline(&self, deadline: Deadline) -> Deadline {
+        match self.limit_ns {
+            None => deadline,
+            Some(ns) => deadline.min(Deadline::at_ticks(
+                cycle_clock()
+                    .now()
+                    .saturating_add(cycle_clock().ns_to_ticks(ns as u64)),
+            )),
+        }
+    }
 }
 
 impl Policy {
@@ -307,6 +331,37 @@ impl FromStr for Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn poll_budget_polls_unless_blocking_at_once() {
+        assert!(Policy::always_spin().poll_budget().polls());
+        assert!(Policy::poll_then_block(Duration::from_micros(5))
+            .poll_budget()
+            .polls());
+        assert!(!Policy::always_block().poll_budget().polls());
+        assert!(!Policy::poll_then_block(Duration::ZERO)
+            .poll_budget()
+            .polls());
+        assert!(!Policy::always_spin()
+            .with_mechanism(Mechanism::Block)
+            .poll_budget()
+            .polls());
+    }
+
+    #[test]
+    fn poll_deadline_is_the_earlier_of_limit_and_wait_deadline() {
+        let spin = Policy::always_spin().poll_budget();
+        assert_eq!(spin.poll_deadline(Deadline::NEVER), Deadline::NEVER);
+        let soon = Deadline::after(Duration::from_micros(1));
+        assert_eq!(spin.poll_deadline(soon), soon);
+
+        let limited = Policy::poll_then_block(Duration::from_secs(3600)).poll_budget();
+        assert_eq!(limited.poll_deadline(soon), soon);
+        let capped = limited.poll_deadline(Deadline::NEVER);
+        assert!(!capped.is_never());
+        let later = Deadline::after(Duration::from_secs(7200));
+        assert!(capped.ticks() < later.ticks());
+    }
 
     #[test]
     fn names() {
