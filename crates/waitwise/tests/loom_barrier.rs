@@ -74,92 +74,87 @@ fn blocking() -> WaitOptions {
     WaitOptions::new().policy(Policy::always_block())
 }
 
-#[test]
-fn central_two_threads_two_episodes() {
-    loom::model(|| {
-        let b = Arc::new(Barrier::with_options(2, blocking()));
-        let c = Checker::new(2, 2);
+/// How a thread of the models waits on each kind of barrier: on the
+/// shared barrier itself, or through its own handle.
+trait ModelBarrier: Send + Sync + 'static {
+    /// Thread `t`'s part: all its episodes, through `c.run`.
+    fn run(&self, t: usize, c: &Checker);
+}
+
+impl ModelBarrier for Barrier {
+    fn run(&self, t: usize, c: &Checker) {
+        c.run(t, || self.wait().is_leader());
+    }
+}
+
+impl ModelBarrier for PairBarrier {
+    fn run(&self, t: usize, c: &Checker) {
+        c.run(t, || self.wait().is_leader());
+    }
+}
+
+impl ModelBarrier for TreeBarrier {
+    fn run(&self, t: usize, c: &Checker) {
+        let h = self.handle(t).unwrap();
+        c.run(t, || h.wait().is_leader());
+    }
+}
+
+impl ModelBarrier for DisseminationBarrier {
+    fn run(&self, t: usize, c: &Checker) {
+        let h = self.handle(t).unwrap();
+        c.run(t, || h.wait().is_leader());
+    }
+}
+
+/// The model every test runs: in each execution, builds the barrier with
+/// `new`, runs `episodes` episodes on `threads` threads (see [`Checker`]),
+/// then checks that each episode had exactly one leader.
+fn model_barrier<B: ModelBarrier>(threads: usize, episodes: usize, new: fn() -> B) {
+    loom::model(move || {
+        let b = Arc::new(new());
+        let c = Checker::new(threads, episodes);
         let c2 = c.clone();
-        spawn_all(2, move |t| c2.run(t, || b.wait().is_leader()));
+        spawn_all(threads, move |t| b.run(t, &c2));
         c.assert_one_leader_each();
     });
+}
+
+#[test]
+fn central_two_threads_two_episodes() {
+    model_barrier(2, 2, || Barrier::with_options(2, blocking()));
 }
 
 #[test]
 fn central_three_threads_one_episode() {
-    loom::model(|| {
-        let b = Arc::new(Barrier::with_options(3, blocking()));
-        let c = Checker::new(3, 1);
-        let c2 = c.clone();
-        spawn_all(3, move |t| c2.run(t, || b.wait().is_leader()));
-        c.assert_one_leader_each();
-    });
+    model_barrier(3, 1, || Barrier::with_options(3, blocking()));
 }
 
 #[test]
 fn pair_two_episodes() {
-    loom::model(|| {
-        let b = Arc::new(PairBarrier::with_options(blocking()));
-        let c = Checker::new(2, 2);
-        let c2 = c.clone();
-        spawn_all(2, move |t| c2.run(t, || b.wait().is_leader()));
-        c.assert_one_leader_each();
-    });
+    model_barrier(2, 2, || PairBarrier::with_options(blocking()));
 }
 
 #[test]
 fn tree_three_threads_two_levels() {
-    loom::model(|| {
-        let b = Arc::new(TreeBarrier::with_options(3, 2, blocking()));
+    model_barrier(3, 1, || {
+        let b = TreeBarrier::with_options(3, 2, blocking());
         assert_eq!(b.height(), 2);
-        let c = Checker::new(3, 1);
-        let c2 = c.clone();
-        spawn_all(3, move |t| {
-            let h = b.handle(t).unwrap();
-            c2.run(t, || h.wait().is_leader());
-        });
-        c.assert_one_leader_each();
+        b
     });
 }
 
 #[test]
 fn tree_two_threads_two_episodes() {
-    loom::model(|| {
-        let b = Arc::new(TreeBarrier::with_options(2, 2, blocking()));
-        let c = Checker::new(2, 2);
-        let c2 = c.clone();
-        spawn_all(2, move |t| {
-            let h = b.handle(t).unwrap();
-            c2.run(t, || h.wait().is_leader());
-        });
-        c.assert_one_leader_each();
-    });
+    model_barrier(2, 2, || TreeBarrier::with_options(2, 2, blocking()));
 }
 
 #[test]
 fn dissemination_two_threads_two_episodes() {
-    loom::model(|| {
-        let b = Arc::new(DisseminationBarrier::with_options(2, blocking()));
-        let c = Checker::new(2, 2);
-        let c2 = c.clone();
-        spawn_all(2, move |t| {
-            let h = b.handle(t).unwrap();
-            c2.run(t, || h.wait().is_leader());
-        });
-        c.assert_one_leader_each();
-    });
+    model_barrier(2, 2, || DisseminationBarrier::with_options(2, blocking()));
 }
 
 #[test]
 fn dissemination_three_threads_one_episode() {
-    loom::model(|| {
-        let b = Arc::new(DisseminationBarrier::with_options(3, blocking()));
-        let c = Checker::new(3, 1);
-        let c2 = c.clone();
-        spawn_all(3, move |t| {
-            let h = b.handle(t).unwrap();
-            c2.run(t, || h.wait().is_leader());
-        });
-        c.assert_one_leader_each();
-    });
+    model_barrier(3, 1, || DisseminationBarrier::with_options(3, blocking()));
 }

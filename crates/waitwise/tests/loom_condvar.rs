@@ -65,15 +65,27 @@ fn condvar() -> Condvar {
     )
 }
 
+/// A flag, the mutex guarding it and a condition variable for it.
+type SharedFlag = Arc<(Mutex<bool>, Condvar)>;
+
+fn shared_flag() -> SharedFlag {
+    Arc::new((mutex(false), condvar()))
+}
+
+/// Spawns a producer that sets the flag and notifies one waiter.
+fn spawn_set_and_notify_one(shared: &SharedFlag) -> thread::JoinHandle<()> {
+    let s2 = shared.clone();
+    thread::spawn(move || {
+        *s2.0.lock() = true;
+        s2.1.notify_one();
+    })
+}
+
 #[test]
 fn flag_then_notify_one_is_never_lost() {
     loom::model(|| {
-        let shared = Arc::new((mutex(false), condvar()));
-        let s2 = shared.clone();
-        let producer = thread::spawn(move || {
-            *s2.0.lock() = true;
-            s2.1.notify_one();
-        });
+        let shared = shared_flag();
+        let producer = spawn_set_and_notify_one(&shared);
         let mut g = shared.0.lock();
         shared.1.wait_while(&mut g, |flag| !*flag);
         assert!(*g);
@@ -85,7 +97,7 @@ fn flag_then_notify_one_is_never_lost() {
 #[test]
 fn notify_all_releases_two_waiters() {
     loom::model(|| {
-        let shared = Arc::new((mutex(false), condvar()));
+        let shared = shared_flag();
         let waiters: Vec<_> = (0..2)
             .map(|_| {
                 let s = shared.clone();
@@ -106,17 +118,14 @@ fn notify_all_releases_two_waiters() {
 #[test]
 fn timed_wait_sees_the_flag_or_times_out_with_the_lock_held() {
     loom::model(|| {
-        let shared = Arc::new((mutex(false), condvar()));
-        let s2 = shared.clone();
-        let producer = thread::spawn(move || {
-            *s2.0.lock() = true;
-            s2.1.notify_one();
-        });
+        let shared = shared_flag();
+        let producer = spawn_set_and_notify_one(&shared);
         let mut g = shared.0.lock();
-        // Under loom any timed futex wait may time out at once.
+        // Under loom any timed futex wait may time out at once. The timeout
+        // is far off so that the real clock never decides a branch.
         let res = shared
             .1
-            .wait_while_timeout(&mut g, Duration::from_secs(1), |flag| !*flag);
+            .wait_while_timeout(&mut g, Duration::from_secs(3600), |flag| !*flag);
         assert!(res.timed_out() != *g);
         assert!(shared.0.is_locked());
         drop(g);

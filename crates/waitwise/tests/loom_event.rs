@@ -76,8 +76,10 @@ fn timed_out_wait_leaves_the_notify_pending() {
         let e = Arc::new(Event::with_policy(Policy::always_block()));
         let e2 = e.clone();
         let notifier = thread::spawn(move || e2.notify());
-        // Under loom a timed futex wait may time out at once.
-        let got = e.wait_timeout(Duration::from_millis(1));
+        // Under loom a timed futex wait may time out at once. The timeout is
+        // far off so that the real clock never decides a branch (a slow
+        // iteration would take another path and break loom's replay).
+        let got = e.wait_timeout(Duration::from_secs(3600));
         notifier.join().unwrap();
         // Exactly one of: this wait consumed the notify, or it is still pending.
         assert_ne!(got, e.is_signalled());

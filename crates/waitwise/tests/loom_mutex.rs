@@ -14,7 +14,9 @@
 
 use loom::cell::UnsafeCell;
 use loom::thread;
-use waitwise::mutex::{RawMcsMutex, RawRwLock, RawTicketMutex, RawTtasMutex};
+use waitwise::mutex::{
+    McsGuard, RawMcsMutex, RawRwLock, RawTicketMutex, RawTtasMutex, TicketGuard,
+};
 use waitwise::{Deadline, Policy, WaitOptions};
 use waitwise_platform::shim::Arc;
 
@@ -31,30 +33,93 @@ struct Shared<L> {
 // SAFETY: `count` is only accessed with `lock` held (and loom checks it).
 unsafe impl<L: Sync> Sync for Shared<L> {}
 
-fn increment_in_two_threads<L: Send + Sync + 'static>(lock: L, locked: fn(&L, &dyn Fn())) {
-    let s = Arc::new(Shared {
+fn shared<L>(lock: L) -> Arc<Shared<L>> {
+    Arc::new(Shared {
         lock,
         count: UnsafeCell::new(0),
-    });
-    let s2 = s.clone();
-    let t = thread::spawn(move || {
-        locked(&s2.lock, &|| s2.count.with_mut(|c| unsafe { *c += 1 }));
-    });
-    locked(&s.lock, &|| s.count.with_mut(|c| unsafe { *c += 1 }));
-    t.join().unwrap();
-    locked(&s.lock, &|| assert_eq!(s.count.with(|c| unsafe { *c }), 2));
+    })
 }
 
-fn ttas_locked(l: &RawTtasMutex, f: &dyn Fn()) {
-    l.lock();
+/// The mutexes' own lock and unlock, so that the models can share bodies.
+trait RawLock: Send + Sync + 'static {
+    /// What `release` takes back: the acquisition.
+    type Guard;
+
+    fn acquire(&self) -> Self::Guard;
+
+    /// # Safety
+    ///
+    /// `guard` is this thread's current acquisition of `self`.
+    unsafe fn release(&self, guard: Self::Guard);
+}
+
+impl RawLock for RawTtasMutex {
+    type Guard = ();
+
+    fn acquire(&self) {
+        self.lock();
+    }
+
+    unsafe fn release(&self, (): ()) {
+        // SAFETY: locked by this thread (the caller's contract).
+        unsafe { self.unlock() };
+    }
+}
+
+impl RawLock for RawTicketMutex {
+    type Guard = TicketGuard;
+
+    fn acquire(&self) -> TicketGuard {
+        self.lock()
+    }
+
+    unsafe fn release(&self, guard: TicketGuard) {
+        // SAFETY: `guard` is this acquisition (the caller's contract).
+        unsafe { self.unlock(guard) };
+    }
+}
+
+impl RawLock for RawMcsMutex {
+    type Guard = McsGuard;
+
+    fn acquire(&self) -> McsGuard {
+        self.lock()
+    }
+
+    unsafe fn release(&self, guard: McsGuard) {
+        // SAFETY: `guard` is this acquisition (the caller's contract).
+        unsafe { self.unlock(guard) };
+    }
+}
+
+/// Runs `f` with `l` held.
+fn locked<L: RawLock>(l: &L, f: impl FnOnce()) {
+    let g = l.acquire();
     f();
-    // SAFETY: locked just above.
-    unsafe { l.unlock() };
+    // SAFETY: `g` is this acquisition.
+    unsafe { l.release(g) };
+}
+
+/// Spawns a thread that takes `m` once and releases it.
+fn spawn_locker<L: RawLock>(m: &Arc<L>) -> thread::JoinHandle<()> {
+    let m = m.clone();
+    thread::spawn(move || locked(&*m, || {}))
+}
+
+fn increment_in_two_threads<L: RawLock>(lock: L) {
+    let s = shared(lock);
+    let s2 = s.clone();
+    let t = thread::spawn(move || {
+        locked(&s2.lock, || s2.count.with_mut(|c| unsafe { *c += 1 }));
+    });
+    locked(&s.lock, || s.count.with_mut(|c| unsafe { *c += 1 }));
+    t.join().unwrap();
+    locked(&s.lock, || assert_eq!(s.count.with(|c| unsafe { *c }), 2));
 }
 
 #[test]
 fn ttas_two_threads_exclusive() {
-    loom::model(|| increment_in_two_threads(RawTtasMutex::with_options(blocking()), ttas_locked));
+    loom::model(|| increment_in_two_threads(RawTtasMutex::with_options(blocking())));
 }
 
 #[test]
@@ -63,13 +128,8 @@ fn ttas_three_threads_no_lost_wakeup() {
     // its wake-up.
     loom::model(|| {
         let m = Arc::new(RawTtasMutex::with_options(blocking()));
-        let hs: Vec<_> = (0..2)
-            .map(|_| {
-                let m = m.clone();
-                thread::spawn(move || ttas_locked(&m, &|| {}))
-            })
-            .collect();
-        ttas_locked(&m, &|| {});
+        let hs: Vec<_> = (0..2).map(|_| spawn_locker(&m)).collect();
+        locked(&*m, || {});
         for h in hs {
             h.join().unwrap();
         }
@@ -80,15 +140,16 @@ fn ttas_three_threads_no_lost_wakeup() {
 #[test]
 fn ttas_timed_out_waiter_does_not_strand_sleeper() {
     // Under loom a timed futex wait may time out at once: explore a waiter
-    // that gives up while another sleeps.
+    // that gives up while another sleeps. The deadline is far off so that
+    // the real clock never decides a branch (a slow iteration would take
+    // another path and break loom's replay); the loom futex's timeout does.
     loom::model(|| {
         let m = Arc::new(RawTtasMutex::with_options(blocking()));
         m.lock();
-        let m1 = m.clone();
-        let sleeper = thread::spawn(move || ttas_locked(&m1, &|| {}));
+        let sleeper = spawn_locker(&m);
         let m2 = m.clone();
         let timed = thread::spawn(move || {
-            if m2.try_lock_until(Deadline::after(std::time::Duration::from_millis(1))) {
+            if m2.try_lock_until(Deadline::after(std::time::Duration::from_secs(3600))) {
                 // SAFETY: acquired just above.
                 unsafe { m2.unlock() };
             }
@@ -103,14 +164,7 @@ fn ttas_timed_out_waiter_does_not_strand_sleeper() {
 
 #[test]
 fn ticket_two_threads_exclusive() {
-    loom::model(|| {
-        increment_in_two_threads(RawTicketMutex::with_options(blocking()), |l, f| {
-            let g = l.lock();
-            f();
-            // SAFETY: `g` is this acquisition.
-            unsafe { l.unlock(g) };
-        })
-    });
+    loom::model(|| increment_in_two_threads(RawTicketMutex::with_options(blocking())));
 }
 
 #[test]
@@ -118,12 +172,7 @@ fn ticket_timed_attempt_and_queue() {
     loom::model(|| {
         let m = Arc::new(RawTicketMutex::with_options(blocking()));
         let g = m.lock();
-        let m1 = m.clone();
-        let t = thread::spawn(move || {
-            let g = m1.lock();
-            // SAFETY: `g` is this acquisition.
-            unsafe { m1.unlock(g) };
-        });
+        let t = spawn_locker(&m);
         assert!(m
             .try_lock_until(Deadline::after(std::time::Duration::ZERO))
             .is_none());
@@ -136,30 +185,14 @@ fn ticket_timed_attempt_and_queue() {
 
 #[test]
 fn mcs_two_threads_exclusive() {
-    loom::model(|| {
-        increment_in_two_threads(RawMcsMutex::with_options(blocking()), |l, f| {
-            let g = l.lock();
-            f();
-            // SAFETY: `g` is this acquisition.
-            unsafe { l.unlock(g) };
-        })
-    });
+    loom::model(|| increment_in_two_threads(RawMcsMutex::with_options(blocking())));
 }
 
 #[test]
 fn mcs_three_threads_queue() {
     loom::model(|| {
         let m = Arc::new(RawMcsMutex::with_options(blocking()));
-        let hs: Vec<_> = (0..2)
-            .map(|_| {
-                let m = m.clone();
-                thread::spawn(move || {
-                    let g = m.lock();
-                    // SAFETY: `g` is this acquisition.
-                    unsafe { m.unlock(g) };
-                })
-            })
-            .collect();
+        let hs: Vec<_> = (0..2).map(|_| spawn_locker(&m)).collect();
         if let Some(g) = m.try_lock() {
             // SAFETY: `g` is this acquisition.
             unsafe { m.unlock(g) };
@@ -171,25 +204,33 @@ fn mcs_three_threads_queue() {
     });
 }
 
+/// Adds one to the count under the write lock.
+fn write_increment(s: &Shared<RawRwLock>) {
+    assert!(s.lock.lock_exclusive_until(Deadline::NEVER));
+    s.count.with_mut(|c| unsafe { *c += 1 });
+    // SAFETY: write-locked above.
+    unsafe { s.lock.unlock_exclusive() };
+}
+
+/// Reads the count under the read lock.
+fn read_count(s: &Shared<RawRwLock>) -> u32 {
+    assert!(s.lock.lock_shared_until(Deadline::NEVER));
+    let v = s.count.with(|c| unsafe { *c });
+    // SAFETY: read-locked above.
+    unsafe { s.lock.unlock_shared() };
+    v
+}
+
 #[test]
 fn rwlock_writer_excludes_reader() {
     loom::model(|| {
-        let s = Arc::new(Shared {
-            lock: RawRwLock::with_options(blocking()),
-            count: UnsafeCell::new(0),
-        });
+        let s = shared(RawRwLock::with_options(blocking()));
         let s2 = s.clone();
         let reader = thread::spawn(move || {
-            assert!(s2.lock.lock_shared_until(Deadline::NEVER));
-            let v = s2.count.with(|c| unsafe { *c });
+            let v = read_count(&s2);
             assert!(v == 0 || v == 1);
-            // SAFETY: read-locked above.
-            unsafe { s2.lock.unlock_shared() };
         });
-        assert!(s.lock.lock_exclusive_until(Deadline::NEVER));
-        s.count.with_mut(|c| unsafe { *c += 1 });
-        // SAFETY: write-locked above.
-        unsafe { s.lock.unlock_exclusive() };
+        write_increment(&s);
         reader.join().unwrap();
     });
 }
@@ -197,32 +238,18 @@ fn rwlock_writer_excludes_reader() {
 #[test]
 fn rwlock_two_writers_and_a_reader() {
     loom::model(|| {
-        let s = Arc::new(Shared {
-            lock: RawRwLock::with_options(blocking()),
-            count: UnsafeCell::new(0),
-        });
+        let s = shared(RawRwLock::with_options(blocking()));
         let writer = {
             let s = s.clone();
-            thread::spawn(move || {
-                assert!(s.lock.lock_exclusive_until(Deadline::NEVER));
-                s.count.with_mut(|c| unsafe { *c += 1 });
-                // SAFETY: write-locked above.
-                unsafe { s.lock.unlock_exclusive() };
-            })
+            thread::spawn(move || write_increment(&s))
         };
         let reader = {
             let s = s.clone();
             thread::spawn(move || {
-                assert!(s.lock.lock_shared_until(Deadline::NEVER));
-                s.count.with(|c| unsafe { *c });
-                // SAFETY: read-locked above.
-                unsafe { s.lock.unlock_shared() };
+                read_count(&s);
             })
         };
-        assert!(s.lock.lock_exclusive_until(Deadline::NEVER));
-        s.count.with_mut(|c| unsafe { *c += 1 });
-        // SAFETY: write-locked above.
-        unsafe { s.lock.unlock_exclusive() };
+        write_increment(&s);
         writer.join().unwrap();
         reader.join().unwrap();
         assert_eq!(s.count.with(|c| unsafe { *c }), 2);
@@ -242,16 +269,7 @@ fn ticket_late_release_does_not_strand_a_later_waiter() {
     model.check(|| {
         let m = Arc::new(RawTicketMutex::with_options(blocking()));
         let g = m.lock();
-        let others: Vec<_> = (0..2)
-            .map(|_| {
-                let m = m.clone();
-                thread::spawn(move || {
-                    let g = m.lock();
-                    // SAFETY: `g` is this acquisition.
-                    unsafe { m.unlock(g) };
-                })
-            })
-            .collect();
+        let others: Vec<_> = (0..2).map(|_| spawn_locker(&m)).collect();
         // SAFETY: `g` is this acquisition.
         unsafe { m.unlock(g) };
         for t in others {

@@ -6,11 +6,13 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use waitwise::channel::{
     self, Receiver, RecvTimeoutError, SendTimeoutError, Sender, TryRecvError, TrySendError,
 };
-use waitwise::{Policy, WaitOptions};
+use waitwise::WaitOptions;
+
+mod common;
 
 /// How the producers and consumers call the channel.
 #[derive(Clone, Copy, Debug)]
@@ -162,20 +164,10 @@ fn exactly_once_timed() {
 
 #[test]
 fn exactly_once_per_policy() {
-    // Blocking waits cost tens of µs on the 2-vCPU guest: fewer values.
-    let table: [(Policy, usize); 4] = [
-        (Policy::always_block(), 100_000),
-        (
-            Policy::always_spin_with_timeout(Duration::from_millis(1)),
-            100_000,
-        ),
-        (Policy::randomized(), 100_000),
-        (
-            Policy::two_phase(0.54).with_mechanism(waitwise::Mechanism::Yield),
-            100_000,
-        ),
-    ];
-    for (policy, total) in table {
+    // Blocking waits cost tens of µs on the 2-vCPU guest: fewer values
+    // than `exactly_once_blocking`.
+    let total = 100_000;
+    for policy in common::stress_policies() {
         for (p, c, cap) in [(1, 1, 1), (2, 2, 4), (4, 4, 64)] {
             run(
                 p,
@@ -239,43 +231,18 @@ fn disconnect_mid_stream_leaks_nothing() {
 
 #[test]
 fn timeouts_report_and_respect_their_bounds() {
-    let slack = Duration::from_millis(200); // scheduling on a loaded 2-CPU guest
-    for policy in [
-        Policy::for_kind(waitwise::SyncKind::ProducerConsumer),
-        Policy::always_block(),
-        Policy::always_spin(),
-    ] {
+    for policy in common::timeout_policies() {
         let (tx, rx) =
             channel::bounded_with_options::<u8>(1, WaitOptions::new().policy(policy)).unwrap();
-        for timeout in [
-            Duration::ZERO,
-            Duration::from_millis(1),
-            Duration::from_millis(20),
-        ] {
-            let t = Instant::now();
+        common::assert_timeouts_bounded(format!("{policy}: recv"), |timeout| {
             assert_eq!(rx.recv_timeout(timeout), Err(RecvTimeoutError::Timeout));
-            let took = t.elapsed();
-            assert!(
-                took >= timeout && took < timeout + slack,
-                "{policy}: recv {timeout:?} took {took:?}"
-            );
-        }
+        });
         tx.send(1).unwrap();
-        for timeout in [
-            Duration::ZERO,
-            Duration::from_millis(1),
-            Duration::from_millis(20),
-        ] {
-            let t = Instant::now();
+        common::assert_timeouts_bounded(format!("{policy}: send"), |timeout| {
             assert_eq!(
                 tx.send_timeout(2, timeout),
                 Err(SendTimeoutError::Timeout(2))
             );
-            let took = t.elapsed();
-            assert!(
-                took >= timeout && took < timeout + slack,
-                "{policy}: send {timeout:?} took {took:?}"
-            );
-        }
+        });
     }
 }
