@@ -392,37 +392,12 @@ pub fn check_balanced(html: &str) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::chart::{BarChart, LineChart, Series};
-    use crate::export::Column;
+    use crate::export::testing::sample_table;
 
     fn assert_balanced(html: &str) {
         if let Err(e) = check_balanced(html) {
             panic!("{e}");
         }
-    }
-
-    fn table() -> Table {
-        let mut table = Table::new(
-            "mechanisms",
-            "Condition <wait> & notify",
-            vec![
-                Column::new("contender", None, "waiting \"mechanism\""),
-                Column::new("t_wakeup", Some("ns"), "notify to running"),
-                Column::new("rounds", None, "count"),
-            ],
-        );
-        table.push_row(
-            vec![Cell::text("spin"), Cell::Number(81.523), Cell::Integer(240)],
-            None,
-        );
-        table.push_row(
-            vec![
-                Cell::text("umwait"),
-                Cell::missing("n/a: CPU lacks WAITPKG"),
-                Cell::Integer(0),
-            ],
-            Some("noisy: CI 35% of median".into()),
-        );
-        table
     }
 
     #[test]
@@ -456,7 +431,7 @@ mod tests {
             .preformatted("cpu0 <-> cpu1")
             .section("Mechanisms")
             .subsection("Table 1")
-            .table(&table())
+            .table(&sample_table())
             .svg(&chart)
             .svg_with_caption(&bars, "median T_call");
         let html = report.finish();
@@ -474,7 +449,7 @@ mod tests {
             "<td class=\"num\" title=\"81.523\">81.52</td>",
             "<td class=\"missing\">n/a: CPU lacks WAITPKG</td>",
             "<tr class=\"noted\">",
-            "<td class=\"note\">noisy: CI 35% of median</td>",
+            "<td class=\"note\">not run, CPU lacks WAITPKG</td>",
             "<dt>t_wakeup_ns</dt>",
             "cpu0 &lt;-&gt; cpu1",
             "Sweep",
@@ -521,7 +496,7 @@ mod tests {
 
     #[test]
     fn malformed_table_is_shown_with_a_warning() {
-        let mut bad = table();
+        let mut bad = sample_table();
         bad.rows[0].pop();
         let mut report = HtmlReport::new("t");
         report.table(&bad);

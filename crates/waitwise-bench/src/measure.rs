@@ -5,7 +5,9 @@
 
 use crate::stats::{summarize_trimmed, Summary};
 use serde::Serialize;
+use std::time::{Duration, Instant};
 use waitwise_platform::clock::{cycle_clock, ClockSource};
+use waitwise_platform::thread::thread_cpu_time;
 
 /// A figure in both units the report uses.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -40,10 +42,62 @@ pub fn summary_ns(samples: &[f64]) -> Option<Summary> {
     summarize_trimmed(samples)
 }
 
+/// The calling thread's share of a CPU over an interval: its CPU time over
+/// the wall time (a waiter's CPU use while it waits).
+#[derive(Clone, Copy, Debug)]
+pub struct CpuShare {
+    wall: Instant,
+    cpu: Duration,
+}
+
+impl CpuShare {
+    /// Starts the interval now.
+    pub fn start() -> Self {
+        Self {
+            wall: Instant::now(),
+            cpu: thread_cpu_time(),
+        }
+    }
+
+    /// CPU time over wall time since [`CpuShare::start`], at most 1.0 (a
+    /// whole CPU); 0.0 when no wall time passed. CPU time is read first,
+    /// then wall time: the wall interval encloses the CPU interval, so the
+    /// fraction cannot exceed 1 by measurement order (only by clock
+    /// granularity).
+    pub fn fraction(&self) -> f64 {
+        let cpu = (thread_cpu_time() - self.cpu).as_nanos() as f64;
+        let wall = self.wall.elapsed().as_nanos() as f64;
+        if wall > 0.0 {
+            (cpu / wall).min(1.0)
+        } else {
+            0.0
+        }
+    }
+}
+
 /// `"tsc"` or `"monotonic"`: what the cycles columns count.
 pub fn clock_name() -> &'static str {
     match cycle_clock().source() {
         ClockSource::Tsc { .. } => "tsc",
         ClockSource::Monotonic => "monotonic",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_share_is_a_fraction() {
+        let share = CpuShare::start();
+        let end = Instant::now() + Duration::from_millis(2);
+        while Instant::now() < end {
+            std::hint::spin_loop();
+        }
+        let busy = share.fraction();
+        assert!((0.0..=1.0).contains(&busy), "{busy}");
+        let share = CpuShare::start();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(share.fraction() < 0.5);
     }
 }

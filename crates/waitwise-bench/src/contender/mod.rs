@@ -48,6 +48,18 @@ pub enum Family {
     Baseline,
 }
 
+impl Family {
+    /// `"waitwise"`, `"peer"` or `"baseline"`: the family column of the
+    /// result tables (the same name as in the JSON results).
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Waitwise => "waitwise",
+            Family::Peer => "peer",
+            Family::Baseline => "baseline",
+        }
+    }
+}
+
 /// A contender to run, or to report as not available here.
 pub struct Contender {
     /// Row name in reports.
@@ -190,6 +202,13 @@ mod tests {
                 pong.wait();
             }
             t.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn family_names_are_the_serialized_ones() {
+        for f in [Family::Waitwise, Family::Peer, Family::Baseline] {
+            assert_eq!(serde_json::to_value(f).unwrap(), f.name());
         }
     }
 

@@ -20,8 +20,9 @@
 //! the first and last 10% of runs are trimmed, and median, mean and 95% CI
 //! reported; a CI wider than 20% of the median flags the cell as noisy.
 
-use super::barriers::{load_average, load_note};
-use super::{progress, ExperimentOutput, RenderedChart};
+use super::load::{load_average, load_note};
+use super::table_parts::name_and_family;
+use super::{is_selected, progress, ExperimentOutput, RenderedChart};
 use crate::chart::{LineChart, Series};
 use crate::contender::barrier::{self, BarrierContender, BarrierSpec};
 use crate::contender::Family;
@@ -210,9 +211,7 @@ pub fn run(config: &Config) -> AsymmetryResult {
     let placement = PairPlacement::choose();
     let specs: Vec<BarrierSpec> = implementations()
         .into_iter()
-        .filter(|s| {
-            config.only.is_empty() || config.only.iter().any(|o| s.name.contains(o.as_str()))
-        })
+        .filter(|s| is_selected(&config.only, &s.name))
         .collect();
     let unit_ns = unit_cost_ns(placement.worker_cpu, config.unit_n);
     let mut samples: Vec<Vec<Vec<f64>>> =
@@ -315,12 +314,7 @@ impl ExperimentOutput for AsymmetryResult {
             self.load_columns("ratio", "pthread's median time over this one's"),
         );
         for r in &self.rows {
-            let head = || {
-                vec![
-                    Cell::text(&r.name),
-                    Cell::text(format!("{:?}", r.family).to_lowercase()),
-                ]
-            };
+            let head = || name_and_family(&r.name, r.family);
             let mut cells = head();
             let mut noisy = Vec::new();
             for p in &r.points {
@@ -445,7 +439,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 2);
         for t in &tables {
-            crate::experiments::barriers::assert_table_exports_agree(t);
+            crate::export::testing::assert_exports_agree(t);
             assert_eq!(t.rows.len(), res.rows.len());
             assert_eq!(t.columns.len(), 2 + cfg.light_loads.len());
         }

@@ -47,13 +47,16 @@
 //! median, mean and 95% CI; a CI wider than 20% of the median flags the
 //! row as noisy.
 
-use super::{progress, ExperimentOutput, RenderedChart};
-use crate::chart::BarChart;
+use super::load::{load_average, load_note};
+use super::table_parts::{
+    hand_off_cells, hand_off_columns, name_and_family, not_run, push_figures_row, NOISY_NOTE,
+};
+use super::{bar_charts, is_selected, progress, ExperimentOutput, MetricBars, RenderedChart};
 use crate::contender::barrier::{self, BarrierContender, BarrierSpec};
 use crate::contender::Family;
 use crate::export::{Cell, Column, Table};
 use crate::kernel::MatMul;
-use crate::measure::{summary_ns, timing_from_ticks, Timing};
+use crate::measure::{summary_ns, timing_from_ticks, CpuShare, Timing};
 use crate::placement::{pin, PairPlacement};
 use crate::stats::Summary;
 use serde::Serialize;
@@ -62,7 +65,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use waitwise_platform::affinity;
 use waitwise_platform::clock::cycle_clock;
-use waitwise_platform::thread::thread_cpu_time;
 
 /// How often (in episodes) an episode's leader checks the run's time
 /// budget. Guessed: one clock read per 8 episodes adds under 3 ns to an
@@ -248,29 +250,6 @@ pub fn describe_pinning(cpus: &[Option<usize>]) -> String {
     format!("{} threads on {} ({share})", cpus.len(), list.join(","))
 }
 
-/// The 1-minute load average (`/proc/loadavg`), where the OS has one.
-pub fn load_average() -> Option<f64> {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
-/// A note when other processes loaded the machine during a run: the load
-/// averages before and after, against the CPUs.
-pub fn load_note(before: Option<f64>, after: Option<f64>, cpus: usize) -> Option<String> {
-    let worst = before.into_iter().chain(after).fold(f64::NAN, f64::max);
-    (worst > 0.5).then(|| {
-        format!(
-            "Other processes were running: 1-minute load average {} before and {} after, on {cpus} CPUs; every figure includes their interference.",
-            before.map_or("unknown".into(), |l| format!("{l:.2}")),
-            after.map_or("unknown".into(), |l| format!("{l:.2}")),
-        )
-    })
-}
-
 struct WakeupRaw {
     t_work_ns: Vec<f64>,
     t_wakeup: Vec<u64>,
@@ -310,19 +289,11 @@ fn run_wakeup(
                 Vec::with_capacity(total),
             );
             for _ in 0..total {
-                let (w0, c0) = (Instant::now(), thread_cpu_time());
+                let share = CpuShare::start();
                 arrived.push(clock.start());
                 b.wait(1);
                 left.push(clock.start());
-                // CPU time first, then wall time: the wall interval encloses
-                // the CPU interval.
-                let cpu = (thread_cpu_time() - c0).as_nanos() as f64;
-                let wall = w0.elapsed().as_nanos() as f64;
-                cpu_frac.push(if wall > 0.0 {
-                    (cpu / wall).min(1.0)
-                } else {
-                    0.0
-                });
+                cpu_frac.push(share.fraction());
             }
             (arrived, left, cpu_frac)
         })
@@ -441,9 +412,7 @@ pub fn run(config: &Config) -> BarriersResult {
     let placement = PairPlacement::choose();
     let specs: Vec<BarrierSpec> = barrier::all()
         .into_iter()
-        .filter(|s| {
-            config.only.is_empty() || config.only.iter().any(|o| s.name.contains(o.as_str()))
-        })
+        .filter(|s| is_selected(&config.only, &s.name))
         .collect();
     let mut rows: Vec<Row> = specs
         .iter()
@@ -576,25 +545,6 @@ pub fn run(config: &Config) -> BarriersResult {
     }
 }
 
-fn ns(t: &Option<Timing>) -> Cell {
-    t.as_ref()
-        .map_or(Cell::missing("no data"), |t| Cell::Number(t.ns.median))
-}
-fn cycles(t: &Option<Timing>) -> Cell {
-    t.as_ref()
-        .map_or(Cell::missing("no data"), |t| Cell::Number(t.cycles.median))
-}
-fn ci(t: &Option<Timing>) -> Cell {
-    t.as_ref().map_or(Cell::missing("no data"), |t| {
-        Cell::Number(t.ns.ci95_width() / 2.0)
-    })
-}
-
-/// A bar chart to draw: title, value-axis label, series, log axis.
-type ChartSpec = (String, String, Vec<(String, Vec<Option<f64>>)>, bool);
-
-const NOISY: &str = "noisy: CI wider than 20% of the median";
-
 impl BarriersResult {
     /// The row named `name`.
     pub fn row(&self, name: &str) -> Option<&Row> {
@@ -647,79 +597,42 @@ impl BarriersResult {
                 "Barriers, worker runs a {0}x{0} matrix multiply, helper waits (seed 000 Table 2)",
                 self.config.matrix_n
             ),
-            vec![
-                Column::new("implementation", None, "barrier and its waiting"),
-                Column::new("family", None, "waitwise, peer or baseline"),
-                Column::new(
-                    "t_work",
-                    Some("ms"),
-                    "worker's kernel time (median): interference from the waiter",
-                ),
-                Column::new(
-                    "t_wakeup",
-                    Some("ns"),
+            [
+                vec![
+                    Column::new("implementation", None, "barrier and its waiting"),
+                    Column::new("family", None, "waitwise, peer or baseline"),
+                ],
+                hand_off_columns(
                     "worker's arrival to the waiter leaving (median)",
-                ),
-                Column::new(
-                    "t_wakeup_ci95",
-                    Some("ns"),
-                    "half-width of the 95% CI of the mean wake-up",
-                ),
-                Column::new(
-                    "t_wakeup",
-                    Some("cycles"),
-                    "worker's arrival to the waiter leaving (median)",
-                ),
-                Column::new(
-                    "t_call",
-                    Some("ns"),
                     "last arrival's time inside wait (median)",
-                ),
-                Column::new(
-                    "t_call",
-                    Some("cycles"),
-                    "last arrival's time inside wait (median)",
-                ),
-                Column::new(
-                    "waiter_cpu",
-                    Some("pct"),
                     "waiter CPU time over its wall time in wait (median)",
                 ),
-                Column::new(
+                vec![Column::new(
                     "swapped_rounds",
                     None,
                     "rounds where the waiter arrived last (kept)",
-                ),
-            ],
+                )],
+            ]
+            .concat(),
         );
         for r in &self.rows {
-            let mut cells = vec![
-                Cell::text(&r.name),
-                Cell::text(format!("{:?}", r.family).to_lowercase()),
-            ];
-            match (&r.not_available, &r.wakeup) {
-                (None, Some(w)) => {
-                    cells.extend([
-                        w.t_work_ns
-                            .map_or(Cell::missing("no data"), |s| Cell::Number(s.median / 1e6)),
-                        ns(&w.t_wakeup),
-                        ci(&w.t_wakeup),
-                        cycles(&w.t_wakeup),
-                        ns(&w.t_call),
-                        cycles(&w.t_call),
-                        w.waiter_cpu_fraction
-                            .map_or(Cell::missing("no data"), |s| Cell::Number(100.0 * s.median)),
-                        Cell::Integer(w.swapped_rounds as i64),
-                    ]);
-                    let noisy = w.t_wakeup.as_ref().is_some_and(|t| t.ns.is_noisy());
-                    t.push_row(cells, noisy.then(|| NOISY.to_string()));
-                }
-                (na, _) => {
-                    let why = na.clone().unwrap_or_else(|| "not run".into());
-                    cells.extend((0..8).map(|_| Cell::missing(why.clone())));
-                    t.push_row(cells, na.clone());
-                }
-            }
+            let figures = r.wakeup.as_ref().map(|w| {
+                let mut cells = hand_off_cells(
+                    w.t_work_ns.as_ref(),
+                    w.t_wakeup.as_ref(),
+                    w.t_call.as_ref(),
+                    w.waiter_cpu_fraction.as_ref(),
+                );
+                cells.push(Cell::Integer(w.swapped_rounds as i64));
+                (cells, w.t_wakeup.as_ref().is_some_and(|t| t.ns.is_noisy()))
+            });
+            push_figures_row(
+                &mut t,
+                name_and_family(&r.name, r.family),
+                r.not_available.as_deref(),
+                figures,
+                8,
+            );
         }
         t
     }
@@ -752,10 +665,7 @@ impl BarriersResult {
             columns,
         );
         for r in &self.rows {
-            let mut cells = vec![
-                Cell::text(&r.name),
-                Cell::text(format!("{:?}", r.family).to_lowercase()),
-            ];
+            let mut cells = name_and_family(&r.name, r.family);
             let mut notes = Vec::new();
             for e in &r.episodes {
                 match (&e.not_available, &e.ns_per_episode) {
@@ -766,7 +676,7 @@ impl BarriersResult {
                             Cell::Integer(e.min_episodes as i64),
                         ]);
                         if s.is_noisy() {
-                            notes.push(format!("{} threads {NOISY}", e.threads));
+                            notes.push(format!("{} threads {NOISY_NOTE}", e.threads));
                         }
                         if e.budget_limited
                             && e.threads > self.allowed_cpus
@@ -778,10 +688,7 @@ impl BarriersResult {
                             ));
                         }
                     }
-                    (na, _) => {
-                        let why = na.clone().unwrap_or_else(|| "not run".into());
-                        cells.extend((0..3).map(|_| Cell::missing(why.clone())));
-                    }
+                    (na, _) => cells.extend(not_run(na.as_deref(), 3)),
                 }
             }
             t.push_row(cells, (!notes.is_empty()).then(|| notes.join("; ")));
@@ -803,41 +710,29 @@ impl ExperimentOutput for BarriersResult {
                 .map(|r| r.wakeup.as_ref().and_then(pick))
                 .collect()
         };
-        let mut specs: Vec<ChartSpec> = vec![
-            (
-                "Barrier T_wakeup: worker's arrival to waiter leaving".into(),
-                "wake-up latency (us, log scale)".into(),
-                vec![(
-                    "median".into(),
-                    metric(&|w| w.t_wakeup.as_ref().map(|t| t.ns.median / 1e3)),
-                )],
+        let mut charts = vec![
+            MetricBars::medians(
+                "Barrier T_wakeup: worker's arrival to waiter leaving",
+                "wake-up latency (us, log scale)",
+                metric(&|w| w.t_wakeup.as_ref().map(|t| t.ns.median / 1e3)),
                 true,
             ),
-            (
-                "Barrier T_call: last arrival's time in wait".into(),
-                "call latency (us, log scale)".into(),
-                vec![(
-                    "median".into(),
-                    metric(&|w| w.t_call.as_ref().map(|t| t.ns.median / 1e3)),
-                )],
+            MetricBars::medians(
+                "Barrier T_call: last arrival's time in wait",
+                "call latency (us, log scale)",
+                metric(&|w| w.t_call.as_ref().map(|t| t.ns.median / 1e3)),
                 true,
             ),
-            (
-                "Barrier T_work: worker's kernel time (interference)".into(),
-                "kernel time (ms)".into(),
-                vec![(
-                    "median".into(),
-                    metric(&|w| w.t_work_ns.map(|s| s.median / 1e6)),
-                )],
+            MetricBars::medians(
+                "Barrier T_work: worker's kernel time (interference)",
+                "kernel time (ms)",
+                metric(&|w| w.t_work_ns.map(|s| s.median / 1e6)),
                 false,
             ),
-            (
-                "Waiter CPU use while waiting at the barrier".into(),
-                "CPU time / wall time (%)".into(),
-                vec![(
-                    "median".into(),
-                    metric(&|w| w.waiter_cpu_fraction.map(|s| 100.0 * s.median)),
-                )],
+            MetricBars::medians(
+                "Waiter CPU use while waiting at the barrier",
+                "CPU time / wall time (%)",
+                metric(&|w| w.waiter_cpu_fraction.map(|s| 100.0 * s.median)),
                 false,
             ),
         ];
@@ -860,28 +755,13 @@ impl ExperimentOutput for BarriersResult {
                 (format!("{n} threads"), v)
             })
             .collect();
-        specs.push((
-            "Barrier episode cost".into(),
-            "wall time per episode (ns, log scale)".into(),
+        charts.push(MetricBars {
+            title: "Barrier episode cost".into(),
+            y_label: "wall time per episode (ns, log scale)".into(),
             series,
-            true,
-        ));
-        specs
-            .into_iter()
-            .filter_map(|(title, y_label, series, y_log)| {
-                let chart = BarChart {
-                    title: title.clone(),
-                    y_label,
-                    categories: names.clone(),
-                    series,
-                    y_log,
-                };
-                chart.to_svg().ok().map(|svg| RenderedChart {
-                    caption: title,
-                    svg,
-                })
-            })
-            .collect()
+            y_log: true,
+        });
+        bar_charts(&names, charts)
     }
 
     fn notes(&self) -> Vec<String> {
@@ -964,29 +844,10 @@ impl ExperimentOutput for BarriersResult {
     }
 }
 
-/// Test helper: `t` validates, and its CSV header keys are the keys of
-/// its JSON export (the report's CSVs and `results.json` agree).
-#[cfg(test)]
-pub(crate) fn assert_table_exports_agree(t: &Table) {
-    use crate::export::{Exporter, JsonExporter};
-    t.validate().unwrap();
-    let json: serde_json::Value = serde_json::from_str(&JsonExporter.export(t).unwrap()).unwrap();
-    let mut keys: Vec<String> = json[0]
-        .as_object()
-        .unwrap()
-        .keys()
-        .filter(|k| !k.ends_with("_note"))
-        .cloned()
-        .collect();
-    let mut header = t.header_keys();
-    keys.sort();
-    header.sort();
-    assert_eq!(header, keys, "table {}", t.name);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::testing::assert_exports_agree;
 
     #[test]
     fn tiny_run_fills_both_tables() {
@@ -1020,7 +881,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 2);
         for t in &tables {
-            assert_table_exports_agree(t);
+            assert_exports_agree(t);
             assert_eq!(t.rows.len(), res.rows.len());
         }
         let json = serde_json::to_value(&res).unwrap();

@@ -52,6 +52,7 @@
 //! 65 µs in two runs a second apart), and a block-CPU figure measured once
 //! at the start left whole cells 30% off the model.
 
+use super::load::load_average;
 use super::{progress, ExperimentOutput, RenderedChart};
 use crate::chart::{LineChart, Series};
 use crate::export::{Cell, Column, Table};
@@ -607,15 +608,6 @@ fn first_few(items: &[String], max: usize, sep: &str) -> String {
     s
 }
 
-fn load_average() -> Option<f64> {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
 /// The model's cost of one wait of length `t` for the policy `alg` as it
 /// ran, tuned for the process's `b` (its poll limit `alpha * b`, or
 /// `rand/b`'s draw on `[0, b]`), when a block costs `b_cell`.
@@ -942,8 +934,9 @@ pub fn run(config: &Config) -> CalibrationResult {
     }
 }
 
+/// A factor's cell: the value, or "no data".
 fn num(v: Option<f64>) -> Cell {
-    v.map_or(Cell::missing("no data"), Cell::Number)
+    Cell::number_or_missing(v, "no data")
 }
 
 impl CalibrationResult {
@@ -1339,7 +1332,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 2);
         for t in &tables {
-            t.validate().unwrap();
+            crate::export::testing::assert_exports_agree(t);
         }
         let keys = tables[0].header_keys();
         for key in [

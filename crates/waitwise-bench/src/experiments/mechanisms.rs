@@ -31,21 +31,26 @@
 //! they meet the same one, and each cycle gives a like-for-like ratio to
 //! `spin` ([`Row::work_wakeup_vs_spin`]), which the ranking notes use.
 
-use super::{progress, ExperimentOutput, RenderedChart};
-use crate::chart::BarChart;
+use super::table_parts::{
+    hand_off_cells, hand_off_columns, median_cycles, median_ns, median_pct, name_and_family,
+    push_figures_row,
+};
+use super::{
+    bar_charts, is_selected, not_available_note, progress, ExperimentOutput, MetricBars,
+    RenderedChart,
+};
 use crate::contender::{self, Contender, Family, WaitPair};
 use crate::export::{Cell, Column, Table};
 use crate::kernel::MatMul;
-use crate::measure::{summary_ns, timing_from_ticks, Timing};
+use crate::measure::{summary_ns, timing_from_ticks, CpuShare, Timing};
 use crate::placement::{pin, PairPlacement};
 use crate::stats::Summary;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use waitwise::policy::{Policy, SyncKind};
 use waitwise_platform::clock::cycle_clock;
-use waitwise_platform::thread::thread_cpu_time;
 
 /// Settings of one run.
 #[derive(Clone, Debug, Serialize)]
@@ -205,22 +210,13 @@ fn run_pairs(
             let mut woke = Vec::with_capacity(total);
             let mut cpu_frac = Vec::with_capacity(total);
             for step in 0..total {
-                let (w0, c0) = (Instant::now(), thread_cpu_time());
+                let share = CpuShare::start();
                 // Release: the worker's Acquire load of the step number
                 // happens after our previous step's bookkeeping.
                 ready.store(step as u64 + 1, Ordering::Release);
                 pairs[step % k].wait();
                 woke.push(clock.start());
-                // CPU time first, then wall time: the wall interval encloses
-                // the CPU interval, so the fraction cannot exceed 1 by
-                // measurement order (only by clock granularity).
-                let cpu = (thread_cpu_time() - c0).as_nanos() as f64;
-                let wall = w0.elapsed().as_nanos() as f64;
-                cpu_frac.push(if wall > 0.0 {
-                    (cpu / wall).min(1.0)
-                } else {
-                    0.0
-                });
+                cpu_frac.push(share.fraction());
             }
             (woke, cpu_frac)
         })
@@ -318,9 +314,7 @@ pub fn run(config: &Config) -> MechanismsResult {
     let short_delay_ns = default_poll_limit_ns * config.short_delay_fraction;
     let contenders: Vec<Contender> = contender::all()
         .into_iter()
-        .filter(|c| {
-            config.only.is_empty() || config.only.iter().any(|o| c.name.contains(o.as_str()))
-        })
+        .filter(|c| is_selected(&config.only, &c.name))
         .collect();
     let total = contenders.len();
     let steps = 2 + total;
@@ -404,24 +398,6 @@ pub fn run(config: &Config) -> MechanismsResult {
     }
 }
 
-fn ns(t: &Option<Timing>) -> Cell {
-    t.as_ref()
-        .map_or(Cell::missing("no data"), |t| Cell::Number(t.ns.median))
-}
-fn cycles(t: &Option<Timing>) -> Cell {
-    t.as_ref()
-        .map_or(Cell::missing("no data"), |t| Cell::Number(t.cycles.median))
-}
-fn ci(t: &Option<Timing>) -> Cell {
-    t.as_ref().map_or(Cell::missing("no data"), |t| {
-        Cell::Number(t.ns.ci95_width() / 2.0)
-    })
-}
-fn pct(s: &Option<Summary>) -> Cell {
-    s.as_ref()
-        .map_or(Cell::missing("no data"), |s| Cell::Number(100.0 * s.median))
-}
-
 impl MechanismsResult {
     /// The row named `name`.
     pub fn row(&self, name: &str) -> Option<&Row> {
@@ -441,33 +417,18 @@ impl MechanismsResult {
     fn regime_rows(
         &self,
         pick: impl Fn(&Row) -> Option<&RegimeResult>,
-        mut cells: impl FnMut(&Row, &RegimeResult) -> Vec<Cell>,
+        cells: impl Fn(&RegimeResult) -> Vec<Cell>,
         width: usize,
         table: &mut Table,
     ) {
         for r in &self.rows {
-            let mut row = vec![
-                Cell::text(&r.name),
-                Cell::text(format!("{:?}", r.family).to_lowercase()),
-            ];
-            match (&r.not_available, pick(r)) {
-                (Some(na), _) => {
-                    row.extend((0..width).map(|_| Cell::missing(na.clone())));
-                    table.push_row(row, Some(na.clone()));
-                }
-                (None, Some(res)) => {
-                    row.extend(cells(r, res));
-                    table.push_row(
-                        row,
-                        res.noisy()
-                            .then(|| "noisy: CI wider than 20% of the median".to_string()),
-                    );
-                }
-                (None, None) => {
-                    row.extend((0..width).map(|_| Cell::missing("not run")));
-                    table.push_row(row, None);
-                }
-            }
+            push_figures_row(
+                table,
+                name_and_family(&r.name, r.family),
+                r.not_available.as_deref(),
+                pick(r).map(|res| (cells(res), res.noisy())),
+                width,
+            );
         }
     }
 }
@@ -647,47 +608,23 @@ impl ExperimentOutput for MechanismsResult {
             ),
             [
                 base(),
-                vec![
-                    Column::new(
-                        "t_work",
-                        Some("ms"),
-                        "worker's kernel time (median): interference from the waiter",
-                    ),
-                    Column::new("t_wakeup", Some("ns"), "notify to waiter running (median)"),
-                    Column::new(
-                        "t_wakeup_ci95",
-                        Some("ns"),
-                        "half-width of the 95% CI of the mean wake-up",
-                    ),
-                    Column::new(
-                        "t_wakeup",
-                        Some("cycles"),
-                        "notify to waiter running (median)",
-                    ),
-                    Column::new("t_call", Some("ns"), "time inside notify (median)"),
-                    Column::new("t_call", Some("cycles"), "time inside notify (median)"),
-                    Column::new(
-                        "waiter_cpu",
-                        Some("pct"),
-                        "waiter CPU time over its wall time (median)",
-                    ),
-                ],
+                hand_off_columns(
+                    "notify to waiter running (median)",
+                    "time inside notify (median)",
+                    "waiter CPU time over its wall time (median)",
+                ),
             ]
             .concat(),
         );
         self.regime_rows(
             |r| r.work.as_ref(),
-            |_, res| {
-                vec![
-                    res.t_work_ns
-                        .map_or(Cell::missing("no data"), |s| Cell::Number(s.median / 1e6)),
-                    ns(&res.t_wakeup),
-                    ci(&res.t_wakeup),
-                    cycles(&res.t_wakeup),
-                    ns(&res.t_call),
-                    cycles(&res.t_call),
-                    pct(&res.waiter_cpu_fraction),
-                ]
+            |res| {
+                hand_off_cells(
+                    res.t_work_ns.as_ref(),
+                    res.t_wakeup.as_ref(),
+                    res.t_call.as_ref(),
+                    res.waiter_cpu_fraction.as_ref(),
+                )
             },
             7,
             &mut work,
@@ -721,17 +658,17 @@ impl ExperimentOutput for MechanismsResult {
         );
         self.regime_rows(
             |r| r.short.as_ref(),
-            |_, res| {
+            |res| {
                 let ratio = match (res.t_wakeup.as_ref(), spin) {
                     (Some(t), Some(s)) if s > 0.0 => Cell::Number(t.ns.median / s),
                     _ => Cell::missing("no spin figure"),
                 };
                 vec![
-                    ns(&res.t_wakeup),
-                    cycles(&res.t_wakeup),
+                    median_ns(res.t_wakeup.as_ref()),
+                    median_cycles(res.t_wakeup.as_ref()),
                     ratio,
-                    ns(&res.t_call),
-                    cycles(&res.t_call),
+                    median_ns(res.t_call.as_ref()),
+                    median_cycles(res.t_call.as_ref()),
                 ]
             },
             5,
@@ -758,7 +695,12 @@ impl ExperimentOutput for MechanismsResult {
         );
         self.regime_rows(
             |r| r.sleep.as_ref(),
-            |_, res| vec![pct(&res.waiter_cpu_fraction), ns(&res.t_wakeup)],
+            |res| {
+                vec![
+                    median_pct(res.waiter_cpu_fraction.as_ref()),
+                    median_ns(res.t_wakeup.as_ref()),
+                ]
+            },
             2,
             &mut sleep,
         );
@@ -775,22 +717,22 @@ impl ExperimentOutput for MechanismsResult {
                 .and_then(|x| x.t_wakeup.as_ref())
                 .map(|t| t.ns.median / 1e3)
         };
-        let specs: Vec<(String, String, Vec<Option<f64>>, bool)> = vec![
-            (
-                "T_wakeup, worker runs the kernel".into(),
-                "wake-up latency (us, log scale)".into(),
+        let charts = vec![
+            MetricBars::medians(
+                "T_wakeup, worker runs the kernel",
+                "wake-up latency (us, log scale)",
                 metric(&|r| wake(r, |r| r.work.as_ref())),
                 true,
             ),
-            (
-                "T_wakeup, notify inside L_poll".into(),
-                "wake-up latency (us, log scale)".into(),
+            MetricBars::medians(
+                "T_wakeup, notify inside L_poll",
+                "wake-up latency (us, log scale)",
                 metric(&|r| wake(r, |r| r.short.as_ref())),
                 true,
             ),
-            (
-                "T_call: time inside notify".into(),
-                "notify cost (us, log scale)".into(),
+            MetricBars::medians(
+                "T_call: time inside notify",
+                "notify cost (us, log scale)",
                 metric(&|r| {
                     r.work
                         .as_ref()
@@ -799,9 +741,9 @@ impl ExperimentOutput for MechanismsResult {
                 }),
                 true,
             ),
-            (
-                "T_work: worker's kernel time (interference)".into(),
-                "kernel time (ms)".into(),
+            MetricBars::medians(
+                "T_work: worker's kernel time (interference)",
+                "kernel time (ms)",
                 metric(&|r| {
                     r.work
                         .as_ref()
@@ -810,9 +752,9 @@ impl ExperimentOutput for MechanismsResult {
                 }),
                 false,
             ),
-            (
+            MetricBars::medians(
                 format!("Waiter CPU use during a {} ms wait", self.config.sleep_ms),
-                "CPU time / wall time (%)".into(),
+                "CPU time / wall time (%)",
                 metric(&|r| {
                     r.sleep
                         .as_ref()
@@ -822,22 +764,7 @@ impl ExperimentOutput for MechanismsResult {
                 false,
             ),
         ];
-        specs
-            .into_iter()
-            .filter_map(|(title, y_label, values, y_log)| {
-                let chart = BarChart {
-                    title: title.clone(),
-                    y_label,
-                    categories: names.clone(),
-                    series: vec![("median".into(), values)],
-                    y_log,
-                };
-                chart.to_svg().ok().map(|svg| RenderedChart {
-                    caption: title,
-                    svg,
-                })
-            })
-            .collect()
+        bar_charts(&names, charts)
     }
 
     fn notes(&self) -> Vec<String> {
@@ -848,12 +775,7 @@ impl ExperimentOutput for MechanismsResult {
             .filter(|r| r.not_available.is_some())
             .map(|r| r.name.as_str())
             .collect();
-        if !na.is_empty() {
-            n.push(format!(
-                "Not available on this CPU (listed, never run): {}.",
-                na.join(", ")
-            ));
-        }
+        n.extend(not_available_note(&na));
         let default = Policy::for_kind(SyncKind::ProducerConsumer).describe();
         let short_call = |name: &str| {
             self.row(name)?
@@ -917,7 +839,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 3);
         for t in &tables {
-            t.validate().unwrap();
+            crate::export::testing::assert_exports_agree(t);
             assert_eq!(t.rows.len(), res.rows.len());
         }
         let json = serde_json::to_value(&res).unwrap();

@@ -295,13 +295,20 @@ mod tests {
     fn curves_table_has_x_and_seven_series() {
         let c = figure(CurveDistribution::Uniform);
         let t = curves_table(&c, REPORT_ROW_STRIDE);
-        t.validate().unwrap();
+        crate::export::testing::assert_exports_agree(&t);
         assert_eq!(t.columns.len(), 8);
         assert_eq!(
             t.rows.len(),
             c.series[0].points.len().div_ceil(REPORT_ROW_STRIDE)
         );
         assert!(curves_svg(&c).unwrap().contains("U/(beta*B)"));
+    }
+
+    #[test]
+    fn alpha_table_exports_agree() {
+        let rows = alpha_table().unwrap();
+        assert!(!rows.is_empty());
+        crate::export::testing::assert_exports_agree(&alpha_table_view(&rows));
     }
 
     #[test]

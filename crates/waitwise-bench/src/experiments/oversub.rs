@@ -58,7 +58,9 @@ mod workload;
 pub use workload::{Waiting, Workload};
 
 use super::asymmetry::unit_cost_ns;
-use super::barriers::{describe_pinning, load_average, load_note, round_robin};
+use super::barriers::{describe_pinning, round_robin};
+use super::load::{load_average, load_note};
+use super::table_parts::NOISY_NOTE;
 use super::{progress, ExperimentOutput, RenderedChart};
 use crate::chart::BarChart;
 use crate::contender::barrier;
@@ -581,25 +583,24 @@ impl OversubResult {
                 let Some(c) = r.cells.iter().find(|c| c.multiplier == m) else {
                     continue;
                 };
-                let num = |v: Option<f64>, why: &str| v.map_or(Cell::missing(why), Cell::Number);
                 let cells = vec![
                     Cell::Integer(c.threads as i64),
                     Cell::text(condition(m)),
                     Cell::text(&r.waiting),
-                    Cell::text(format!("{:?}", r.family).to_lowercase()),
-                    num(c.runtime_ms.map(|s| s.median), "no data"),
-                    num(c.runtime_ms.map(|s| s.ci95_width() / 2.0), "no data"),
-                    num(c.normalized, "no /b/0 figure"),
-                    num(c.blocks, "n/a: no wait profile"),
-                    num(c.wait_overhead_ms.map(|s| s.median), "no data"),
-                    num(c.wait_overhead_pct, "no data"),
+                    Cell::text(r.family.name()),
+                    Cell::number_or_missing(c.runtime_ms.map(|s| s.median), "no data"),
+                    Cell::number_or_missing(c.runtime_ms.map(|s| s.ci95_width() / 2.0), "no data"),
+                    Cell::number_or_missing(c.normalized, "no /b/0 figure"),
+                    Cell::number_or_missing(c.blocks, "n/a: no wait profile"),
+                    Cell::number_or_missing(c.wait_overhead_ms.map(|s| s.median), "no data"),
+                    Cell::number_or_missing(c.wait_overhead_pct, "no data"),
                 ];
                 let mut notes = Vec::new();
                 if let Some(e) = &c.error {
                     notes.push(format!("error: {e}"));
                 }
                 if c.runtime_ms.is_some_and(|s| s.is_noisy()) {
-                    notes.push("noisy: CI wider than 20% of the median".into());
+                    notes.push(NOISY_NOTE.into());
                 }
                 if r.is_default {
                     notes.push("the object's default waiting".into());
@@ -768,7 +769,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 3);
         for t in &tables {
-            crate::experiments::barriers::assert_table_exports_agree(t);
+            crate::export::testing::assert_exports_agree(t);
         }
         let pc_rows = waitings(Workload::ProducerConsumer).len();
         assert_eq!(tables[0].rows.len(), pc_rows * 2);

@@ -75,7 +75,8 @@
 //! of its package and a CPU of another package. Pairs of a CPU with itself
 //! are not measured and show as "n/a" in the heatmaps.
 
-use super::{progress, ExperimentOutput, RenderedChart};
+use super::table_parts::NOISY_NOTE;
+use super::{not_available_note, progress, ExperimentOutput, RenderedChart};
 use crate::chart::Heatmap;
 use crate::export::{Cell, Column, Table};
 use crate::measure::{clock_name, timing_from_ticks, Timing};
@@ -889,9 +890,6 @@ fn format_ns(v: f64) -> String {
     }
 }
 
-/// The noisy flag's text and row note.
-const NOISY_NOTE: &str = "noisy: CI wider than 20% of the median";
-
 impl WakeupMatrixResult {
     /// The contender named `name`.
     pub fn mechanism(&self, name: &str) -> Option<&MechanismMatrix> {
@@ -1056,12 +1054,7 @@ impl ExperimentOutput for WakeupMatrixResult {
             .filter(|m| m.not_available.is_some())
             .map(|m| m.name.as_str())
             .collect();
-        if !na.is_empty() {
-            n.push(format!(
-                "Not available on this CPU (listed, never run): {}.",
-                na.join(", ")
-            ));
-        }
+        n.extend(not_available_note(&na));
         let c = &self.config;
         n.push(format!(
             "Notify delay after the waiter is ready: {} ns for polling, {:.0} us for block, {:.2} of L_poll ({:.0} of {:.0} ns) for the two-phase policy.",
@@ -1142,7 +1135,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 1);
         let t = &tables[0];
-        t.validate().unwrap();
+        crate::export::testing::assert_exports_agree(t);
         assert_eq!(t.name, "wakeup_matrix");
         let keys = t.header_keys();
         for k in [

@@ -72,6 +72,7 @@ fn field(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::testing::sample_table;
     use crate::export::Column;
 
     #[test]
@@ -88,27 +89,7 @@ mod tests {
 
     #[test]
     fn table_is_written_with_header_units_and_missing_reasons() {
-        let mut table = Table::new(
-            "mechanisms",
-            "Mechanisms",
-            vec![
-                Column::new("contender", None, "who"),
-                Column::new("t_wakeup", Some("ns"), "latency"),
-                Column::new("rounds", None, "count"),
-            ],
-        );
-        table.push_row(
-            vec![Cell::text("spin"), Cell::Number(81.5), Cell::Integer(240)],
-            None,
-        );
-        table.push_row(
-            vec![
-                Cell::text("umwait"),
-                Cell::missing("n/a: CPU lacks WAITPKG"),
-                Cell::Integer(0),
-            ],
-            Some("not run, CPU lacks WAITPKG".into()),
-        );
+        let mut table = sample_table();
         table.push_row(
             vec![Cell::text("odd"), Cell::Number(f64::NAN), Cell::Integer(-1)],
             None,
@@ -117,7 +98,7 @@ mod tests {
         assert_eq!(
             csv,
             "contender,t_wakeup_ns,rounds,note\r\n\
-             spin,81.5,240,\r\n\
+             spin,81.523,240,\r\n\
              umwait,n/a: CPU lacks WAITPKG,0,\"not run, CPU lacks WAITPKG\"\r\n\
              odd,NaN,-1,\r\n"
         );

@@ -14,6 +14,8 @@ mod csv;
 mod exporter;
 mod json;
 mod table;
+#[cfg(test)]
+pub(crate) mod testing;
 mod text;
 
 pub use self::csv::CsvExporter;

@@ -251,6 +251,12 @@ impl Cell {
         Cell::Missing(reason.into())
     }
 
+    /// A [`Cell::Number`] when there is a value, else a [`Cell::Missing`]
+    /// with this reason.
+    pub fn number_or_missing(value: Option<f64>, reason: impl Into<String>) -> Cell {
+        value.map_or_else(|| Cell::missing(reason), Cell::Number)
+    }
+
     /// Whether this cell holds no value ([`Cell::Missing`]).
     pub fn is_missing(&self) -> bool {
         matches!(self, Cell::Missing(_))
@@ -365,6 +371,12 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn optional_numbers_are_numbers_or_missing() {
+        assert_eq!(Cell::number_or_missing(Some(2.5), "why"), Cell::Number(2.5));
+        assert_eq!(Cell::number_or_missing(None, "why"), Cell::missing("why"));
     }
 
     #[test]

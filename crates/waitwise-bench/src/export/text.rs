@@ -83,30 +83,18 @@ impl Exporter for TextExporter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::Column;
+    use crate::export::testing::sample_table;
 
     #[test]
     fn aligned_with_notes() {
-        let mut t = Table::new(
-            "t",
-            "Title",
-            vec![
-                Column::new("name", None, "n"),
-                Column::new("x", Some("ns"), "x"),
-            ],
+        let s = TextExporter.export(&sample_table()).unwrap();
+        assert_eq!(
+            s,
+            "Condition <wait> & notify\n\
+             contender  t_wakeup (ns)           rounds\n\
+             spin       81.52                   240\n\
+             umwait     n/a: CPU lacks WAITPKG  0  [not run, CPU lacks WAITPKG]\n"
         );
-        t.push_row(vec![Cell::text("spin"), Cell::Number(81.234)], None);
-        t.push_row(
-            vec![
-                Cell::text("umwait"),
-                Cell::missing("n/a: CPU lacks WAITPKG"),
-            ],
-            Some("n/a".into()),
-        );
-        let s = TextExporter.export(&t).unwrap();
-        assert!(s.starts_with("Title\n"));
-        assert!(s.contains("spin    81.23"));
-        assert!(s.contains("n/a: CPU lacks WAITPKG  [n/a]"));
         assert_eq!(format_number(43_210.7), "43211");
         assert_eq!(format_number(0.5), "0.500");
     }

@@ -2,6 +2,7 @@
 //! barrier loop per implementation as the light thread's load goes 0..10.
 
 use super::output::{emit, OutputArgs};
+use super::preset::preset;
 use waitwise_bench::experiments::asymmetry::{run as run_experiment, Config};
 
 /// Options of `waitwise asymmetry`.
@@ -25,11 +26,7 @@ pub struct AsymmetryArgs {
 
 /// The configuration these options ask for.
 pub fn config(args: &AsymmetryArgs) -> Config {
-    let mut c = if args.full {
-        Config::full()
-    } else {
-        Config::quick()
-    };
+    let mut c = preset(args.full, Config::quick, Config::full);
     if let Some(i) = args.iterations {
         c.iterations = i;
     }

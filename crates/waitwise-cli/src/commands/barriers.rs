@@ -2,6 +2,7 @@
 //! cost of one barrier episode, per implementation and policy.
 
 use super::output::{emit, OutputArgs};
+use super::preset::preset;
 use waitwise_bench::experiments::barriers::{run as run_experiment, Config};
 
 /// Options of `waitwise barriers`.
@@ -31,11 +32,7 @@ pub struct BarriersArgs {
 
 /// The configuration these options ask for.
 pub fn config(args: &BarriersArgs) -> Config {
-    let mut c = if args.full {
-        Config::full()
-    } else {
-        Config::quick()
-    };
+    let mut c = preset(args.full, Config::quick, Config::full);
     if let Some(n) = args.matrix {
         c.matrix_n = n as usize;
     }

@@ -1,6 +1,7 @@
 //! `waitwise mechanisms`: condition wait/notify per mechanism, policy and peer.
 
 use super::output::{emit, OutputArgs};
+use super::preset::preset;
 use waitwise_bench::experiments::mechanisms::{run as run_experiment, Config};
 
 /// Options of `waitwise mechanisms`.
@@ -24,11 +25,7 @@ pub struct MechanismsArgs {
 
 /// The configuration these options ask for.
 pub fn config(args: &MechanismsArgs) -> Config {
-    let mut c = if args.full {
-        Config::full()
-    } else {
-        Config::quick()
-    };
+    let mut c = preset(args.full, Config::quick, Config::full);
     if let Some(n) = args.matrix {
         c.matrix_n = n as usize;
     }

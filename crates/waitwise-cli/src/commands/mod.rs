@@ -6,6 +6,7 @@ pub mod mechanisms;
 pub mod model;
 pub mod output;
 pub mod oversub;
+pub mod preset;
 pub mod probe;
 pub mod profile;
 pub mod report;

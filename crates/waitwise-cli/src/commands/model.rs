@@ -7,8 +7,11 @@
 //! | `fit PROFILE.json [--block-ns B]` | exponential and uniform fits per object (Appendix A) and the alpha they recommend |
 //! | `calibrate [--full]` | the model checked against this machine (`waitwise_bench::experiments::calibration`) |
 
-use super::output::{emit, OutputArgs};
-use super::profile::{block_cost_ns, load, positive_f64, print_table, static_alpha};
+use super::output::{emit, print_table, OutputArgs};
+use super::preset::preset;
+use super::profile::{
+    block_cost_ns, load, no_waits_or, positive_f64, static_alpha, static_and_profile_alpha_columns,
+};
 use anyhow::Context;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -218,45 +221,36 @@ pub struct FitReport {
 }
 
 fn fit_table(r: &FitReport) -> Table {
+    let mut columns = vec![
+        Column::new("object", None, "index in the file, and name if recorded"),
+        Column::new("kind", None, "recorded kind"),
+        Column::new("waits", Some("count"), "waits recorded"),
+        Column::new("mean_wait", Some("ns"), "mean of the histogram"),
+        Column::new(
+            "exp_mean",
+            Some("ns"),
+            "1/lambda of the log-linear regression",
+        ),
+        Column::new("exp_r2", None, "r^2 of the regression"),
+        Column::new("exp_ks", None, "Kolmogorov-Smirnov distance, exponential"),
+        Column::new("uniform_u", Some("ns"), "fitted U"),
+        Column::new("uniform_ks", None, "Kolmogorov-Smirnov distance, uniform"),
+        Column::new("best", None, "better model"),
+        Column::new("alpha", None, "recommended alpha"),
+    ];
+    columns.extend(static_and_profile_alpha_columns());
     let mut t = Table::new(
         "model_fit",
         format!(
             "Fits to {} (Lim & Agarwal Appendix A), B = {:.0} ns ({})",
             r.file, r.block_cost_ns, r.block_cost_source
         ),
-        vec![
-            Column::new("object", None, "index in the file, and name if recorded"),
-            Column::new("kind", None, "recorded kind"),
-            Column::new("waits", Some("count"), "waits recorded"),
-            Column::new("mean_wait", Some("ns"), "mean of the histogram"),
-            Column::new(
-                "exp_mean",
-                Some("ns"),
-                "1/lambda of the log-linear regression",
-            ),
-            Column::new("exp_r2", None, "r^2 of the regression"),
-            Column::new("exp_ks", None, "Kolmogorov-Smirnov distance, exponential"),
-            Column::new("uniform_u", Some("ns"), "fitted U"),
-            Column::new("uniform_ks", None, "Kolmogorov-Smirnov distance, uniform"),
-            Column::new("best", None, "better model"),
-            Column::new("alpha", None, "recommended alpha"),
-            Column::new(
-                "static_alpha",
-                None,
-                "waitwise's static default for the kind",
-            ),
-            Column::new(
-                "profile_alpha",
-                None,
-                "alpha minimizing the expected cost on this histogram",
-            ),
-        ],
+        columns,
     );
     for (i, f) in r.objects.iter().enumerate() {
         let e = f.exponential.as_ref();
         let u = f.uniform.as_ref();
         let none = || Cell::missing("no waits");
-        let num = |v: Option<f64>| v.map_or_else(none, Cell::Number);
         t.push_row(
             vec![
                 Cell::text(match &f.name {
@@ -269,20 +263,20 @@ fn fit_table(r: &FitReport) -> Table {
                     &f.kind
                 }),
                 Cell::Integer(i64::try_from(f.total_waits).unwrap_or(i64::MAX)),
-                num((f.total_waits > 0).then_some(f.mean_ns)),
-                num(e.map(|e| e.mean_ns)),
+                no_waits_or((f.total_waits > 0).then_some(f.mean_ns)),
+                no_waits_or(e.map(|e| e.mean_ns)),
                 e.map_or_else(none, |e| {
                     e.r_squared
                         .map_or(Cell::missing("no regression"), Cell::Number)
                 }),
-                num(e.map(|e| e.ks_distance)),
-                num(u.map(|u| u.upper_ns)),
-                num(u.map(|u| u.ks_distance)),
+                no_waits_or(e.map(|e| e.ks_distance)),
+                no_waits_or(u.map(|u| u.upper_ns)),
+                no_waits_or(u.map(|u| u.ks_distance)),
                 f.best_model
                     .map_or_else(none, |m| Cell::text(format!("{m:?}").to_lowercase())),
                 Cell::Number(f.recommended_alpha),
                 Cell::Number(static_alpha(&f.kind).1),
-                num(f.profile_alpha.as_ref().map(|p| p.alpha)),
+                no_waits_or(f.profile_alpha.as_ref().map(|p| p.alpha)),
             ],
             Some(f.reason.clone()),
         );
@@ -321,11 +315,7 @@ fn fit_profile(args: &FitArgs) -> anyhow::Result<()> {
 // ------------------------------------------------------------- calibrate
 
 fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
-    let mut cfg = if args.full {
-        CalibrationConfig::full()
-    } else {
-        CalibrationConfig::quick()
-    };
+    let mut cfg = preset(args.full, CalibrationConfig::quick, CalibrationConfig::full);
     if let Some(r) = args.rounds {
         cfg.rounds = r as usize;
     }

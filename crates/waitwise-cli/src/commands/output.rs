@@ -1,10 +1,11 @@
 //! How every experiment subcommand prints its result: readable tables by
 //! default, `--json` for the whole result object, `--csv` for every table
-//! (each preceded by a `# name` line).
+//! (each preceded by a `# name` line). [`print_table`] prints one table
+//! either way, also for `model` and `profile`.
 
 use serde::Serialize;
 use waitwise_bench::experiments::ExperimentOutput;
-use waitwise_bench::export::{CsvExporter, Exporter, TextExporter};
+use waitwise_bench::export::{CsvExporter, Exporter, Table, TextExporter};
 
 /// Output options shared by the experiment subcommands.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -24,17 +25,24 @@ pub fn emit<R: ExperimentOutput + Serialize>(result: &R, args: &OutputArgs) -> a
         return Ok(());
     }
     for table in result.tables() {
-        if args.csv {
-            println!("# {}", table.name);
-            print!("{}", CsvExporter.export(&table)?);
-        } else {
-            println!("{}", TextExporter.export(&table)?);
-        }
+        print_table(&table, args.csv)?;
     }
     if !args.csv {
         for note in result.notes() {
             println!("{note}");
         }
+    }
+    Ok(())
+}
+
+/// Prints one table as aligned text, or with `csv` as CSV after a
+/// `# <table>` line.
+pub fn print_table(t: &Table, csv: bool) -> anyhow::Result<()> {
+    if csv {
+        println!("# {}", t.name);
+        print!("{}", CsvExporter.export(t)?);
+    } else {
+        println!("{}", TextExporter.export(t)?);
     }
     Ok(())
 }

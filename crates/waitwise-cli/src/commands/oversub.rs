@@ -2,6 +2,7 @@
 //! barrier and mutex loops, matched and unmatched, per waiting algorithm.
 
 use super::output::{emit, OutputArgs};
+use super::preset::preset;
 use waitwise_bench::experiments::oversub::{run as run_experiment, Config, Workload};
 
 /// Which loop to run.
@@ -52,11 +53,7 @@ pub struct OversubArgs {
 
 /// The configuration these options ask for.
 pub fn config(args: &OversubArgs) -> anyhow::Result<Config> {
-    let mut c = if args.full {
-        Config::full()
-    } else {
-        Config::quick()
-    };
+    let mut c = preset(args.full, Config::quick, Config::full);
     if let Some(i) = args.iterations {
         c.iterations = i;
     }

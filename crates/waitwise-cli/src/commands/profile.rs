@@ -8,13 +8,13 @@
 //! * `{"objects": [...]}`, as the `LD_PRELOAD` interposer writes it, with
 //!   extra fields (`address`, ...) ignored and an optional `block_cost_ns`.
 
-use super::output::OutputArgs;
+use super::output::{print_table, OutputArgs};
 use anyhow::Context;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use waitwise::policy::SyncKind;
-use waitwise_bench::export::{Cell, Column, CsvExporter, Exporter, Table, TextExporter};
+use waitwise_bench::export::{Cell, Column, Table};
 use waitwise_model::fit::{self, FitResult, ObjectProfile, WaitProfile};
 
 /// Options of `waitwise profile`.
@@ -177,59 +177,73 @@ pub fn aggregate(loaded: &LoadedProfile, block_ns: f64) -> anyhow::Result<Vec<Ki
         .collect()
 }
 
-fn opt(v: Option<f64>, why: &str) -> Cell {
-    v.map_or(Cell::missing(why), Cell::Number)
+/// A figure of a histogram: its value, or "no waits" when the histogram is
+/// empty (tables of `profile` and `model fit`).
+pub fn no_waits_or(v: Option<f64>) -> Cell {
+    Cell::number_or_missing(v, "no waits")
+}
+
+/// The columns that set a recommended alpha beside waitwise's static
+/// default and the alpha best on the histogram itself (tables of `profile`
+/// and `model fit`).
+pub fn static_and_profile_alpha_columns() -> [Column; 2] {
+    [
+        Column::new(
+            "static_alpha",
+            None,
+            "waitwise's static default for the kind",
+        ),
+        Column::new(
+            "profile_alpha",
+            None,
+            "alpha minimizing the expected cost on this histogram",
+        ),
+    ]
 }
 
 fn table(report: &ProfileReport) -> Table {
+    let mut columns = vec![
+        Column::new("kind", None, "object kind"),
+        Column::new("objects", Some("count"), "objects of this kind"),
+        Column::new("waits", Some("count"), "waits recorded"),
+        Column::new("blocked", Some("pct"), "waits that slept in the kernel"),
+        Column::new(
+            "mean_wait",
+            Some("ns"),
+            "mean wait (histogram, uniform within buckets)",
+        ),
+        Column::new(
+            "best_model",
+            None,
+            "model with the smaller Kolmogorov-Smirnov distance",
+        ),
+        Column::new("ks", None, "its Kolmogorov-Smirnov distance"),
+        Column::new(
+            "alpha",
+            None,
+            "recommended alpha (minimax for the fitted family)",
+        ),
+    ];
+    columns.extend(static_and_profile_alpha_columns());
+    columns.extend([
+        Column::new(
+            "profile_factor",
+            Some("ratio"),
+            "its competitive factor on the histogram",
+        ),
+        Column::new(
+            "alpha_factor",
+            Some("ratio"),
+            "the recommended alpha's factor on the histogram",
+        ),
+    ]);
     let mut t = Table::new(
         "profile",
         format!(
             "Wait profile {} per kind, B = {:.0} ns ({})",
             report.file, report.block_cost_ns, report.block_cost_source
         ),
-        vec![
-            Column::new("kind", None, "object kind"),
-            Column::new("objects", Some("count"), "objects of this kind"),
-            Column::new("waits", Some("count"), "waits recorded"),
-            Column::new("blocked", Some("pct"), "waits that slept in the kernel"),
-            Column::new(
-                "mean_wait",
-                Some("ns"),
-                "mean wait (histogram, uniform within buckets)",
-            ),
-            Column::new(
-                "best_model",
-                None,
-                "model with the smaller Kolmogorov-Smirnov distance",
-            ),
-            Column::new("ks", None, "its Kolmogorov-Smirnov distance"),
-            Column::new(
-                "alpha",
-                None,
-                "recommended alpha (minimax for the fitted family)",
-            ),
-            Column::new(
-                "static_alpha",
-                None,
-                "waitwise's static default for the kind",
-            ),
-            Column::new(
-                "profile_alpha",
-                None,
-                "alpha minimizing the expected cost on this histogram",
-            ),
-            Column::new(
-                "profile_factor",
-                Some("ratio"),
-                "its competitive factor on the histogram",
-            ),
-            Column::new(
-                "alpha_factor",
-                Some("ratio"),
-                "the recommended alpha's factor on the histogram",
-            ),
-        ],
+        columns,
     );
     for k in &report.kinds {
         let f = &k.fit;
@@ -244,36 +258,22 @@ fn table(report: &ProfileReport) -> Table {
                 Cell::text(&k.kind),
                 Cell::Integer(k.objects as i64),
                 Cell::Integer(i64::try_from(f.total_waits).unwrap_or(i64::MAX)),
-                opt(blocked, "no waits"),
-                opt((f.total_waits > 0).then_some(f.mean_ns), "no waits"),
+                no_waits_or(blocked),
+                no_waits_or((f.total_waits > 0).then_some(f.mean_ns)),
                 f.best_model.map_or(Cell::missing("no waits"), |m| {
                     Cell::text(format!("{m:?}").to_lowercase())
                 }),
-                opt(ks, "no waits"),
+                no_waits_or(ks),
                 Cell::Number(f.recommended_alpha),
                 Cell::Number(k.static_alpha),
-                opt(f.profile_alpha.as_ref().map(|p| p.alpha), "no waits"),
-                opt(f.profile_alpha.as_ref().map(|p| p.factor), "no waits"),
-                opt(
-                    f.profile_alpha.as_ref().map(|p| p.recommended_factor),
-                    "no waits",
-                ),
+                no_waits_or(f.profile_alpha.as_ref().map(|p| p.alpha)),
+                no_waits_or(f.profile_alpha.as_ref().map(|p| p.factor)),
+                no_waits_or(f.profile_alpha.as_ref().map(|p| p.recommended_factor)),
             ],
             Some(f.reason.clone()),
         );
     }
     t
-}
-
-/// Prints one table as text or CSV.
-pub fn print_table(t: &Table, csv: bool) -> anyhow::Result<()> {
-    if csv {
-        println!("# {}", t.name);
-        print!("{}", CsvExporter.export(t)?);
-    } else {
-        println!("{}", TextExporter.export(t)?);
-    }
-    Ok(())
 }
 
 /// Reads the profile, aggregates per kind and prints the recommendations.

@@ -2,6 +2,7 @@
 //! ordered pair of CPUs, per mechanism, in the normal and reduced setups.
 
 use super::output::{emit, OutputArgs};
+use super::preset::preset;
 use anyhow::Context;
 use waitwise_bench::experiments::wakeup_matrix::{run as run_experiment, Config};
 
@@ -30,11 +31,7 @@ pub struct WakeupMatrixArgs {
 /// A `--cpus` list that does not parse, names fewer than two CPUs, or names
 /// a CPU this process may not run on.
 pub fn config(args: &WakeupMatrixArgs) -> anyhow::Result<Config> {
-    let mut c = if args.full {
-        Config::full()
-    } else {
-        Config::quick()
-    };
+    let mut c = preset(args.full, Config::quick, Config::full);
     if let Some(list) = &args.cpus {
         c = c.with_cpu_list(list).context("--cpus")?;
     }
