@@ -550,14 +550,16 @@ impl MechanismsResult {
             .collect();
         let verdict = if !faster.is_empty() {
             format!(
-                "spin does NOT have the lowest T_wakeup: {} wake faster beyond noise (lowest: {low_name} {})",
+                "spin does NOT have the lowest T_wakeup: {} {} faster beyond noise (lowest: {low_name} {})",
                 faster.join(", "),
+                if faster.len() == 1 { "wakes" } else { "wake" },
                 ratio(low)
             )
         } else if !tied.is_empty() {
             format!(
-                "no row wakes faster than spin beyond noise, but {} tie with it (95% interval of the ratio holds 1; lowest: {low_name} {})",
+                "no row wakes faster than spin beyond noise, but {} {} with it (95% interval of the ratio holds 1; lowest: {low_name} {})",
                 tied.join(", "),
+                if tied.len() == 1 { "ties" } else { "tie" },
                 ratio(low)
             )
         } else {
@@ -584,8 +586,25 @@ impl MechanismsResult {
             ),
             _ => String::new(),
         };
+        // The notifier's side of the same hand-offs: a store that must take
+        // the line from a PAUSE-less loop takes longer to complete.
+        let work_call = |name: &str| {
+            self.row(name)?
+                .work
+                .as_ref()?
+                .t_call
+                .as_ref()
+                .map(|t| t.ns.median)
+        };
+        let notifier = match (work_call("spin"), work_call("pause")) {
+            (Some(spin), Some(pause)) => format!(
+                " The notifier's T_call (the store) takes {spin:.0} ns with a spin waiter and {pause:.0} ns with a pause waiter ({:.2}x).",
+                spin / pause
+            ),
+            _ => String::new(),
+        };
         Some(format!(
-            "Work regime, T_wakeup (median [95% CI of the median]): spin {}; per-cycle ratio to spin over {} interleaved cycles: {verdict}.{paper}",
+            "Work regime, T_wakeup (median [95% CI of the median]): spin {}; per-cycle ratio to spin over {} interleaved cycles: {verdict}.{notifier}{paper}",
             with_interval(&spin),
             low.n
         ))
@@ -881,5 +900,6 @@ mod tests {
         let note = res.wakeup_ranking_note().unwrap();
         assert!(note.contains("per-cycle ratio to spin"), "{note}");
         assert!(note.contains("spin-loops"), "{note}");
+        assert!(note.contains("notifier's T_call"), "{note}");
     }
 }
