@@ -183,6 +183,7 @@ mod tests {
 
     #[test]
     fn every_code_has_its_own_text() {
+        // SAFETY: waitwise_strerror returns a static NUL-terminated string.
         let unknown = unsafe { CStr::from_ptr(waitwise_strerror(-42)) };
         for e in [
             Error::NotOwner,
@@ -195,6 +196,7 @@ mod tests {
             Error::TimedOut,
             Error::Internal,
         ] {
+            // SAFETY: as above, a static NUL-terminated string.
             let text = unsafe { CStr::from_ptr(waitwise_strerror(e.code())) };
             assert_ne!(text, unknown, "{e:?}");
         }

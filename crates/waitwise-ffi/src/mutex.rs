@@ -77,12 +77,16 @@ impl OwnedRawMutex {
     /// Whether the calling thread holds the lock.
     #[inline]
     fn held_by_me(&self) -> bool {
+        // Relaxed: compared with our own id, which we can read there only
+        // while we hold the lock (module doc, "Memory ordering").
         self.owner.load(Ordering::Relaxed) == current_thread()
     }
 
     /// Records the calling thread as the holder; call right after acquiring.
     #[inline]
     fn acquired(&self) {
+        // Relaxed: written only by the holder; others only compare it with
+        // their own id (module doc, "Memory ordering").
         self.owner.store(current_thread(), Ordering::Relaxed);
     }
 }
@@ -115,6 +119,8 @@ unsafe impl lock_api::RawMutex for OwnedRawMutex {
 
     #[inline]
     unsafe fn unlock(&self, _guard: Self::Guard) {
+        // Relaxed: the holder's last write, before the lock word's Release
+        // (module doc, "Memory ordering").
         self.owner.store(NO_OWNER, Ordering::Relaxed);
         // SAFETY: the guard stands for this thread's acquisition.
         unsafe { self.raw.unlock() }
@@ -302,6 +308,9 @@ mod tests {
 
     #[test]
     fn misuse_is_reported() {
+        // SAFETY: `m` comes from waitwise_mutex_new and stays live until its
+        // one successful destroy, after the other thread is joined; the null
+        // pointers are part of the tested contract (EINVAL, never read).
         unsafe {
             let mut m = ptr::null_mut();
             assert_eq!(waitwise_mutex_new(&mut m), WAITWISE_OK);

@@ -39,7 +39,14 @@
 //! incremented before arriving and decremented (Release) as each thread's
 //! last access; `pthread_barrier_destroy` waits (Acquire) until it is zero,
 //! because programs routinely destroy a barrier as soon as the serial
-//! thread returns, while the others are still waking.
+//! thread returns, while the others are still waking. The increment is
+//! Relaxed: it is sequenced before the thread's AcqRel arrival, so the last
+//! arrival, and whoever destroys the barrier after the episode, sees it (or
+//! the thread's later decrement).
+//!
+//! `COUNT`, `SHARED` and `POLL` are Relaxed: written by init before the
+//! barrier is shared (whatever shares it orders them) and fixed until
+//! destroy; they guard no other data.
 
 use crate::ffi_guard;
 use crate::profile::{self, Kind};
@@ -122,6 +129,8 @@ pub unsafe extern "C" fn pthread_barrier_init(
         unsafe { b.write_bytes(0, 1) };
         // SAFETY: as above.
         let w = unsafe { words(b) };
+        // Relaxed: not shared yet; whatever shares the barrier orders these
+        // stores before other threads' reads.
         w[COUNT].store(count, Ordering::Relaxed);
         w[POLL].store(u32::from(count <= cpus()), Ordering::Relaxed);
         0
@@ -137,10 +146,13 @@ pub unsafe extern "C" fn pthread_barrier_destroy(b: *mut pthread_barrier_t) -> c
     }
     // SAFETY: caller's contract.
     let w = unsafe { words(b) };
+    // Relaxed: SHARED is fixed from init to destroy (module doc).
     if w[SHARED].load(Ordering::Relaxed) != 0 {
         // SAFETY: a glibc barrier; forwarding the caller's argument.
         return unsafe { forward!(real::BARRIER_DESTROY, fn(*mut pthread_barrier_t) -> c_int)(b) };
     }
+    // Relaxed: a best-effort EBUSY (destroying a barrier mid-episode is the
+    // caller's error); the PRESENT wait below orders the waiters' accesses.
     if w[ARRIVED].load(Ordering::Relaxed) != 0 {
         return libc::EBUSY; // an episode is under way
     }
@@ -160,6 +172,7 @@ pub unsafe extern "C" fn pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_in
     }
     // SAFETY: caller's contract.
     let w = unsafe { words(b) };
+    // Relaxed: SHARED and COUNT are fixed from init to destroy (module doc).
     if w[SHARED].load(Ordering::Relaxed) != 0 {
         // SAFETY: a glibc barrier; forwarding the caller's argument.
         return unsafe { forward!(real::BARRIER_WAIT, fn(*mut pthread_barrier_t) -> c_int)(b) };
@@ -168,6 +181,8 @@ pub unsafe extern "C" fn pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_in
     if count == 0 {
         return EINVAL; // destroyed or never initialized
     }
+    // Relaxed: the AcqRel arrival below orders it before the last arrival
+    // and any destroy after the episode (module doc).
     w[PRESENT].fetch_add(1, Ordering::Relaxed);
     // Acquire: the episode's number; a stale value is impossible (see the
     // module's protocol).
@@ -176,9 +191,9 @@ pub unsafe extern "C" fn pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_in
     let arrived = w[ARRIVED].fetch_add(1, Ordering::AcqRel) + 1;
     let engine = WaitWordRef::new(Futex::from_atomic(&w[GEN]), &w[SLEEPERS]);
     let r = if arrived == count {
-        // Last arrival: ARRIVED => 0 for the next episode, then GEN + 1
-        // (SeqCst: release to the waiters, Dekker write before the
-        // sleeper check).
+        // Last arrival: ARRIVED => 0 for the next episode (Relaxed: the
+        // bump after it publishes it), then GEN + 1 (SeqCst: release to
+        // the waiters, Dekker write before the sleeper check).
         w[ARRIVED].store(0, Ordering::Relaxed);
         w[GEN].fetch_add(1, Ordering::SeqCst);
         engine.wake_all();
@@ -186,7 +201,8 @@ pub unsafe extern "C" fn pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_in
     } else {
         ffi_guard(EINVAL, || {
             // More parties than CPUs: block at once, unless the user asked
-            // for spinning.
+            // for spinning. Relaxed: POLL is fixed from init to destroy
+            // (module doc).
             let polls = w[POLL].load(Ordering::Relaxed) != 0
                 || crate::config::choice() == crate::config::PolicyChoice::Spin;
             let limit = if polls {

@@ -39,6 +39,11 @@
 //! [`WaitWordRef`]'s Dekker pattern. Leaving `WAITERS` is Release, and
 //! `pthread_cond_destroy` waits (Acquire) until it is zero, so a waiter that
 //! was woken never touches a destroyed condvar.
+//!
+//! `FLAGS` is Relaxed: init writes it before the condvar is shared
+//! (whatever shares it orders the store), and its two bits stay fixed for
+//! the condvar's life (glibc's own `__wrefs` updates on a forwarded one
+//! leave bit 0 alone); it guards no other data.
 
 use crate::profile::{self, Kind};
 use crate::real::{self, forward};
@@ -77,6 +82,7 @@ unsafe fn words<'a>(c: *mut pthread_cond_t) -> &'a Words {
 
 #[inline(always)]
 fn forwarded(w: &Words) -> bool {
+    // Relaxed: the bit is fixed for the condvar's life (module doc).
     w[FLAGS].load(Ordering::Relaxed) & FLAG_SHARED != 0
 }
 
@@ -116,6 +122,8 @@ pub unsafe extern "C" fn pthread_cond_init(
     if clock == libc::CLOCK_MONOTONIC {
         // SAFETY: as above.
         let w = unsafe { words(c) };
+        // Relaxed: not shared yet; whatever shares the condvar orders this
+        // store before other threads' reads.
         w[FLAGS].store(FLAG_MONOTONIC, Ordering::Relaxed);
     }
     0
@@ -242,6 +250,7 @@ pub unsafe extern "C" fn pthread_cond_timedwait(
             )(c, m, abstime)
         };
     }
+    // Relaxed: the bit is fixed for the condvar's life (module doc).
     let clock = if w[FLAGS].load(Ordering::Relaxed) & FLAG_MONOTONIC != 0 {
         libc::CLOCK_MONOTONIC
     } else {

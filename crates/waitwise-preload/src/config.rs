@@ -12,6 +12,13 @@
 //! program runs on. `B` is not measured here: the measurement takes 40 ms
 //! and a helper thread, too much to impose on every program; put the `B`
 //! that `waitwise probe` reports in `WAITWISE_BLOCK_NS`.
+//!
+//! # Memory ordering
+//!
+//! Every access is Relaxed. [`load`] runs once, in the load-time
+//! constructor, before `main` and so before any thread the program creates:
+//! thread creation orders its stores before every later read. Each word is
+//! a value on its own, publishing no other memory.
 
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -88,11 +95,15 @@ fn var(name: &CStr) -> Option<Result<&'static str, ()>> {
 }
 
 /// Reads `WAITWISE_POLICY`, `WAITWISE_ALPHA` and `WAITWISE_BLOCK_NS` once.
+///
+/// Its stores are Relaxed: this runs before any other thread exists, and
+/// thread creation orders them before every read (module doc).
 pub fn load() {
     match var(c"WAITWISE_POLICY") {
         None => {}
         Some(Ok(s)) if PolicyChoice::parse(s).is_some() => {
             let p = PolicyChoice::parse(s).unwrap_or(PolicyChoice::TwoPhase);
+            // Relaxed: before any other thread exists (module doc).
             POLICY.store(p as u8, Ordering::Relaxed);
         }
         Some(v) => eprintln!(
@@ -102,12 +113,14 @@ pub fn load() {
     }
     match var(c"WAITWISE_ALPHA").map(|v| env::parse_alpha(v.unwrap_or("<not UTF-8>"))) {
         None => {}
+        // Relaxed: before any other thread exists (module doc).
         Some(Ok(a)) => ALPHA_BITS.store(a.to_bits(), Ordering::Relaxed),
         Some(Err(e)) => eprintln!("waitwise: {e}"),
     }
     match var(c"WAITWISE_BLOCK_NS").map(|v| env::parse_block_ns(v.unwrap_or("<not UTF-8>"))) {
         None => {}
         Some(Ok(ns)) => {
+            // Relaxed: before any other thread exists (module doc).
             BLOCK_NS.store(ns, Ordering::Relaxed);
             BLOCK_NS_FROM_ENV.store(1, Ordering::Relaxed);
         }
@@ -118,23 +131,27 @@ pub fn load() {
 /// The configured policy family.
 #[inline]
 pub fn choice() -> PolicyChoice {
+    // Relaxed: written once before any other thread existed (module doc).
     PolicyChoice::from_u8(POLICY.load(Ordering::Relaxed))
 }
 
 /// `B` in ns.
 #[inline]
 pub fn block_ns() -> u64 {
+    // Relaxed: written once before any other thread existed (module doc).
     BLOCK_NS.load(Ordering::Relaxed)
 }
 
 /// `B`, when the user gave it (`None`: the guessed default is in use).
 pub fn block_ns_from_env() -> Option<u64> {
+    // Relaxed: written once before any other thread existed (module doc).
     (BLOCK_NS_FROM_ENV.load(Ordering::Relaxed) != 0).then(block_ns)
 }
 
 /// `alpha` for `kind`: `WAITWISE_ALPHA` if given, else the kind's default.
 #[inline]
 pub fn alpha(kind: SyncKind) -> f64 {
+    // Relaxed: written once before any other thread existed (module doc).
     let bits = ALPHA_BITS.load(Ordering::Relaxed);
     if bits == NO_ALPHA {
         kind.default_alpha()

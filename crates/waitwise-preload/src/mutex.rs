@@ -48,6 +48,15 @@
 //! holder, inside the critical section, and read by others only to compare
 //! against their own id (which they never see unless they hold the lock):
 //! Relaxed.
+//!
+//! `__kind` is Relaxed too: `pthread_mutex_init` (or a static initializer)
+//! writes it before the mutex is shared, so whatever shares the mutex
+//! orders it before other threads' reads, and it stays fixed until
+//! `pthread_mutex_destroy`, after which POSIX allows no use; it guards no
+//! other data. `destroy`'s look at `__lock` is Relaxed as well: `EBUSY` is a
+//! best-effort diagnostic, since a caller may destroy only a mutex it knows,
+//! by its own synchronization (a join, its own lock and unlock), to be
+//! unused.
 
 use crate::ffi_guard;
 use crate::poll;
@@ -191,6 +200,8 @@ pub unsafe extern "C" fn pthread_mutex_init(
                 unsafe { m.write_bytes(0, 1) };
                 // SAFETY: as above.
                 let w = unsafe { words(m) };
+                // Relaxed: not shared yet; whatever shares the mutex orders
+                // this store before other threads' reads.
                 w[KIND].store(kind, Ordering::Relaxed);
                 0
             }
@@ -213,6 +224,8 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int
     }
     // SAFETY: caller's contract.
     let w = unsafe { words(m) };
+    // Relaxed: __kind is fixed while the mutex may be used (module doc,
+    // "Memory ordering").
     let kind = w[KIND].load(Ordering::Relaxed);
     if !is_native(kind) {
         if kind == KIND_DESTROYED {
@@ -221,6 +234,8 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int
         // SAFETY: a glibc mutex; forwarding the caller's argument.
         return unsafe { forward!(real::MUTEX_DESTROY, fn(*mut pthread_mutex_t) -> c_int)(m) };
     }
+    // Relaxed: a best-effort EBUSY, and no use may follow the destroy
+    // (module doc, "Memory ordering").
     if w[LOCK].load(Ordering::Relaxed) != UNLOCKED {
         return EBUSY;
     }
@@ -236,6 +251,8 @@ pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
     }
     // SAFETY: caller's contract.
     let w = unsafe { words(m) };
+    // Relaxed: __kind is fixed while the mutex is in use and guards no data
+    // (module doc, "Memory ordering").
     let kind = w[KIND].load(Ordering::Relaxed);
     if kind == KIND_NORMAL || kind == KIND_ADAPTIVE {
         if !try_acquire(&w[LOCK]) {
@@ -259,6 +276,8 @@ pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int
     }
     // SAFETY: caller's contract.
     let w = unsafe { words(m) };
+    // Relaxed: __kind is fixed while the mutex is in use and guards no data
+    // (module doc, "Memory ordering").
     let kind = w[KIND].load(Ordering::Relaxed);
     match kind {
         KIND_NORMAL | KIND_ADAPTIVE => {
@@ -270,6 +289,9 @@ pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int
         }
         KIND_RECURSIVE | KIND_ERRORCHECK => {
             let me = tid();
+            // Relaxed: only the holder writes __owner and its unlock clears it,
+            // so we find our own id there only while we hold the lock; a stale
+            // value is another id, never ours (module doc).
             if kind == KIND_RECURSIVE && w[OWNER].load(Ordering::Relaxed) == me {
                 return recurse(w);
             }
@@ -321,6 +343,8 @@ unsafe fn timed_lock(
     }
     // SAFETY: caller's contract.
     let w = unsafe { words(m) };
+    // Relaxed: __kind is fixed while the mutex is in use and guards no data
+    // (module doc, "Memory ordering").
     let kind = w[KIND].load(Ordering::Relaxed);
     if !is_native(kind) && kind != KIND_DESTROYED {
         // SAFETY: a glibc mutex; forwarding the caller's arguments.
@@ -365,6 +389,9 @@ unsafe fn lock_other(
     }
     let me = if kind == KIND_RECURSIVE || kind == KIND_ERRORCHECK {
         let me = tid();
+        // Relaxed: only the holder writes __owner and its unlock clears it,
+        // so we find our own id there only while we hold the lock; a stale
+        // value is another id, never ours (module doc).
         if w[OWNER].load(Ordering::Relaxed) == me {
             return if kind == KIND_RECURSIVE {
                 recurse(w)
@@ -406,6 +433,8 @@ unsafe fn lock_other(
 /// One more level of a recursive mutex the caller holds.
 #[inline]
 fn recurse(w: &Words) -> c_int {
+    // Relaxed: the caller holds the lock, and only the holder touches
+    // __count (module doc, "Memory ordering").
     let c = w[COUNT].load(Ordering::Relaxed);
     if c == u32::MAX {
         return libc::EAGAIN;
@@ -416,6 +445,9 @@ fn recurse(w: &Words) -> c_int {
 
 #[inline]
 fn set_owner(w: &Words, me: u32) {
+    // Relaxed: written by the new holder inside its critical section; the
+    // lock word's Acquire/Release orders them for later holders, and other
+    // threads only compare __owner with their own id (module doc).
     w[OWNER].store(me, Ordering::Relaxed);
     w[COUNT].store(1, Ordering::Relaxed);
 }
@@ -429,6 +461,8 @@ pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int 
     }
     // SAFETY: caller's contract.
     let w = unsafe { words(m) };
+    // Relaxed: __kind is fixed while the mutex is in use and guards no data
+    // (module doc, "Memory ordering").
     let kind = w[KIND].load(Ordering::Relaxed);
     if kind == KIND_NORMAL || kind == KIND_ADAPTIVE {
         release(&w[LOCK]);
@@ -447,6 +481,9 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
     let w = unsafe { words(m) };
     match kind {
         KIND_RECURSIVE | KIND_ERRORCHECK => {
+            // Relaxed: __owner equals our id only while we hold the lock
+            // (module doc), and then __lock (a sanity check) and __count
+            // are read and written only by us.
             if w[OWNER].load(Ordering::Relaxed) != tid() || w[LOCK].load(Ordering::Relaxed) == 0 {
                 return EPERM;
             }
@@ -455,6 +492,8 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
                 w[COUNT].store(c - 1, Ordering::Relaxed);
                 return 0;
             }
+            // Relaxed: cleared before the Release swap in `release`, which
+            // orders them before the next holder's accesses.
             w[COUNT].store(0, Ordering::Relaxed);
             w[OWNER].store(0, Ordering::Relaxed);
             release(&w[LOCK]);
@@ -467,6 +506,7 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
 }
 
 /// `UNLOCKED => LOCKED`. Acquire: pairs with the last unlock's Release.
+/// Failure Relaxed: a failed CAS takes nothing.
 #[inline(always)]
 fn try_acquire(word: &AtomicU32) -> bool {
     word.compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
@@ -515,7 +555,8 @@ fn wait_for_lock(word: &AtomicU32, deadline: Deadline) -> (bool, bool) {
             let end = poll::end_after(limit_ns);
             while poll::poll_yield_until(word, end, |v| v == UNLOCKED).is_some() {
                 // UNLOCKED => LOCKED (CONTENDED when owing a wake-up).
-                // Acquire: pairs with the unlock's Release.
+                // Acquire: pairs with the unlock's Release. Failure
+                // Relaxed: a failed CAS takes nothing.
                 if word
                     .compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
                     .is_ok()
@@ -527,6 +568,8 @@ fn wait_for_lock(word: &AtomicU32, deadline: Deadline) -> (bool, bool) {
                     std::hint::spin_loop();
                 }
             }
+            // Else (no polling phase): a Relaxed test, which only spares a
+            // doomed CAS, then the Acquire test-and-set.
         } else if word.load(Ordering::Relaxed) == UNLOCKED
             && word
                 .compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
@@ -578,6 +621,9 @@ fn wait_for_lock(word: &AtomicU32, deadline: Deadline) -> (bool, bool) {
 /// marks it `CONTENDED`.
 #[cold]
 fn pay_wake_on_give_up(word: &AtomicU32) -> bool {
+    // Relaxed: a first guess, validated by the Acquire CAS below. A
+    // CONTENDED read needs no more: it comes after the unlock that woke us
+    // in the word's modification order, so a holder's unlock will see it.
     let mut s = word.load(Ordering::Relaxed);
     loop {
         // UNLOCKED => CONTENDED (acquired, our unlock wakes) or
@@ -585,7 +631,8 @@ fn pay_wake_on_give_up(word: &AtomicU32) -> bool {
         if s == CONTENDED {
             return false;
         }
-        // Acquire: this CAS may take the lock.
+        // Acquire: this CAS may take the lock. Failure Relaxed: the value
+        // is only the next guess.
         match word.compare_exchange_weak(s, CONTENDED, Ordering::Acquire, Ordering::Relaxed) {
             Ok(_) => return s == UNLOCKED,
             Err(now) => s = now,

@@ -109,6 +109,8 @@ impl Slot {
     }
 
     fn snapshot(&self, kind: Kind) -> WaitProfile {
+        // Relaxed: statistics, read at exit; a count still being bumped by
+        // a running thread may be missed, which no reader depends on.
         let buckets: Vec<u64> = self
             .buckets
             .iter()
@@ -151,13 +153,20 @@ pub fn load() {
         // SAFETY: getpid has no preconditions.
         pid: unsafe { libc::getpid() },
     });
+    // Release: publishes the table's initialization to `record` and
+    // `write_at_exit`, which load TABLE with Acquire. (This runs before any
+    // other thread exists, so thread creation orders it too.)
     TABLE.store(Box::into_raw(table), Ordering::Release);
+    // Release: not needed by `on` (Relaxed, a hint only): `record`
+    // re-checks TABLE with Acquire.
     ON.store(true, Ordering::Release);
 }
 
 /// Whether profiling is on.
 #[inline(always)]
 pub fn on() -> bool {
+    // Relaxed: only decides whether to stamp the time; `record` reaches the
+    // table through TABLE's Acquire load, never through this flag.
     ON.load(Ordering::Relaxed)
 }
 
@@ -242,6 +251,7 @@ struct ProfileFile {
 /// Writes the profile (called once, at exit; also safe to call twice).
 pub fn write_at_exit() {
     static WRITTEN: OnceLock<()> = OnceLock::new();
+    // Acquire: pairs with the Release store in `load`.
     let table = TABLE.load(Ordering::Acquire);
     if table.is_null() || WRITTEN.set(()).is_err() {
         return;
@@ -260,6 +270,8 @@ pub fn write_at_exit() {
     let mut objects = Vec::new();
     for (i, slot) in table.slots.iter().enumerate() {
         let (kind, address) = if i < SLOTS {
+            // Relaxed: the key only names the slot; a slot claimed by a
+            // still-running thread just now may be missed, like its counts.
             let key = slot.key.load(Ordering::Relaxed);
             if key == 0 {
                 continue;

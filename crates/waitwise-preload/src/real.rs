@@ -97,6 +97,8 @@ impl RealFn {
             );
             std::process::abort();
         }
+        // Relaxed: as in `get`, code needs no publication, and racing
+        // resolvers store the same address.
         self.ptr.store(p, Ordering::Relaxed);
         p
     }

@@ -21,6 +21,11 @@
 //! A successful decrement is an Acquire CAS, a post a Release (SeqCst, for
 //! the sleeper-count Dekker pattern of [`WaitWordRef`]) increment: what the
 //! poster wrote before posting is visible to the thread that takes the unit.
+//! `MARK` is Relaxed: `sem_init` writes it before the semaphore is shared
+//! (whatever shares it orders the store) and it stays fixed until
+//! `sem_destroy`; it guards no other data. Loads of `VALUE` that only seed a
+//! CAS loop, and failed CASes, are Relaxed: the successful CAS is what
+//! orders.
 
 use crate::profile::{self, Kind};
 use crate::real::{self, forward, set_errno};
@@ -54,6 +59,7 @@ unsafe fn words<'a>(s: *mut sem_t) -> &'a Words {
 
 #[inline(always)]
 fn native(w: &Words) -> bool {
+    // Relaxed: MARK is fixed from init to destroy (module doc).
     w[MARK].load(Ordering::Relaxed) == NATIVE_MARK
 }
 
@@ -84,6 +90,8 @@ pub unsafe extern "C" fn sem_init(s: *mut sem_t, pshared: c_int, value: c_uint) 
     unsafe { s.write_bytes(0, 1) };
     // SAFETY: as above.
     let w = unsafe { words(s) };
+    // Relaxed: not shared yet; whatever shares the semaphore orders these
+    // stores before other threads' reads.
     w[VALUE].store(value, Ordering::Relaxed);
     w[MARK].store(NATIVE_MARK, Ordering::Relaxed);
     0
@@ -103,7 +111,8 @@ pub unsafe extern "C" fn sem_destroy(s: *mut sem_t) -> c_int {
     0
 }
 
-/// Takes one unit if there is one. Acquire: pairs with the post.
+/// Takes one unit if there is one. Acquire: pairs with the post. The
+/// first load and CAS failures are Relaxed: guesses (module doc).
 #[inline]
 fn try_take(w: &Words) -> bool {
     let mut v = w[VALUE].load(Ordering::Relaxed);
@@ -222,6 +231,7 @@ pub unsafe extern "C" fn sem_post(s: *mut sem_t) -> c_int {
         // SAFETY: a glibc semaphore; forwarding the caller's argument.
         return unsafe { forward!(real::SEM_POST, fn(*mut sem_t) -> c_int)(s) };
     }
+    // Relaxed: a first guess for the CAS below, which is what orders.
     let mut v = w[VALUE].load(Ordering::Relaxed);
     loop {
         if v >= SEM_VALUE_MAX {
@@ -252,6 +262,8 @@ pub unsafe extern "C" fn sem_getvalue(s: *mut sem_t, sval: *mut c_int) -> c_int 
             forward!(real::SEM_GETVALUE, fn(*mut sem_t, *mut c_int) -> c_int)(s, sval)
         };
     }
+    // Relaxed: a snapshot that may be stale by return anyway; it takes no
+    // unit, so it synchronizes with no post.
     // SAFETY: `sval` is writable (caller's contract).
     unsafe { sval.write(w[VALUE].load(Ordering::Relaxed) as c_int) };
     0

@@ -42,6 +42,8 @@ pub unsafe extern "C" fn pthread_spin_init(l: *mut pthread_spinlock_t, _pshared:
     if l.is_null() {
         return EINVAL;
     }
+    // Relaxed: init runs before the lock is shared; whatever shares it
+    // orders this store before other threads' accesses.
     // SAFETY: caller's contract.
     unsafe { word(l) }.store(FREE, Ordering::Relaxed);
     0

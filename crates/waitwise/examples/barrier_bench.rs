@@ -46,6 +46,11 @@ trait Bench: Sync {
 
 /// The textbook sense-reversing spin barrier (Mellor-Crummey & Scott 1991,
 /// fig. 6 without the lock): a counter, a global sense, a local sense.
+///
+/// Orderings: the `count` decrements are an AcqRel RMW chain, so the last
+/// arrival has seen every arrival's earlier writes; its Release store of
+/// `sense` passes them, and its Relaxed reset of `count`, to the waiters'
+/// Acquire loads, so each thread's next decrement sees the reset.
 struct SpinBarrier {
     count: AtomicUsize,
     sense: AtomicBool,
@@ -54,12 +59,17 @@ struct SpinBarrier {
 
 impl Bench for SpinBarrier {
     fn run_thread(&self, _tid: usize, episodes: usize) {
+        // Acquire: more than needed; the sense left by the previous run is
+        // ordered by this thread's spawn after that run's join, and no
+        // episode of this run ends before every thread has read it.
         let mut local = !self.sense.load(Ordering::Acquire);
         for _ in 0..episodes {
+            // AcqRel / Relaxed / Release: see the type's doc.
             if self.count.fetch_sub(1, Ordering::AcqRel) == 1 {
                 self.count.store(self.n, Ordering::Relaxed);
                 self.sense.store(local, Ordering::Release);
             } else {
+                // Acquire: pairs with the last arrival's Release store.
                 while self.sense.load(Ordering::Acquire) != local {
                     std::hint::spin_loop();
                 }

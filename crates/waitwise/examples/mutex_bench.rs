@@ -129,6 +129,8 @@ fn contended<L: BenchLock>(threads: usize, dur: Duration) -> f64 {
             std::thread::spawn(move || {
                 start.wait();
                 let mut n = 0u64;
+                // Relaxed: the flag only ends the loop; the counts come back
+                // through `join`.
                 while !stop.load(Ordering::Relaxed) {
                     for _ in 0..64 {
                         lock.incr();
@@ -142,6 +144,7 @@ fn contended<L: BenchLock>(threads: usize, dur: Duration) -> f64 {
     start.wait();
     let t = Instant::now();
     std::thread::sleep(dur);
+    // Relaxed: see the load; `join` orders the results.
     stop.store(true, Ordering::Relaxed);
     let total: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
     let secs = t.elapsed().as_secs_f64();

@@ -37,7 +37,10 @@
 //! Every state change is a `SeqCst` CAS: it is the write half of the
 //! [`WaitWord`] sleeper protocol, and it gives the release (notify) /
 //! acquire (wait) pairing that makes the worker's writes before `notify`
-//! visible to the waiter after `wait`.
+//! visible to the waiter after `wait`. Loads that only seed a CAS loop, and
+//! CAS failure orderings, are `Relaxed`: a failed CAS writes nothing, and
+//! the value it returns is only the next guess, so only the successful
+//! `SeqCst` CAS orders anything.
 
 use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind};
@@ -155,6 +158,8 @@ impl Event {
     /// Fast path: take a pending permit with one CAS.
     #[inline]
     fn try_consume_fast(&self) -> bool {
+        // Relaxed: a guess for the CAS (a stale one only sends us to the
+        // slow path); the SeqCst CAS acquires (module doc).
         let s = self.word.value().load(Ordering::Relaxed);
         // permits > 0 => permits - 1
         permits(s) > 0
@@ -169,7 +174,8 @@ impl Event {
     #[cold]
     fn wait_contended(&self, deadline: Deadline) -> (bool, bool) {
         let w = self.word.value();
-        // Register, unless a permit shows up first.
+        // Register, unless a permit shows up first. Relaxed load and CAS
+        // failure: guesses for the SeqCst CAS, which orders (module doc).
         let mut s = w.load(Ordering::Relaxed);
         loop {
             let next = if permits(s) > 0 {
@@ -183,6 +189,7 @@ impl Event {
                 // permits == 0 => waiters + 1
                 s + WAITER
             };
+            // Failure Relaxed: the value is only the next guess.
             match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
                 Ok(_) if permits(s) > 0 => return (true, false),
                 Ok(_) => break,
@@ -198,6 +205,7 @@ impl Event {
             match out {
                 WaitOutcome::Ready { mut value, .. } => loop {
                     // permits > 0 => permits - 1, waiters - 1: released.
+                    // (Failure Relaxed: the value is only the next guess.)
                     match w.compare_exchange_weak(
                         value,
                         value - PERMIT - WAITER,
@@ -216,6 +224,7 @@ impl Event {
                         // permits == 0 => waiters - 1: give up.
                         (value - WAITER, false)
                     };
+                    // Failure Relaxed: the value is only the next guess.
                     match w.compare_exchange_weak(value, next, Ordering::SeqCst, Ordering::Relaxed)
                     {
                         Ok(_) => return (notified, blocked),
@@ -231,6 +240,9 @@ impl Event {
     #[inline]
     pub fn notify(&self) {
         let w = self.word.value();
+        // Relaxed load and CAS failure: guesses for the SeqCst CAS, which
+        // orders (module doc). The early return writes nothing, so a
+        // notify that collapses into a pending permit publishes nothing.
         let mut s = w.load(Ordering::Relaxed);
         loop {
             if permits(s) >= waiters(s).max(1) {
@@ -252,13 +264,16 @@ impl Event {
     #[inline]
     pub fn notify_all(&self) {
         let w = self.word.value();
+        // Relaxed load and CAS failure: guesses for the SeqCst CAS, which
+        // orders (module doc). The early return writes nothing, so it
+        // publishes nothing (as in `notify`).
         let mut s = w.load(Ordering::Relaxed);
         loop {
             let target = waiters(s).max(1).max(permits(s));
             if target == permits(s) {
                 return;
             }
-            // permits = max(waiters, 1)
+            // permits = max(waiters, 1); failure Relaxed: the next guess.
             match w.compare_exchange_weak(
                 s,
                 (s & !PERMITS_MASK) | target,
@@ -276,6 +291,8 @@ impl Event {
 
     /// Whether a notify is pending (a `wait` would return at once).
     pub fn is_signalled(&self) -> bool {
+        // Acquire: pairs with the SeqCst CAS of the notify that left the
+        // permit, so a `true` also shows that notifier's earlier writes.
         permits(self.word.value().load(Ordering::Acquire)) > 0
     }
 }

@@ -48,6 +48,7 @@ impl WaitHistogram {
     /// Records one wait of `ns` nanoseconds.
     #[inline]
     pub fn record(&self, ns: u64, blocked: bool) {
+        // Relaxed: statistics; no other memory depends on them.
         self.buckets[bucket_of(ns)].fetch_add(1, Ordering::Relaxed);
         if blocked {
             self.blocks.fetch_add(1, Ordering::Relaxed);
@@ -56,6 +57,8 @@ impl WaitHistogram {
 
     /// A copy of the counts.
     pub fn snapshot(&self, kind: &str) -> WaitProfile {
+        // Relaxed: statistics; a snapshot taken while waits run may miss
+        // the latest counts, which no reader depends on.
         let buckets: Vec<u64> = self
             .buckets
             .iter()

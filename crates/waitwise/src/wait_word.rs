@@ -295,7 +295,9 @@ impl<'a> WaitWordRef<'a> {
             dekker_fence();
             let v = self.futex.value().load(Ordering::SeqCst);
             if ready(v) {
-                // REGISTERING => done, without sleeping.
+                // REGISTERING => done, without sleeping. Relaxed: a stale
+                // non-zero count only costs a waker a needless wake call
+                // (module doc, "Memory ordering"); likewise below.
                 self.sleepers.fetch_sub(1, Ordering::Relaxed);
                 return WaitOutcome::Ready { value: v, blocked };
             }
@@ -307,7 +309,8 @@ impl<'a> WaitWordRef<'a> {
             // REGISTERING => ASLEEP (the kernel re-checks `v` atomically).
             let slept = self.futex.wait(v, timeout);
             blocked = true;
-            // ASLEEP => awake: unregister, re-check.
+            // ASLEEP => awake: unregister (Relaxed, as above), re-check.
+            // Acquire: pairs with the waker's SeqCst (release) change.
             self.sleepers.fetch_sub(1, Ordering::Relaxed);
             let v = self.futex.value().load(Ordering::Acquire);
             if ready(v) {

@@ -33,6 +33,8 @@ impl Checker {
     /// Thread `t` runs `episodes` episodes through `wait` (returns leader).
     fn run(&self, t: usize, mut wait: impl FnMut() -> bool) {
         for k in 1..=self.leaders.len() as u32 {
+            // Relaxed on purpose: only the barrier may order these marks
+            // before the loads below (see `Checker`).
             self.arrived[t].store(k, Ordering::Relaxed);
             let leader = wait();
             for a in &self.arrived {
@@ -43,6 +45,7 @@ impl Checker {
                 );
             }
             if leader {
+                // Relaxed: a count, read after every thread is joined.
                 self.leaders[k as usize - 1].fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -50,6 +53,7 @@ impl Checker {
 
     fn assert_one_leader_each(&self) {
         for l in &self.leaders {
+            // Relaxed: called after every thread is joined.
             assert_eq!(l.load(Ordering::Relaxed), 1);
         }
     }

@@ -34,6 +34,8 @@ unsafe impl RawMutex for RawWordLock {
     }
 
     fn try_lock(&self) -> Option<GuardSend> {
+        // Acquire: pairs with the SeqCst (release) store in `unlock`.
+        // Failure Relaxed: a failed try takes nothing.
         self.0
             .value()
             .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
@@ -47,6 +49,7 @@ unsafe impl RawMutex for RawWordLock {
     }
 
     fn is_locked(&self) -> bool {
+        // Relaxed: a snapshot that publishes nothing.
         self.0.value().load(Ordering::Relaxed) == 1
     }
 }

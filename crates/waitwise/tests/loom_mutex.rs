@@ -110,10 +110,13 @@ fn increment_in_two_threads<L: RawLock>(lock: L) {
     let s = shared(lock);
     let s2 = s.clone();
     let t = thread::spawn(move || {
+        // SAFETY: the closure runs with the lock held.
         locked(&s2.lock, || s2.count.with_mut(|c| unsafe { *c += 1 }));
     });
+    // SAFETY: the closure runs with the lock held.
     locked(&s.lock, || s.count.with_mut(|c| unsafe { *c += 1 }));
     t.join().unwrap();
+    // SAFETY: the closure runs with the lock held.
     locked(&s.lock, || assert_eq!(s.count.with(|c| unsafe { *c }), 2));
 }
 
@@ -207,6 +210,7 @@ fn mcs_three_threads_queue() {
 /// Adds one to the count under the write lock.
 fn write_increment(s: &Shared<RawRwLock>) {
     assert!(s.lock.lock_exclusive_until(Deadline::NEVER));
+    // SAFETY: write-locked just above: no other access.
     s.count.with_mut(|c| unsafe { *c += 1 });
     // SAFETY: write-locked above.
     unsafe { s.lock.unlock_exclusive() };
@@ -215,6 +219,7 @@ fn write_increment(s: &Shared<RawRwLock>) {
 /// Reads the count under the read lock.
 fn read_count(s: &Shared<RawRwLock>) -> u32 {
     assert!(s.lock.lock_shared_until(Deadline::NEVER));
+    // SAFETY: read-locked just above: only reads run concurrently.
     let v = s.count.with(|c| unsafe { *c });
     // SAFETY: read-locked above.
     unsafe { s.lock.unlock_shared() };
@@ -252,6 +257,7 @@ fn rwlock_two_writers_and_a_reader() {
         write_increment(&s);
         writer.join().unwrap();
         reader.join().unwrap();
+        // SAFETY: both threads are joined: no other access.
         assert_eq!(s.count.with(|c| unsafe { *c }), 2);
         assert!(!s.lock.is_locked());
     });

@@ -52,6 +52,8 @@ fn check<'b>(
             s.spawn(move || {
                 let mut wait = waiter(t);
                 for k in 1..=episodes {
+                    // Relaxed on purpose: only the barrier may order these
+                    // marks before the loads below (module doc).
                     c.arrived[t].store(k, Ordering::Relaxed);
                     let leader = wait();
                     let mut errors = Vec::new();
@@ -64,6 +66,9 @@ fn check<'b>(
                         }
                     }
                     if leader {
+                        // Relaxed: the barrier orders the leaders' swaps
+                        // (episode k - 1's leader swapped before arriving
+                        // at episode k), which is what this checks.
                         let prev = c.last_leader.swap(k, Ordering::Relaxed);
                         if prev != k - 1 {
                             errors.push(format!(
@@ -85,6 +90,7 @@ fn check<'b>(
         errors.len(),
         &errors[..errors.len().min(5)]
     );
+    // Relaxed: the scope joined every thread.
     assert_eq!(
         c.last_leader.load(Ordering::Relaxed),
         episodes,

@@ -150,6 +150,8 @@ fn timed<R: RawMutexTimed<Duration = Duration, Instant = Instant> + Send + Sync 
         std::thread::spawn(move || {
             let g = m.lock();
             held.wait();
+            // Acquire: pairs with the Release store below; the flag carries
+            // no data, so Relaxed would do as well.
             while !release.load(Ordering::Acquire) {
                 std::thread::sleep(Duration::from_millis(1));
             }
@@ -170,6 +172,7 @@ fn timed<R: RawMutexTimed<Duration = Duration, Instant = Instant> + Send + Sync 
     let t = Instant::now();
     assert!(m.try_lock_for(Duration::ZERO).is_none());
     assert!(t.elapsed() < SLACK, "ZERO waited {:?}", t.elapsed());
+    // Release: pairs with the holder's Acquire load (no data rides on it).
     release.store(true, Ordering::Release);
     holder.join().unwrap();
     // Free again: a timed attempt succeeds, and the lock still works.

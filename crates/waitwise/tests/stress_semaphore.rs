@@ -47,6 +47,7 @@ fn run(threads: usize, permits: u32, total: u64, mode: Mode, options: WaitOption
                         std::hint::spin_loop();
                     }
                     inside.fetch_sub(1, Ordering::SeqCst);
+                    // Relaxed: a count, read after every thread is joined.
                     admitted.fetch_add(1, Ordering::Relaxed);
                     sem.release(1);
                 }

@@ -373,7 +373,8 @@ fn run_episodes(
                     {
                         // Schedule the stop after the next episode: this
                         // store happens before our next arrival, so every
-                        // thread sees it when that episode releases it.
+                        // thread sees it when that episode releases it
+                        // (Relaxed: the barrier, not the CAS, orders it).
                         // A CAS: only the first decision counts.
                         let _ = stop_at.compare_exchange(
                             u64::MAX,
@@ -393,6 +394,8 @@ fn run_episodes(
         start.wait();
         Instant::now()
     });
+    // Relaxed: the scope joined every thread, which orders their stores
+    // before this load.
     (t0.elapsed(), stop_at.load(Ordering::Relaxed))
 }
 

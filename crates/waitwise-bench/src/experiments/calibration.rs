@@ -413,6 +413,9 @@ fn measure(
                 }
                 seen = r;
                 let step = (r - 1) as usize;
+                // Relaxed: the Acquire load of `ready` above ordered this
+                // step's stamp before it, and the consumer writes the next
+                // stamp only after our notify below.
                 let start = start_stamp.load(Ordering::Relaxed);
                 let target = start + clock.ns_to_ticks(wait_of(step) as u64);
                 while clock.now() < target {
@@ -440,6 +443,7 @@ fn measure(
                 for (j, event) in events.iter().enumerate() {
                     let step = r * k + j;
                     let c0 = thread_cpu_time();
+                    // Relaxed: published by the Release store of `ready`.
                     start_stamp.store(clock.now(), Ordering::Relaxed);
                     // Release: publishes the start stamp with the step number.
                     ready.store(step as u64 + 1, Ordering::Release);
@@ -460,11 +464,13 @@ fn measure(
                     blocks_before[j] = blocks;
                 }
             }
+            // Release, as for the step numbers; STOP itself carries no data.
             ready.store(STOP, Ordering::Release);
             (raw, lost_producer)
         });
         let (raw, mut lost_producer) = consumer.join().unwrap_or_else(|_| (Vec::new(), true));
-        // A consumer that panicked never sent STOP.
+        // A consumer that panicked never sent STOP. Release, as for the
+        // step numbers; STOP carries no data.
         ready.store(STOP, Ordering::Release);
         let waited = producer.join().unwrap_or_else(|_| {
             lost_producer = true;

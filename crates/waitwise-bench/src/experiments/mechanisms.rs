@@ -238,6 +238,8 @@ fn run_pairs(
             let (mut t0s, mut calls, mut works) = (Vec::new(), Vec::new(), Vec::new());
             for step in 0..total {
                 let mut spins = 0u32;
+                // Acquire: pairs with the waiter's Release store of the step
+                // number.
                 while ready.load(Ordering::Acquire) != step as u64 + 1 {
                     spins = spins.wrapping_add(1);
                     if spins.is_multiple_of(256) {

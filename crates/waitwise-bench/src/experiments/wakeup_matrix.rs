@@ -641,6 +641,7 @@ fn side(
             if setup == Setup::Normal {
                 log.call[r] = clock.end().saturating_sub(t0);
             }
+            // Acquire: pairs with the waiter's Release store of `back`.
             spin_until(|| shared.back.0.load(Ordering::Acquire) == tag);
             if setup == Setup::Reduced {
                 log.round_trip[r] = clock.end().saturating_sub(t0);

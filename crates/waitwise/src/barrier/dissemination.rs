@@ -291,6 +291,8 @@ mod tests {
                 }
             });
         }
+        // Relaxed: the scopes joined every thread, which orders their
+        // writes before this read.
         assert_eq!(b.episodes[0].load(Ordering::Relaxed), 15);
         assert_eq!(b.wait_profile().unwrap().total_waits, 30);
     }

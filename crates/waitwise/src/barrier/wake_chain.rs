@@ -71,6 +71,8 @@ impl WakeChain {
     #[inline]
     pub(crate) fn wake(&self, word: &WaitWord, all: bool) {
         if self.enabled {
+            // Relaxed, all: the stamp is a hint (module doc, "Memory
+            // ordering").
             if !word.has_sleepers() {
                 if self.woke_at.load(Ordering::Relaxed) != 0 {
                     self.woke_at.store(0, Ordering::Relaxed);
@@ -118,6 +120,8 @@ impl WakeChain {
     /// woke nobody, or no latency is known yet.
     #[inline]
     fn woken_party_due(&self) -> Option<Deadline> {
+        // Relaxed: hints (module doc); a stale pair makes one poll end too
+        // early or too late.
         let woke_at = self.woke_at.load(Ordering::Relaxed);
         let latency = self.latency.load(Ordering::Relaxed);
         (woke_at != 0 && latency != 0)
@@ -128,6 +132,9 @@ impl WakeChain {
     /// believable.
     #[cold]
     fn measure_latency(&self) {
+        // Relaxed: both stamps are hints (module doc, "Memory ordering"); a
+        // stale one gives an implausible latency, which is dropped, or one
+        // poll of the wrong length.
         let woke_at = self.woke_at.load(Ordering::Relaxed);
         if woke_at == 0 {
             return;
@@ -142,6 +149,7 @@ impl WakeChain {
     /// The last measured wake-up latency, in ns (0 before any).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn latency_ns(&self) -> f64 {
+        // Relaxed: a hint (module doc); tests read it after joining.
         let ticks = self.latency.load(Ordering::Relaxed);
         cycle_clock().ticks_to_duration(ticks).as_nanos() as f64
     }
@@ -152,6 +160,8 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
     use std::time::Duration;
+    // The tests' own accesses are Relaxed: each reads on the thread that
+    // wrote, or after the scope joined the thread that did.
     use waitwise_platform::shim::Ordering as O;
 
     #[test]

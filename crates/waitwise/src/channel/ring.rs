@@ -281,10 +281,12 @@ impl<T> Ring<T> {
                     return Err(PushError::Full(value, head));
                 }
                 backoff.spin();
+                // Relaxed: a new guess, validated by the stamp and the CAS.
                 tail = self.tail.value().load(Ordering::Relaxed);
             } else {
                 // Another push claimed this position and has not finished,
-                // or `tail` is stale: wait for it to move on.
+                // or `tail` is stale: wait for it to move on. Relaxed: a new
+                // guess, validated by the stamp and the CAS.
                 backoff.snooze();
                 tail = self.tail.value().load(Ordering::Relaxed);
             }
@@ -347,10 +349,12 @@ impl<T> Ring<T> {
                     });
                 }
                 backoff.snooze();
+                // Relaxed: a new guess, validated by the stamp and the CAS.
                 head = self.head.value().load(Ordering::Relaxed);
             } else {
                 // Another pop took this position and has not finished, or
-                // `head` is stale.
+                // `head` is stale. Relaxed: a new guess, validated by the
+                // stamp and the CAS.
                 backoff.snooze();
                 head = self.head.value().load(Ordering::Relaxed);
             }

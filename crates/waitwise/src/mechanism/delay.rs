@@ -74,8 +74,8 @@ pub fn delay(kind: DelayKind) {
         DelayKind::PrivateCas => PRIVATE_LINE.with(|line| {
             use std::sync::atomic::Ordering as O;
             for _ in 0..OPS_PER_STEP {
-                let v = line.load(O::Relaxed);
                 // Relaxed: the line is private; only the instruction's latency matters.
+                let v = line.load(O::Relaxed);
                 let _ =
                     black_box(line.compare_exchange(v, v.wrapping_add(1), O::Relaxed, O::Relaxed));
             }
@@ -109,6 +109,7 @@ fn chase_cycle(n: usize) -> Vec<usize> {
 pub fn wait(word: &AtomicU32, current: u32, deadline: Deadline, kind: DelayKind) -> MechanismWait {
     let clock = cycle_clock();
     loop {
+        // Acquire: a waiter that sees the new value sees the writer's prior writes.
         let v = word.load(Ordering::Acquire);
         if v != current {
             return MechanismWait::Changed(v);

@@ -20,6 +20,9 @@ pub fn wait(word: &AtomicU32, current: u32, deadline: Deadline) -> MechanismWait
         // SAFETY: dispatch runs this only when CPUID advertises MONITORX and
         // WAITWISE_DISABLE allows it; `addr` is a live reference's address.
         unsafe { arch::monitorx(addr) };
+        // Re-check after arming: a store between the last check and
+        // MONITORX would otherwise be missed. Acquire: a waiter that sees
+        // the new value sees the writer's prior writes.
         let v = word.load(Ordering::Acquire);
         if v != current {
             return MechanismWait::Changed(v);

@@ -21,6 +21,7 @@ pub fn wait(word: &AtomicU32, current: u32, deadline: Deadline) -> MechanismWait
     debug_assert!(super::hw_wait_status(waitwise_platform::disable::HwWait::Tpause).is_ok());
     let slice = cycle_clock().ns_to_ticks(TPAUSE_SLICE_NS);
     loop {
+        // Acquire: a waiter that sees the new value sees the writer's prior writes.
         let v = word.load(Ordering::Acquire);
         if v != current {
             return MechanismWait::Changed(v);

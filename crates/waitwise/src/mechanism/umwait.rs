@@ -31,7 +31,8 @@ pub fn wait(
         // WAITWISE_DISABLE allows it; `addr` is a live reference's address.
         unsafe { arch::umonitor(addr) };
         // Re-check after arming: a store between the last check and UMONITOR
-        // would otherwise be missed.
+        // would otherwise be missed. Acquire: a waiter that sees the new
+        // value sees the writer's prior writes.
         let v = word.load(Ordering::Acquire);
         if v != current {
             return MechanismWait::Changed(v);

@@ -236,7 +236,10 @@ impl RawMcsMutex {
     #[inline]
     pub fn lock(&self) -> McsGuard {
         let node = Self::fresh_node();
-        // tail: pred => me.
+        // tail: pred => me. AcqRel: Release publishes our node's
+        // initialization to the successor that reads it through `tail`;
+        // Acquire pairs with the Release CAS of an unlock that emptied the
+        // queue (module doc, "Memory ordering").
         let pred = self.tail.swap(addr(node), Ordering::AcqRel);
         if pred != 0 {
             // SAFETY: `tail` only ever holds pool node addresses.
@@ -264,7 +267,8 @@ impl RawMcsMutex {
     #[inline]
     pub fn try_lock(&self) -> Option<McsGuard> {
         let node = Self::fresh_node();
-        // tail: 0 => me. AcqRel as for the swap in `lock`.
+        // tail: 0 => me. AcqRel as for the swap in `lock`. Failure Relaxed:
+        // a failed try takes nothing and frees its unpublished node.
         match self
             .tail
             .compare_exchange(0, addr(node), Ordering::AcqRel, Ordering::Relaxed)
@@ -290,7 +294,8 @@ impl RawMcsMutex {
         let mut next = node.next.load(Ordering::Acquire);
         if next == 0 {
             // tail: me => 0. Release: publishes the critical section to
-            // the next `lock` whose swap reads the empty queue.
+            // the next `lock` whose swap reads the empty queue. Failure
+            // Relaxed: a successor is linking; `wait_for_link` acquires it.
             if self
                 .tail
                 .compare_exchange(addr(node), 0, Ordering::Release, Ordering::Relaxed)

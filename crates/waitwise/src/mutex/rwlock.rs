@@ -38,7 +38,10 @@
 //! Every successful acquisition is a `SeqCst` RMW (it includes Acquire,
 //! pairing with the Release of the last unlock), every release a `SeqCst`
 //! RMW: `SeqCst` because releases are the write half of the [`WaitWord`]
-//! sleeper protocol. Failed CASes carry no data and are `Relaxed`.
+//! sleeper protocol. Failed CASes carry no data and are `Relaxed`, as are
+//! the loads that seed a CAS loop: a stale value only fails the CAS (whose
+//! failure returns the current one) or, in a `try_*`, reports a lock that
+//! was held a moment ago.
 
 use super::waiting::LockWaits;
 #[cfg(not(loom))]
@@ -137,6 +140,8 @@ impl RawRwLock {
     #[inline]
     pub fn try_lock_shared(&self) -> bool {
         let w = self.word.value();
+        // Relaxed load and CAS failure: guesses for the SeqCst CAS, which
+        // acquires (module doc).
         let mut s = w.load(Ordering::Relaxed);
         while readable(s) {
             // readers + 1
@@ -195,6 +200,8 @@ impl RawRwLock {
     pub fn try_lock_exclusive(&self) -> bool {
         // 0 => WRITE_LOCKED (waiting writers do not stop a barging try).
         let w = self.word.value();
+        // Relaxed load and CAS failure: guesses for the SeqCst CAS, which
+        // acquires (module doc).
         let mut s = w.load(Ordering::Relaxed);
         while writable(s) {
             match w.compare_exchange_weak(s, s | WRITE_LOCKED, Ordering::SeqCst, Ordering::Relaxed)
@@ -219,6 +226,8 @@ impl RawRwLock {
         let start = profiler.start();
         let w = self.word.value();
         // Register: writers_waiting + 1 (unless the lock turned free).
+        // Relaxed load and CAS failures: guesses for the SeqCst CASes,
+        // which order (module doc).
         let mut s = w.load(Ordering::Relaxed);
         loop {
             if writable(s) {
@@ -240,6 +249,7 @@ impl RawRwLock {
                 writers_waiting(s) < MAX_WRITERS_WAITING,
                 "waitwise::RwLock: more than {MAX_WRITERS_WAITING} waiting writers"
             );
+            // Failure Relaxed: the value is only the next guess.
             match w.compare_exchange_weak(
                 s,
                 s + WRITER_WAITING,
@@ -266,6 +276,7 @@ impl RawRwLock {
                 } else {
                     break None;
                 };
+                // Failure Relaxed: the value is only the next guess.
                 match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
                     Ok(_) => break Some(got),
                     Err(now) => s = now,

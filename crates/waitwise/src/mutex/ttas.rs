@@ -139,6 +139,7 @@ impl RawTtasMutex {
     #[inline]
     pub fn try_lock(&self) -> bool {
         // UNLOCKED => LOCKED. Acquire: pairs with the last unlock's Release.
+        // Failure Relaxed: a failed CAS takes nothing.
         self.word
             .value()
             .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
@@ -226,7 +227,8 @@ impl RawTtasMutex {
                         break;
                     }
                     // UNLOCKED => LOCKED (CONTENDED when owing a wake-up).
-                    // Acquire: pairs with the unlock's Release.
+                    // Acquire: pairs with the unlock's Release. Failure
+                    // Relaxed: a failed CAS takes nothing.
                     if w.compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
                         .is_ok()
                     {
@@ -291,6 +293,10 @@ impl RawTtasMutex {
     #[cold]
     fn pay_wake_on_give_up(&self) -> bool {
         let w = self.word.value();
+        // Relaxed: a first guess, validated by the Acquire CAS below. A
+        // CONTENDED read needs no more: it comes after the unlock that woke
+        // us in the word's modification order, so a holder's unlock will
+        // see it and wake.
         let mut s = w.load(Ordering::Relaxed);
         loop {
             let next = match s {
@@ -301,7 +307,8 @@ impl RawTtasMutex {
                 // Already CONTENDED: the holder's unlock wakes.
                 _ => return false,
             };
-            // Acquire: this CAS may take the lock.
+            // Acquire: this CAS may take the lock. Failure Relaxed: the
+            // value is only the next guess.
             match w.compare_exchange_weak(s, next, Ordering::Acquire, Ordering::Relaxed) {
                 Ok(_) => return s == UNLOCKED,
                 Err(now) => s = now,

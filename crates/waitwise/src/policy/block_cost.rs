@@ -269,6 +269,7 @@ pub mod round_trips {
 
     fn block_change(f: &Futex, old: u32) -> u32 {
         loop {
+            // Acquire: pairs with the partner's Release store of the token.
             let v = f.value().load(Ordering::Acquire);
             if v != old {
                 return v;
@@ -291,6 +292,10 @@ pub mod round_trips {
                 .spawn(move || {
                     let mut seen = 0;
                     loop {
+                        // Acquire: pairs with the main thread's Release
+                        // mode store. Only a hint of how to wait: a stale
+                        // mode costs the first round after a switch, which
+                        // is dropped; `now_mode` below is exact.
                         let mode = s.mode.load(Ordering::Acquire);
                         let v = if mode == MODE_FUTEX {
                             block_change(&s.ping, seen)
@@ -319,6 +324,8 @@ pub mod round_trips {
         let mut round = |futex: bool| -> f64 {
             token += 1;
             let t0 = Instant::now();
+            // Release: the partner's Acquire load of the token also sees the
+            // mode stored before it.
             shared.ping.value().store(token, Ordering::Release);
             if futex {
                 shared.ping.wake_one();
@@ -333,12 +340,15 @@ pub mod round_trips {
             spin.push(round(false));
         }
         // Switch modes only between rounds: the partner reads the mode
-        // before waiting for the next token.
+        // before waiting for the next token. Release: with the token's
+        // Release store after it, the partner's `now_mode` read sees it.
         shared.mode.store(MODE_FUTEX, Ordering::Release);
         let mut futex = Vec::with_capacity(FUTEX_ROUND_TRIPS);
         while futex.len() < FUTEX_ROUND_TRIPS && start.elapsed() < budget {
             futex.push(round(true));
         }
+        // Release, both: the partner Acquire-loads the token, then reads
+        // MODE_STOP and returns.
         shared.mode.store(MODE_STOP, Ordering::Release);
         token += 1;
         shared.ping.value().store(token, Ordering::Release);

@@ -329,6 +329,8 @@ impl Loop for MutexLoop {
 
     fn check(&self, iterations: u64) -> Result<(), String> {
         let want = iterations * self.threads as u64;
+        // Relaxed: called after the loop threads were joined, which orders
+        // every increment before this load.
         match self.counter.load(Ordering::Relaxed) {
             got if got == want => Ok(()),
             got => Err(format!(
