@@ -29,8 +29,10 @@
 //! - wait, time out: `permits == 0  =>  waiters - 1` (if a permit arrived
 //!   meanwhile, it is consumed instead and the wait succeeds).
 //! - notify: `permits < max(waiters, 1)  =>  permits + 1`, then wake one
-//!   sleeper if any is registered on the [`WaitWord`]; else nothing.
-//! - notify_all: `permits = max(waiters, permits, 1)`, then wake all sleepers.
+//!   sleeper if any is registered on the [`WaitWord`]; else the word is
+//!   written back unchanged (see "Memory ordering") and nothing is woken.
+//! - notify_all: `permits = max(waiters, permits, 1)`, then wake all sleepers
+//!   (unchanged and written back when every waiter has a permit).
 //!
 //! # Memory ordering
 //!
@@ -41,6 +43,18 @@
 //! CAS failure orderings, are `Relaxed`: a failed CAS writes nothing, and
 //! the value it returns is only the next guess, so only the successful
 //! `SeqCst` CAS orders anything.
+//!
+//! A notify that finds every waiter already holding a permit changes
+//! nothing, but it still writes the word (a CAS of the value to itself)
+//! rather than returning after its load. A notify that only looked would
+//! publish none of its writes: in `item = 1; notify(); item = 2; notify()`,
+//! the waiter that consumes the one permit could see `item == 1`, wait
+//! again, and sleep through a notify that happened (a lost wake-up; the
+//! loom model `a_notify_into_a_pending_signal_still_publishes_its_writes`
+//! finds it). As a write, the collapsed notify either comes before the
+//! permit's consumption in the word's modification order, which then
+//! synchronizes with it, or after, in which case its CAS fails and it adds
+//! a permit of its own.
 
 use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind};
@@ -241,16 +255,21 @@ impl Event {
     pub fn notify(&self) {
         let w = self.word.value();
         // Relaxed load and CAS failure: guesses for the SeqCst CAS, which
-        // orders (module doc). The early return writes nothing, so a
-        // notify that collapses into a pending permit publishes nothing.
+        // orders (module doc).
         let mut s = w.load(Ordering::Relaxed);
         loop {
-            if permits(s) >= waiters(s).max(1) {
-                // Every waiter already has a permit (or the event is signalled).
-                return;
-            }
-            // permits < max(waiters, 1) => permits + 1
-            match w.compare_exchange_weak(s, s + PERMIT, Ordering::SeqCst, Ordering::Relaxed) {
+            // permits < max(waiters, 1) => permits + 1. Otherwise every
+            // waiter already has a permit (or the event is signalled): the
+            // notify collapses into it, but still by a CAS that writes the
+            // word unchanged, so that whoever consumes that permit sees this
+            // notifier's writes too (module doc, "Memory ordering").
+            let next = if permits(s) >= waiters(s).max(1) {
+                s
+            } else {
+                s + PERMIT
+            };
+            match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) if next == s => return,
                 Ok(_) => break,
                 Err(now) => s = now,
             }
@@ -265,21 +284,15 @@ impl Event {
     pub fn notify_all(&self) {
         let w = self.word.value();
         // Relaxed load and CAS failure: guesses for the SeqCst CAS, which
-        // orders (module doc). The early return writes nothing, so it
-        // publishes nothing (as in `notify`).
+        // orders (module doc).
         let mut s = w.load(Ordering::Relaxed);
         loop {
+            // permits = max(waiters, permits, 1); unchanged when every waiter
+            // already has a permit, and then still written, as in `notify`.
             let target = waiters(s).max(1).max(permits(s));
-            if target == permits(s) {
-                return;
-            }
-            // permits = max(waiters, 1); failure Relaxed: the next guess.
-            match w.compare_exchange_weak(
-                s,
-                (s & !PERMITS_MASK) | target,
-                Ordering::SeqCst,
-                Ordering::Relaxed,
-            ) {
+            let next = (s & !PERMITS_MASK) | target;
+            match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) if next == s => return,
                 Ok(_) => break,
                 Err(now) => s = now,
             }

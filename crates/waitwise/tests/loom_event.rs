@@ -85,3 +85,37 @@ fn timed_out_wait_leaves_the_notify_pending() {
         assert_ne!(got, e.is_signalled());
     });
 }
+
+/// The producer's second notify finds the first one's signal pending and
+/// collapses into it. The consumer must still see `item == 2` after it
+/// consumes that signal, or it waits again for a notify that already
+/// happened: a lost wake-up.
+fn collapsed_notify_publishes(notify: fn(&Event)) {
+    loom::model(move || {
+        let e = Arc::new(Event::with_policy(Policy::always_block()));
+        let item = Arc::new(loom::sync::atomic::AtomicU32::new(0));
+        let (e2, item2) = (e.clone(), item.clone());
+        let producer = thread::spawn(move || {
+            // Relaxed: the event's notify/wait must do the publishing.
+            item2.store(1, Ordering::Relaxed);
+            notify(&e2);
+            item2.store(2, Ordering::Relaxed);
+            notify(&e2);
+        });
+        // Relaxed: as above.
+        while item.load(Ordering::Relaxed) != 2 {
+            e.wait();
+        }
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn a_notify_into_a_pending_signal_still_publishes_its_writes() {
+    collapsed_notify_publishes(Event::notify);
+}
+
+#[test]
+fn a_notify_all_into_a_pending_signal_still_publishes_its_writes() {
+    collapsed_notify_publishes(Event::notify_all);
+}
