@@ -6,13 +6,16 @@
 //! (a few seconds on 2 cores).
 //!
 //! The topology barrier runs the tree barrier's engine on another shape and
-//! is covered by `tree_*`.
+//! is covered by `tree_*`, plus one model of a shape built from a topology.
 #![cfg(loom)]
 
 use loom::thread;
-use waitwise::barrier::{Barrier, DisseminationBarrier, PairBarrier, TreeBarrier};
+use std::path::Path;
+use std::sync::OnceLock;
+use waitwise::barrier::{Barrier, DisseminationBarrier, PairBarrier, TopologyBarrier, TreeBarrier};
 use waitwise::{Policy, WaitOptions};
 use waitwise_platform::shim::{Arc, AtomicU32, Ordering};
+use waitwise_platform::topology::Topology;
 
 /// What every model checks: per-thread "arrived at episode k" marks written
 /// with Relaxed stores before each wait (so only the barrier orders them),
@@ -104,6 +107,13 @@ impl ModelBarrier for TreeBarrier {
     }
 }
 
+impl ModelBarrier for TopologyBarrier {
+    fn run(&self, t: usize, c: &Checker) {
+        let h = self.handle(t).unwrap();
+        c.run(t, || h.wait().is_leader());
+    }
+}
+
 impl ModelBarrier for DisseminationBarrier {
     fn run(&self, t: usize, c: &Checker) {
         let h = self.handle(t).unwrap();
@@ -115,7 +125,18 @@ impl ModelBarrier for DisseminationBarrier {
 /// `new`, runs `episodes` episodes on `threads` threads (see [`Checker`]),
 /// then checks that each episode had exactly one leader.
 fn model_barrier<B: ModelBarrier>(threads: usize, episodes: usize, new: fn() -> B) {
-    loom::model(move || {
+    model_barrier_with(loom::model::Builder::new(), threads, episodes, new);
+}
+
+/// [`model_barrier`] under the settings of `builder` (e.g. a lower
+/// preemption bound for a model too big for the default one).
+fn model_barrier_with<B: ModelBarrier>(
+    builder: loom::model::Builder,
+    threads: usize,
+    episodes: usize,
+    new: fn() -> B,
+) {
+    builder.check(move || {
         let b = Arc::new(new());
         let c = Checker::new(threads, episodes);
         let c2 = c.clone();
@@ -161,4 +182,60 @@ fn dissemination_two_threads_two_episodes() {
 #[test]
 fn dissemination_three_threads_one_episode() {
     model_barrier(3, 1, || DisseminationBarrier::with_options(3, blocking()));
+}
+
+// Reuse on the shapes above: the second episode's arrivals race with the
+// first episode's releases, so a release that publishes too little (or an
+// arrival counted in the wrong episode) shows in the `Checker`'s marks or
+// in the leader counts.
+
+#[test]
+fn central_three_threads_two_episodes() {
+    model_barrier(3, 2, || Barrier::with_options(3, blocking()));
+}
+
+#[test]
+fn tree_three_threads_two_levels_two_episodes() {
+    model_barrier(3, 2, || {
+        let b = TreeBarrier::with_options(3, 2, blocking());
+        assert_eq!(b.height(), 2);
+        b
+    });
+}
+
+/// Two rounds per episode, reused: each thread's writes reach the others
+/// through chains of two signals, on flags the first episode already set.
+/// (A signaller one episode ahead, which `signalled`'s `>=` is for, cannot
+/// happen with three threads; `dissemination_two_threads_two_episodes`
+/// covers it.) At most one preemption: with two, loom takes close to a
+/// minute (three threads, four waits each).
+#[test]
+fn dissemination_three_threads_two_episodes() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(builder.preemption_bound.map_or(1, |b| b.min(1)));
+    model_barrier_with(builder, 3, 2, || {
+        DisseminationBarrier::with_options(3, blocking())
+    });
+}
+
+/// Two sockets, four cores each, two hyper-threads per core (a sysfs
+/// fixture), read once: it is plain data, outside what loom models.
+fn two_sockets() -> &'static Topology {
+    static TOPOLOGY: OnceLock<Topology> = OnceLock::new();
+    TOPOLOGY.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../waitwise-platform/tests/fixtures/sysfs-2socket-smt2");
+        Topology::from_sysfs_root(&root).unwrap()
+    })
+}
+
+#[test]
+fn topology_three_threads_two_levels_two_episodes() {
+    model_barrier(3, 2, || {
+        // CPUs 0 and 8 are SMT siblings (a core node), CPU 1 another core
+        // of the same package: the package node is the root.
+        let b = TopologyBarrier::with_options(two_sockets(), &[0, 8, 1], blocking()).unwrap();
+        assert_eq!(b.height(), 2);
+        b
+    });
 }

@@ -16,6 +16,10 @@
 //! what is left before they report [`RecvError`]; senders fail at once and
 //! get their value back. The last receiver also drops the values left in
 //! the ring, so their destructors run without waiting for the senders.
+//! An operation that fails because of the disconnection sees everything the
+//! other side's threads did before they dropped their endpoints: the
+//! endpoint counts gather it into the thread that drops the last one, and
+//! the ring's mark bit carries it on (module `ring`, "Memory ordering").
 //!
 //! # Memory ordering
 //!

@@ -68,13 +68,24 @@
 //! stamp comparison and the loop reloads it, and `Acquire` when the other
 //! side's index decides full or empty (so the value read is at least as new
 //! as the stamp that sent us there).
+//!
+//! Disconnection is ordered too: whatever a side did before its last
+//! endpoint was dropped (the endpoint counts gather it into the dropping
+//! thread) happens before every operation that fails because of it. A pop
+//! sees the mark bit through its `Acquire` load of `tail`; a push sees it in
+//! `tail` values it read `Relaxed`, and so takes an `Acquire` fence before
+//! it returns [`PushError::Disconnected`]. Without that fence, a sender
+//! could fail on the receivers' drop and still read the values they stored
+//! before it (the loom models
+//! `a_failed_send_into_a_free_slot_carries_the_receivers_writes` and
+//! `a_failed_blocked_send_carries_the_receivers_writes` find it).
 
 use super::cell::UnsafeCell;
 use super::index::Index;
 #[cfg(doc)]
 use crate::wait_word::WaitWord;
 use std::mem::MaybeUninit;
-use waitwise_platform::shim::{AtomicU32, Ordering};
+use waitwise_platform::shim::{fence, AtomicU32, Ordering};
 
 /// Spin rounds that double the number of spin hints before [`Backoff`]
 /// starts yielding the CPU: 2^6 = 64 hints (~1-4 µs with PAUSE). Guessed,
@@ -237,6 +248,14 @@ impl<T> Ring<T> {
         let mut tail = self.tail.value().load(Ordering::Relaxed);
         loop {
             if tail & self.mark_bit != 0 {
+                // The mark was read Relaxed (the first guess, a failed CAS
+                // or a reload), and this return acts on it: without the
+                // Acquire fence the failed push would not see what the
+                // disconnecting side wrote before its `fetch_or` (a
+                // Release: the read value is it or a later mark in its
+                // release sequence). Receivers get the same from their
+                // Acquire load of `tail` (module doc, "Memory ordering").
+                fence(Ordering::Acquire);
                 return Err(PushError::Disconnected(value));
             }
             let slot = &self.slots[(tail & (self.mark_bit - 1)) as usize];
