@@ -14,7 +14,8 @@
 //!   permit first: wait again).
 //! - release(n): `permits  =>  min(permits + n, MAX_PERMITS)`, then wake `n`
 //!   sleepers if any is registered on the [`WaitWord`]; no system call
-//!   otherwise.
+//!   otherwise. Already saturated, the word is written back unchanged (see
+//!   "Memory ordering") and nothing is woken.
 //!
 //! Waiters are not counted in the word: a release wakes sleepers through the
 //! [`WaitWord`]'s own sleeper count, and polling waiters see the count rise.
@@ -33,6 +34,16 @@
 //! it needs no `SeqCst` because lowering the count never has to wake anyone.
 //! It is a CAS and not a `fetch_sub` because the count must not go below
 //! zero.
+//!
+//! A release into a saturated count (`MAX_PERMITS`) changes nothing, but it
+//! still writes the word (a CAS of the value to itself) rather than
+//! returning after its load. A release that only looked would publish none
+//! of its writes: an acquire that follows it in the word's order (the count
+//! then ends at `MAX_PERMITS - 1`, not `MAX_PERMITS`) could miss them (the
+//! loom model `a_release_into_a_saturated_count_still_publishes` finds
+//! it). As a write, the saturated release either comes before that acquire
+//! in the word's modification order, which then synchronizes with it, or
+//! after, in which case its CAS fails and it adds a permit after all.
 
 use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind};
@@ -219,6 +230,8 @@ impl Semaphore {
     #[inline]
     pub fn release(&self, n: u32) {
         if n == 0 {
+            // No permit released: no acquirer can take one of ours, so there
+            // is nobody to publish to (the count orders nothing here).
             return;
         }
         let word = self.permits.value();
@@ -226,12 +239,15 @@ impl Semaphore {
         let mut p = word.load(Ordering::Relaxed);
         loop {
             // permits => min(permits + n, MAX_PERMITS) (failure Relaxed: the
-            // value seen is only the next guess)
+            // value seen is only the next guess). Already saturated, the
+            // count stays as it is, but still by a CAS that writes it back
+            // rather than a return after the Relaxed load: a release that
+            // only looked would publish nothing to an acquirer that comes
+            // after it (module doc, "Memory ordering").
             let next = p.saturating_add(n);
-            if next == p {
-                return; // already saturated: nothing changed, nobody to wake
-            }
             match word.compare_exchange_weak(p, next, Ordering::SeqCst, Ordering::Relaxed) {
+                // Saturated: nothing changed, nobody to wake.
+                Ok(_) if next == p => return,
                 Ok(_) => break,
                 Err(now) => p = now,
             }

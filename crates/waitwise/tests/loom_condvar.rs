@@ -1,4 +1,6 @@
-//! Loom models of `Condvar`: no interleaving loses a wake-up. Run with
+//! Loom models of `Condvar`: no interleaving loses a wake-up (also with
+//! two `notify_one`s for two waiters, and with a timed waiter giving up),
+//! and every wait returns holding the mutex. Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p waitwise --release --test loom_condvar`
 //! (a few seconds on 2 cores).
 #![cfg(loom)]
@@ -134,4 +136,138 @@ fn timed_wait_sees_the_flag_or_times_out_with_the_lock_held() {
         drop(g);
         producer.join().unwrap();
     });
+}
+
+/// Runs the model `f` and checks that its executions reached both outcomes
+/// it reports, so that it cannot pass by never taking one branch. Loom 0.7
+/// remembers only the last access to each atomic for its choice of
+/// interleavings: a thread that loads a word and then writes it hides from
+/// it another thread's earlier load, and an interleaving that needs that
+/// load moved after the write may never run.
+fn model_reaching_both(what: &'static str, f: impl Fn() -> bool + Send + Sync + 'static) {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let seen = std::sync::Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+    let counts = seen.clone();
+    loom::model(move || {
+        counts[usize::from(f())].fetch_add(1, Relaxed);
+    });
+    let (no, yes) = (seen[0].load(Relaxed), seen[1].load(Relaxed));
+    assert!(
+        no > 0 && yes > 0,
+        "{what}: only one outcome explored (false {no}, true {yes} times)"
+    );
+}
+
+/// Far enough that the real clock never decides a branch (a slow iteration
+/// would take another path and break loom's replay); under loom a timed
+/// futex wait times out at once, which is what explores the give-up paths.
+const FAR: Duration = Duration::from_secs(3600);
+
+/// Two waiters wait for a count to become non-zero and each takes one;
+/// the producer adds two, one at a time, each with its own `notify_one`.
+/// Each notify must reach a waiter that still waits (not one already woken
+/// or one still polling), else the second waiter sleeps through it.
+#[test]
+fn two_notify_ones_release_two_waiters() {
+    loom::model(|| {
+        let shared = Arc::new((mutex(0u32), condvar()));
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let s = shared.clone();
+                thread::spawn(move || {
+                    let mut g = s.0.lock();
+                    s.1.wait_while(&mut g, |count| *count == 0);
+                    *g -= 1;
+                })
+            })
+            .collect();
+        for _ in 0..2 {
+            *shared.0.lock() += 1;
+            shared.1.notify_one();
+        }
+        for w in waiters {
+            w.join().unwrap();
+        }
+        assert_eq!(*shared.0.lock(), 0);
+    });
+}
+
+/// A timed waiter that gives up (at once, under loom) must not swallow the
+/// one `notify_one` that a sleeping waiter needs.
+#[test]
+fn a_timed_waiter_giving_up_does_not_swallow_a_notify_one() {
+    model_reaching_both("timed waiter timed out", || {
+        let shared = shared_flag();
+        let sleeper = {
+            let s = shared.clone();
+            thread::spawn(move || {
+                let mut g = s.0.lock();
+                s.1.wait_while(&mut g, |flag| !*flag);
+            })
+        };
+        let timed = {
+            let s = shared.clone();
+            thread::spawn(move || {
+                let mut g = s.0.lock();
+                let res = s.1.wait_while_timeout(&mut g, FAR, |flag| !*flag);
+                assert!(res.timed_out() != *g);
+                res.timed_out()
+            })
+        };
+        *shared.0.lock() = true;
+        shared.1.notify_one();
+        sleeper.join().unwrap();
+        timed.join().unwrap()
+    });
+}
+
+/// What the notifier wrote under the mutex before notifying is what the
+/// woken waiter reads: loom checks the accesses to the cell for races, so
+/// a wait that returned without holding the mutex again (timed out or
+/// woken) would be reported.
+#[test]
+fn a_woken_or_timed_out_waiter_reads_under_the_mutex() {
+    model_reaching_both("waiter timed out", || {
+        let shared = Arc::new((mutex(Cell::new(0)), condvar()));
+        let producer = {
+            let s = shared.clone();
+            thread::spawn(move || {
+                {
+                    let g = s.0.lock();
+                    g.set(g.get() + 1);
+                }
+                s.1.notify_one();
+            })
+        };
+        let mut g = shared.0.lock();
+        let res = shared.1.wait_while_timeout(&mut g, FAR, |c| c.get() == 0);
+        // Written under the mutex by both sides: a race unless the wait
+        // returned holding it.
+        let v = g.get();
+        g.set(v + 10);
+        assert_eq!(res.timed_out(), v == 0);
+        drop(g);
+        producer.join().unwrap();
+        assert_eq!(shared.0.lock().get(), 11);
+        res.timed_out()
+    });
+}
+
+/// A cell whose accesses loom checks for races.
+struct Cell(loom::cell::UnsafeCell<u32>);
+
+impl Cell {
+    fn new(v: u32) -> Self {
+        Cell(loom::cell::UnsafeCell::new(v))
+    }
+
+    fn get(&self) -> u32 {
+        // SAFETY: a plain read; loom reports it if it races with `set`.
+        self.0.with(|p| unsafe { *p })
+    }
+
+    fn set(&self, v: u32) {
+        // SAFETY: a plain write; loom reports it if it races.
+        self.0.with_mut(|p| unsafe { *p = v })
+    }
 }

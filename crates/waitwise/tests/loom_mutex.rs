@@ -1,15 +1,21 @@
-//! Loom models of the mutexes and the reader-writer lock: mutual exclusion
-//! and no lost wake-up in any interleaving. The raw locks' own methods are
-//! tested (lock_api's traits need `const INIT`, which loom's atomics cannot
-//! give). Run with
+//! Loom models of the mutexes and the reader-writer lock: mutual exclusion,
+//! publication (every acquisition, fast, slow, `try` or timed, sees the
+//! previous holders' writes: loom checks the `UnsafeCell` accesses) and no
+//! lost wake-up in any interleaving. The raw locks' own methods are tested
+//! (lock_api's traits need `const INIT`, which loom's atomics cannot give).
+//! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p waitwise --release --test loom_mutex`
-//! (about 1.5 s of model checking on 2 cores, plus the build).
+//! (about 6 s of model checking on 2 cores, plus the build).
 //!
 //! Limits: the polling phases are not modelled (`WaitWord` and the locks
 //! skip them under loom; the TTAS lock makes one test-and-set probe
-//! instead), and the platform's loom futex wakes *every* sleeper on
-//! `wake(1)`, so a lost *single* wake-up (the TTAS "owed wake-up" rule) is
-//! not observable here; `stress_mutex.rs` covers it with real futexes.
+//! instead). The platform's loom futex wakes one sleeper on `wake(1)` (the
+//! first to sleep), so a lost single wake-up is observable: without the
+//! TTAS "owed wake-up" rule `ttas_three_threads_no_lost_wakeup` deadlocks.
+//! A timed futex wait never sleeps under loom (it times out at once), so a
+//! timed waiter that is woken and then gives up (the TTAS
+//! `pay_wake_on_give_up` path) is not reached here; `stress_mutex.rs`
+//! covers it with real futexes.
 #![cfg(loom)]
 
 use loom::cell::UnsafeCell;
@@ -47,6 +53,13 @@ trait RawLock: Send + Sync + 'static {
 
     fn acquire(&self) -> Self::Guard;
 
+    /// One attempt that never waits.
+    fn try_acquire(&self) -> Option<Self::Guard>;
+
+    /// An attempt that gives up at `deadline` (`try_acquire` for the MCS
+    /// lock, which has no timed acquisition).
+    fn acquire_until(&self, deadline: Deadline) -> Option<Self::Guard>;
+
     /// # Safety
     ///
     /// `guard` is this thread's current acquisition of `self`.
@@ -58,6 +71,14 @@ impl RawLock for RawTtasMutex {
 
     fn acquire(&self) {
         self.lock();
+    }
+
+    fn try_acquire(&self) -> Option<()> {
+        self.try_lock().then_some(())
+    }
+
+    fn acquire_until(&self, deadline: Deadline) -> Option<()> {
+        self.try_lock_until(deadline).then_some(())
     }
 
     unsafe fn release(&self, (): ()) {
@@ -73,6 +94,14 @@ impl RawLock for RawTicketMutex {
         self.lock()
     }
 
+    fn try_acquire(&self) -> Option<TicketGuard> {
+        self.try_lock()
+    }
+
+    fn acquire_until(&self, deadline: Deadline) -> Option<TicketGuard> {
+        self.try_lock_until(deadline)
+    }
+
     unsafe fn release(&self, guard: TicketGuard) {
         // SAFETY: `guard` is this acquisition (the caller's contract).
         unsafe { self.unlock(guard) };
@@ -84,6 +113,14 @@ impl RawLock for RawMcsMutex {
 
     fn acquire(&self) -> McsGuard {
         self.lock()
+    }
+
+    fn try_acquire(&self) -> Option<McsGuard> {
+        self.try_lock()
+    }
+
+    fn acquire_until(&self, _deadline: Deadline) -> Option<McsGuard> {
+        self.try_lock()
     }
 
     unsafe fn release(&self, guard: McsGuard) {
@@ -282,5 +319,262 @@ fn ticket_late_release_does_not_strand_a_later_waiter() {
             t.join().unwrap();
         }
         assert!(!m.is_locked());
+    });
+}
+
+/// Far enough that the real clock never decides a branch (a slow iteration
+/// would take another path and break loom's replay); under loom a timed
+/// futex wait times out at once, which is what explores the give-up paths.
+const FAR: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Runs the model `f` and checks that its executions reached both outcomes
+/// it reports, so that it cannot pass by never taking one branch. Loom 0.7
+/// remembers only the last access to each atomic for its choice of
+/// interleavings: a thread that loads a word and then writes it hides from
+/// it another thread's earlier load, and an interleaving that needs that
+/// load moved after the write may never run.
+fn model_reaching_both(what: &'static str, f: impl Fn() -> bool + Send + Sync + 'static) {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let seen = std::sync::Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+    let counts = seen.clone();
+    loom::model(move || {
+        counts[usize::from(f())].fetch_add(1, Relaxed);
+    });
+    let (no, yes) = (seen[0].load(Relaxed), seen[1].load(Relaxed));
+    assert!(
+        no > 0 && yes > 0,
+        "{what}: only one outcome explored (false {no}, true {yes} times)"
+    );
+}
+
+/// Adds one to the count; the caller holds the lock (loom reports the
+/// access if it races, i.e. if the acquisition did not synchronize with
+/// the last release).
+fn bump<L>(s: &Shared<L>) {
+    // SAFETY: the caller holds the lock; loom checks it.
+    s.count.with_mut(|c| unsafe { *c += 1 });
+}
+
+/// The count, read with the lock held (by the caller).
+fn count<L>(s: &Shared<L>) -> u32 {
+    // SAFETY: the caller holds the lock; loom checks it.
+    s.count.with(|c| unsafe { *c })
+}
+
+/// Spawns a thread that makes one attempt with `attempt` and, if it got
+/// the lock, bumps the count and releases it; joins to whether it got it.
+fn spawn_attempt<L: RawLock>(
+    s: &Arc<Shared<L>>,
+    attempt: fn(&L) -> Option<L::Guard>,
+) -> thread::JoinHandle<bool> {
+    let s = s.clone();
+    thread::spawn(move || match attempt(&s.lock) {
+        Some(g) => {
+            bump(&s);
+            // SAFETY: `g` is this acquisition.
+            unsafe { s.lock.release(g) };
+            true
+        }
+        None => false,
+    })
+}
+
+/// A `try_lock` racing a `lock`: whichever order they take, each sees the
+/// other's write (both sides write the cell, so a fast path that acquired
+/// without synchronizing, or a release that published nothing, is a race).
+/// The attempt is the spawned thread (see `model_reaching_both`).
+fn try_lock_races_a_locker<L: RawLock>(new: fn() -> L) {
+    model_reaching_both("try_lock got the lock", move || {
+        let s = shared(new());
+        let attempt = spawn_attempt(&s, L::try_acquire);
+        locked(&s.lock, || bump(&s));
+        let got = attempt.join().unwrap();
+        locked(&s.lock, || assert_eq!(count(&s), 1 + u32::from(got)));
+        got
+    });
+}
+
+/// A timed attempt (far deadline) against a held lock with a blocking
+/// locker queued: the attempt's slow path and give-up path must neither
+/// strand the locker nor acquire without seeing the holders' writes.
+fn timed_attempt_races_a_holder_and_a_sleeper<L: RawLock>(new: fn() -> L) {
+    model_reaching_both("timed attempt got the lock", move || {
+        let s = shared(new());
+        let g = s.lock.acquire();
+        let sleeper = {
+            let s = s.clone();
+            thread::spawn(move || locked(&s.lock, || bump(&s)))
+        };
+        let timed = spawn_attempt(&s, |l| l.acquire_until(Deadline::after(FAR)));
+        bump(&s);
+        // SAFETY: `g` is this acquisition.
+        unsafe { s.lock.release(g) };
+        sleeper.join().unwrap();
+        let got = timed.join().unwrap();
+        locked(&s.lock, || assert_eq!(count(&s), 2 + u32::from(got)));
+        got
+    });
+}
+
+fn ttas() -> RawTtasMutex {
+    RawTtasMutex::with_options(blocking())
+}
+
+fn ticket() -> RawTicketMutex {
+    RawTicketMutex::with_options(blocking())
+}
+
+fn mcs() -> RawMcsMutex {
+    RawMcsMutex::with_options(blocking())
+}
+
+#[test]
+fn ttas_try_lock_races_a_locker() {
+    try_lock_races_a_locker(ttas);
+}
+
+#[test]
+fn ticket_try_lock_races_a_locker() {
+    try_lock_races_a_locker(ticket);
+}
+
+#[test]
+fn mcs_try_lock_races_a_locker() {
+    try_lock_races_a_locker(mcs);
+}
+
+#[test]
+fn ttas_timed_attempt_races_a_holder_and_a_sleeper() {
+    timed_attempt_races_a_holder_and_a_sleeper(ttas);
+}
+
+#[test]
+fn ticket_timed_attempt_races_a_holder_and_a_sleeper() {
+    timed_attempt_races_a_holder_and_a_sleeper(ticket);
+}
+
+#[test]
+fn mcs_try_lock_races_a_holder_and_a_sleeper() {
+    // No timed acquisition: `acquire_until` is `try_lock` here.
+    timed_attempt_races_a_holder_and_a_sleeper(mcs);
+}
+
+fn rwlock() -> Arc<Shared<RawRwLock>> {
+    shared(RawRwLock::with_options(blocking()))
+}
+
+/// The try paths of the reader-writer lock against a writer: a read that
+/// gets in sees the writer's write or precedes it, a write that gets in is
+/// ordered with the writer's either way (loom checks the cell).
+#[test]
+fn rwlock_try_paths_race_a_writer() {
+    model_reaching_both("try_lock_exclusive got the lock", || {
+        let s = rwlock();
+        let t = {
+            let s = s.clone();
+            thread::spawn(move || {
+                if s.lock.try_lock_shared() {
+                    assert!(count(&s) <= 1);
+                    // SAFETY: read-locked just above.
+                    unsafe { s.lock.unlock_shared() };
+                }
+                let wrote = s.lock.try_lock_exclusive();
+                if wrote {
+                    bump(&s);
+                    // SAFETY: write-locked just above.
+                    unsafe { s.lock.unlock_exclusive() };
+                }
+                wrote
+            })
+        };
+        write_increment(&s);
+        let wrote = t.join().unwrap();
+        assert_eq!(read_count(&s), 1 + u32::from(wrote));
+        wrote
+    });
+}
+
+/// Two readers leave in either order before a writer enters: the writer
+/// must come after both reads (the second reader's exit continues the
+/// first one's release through the word), else its write races one.
+#[test]
+fn rwlock_writer_after_two_readers() {
+    loom::model(|| {
+        let s = rwlock();
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let s = s.clone();
+                thread::spawn(move || assert!(read_count(&s) <= 1))
+            })
+            .collect();
+        write_increment(&s);
+        for r in readers {
+            r.join().unwrap();
+        }
+        assert_eq!(read_count(&s), 1);
+    });
+}
+
+/// A writer that registers as waiting holds new readers back; when it
+/// gives up it must let them in. Here the thread that holds a read lock is
+/// also the timed writer (its attempt can only time out, at once under
+/// loom), which keeps the model at two threads: a reader that checks while
+/// the writer is registered sleeps, and only the give-up's wake-up can
+/// reach it (the read unlock that follows sees no waiting writer).
+#[test]
+fn rwlock_timed_out_writer_wakes_the_readers_it_held_back() {
+    loom::model(|| {
+        let s = rwlock();
+        assert!(s.lock.lock_shared_until(Deadline::NEVER));
+        let reader = {
+            let s = s.clone();
+            thread::spawn(move || read_count(&s))
+        };
+        assert!(!s.lock.lock_exclusive_until(Deadline::after(FAR)));
+        // SAFETY: read-locked above.
+        unsafe { s.lock.unlock_shared() };
+        assert_eq!(reader.join().unwrap(), 0);
+        assert!(!s.lock.is_locked());
+    });
+}
+
+/// Timed readers and writers against a held write lock: each either gives
+/// up having changed nothing, or gets in after the holder's write.
+#[test]
+fn rwlock_timed_attempts_race_a_writer() {
+    model_reaching_both("timed writer got the lock", || {
+        let s = rwlock();
+        assert!(s.lock.lock_exclusive_until(Deadline::NEVER));
+        let reader = {
+            let s = s.clone();
+            thread::spawn(move || {
+                if s.lock.lock_shared_until(Deadline::after(FAR)) {
+                    let v = count(&s);
+                    // SAFETY: read-locked just above.
+                    unsafe { s.lock.unlock_shared() };
+                    assert!(v >= 1);
+                }
+            })
+        };
+        let writer = {
+            let s = s.clone();
+            thread::spawn(move || {
+                let got = s.lock.lock_exclusive_until(Deadline::after(FAR));
+                if got {
+                    bump(&s);
+                    // SAFETY: write-locked just above.
+                    unsafe { s.lock.unlock_exclusive() };
+                }
+                got
+            })
+        };
+        bump(&s);
+        // SAFETY: write-locked above.
+        unsafe { s.lock.unlock_exclusive() };
+        reader.join().unwrap();
+        let got = writer.join().unwrap();
+        assert_eq!(read_count(&s), 1 + u32::from(got));
+        assert!(!s.lock.is_locked());
+        got
     });
 }

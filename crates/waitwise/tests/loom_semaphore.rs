@@ -1,11 +1,14 @@
-//! Loom models of `Semaphore`: mutual exclusion with one permit, and no
-//! lost wake-up on release. Run with
+//! Loom models of `Semaphore`: mutual exclusion with one permit,
+//! publication (whoever takes a permit, by any path, sees the writes of the
+//! release it took it from, saturated or not) and no lost wake-up on
+//! release, also with timed and barging acquirers. Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p waitwise --release --test loom_semaphore`
 //! (a few seconds on 2 cores).
 #![cfg(loom)]
 
-use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use loom::thread;
+use std::time::Duration;
 use waitwise::semaphore::Semaphore;
 use waitwise::{Policy, WaitOptions};
 use waitwise_platform::shim::Arc;
@@ -69,5 +72,161 @@ fn release_two_wakes_two_acquirers() {
             h.join().unwrap();
         }
         assert_eq!(sem.available(), 0);
+    });
+}
+
+/// Far enough that the real clock never decides a branch (a slow iteration
+/// would take another path and break loom's replay); under loom a timed
+/// futex wait times out at once, which is what explores the give-up paths.
+const FAR: Duration = Duration::from_secs(3600);
+
+/// Runs the model `f` and checks that its executions reached both outcomes
+/// it reports, so that it cannot pass by never taking one branch. Loom 0.7
+/// remembers only the last access to each atomic for its choice of
+/// interleavings: a thread that loads a word and then writes it hides from
+/// it another thread's earlier load, and an interleaving that needs that
+/// load moved after the write may never run (a `try_acquire` on the main
+/// thread before a spawned `release` never succeeded, for instance).
+fn model_reaching_both(what: &'static str, f: impl Fn() -> bool + Send + Sync + 'static) {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let seen = std::sync::Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+    let counts = seen.clone();
+    loom::model(move || {
+        counts[usize::from(f())].fetch_add(1, Relaxed);
+    });
+    let (no, yes) = (seen[0].load(Relaxed), seen[1].load(Relaxed));
+    assert!(
+        no > 0 && yes > 0,
+        "{what}: only one outcome explored (false {no}, true {yes} times)"
+    );
+}
+
+/// The producer (main thread) writes `item` (Relaxed: the semaphore must
+/// publish it) and releases one permit; a consumer takes it with `take`
+/// and, if it got it, must see the write. The consumer is the spawned
+/// thread, so that its first load comes after the release in loom's first
+/// execution and the other order is found by backtracking (see
+/// `model_reaching_both`). Returns whether the consumer got the permit.
+fn release_publishes(take: fn(&Semaphore) -> bool) -> bool {
+    let sem = Arc::new(semaphore(0));
+    let item = Arc::new(AtomicU32::new(0));
+    let consumer = {
+        let (sem, item) = (sem.clone(), item.clone());
+        thread::spawn(move || {
+            let got = take(&sem);
+            if got {
+                assert_eq!(item.load(Ordering::Relaxed), 1);
+            }
+            got
+        })
+    };
+    item.store(1, Ordering::Relaxed);
+    sem.release(1);
+    consumer.join().unwrap()
+}
+
+#[test]
+fn acquire_sees_the_releasers_writes() {
+    loom::model(|| {
+        assert!(release_publishes(|s| {
+            s.acquire();
+            true
+        }));
+    });
+}
+
+#[test]
+fn try_acquire_sees_the_releasers_writes() {
+    model_reaching_both("try_acquire", || release_publishes(Semaphore::try_acquire));
+}
+
+#[test]
+fn timed_acquire_sees_the_releasers_writes() {
+    model_reaching_both("acquire_timeout", || {
+        release_publishes(|s| s.acquire_timeout(FAR))
+    });
+}
+
+/// A release into a saturated count changes nothing, but it must still
+/// publish: when the final count shows that it came before the acquire
+/// (`MAX - 1`: release, then acquire; the other order ends at `MAX`), the
+/// acquirer must see the releaser's writes, as for any other release.
+#[test]
+fn a_release_into_a_saturated_count_still_publishes() {
+    model_reaching_both("saturated release before the acquire", || {
+        let sem = Arc::new(semaphore(Semaphore::MAX_PERMITS));
+        let item = Arc::new(AtomicU32::new(0));
+        let producer = {
+            let (sem, item) = (sem.clone(), item.clone());
+            thread::spawn(move || {
+                item.store(1, Ordering::Relaxed);
+                sem.release(1);
+            })
+        };
+        sem.acquire();
+        let seen = item.load(Ordering::Relaxed);
+        producer.join().unwrap();
+        let release_first = sem.available() == Semaphore::MAX_PERMITS - 1;
+        if release_first {
+            assert_eq!(seen, 1, "the release came first but published nothing");
+        }
+        release_first
+    });
+}
+
+/// A timed acquirer that gives up (at once, under loom) must not take the
+/// only wake-up away from a blocked acquirer; if it got the permit instead,
+/// it gives it back, and that release must wake the sleeper.
+#[test]
+fn a_timed_acquirer_giving_up_does_not_strand_a_sleeper() {
+    model_reaching_both("timed acquirer got the permit", || {
+        let sem = Arc::new(semaphore(0));
+        let sleeper = {
+            let sem = sem.clone();
+            thread::spawn(move || sem.acquire())
+        };
+        let timed = {
+            let sem = sem.clone();
+            thread::spawn(move || {
+                let got = sem.acquire_timeout(FAR);
+                if got {
+                    sem.release(1);
+                }
+                got
+            })
+        };
+        sem.release(1);
+        sleeper.join().unwrap();
+        let got = timed.join().unwrap();
+        assert_eq!(sem.available(), 0);
+        got
+    });
+}
+
+/// A sleeper woken for a permit that a barging `try_acquire` takes first
+/// sleeps again; the barger's release of that permit must wake it again.
+#[test]
+fn a_sleeper_robbed_by_a_barger_is_woken_by_the_next_release() {
+    model_reaching_both("barger got the permit", || {
+        let sem = Arc::new(semaphore(0));
+        let sleeper = {
+            let sem = sem.clone();
+            thread::spawn(move || sem.acquire())
+        };
+        let barger = {
+            let sem = sem.clone();
+            thread::spawn(move || {
+                let got = sem.try_acquire();
+                if got {
+                    sem.release(1);
+                }
+                got
+            })
+        };
+        sem.release(1);
+        sleeper.join().unwrap();
+        let got = barger.join().unwrap();
+        assert_eq!(sem.available(), 0);
+        got
     });
 }
