@@ -22,11 +22,16 @@
 //!
 //! A waiter, holding the mutex, registers in `WAITERS`, reads `SEQ`,
 //! unlocks the mutex and waits (two-phase, [`WaitWordRef`]) until `SEQ`
-//! differs; then it leaves `WAITERS` and re-locks the mutex. A signal that
-//! follows the waiter's unlock (the only kind it must not miss) bumps `SEQ`
-//! after the read, so the waiter sees the change. A signal wakes one
-//! sleeper, but every *polling* waiter sees the bump and returns: POSIX
-//! allows such spurious wake-ups. Broadcast wakes every sleeper.
+//! differs or the kernel wakes it; then it leaves `WAITERS` and re-locks the
+//! mutex. A signal that follows the waiter's unlock (the only kind it must
+//! not miss) bumps `SEQ` after the read, so the waiter sees the change. A
+//! signal wakes one sleeper, but every *polling* waiter sees the bump and
+//! returns: POSIX allows such spurious wake-ups. A sleeper returns after
+//! its first kernel wake-up even if `SEQ` has not moved for it: the kernel
+//! wakes real-time threads by priority, so the sleeper a signal wakes may
+//! have started after the bump, and if it slept again no thread blocked at
+//! the signal would be unblocked, as POSIX requires. Broadcast wakes every
+//! sleeper.
 //!
 //! # Memory ordering
 //!
@@ -321,7 +326,9 @@ unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadli
     let timed_out = ffi_guard(EINVAL, || {
         let start = profile::start();
         let limit = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
-        let out = poll::wait(engine(w), limit, deadline, |v| v != seq);
+        // A kernel wake-up returns even if `seq` has not moved for us: the
+        // kernel may hand a signal to a waiter that came after it.
+        let out = poll::wait_or_woken(engine(w), limit, deadline, |v| v != seq);
         profile::finish(start, Kind::Cond, c, out.blocked());
         c_int::from(out.timed_out())
     });

@@ -108,7 +108,32 @@ pub fn wait(
     engine: WaitWordRef<'_>,
     limit_ns: u64,
     deadline: Deadline,
+    ready: impl FnMut(u32) -> bool,
+) -> WaitOutcome {
+    two_phase(engine, limit_ns, deadline, ready, false)
+}
+
+/// Like [`wait`], but a kernel wake-up ends the wait even if `ready` is
+/// false ([`WaitOutcome::Woken`], a spurious wake-up): condition variables,
+/// whose notify the kernel may hand to a waiter that started after it (see
+/// `WaitWord::wait_until_woken`).
+#[inline]
+pub fn wait_or_woken(
+    engine: WaitWordRef<'_>,
+    limit_ns: u64,
+    deadline: Deadline,
+    ready: impl FnMut(u32) -> bool,
+) -> WaitOutcome {
+    two_phase(engine, limit_ns, deadline, ready, true)
+}
+
+#[inline]
+fn two_phase(
+    engine: WaitWordRef<'_>,
+    limit_ns: u64,
+    deadline: Deadline,
     mut ready: impl FnMut(u32) -> bool,
+    return_on_wake: bool,
 ) -> WaitOutcome {
     if let Some(value) = poll(engine.value(), limit_ns, &mut ready) {
         return WaitOutcome::Ready {
@@ -116,5 +141,10 @@ pub fn wait(
             blocked: false,
         };
     }
-    engine.wait_until(&Policy::always_block(), deadline, ready)
+    let block = Policy::always_block();
+    if return_on_wake {
+        engine.wait_until_woken(&block, deadline, ready)
+    } else {
+        engine.wait_until(&block, deadline, ready)
+    }
 }

@@ -24,9 +24,14 @@
 //! # Spurious wake-ups
 //!
 //! Allowed, as with every condition variable: a notify releases every thread
-//! that is still *polling* (they all see the new `seq`), not only one, and a
-//! waiter returns if 2^32 notifies happen between its read and its sleep
-//! only by luck. Wait in a loop on the condition, or use
+//! that is still *polling* (they all see the new `seq`), not only one; a
+//! waiter that sleeps returns after its first kernel wake-up even if `seq`
+//! has not moved since it read it; and a waiter returns if 2^32 notifies
+//! happen between its read and its sleep only by luck. The second is what
+//! keeps `notify_one` from being lost: the kernel wakes real-time waiters by
+//! priority, not arrival, so the one it wakes for a notify may be a waiter
+//! that started after that notify's increment; if it slept again, no waiter
+//! would return for the notify while an earlier one still slept. Wait in a loop on the condition, or use
 //! [`Condvar::wait_while`]. No wake-up is ever lost: a notify that follows a
 //! state change made under the mutex always changes `seq` after the waiter
 //! read it (see below).
@@ -212,8 +217,11 @@ impl Condvar {
         let seen = self.seq.value().load(Ordering::Relaxed);
         let start = self.profiler.start();
         let out = MutexGuard::unlocked(guard, || {
+            // Until woken at all, not until `seq` moves: see
+            // `WaitWord::wait_until_woken` (a notify the kernel delivers to
+            // a later waiter must still return someone).
             self.seq
-                .wait_until(&self.policy, deadline, |seq| seq != seen)
+                .wait_until_woken(&self.policy, deadline, |seq| seq != seen)
         });
         self.profiler.finish(start, out.blocked());
         if out.timed_out() {

@@ -231,6 +231,8 @@ impl Event {
                         Err(_) => break, // another waiter took it: wait again
                     }
                 },
+                // Only `wait_until_woken` returns this; wait again.
+                WaitOutcome::Woken { .. } => {}
                 WaitOutcome::TimedOut { mut value, .. } => loop {
                     let (next, notified) = if permits(value) > 0 {
                         (value - PERMIT - WAITER, true)

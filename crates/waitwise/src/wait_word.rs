@@ -61,6 +61,14 @@ pub enum WaitOutcome {
         /// Whether the waiter slept in the kernel at least once.
         blocked: bool,
     },
+    /// Woken from a kernel sleep while the condition did not hold. Only
+    /// [`WaitWord::wait_until_woken`] returns this; its callers (condition
+    /// variables) treat it as a spurious wake-up. `value` is the word after
+    /// the wake-up.
+    Woken {
+        /// The word's value after the wake-up.
+        value: u32,
+    },
 }
 
 impl WaitOutcome {
@@ -68,6 +76,16 @@ impl WaitOutcome {
     pub fn blocked(&self) -> bool {
         match *self {
             WaitOutcome::Ready { blocked, .. } | WaitOutcome::TimedOut { blocked, .. } => blocked,
+            WaitOutcome::Woken { .. } => true,
+        }
+    }
+
+    /// The last value of the word the wait saw.
+    pub fn value(&self) -> u32 {
+        match *self {
+            WaitOutcome::Ready { value, .. }
+            | WaitOutcome::TimedOut { value, .. }
+            | WaitOutcome::Woken { value } => value,
         }
     }
 
@@ -75,6 +93,16 @@ impl WaitOutcome {
     pub fn timed_out(&self) -> bool {
         matches!(self, WaitOutcome::TimedOut { .. })
     }
+}
+
+/// What a blocked waiter does when the kernel wakes it and its condition
+/// does not hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WakeRule {
+    /// Re-register and sleep again ([`WaitWord::wait_until`]).
+    SleepAgain,
+    /// Return [`WaitOutcome::Woken`] ([`WaitWord::wait_until_woken`]).
+    Return,
 }
 
 /// A futex word on its own cache line, with a sleeper count.
@@ -169,6 +197,27 @@ impl WaitWord {
     ) -> WaitOutcome {
         self.as_ref().wait_until(policy, deadline, ready)
     }
+
+    /// Like [`WaitWord::wait_until`], but returns [`WaitOutcome::Woken`]
+    /// after the first kernel wake-up that finds `ready` false, instead of
+    /// sleeping again.
+    ///
+    /// For condition variables, whose waiters wait for a notify *after*
+    /// they started (`ready` is `seq != seen`): a waiter that started after
+    /// a notify's increment, but is the one the kernel wakes for it (the
+    /// kernel wakes real-time waiters by priority, not arrival), must
+    /// return rather than go back to sleep, or no waiter returns for that
+    /// notify while an earlier waiter still sleeps. Returning is a
+    /// spurious wake-up, which condition variables allow.
+    #[inline]
+    pub fn wait_until_woken(
+        &self,
+        policy: &Policy,
+        deadline: Deadline,
+        ready: impl FnMut(u32) -> bool,
+    ) -> WaitOutcome {
+        self.as_ref().wait_until_woken(policy, deadline, ready)
+    }
 }
 
 /// The [`WaitWord`] protocol over a futex word and a sleeper count that
@@ -239,6 +288,28 @@ impl<'a> WaitWordRef<'a> {
         deadline: Deadline,
         mut ready: impl FnMut(u32) -> bool,
     ) -> WaitOutcome {
+        self.wait(policy, deadline, &mut ready, WakeRule::SleepAgain)
+    }
+
+    /// See [`WaitWord::wait_until_woken`].
+    #[inline]
+    pub fn wait_until_woken(
+        &self,
+        policy: &Policy,
+        deadline: Deadline,
+        mut ready: impl FnMut(u32) -> bool,
+    ) -> WaitOutcome {
+        self.wait(policy, deadline, &mut ready, WakeRule::Return)
+    }
+
+    #[inline]
+    fn wait(
+        &self,
+        policy: &Policy,
+        deadline: Deadline,
+        ready: &mut dyn FnMut(u32) -> bool,
+        on_wake: WakeRule,
+    ) -> WaitOutcome {
         // Acquire: pairs with the waker's SeqCst (release) change.
         let v = self.futex.value().load(Ordering::Acquire);
         if ready(v) {
@@ -247,7 +318,7 @@ impl<'a> WaitWordRef<'a> {
                 blocked: false,
             };
         }
-        self.wait_slow(policy, deadline, v, &mut ready)
+        self.wait_slow(policy, deadline, v, ready, on_wake)
     }
 
     #[cold]
@@ -257,6 +328,7 @@ impl<'a> WaitWordRef<'a> {
         deadline: Deadline,
         mut v: u32,
         ready: &mut dyn FnMut(u32) -> bool,
+        on_wake: WakeRule,
     ) -> WaitOutcome {
         let budget = policy.poll_budget();
         // Polling phase (under loom the first load above was the poll: the
@@ -283,11 +355,16 @@ impl<'a> WaitWordRef<'a> {
                 };
             }
         }
-        self.block_until(deadline, ready)
+        self.block_until(deadline, ready, on_wake)
     }
 
     /// The blocking phase: register as a sleeper, re-check, sleep, repeat.
-    fn block_until(&self, deadline: Deadline, ready: &mut dyn FnMut(u32) -> bool) -> WaitOutcome {
+    fn block_until(
+        &self,
+        deadline: Deadline,
+        ready: &mut dyn FnMut(u32) -> bool,
+        on_wake: WakeRule,
+    ) -> WaitOutcome {
         let mut blocked = false;
         loop {
             // POLLING => REGISTERING
@@ -320,6 +397,9 @@ impl<'a> WaitWordRef<'a> {
             // `deadline`); otherwise check our clock.
             if slept == FutexWait::TimedOut || deadline.has_passed() {
                 return WaitOutcome::TimedOut { value: v, blocked };
+            }
+            if on_wake == WakeRule::Return && slept == FutexWait::Woken {
+                return WaitOutcome::Woken { value: v };
             }
         }
     }
@@ -355,6 +435,41 @@ mod tests {
                 blocked: false
             }
         );
+    }
+
+    /// Wakes `w`'s sleepers every millisecond until `t` has returned (a wake
+    /// that comes before the sleeper is in the kernel is missed, so repeat).
+    fn wake_until_done(w: &WaitWord, t: std::thread::JoinHandle<WaitOutcome>) -> WaitOutcome {
+        while !t.is_finished() {
+            w.wake_one();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        t.join().unwrap()
+    }
+
+    #[test]
+    fn wait_until_woken_returns_after_a_wake_without_a_change() {
+        let w = Arc::new(WaitWord::new(0));
+        let w2 = w.clone();
+        let t = std::thread::spawn(move || {
+            w2.wait_until_woken(&Policy::always_block(), Deadline::NEVER, |v| v == 1)
+        });
+        let out = wake_until_done(&w, t);
+        assert_eq!(out, WaitOutcome::Woken { value: 0 });
+        assert!(out.blocked() && !out.timed_out());
+    }
+
+    #[test]
+    fn wait_until_sleeps_again_after_a_wake_without_a_change() {
+        let w = Arc::new(WaitWord::new(0));
+        let w2 = w.clone();
+        let t = std::thread::spawn(move || {
+            let deadline = Deadline::after(Duration::from_millis(30));
+            w2.wait_until(&Policy::always_block(), deadline, |v| v == 1)
+        });
+        let out = wake_until_done(&w, t);
+        assert!(out.timed_out(), "{out:?}");
+        assert_eq!(out.value(), 0);
     }
 
     #[test]

@@ -51,7 +51,7 @@ use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::WaitProfile;
-use crate::wait_word::{WaitOutcome, WaitWord};
+use crate::wait_word::WaitWord;
 #[cfg(not(loom))]
 use std::time::{Duration, Instant};
 use waitwise_platform::clock::Deadline;
@@ -264,8 +264,7 @@ impl RawRwLock {
         let acquired = loop {
             let out = self.word.wait_until(&policy, deadline, writable);
             blocked |= out.blocked();
-            let (WaitOutcome::Ready { value, .. } | WaitOutcome::TimedOut { value, .. }) = out;
-            let mut s = value;
+            let mut s = out.value();
             // writers_waiting - 1 | WRITE_LOCKED while writable; on timeout
             // writers_waiting - 1 alone.
             let done = loop {
