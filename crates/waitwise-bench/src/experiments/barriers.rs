@@ -785,9 +785,10 @@ impl ExperimentOutput for BarriersResult {
             n.push(format!("Episode cost pinning: {p}."));
         }
         n.push(format!(
-            "Block cost B = {:.0} ns; s//inf blocks after its deadlock-avoidance timeout of {:.0} us (100 B, as Lim & Agarwal's 50,000 cycles at B = 500, clamped to 0.1-5 ms).",
+            "Block cost B = {:.0} ns; s//inf blocks after its deadlock-avoidance timeout of {:.0} us ({}: 100 B is Lim & Agarwal's 50,000 cycles at B = 500, and the floor about a scheduler time slice).",
             self.block_ns,
-            self.spin_timeout_ns / 1e3
+            self.spin_timeout_ns / 1e3,
+            crate::contender::barrier::spin_timeout_rule()
         ));
         n.push(format!(
             "Episode runs stop at {} episodes or after {} ms, whichever comes first; polling barriers with more threads than CPUs finish few episodes in that time (see the fewest-episodes column).",

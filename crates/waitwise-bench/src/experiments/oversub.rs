@@ -6,7 +6,8 @@
 //!
 //! - `s//inf`: always poll, blocking only after the deadlock-avoidance
 //!   timeout of `100 B` ([`barrier::spin_policy`]; Lim & Agarwal's 50,000
-//!   cycles at `B` = 500), clamped to 0.1-5 ms;
+//!   cycles at `B` = 500), clamped to 2-5 ms (at least a scheduler time
+//!   slice: see [`barrier::SPIN_TIMEOUT_BOUNDS`]);
 //! - `/b/0`, `s/b/1`, `s/b/0.5`, `s/b/alpha(kind)` (0.54 for
 //!   producer-consumer and mutex, 0.62 for barriers), `rand/b`;
 //! - the object's own default, where it differs from `s/b/alpha(kind)`
@@ -697,7 +698,7 @@ impl ExperimentOutput for OversubResult {
             n.push(format!("Pinning: {p}."));
         }
         n.push(format!(
-            "Unit of work: a {0}x{0} multiply, {1:.0} ns alone; W = {2} units ({3:.1} us), C = {4} units; {5} iterations per thread ({8} in the mutex loop). B = {6:.0} ns; s//inf blocks after {7:.0} us (100 B clamped to 0.1-5 ms).",
+            "Unit of work: a {0}x{0} multiply, {1:.0} ns alone; W = {2} units ({3:.1} us), C = {4} units; {5} iterations per thread ({8} in the mutex loop). B = {6:.0} ns; s//inf blocks after {7:.0} us ({9}).",
             self.config.unit_n,
             self.unit_ns,
             self.work_units,
@@ -706,7 +707,8 @@ impl ExperimentOutput for OversubResult {
             self.config.iterations,
             self.block_ns,
             self.spin_timeout_ns / 1e3,
-            self.config.iterations * Workload::Mutex.iteration_scale()
+            self.config.iterations * Workload::Mutex.iteration_scale(),
+            barrier::spin_timeout_rule()
         ));
         n.push(
             "Waiting overhead = the threads' total CPU time minus the units of work done times one unit's cost alone: polling, synchronization calls, \
