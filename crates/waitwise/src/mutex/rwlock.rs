@@ -190,7 +190,10 @@ impl RawRwLock {
         // readers - 1
         let s = self.word.value().fetch_sub(READER, Ordering::SeqCst);
         debug_assert!(readers(s) > 0, "unlock_shared of an unread RwLock: {s:#x}");
-        if readers(s) == 1 && writers_waiting(s) > 0 {
+        // The last reader out wakes waiting writers; a reader leaving a full
+        // lock (MAX_READERS) wakes readers that slept for want of room.
+        // `wake_all` makes no system call when nobody sleeps.
+        if (readers(s) == 1 && writers_waiting(s) > 0) || readers(s) == MAX_READERS {
             self.word.wake_all();
         }
     }
@@ -427,5 +430,39 @@ unsafe impl lock_api::RawRwLockTimed for RawRwLock {
     fn try_lock_exclusive_until(&self, timeout: Instant) -> Option<Self::ExclusiveGuard> {
         self.lock_exclusive_until(deadline_at(timeout))
             .then(lock_api::GuardSend::new)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[test]
+    fn a_reader_waiting_for_room_is_woken_when_a_reader_leaves() {
+        let lock = Arc::new(RawRwLock::with_options(
+            WaitOptions::new().policy(Policy::always_block()),
+        ));
+        // A lock that MAX_READERS readers hold (taking a million read locks
+        // one by one would only be slower).
+        lock.word
+            .value()
+            .store(MAX_READERS * READER, Ordering::SeqCst);
+        let l2 = lock.clone();
+        let reader = std::thread::spawn(move || l2.lock_shared_until(Deadline::NEVER));
+        // Let the reader find the lock full and go to sleep.
+        while !lock.word.has_sleepers() {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+        // SAFETY: the word says MAX_READERS readers hold the lock; this
+        // releases one of them.
+        unsafe { lock.unlock_shared() };
+        assert!(reader.join().unwrap());
+        assert_eq!(
+            readers(lock.word.value().load(Ordering::SeqCst)),
+            MAX_READERS
+        );
     }
 }
