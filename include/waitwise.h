@@ -142,7 +142,9 @@ int waitwise_barrier_new(waitwise_barrier_t **out, uint32_t n);
 int waitwise_barrier_new_with_policy(waitwise_barrier_t **out, uint32_t n,
                                      waitwise_policy_t policy);
 /** Waits for all n threads: WAITWISE_BARRIER_SERIAL_THREAD to exactly one
- *  thread per episode, 0 to the others, a WAITWISE_E* code on error. */
+ *  thread per episode, 0 to the others, a WAITWISE_E* code on error.
+ *  At most n threads may be inside it at once: unlike pthread_barrier_wait,
+ *  more threads taking turns is a caller error (some may leave early). */
 int waitwise_barrier_wait(waitwise_barrier_t *barrier);
 int waitwise_barrier_destroy(waitwise_barrier_t *barrier);
 

@@ -1,5 +1,10 @@
 //! `waitwise_barrier_t`: [`waitwise_core::barrier::Barrier`], a reusable
 //! barrier for `n` threads (no timed wait: see the core barrier docs).
+//!
+//! At most `n` threads may be inside `waitwise_barrier_wait` at once (the
+//! core barrier's rule). Unlike a `pthread_barrier_t`, which lets any
+//! number of threads take turns, more is a caller error: some of them may
+//! be released early.
 
 use crate::error::{boundary, destroy, object, store_new, Error};
 use crate::policy::waitwise_policy_t;
@@ -54,7 +59,8 @@ pub unsafe extern "C" fn waitwise_barrier_new_with_policy(
 
 /// Waits until `n` threads have arrived in this episode. Returns
 /// `WAITWISE_BARRIER_SERIAL_THREAD` to exactly one of them, `0` to the
-/// others, and a positive `WAITWISE_E*` code on error.
+/// others, and a positive `WAITWISE_E*` code on error. At most `n` threads
+/// may wait at once (module doc).
 ///
 /// # Safety
 ///

@@ -1,27 +1,44 @@
 //! `pthread_barrier_*`: a central barrier (arrival counter + generation
 //! word), waiting two-phase on the generation word.
 //!
-//! # Layout (glibc x86-64 `pthread_barrier_t`, 32 bytes, as 32-bit words)
+//! # Layout (glibc x86-64 `pthread_barrier_t`, 32 bytes, 8-aligned)
 //!
 //! ```text
 //!  word  here                                       glibc (struct pthread_barrier)
-//!   0    GEN: episode number, the futex             in
-//!   1    ARRIVED: arrivals in this episode          current_round
+//!   0    GEN: episodes completed, the futex         in
+//!   1    POLL: 1 if waiters poll before blocking    current_round
 //!   2    COUNT: parties                             count
 //!   3    SHARED: 0 here; glibc's init puts 1 for     shared
 //!        a process-shared barrier: forwarded
 //!   4    SLEEPERS: waiters in futex_wait            out
 //!   5    PRESENT: threads inside pthread_barrier_wait
-//!   6    POLL: 1 if waiters poll before blocking
+//!  6-7   STATE, one 64-bit word: arrivals in the current episode (low
+//!        half) and the current episode's number (high half)
 //! ```
 //!
 //! # Protocol
 //!
-//! A thread reads `GEN`, then counts itself in `ARRIVED`. The last arrival
-//! resets `ARRIVED`, bumps `GEN`, wakes the sleepers (if any) and gets
-//! `PTHREAD_BARRIER_SERIAL_THREAD`; the others wait until `GEN` differs
-//! from what they read and get 0. A thread cannot read a `GEN` that is
-//! already stale: the episode cannot end before it arrives.
+//! A thread arrives with one CAS on `STATE`, which counts it and tells it
+//! its episode `e`. The last arrival's CAS also resets the count and opens
+//! episode `e + 1`; it then bumps `GEN`, wakes the sleepers (if any) and
+//! gets `PTHREAD_BARRIER_SERIAL_THREAD`; the others wait until `GEN` has
+//! passed `e` and get 0.
+//!
+//! Count and episode share one word because POSIX lets more threads than
+//! `count` use a barrier: a thread may arrive for the next episode while
+//! the last arrival of this one is still completing it. With two words (an
+//! arrival counter, reset by a store, next to `GEN`), an arrival between the
+//! last arrival's increment and its reset was overwritten (lost: that
+//! episode let `count + 1` threads through), and one that read `GEN` just
+//! before the bump left with this episode although it counted in the next.
+//!
+//! `GEN` counts completed episodes: each last arrival adds one, and the
+//! last arrivals of two consecutive episodes may bump in either order.
+//! "`GEN` has passed `e`" is `GEN - e > 0` (wrapping, as a signed
+//! difference): then at least `e + 1` episodes have bumped, and since an
+//! episode completes only after the one before it (its first arrival
+//! follows that one's last in `STATE`'s order), episodes `0..=e` are all
+//! complete.
 //!
 //! Waiters poll for `alpha * B` (the barrier kind's alpha) only when the
 //! barrier has no more parties than the process has CPUs; with more, the
@@ -30,19 +47,23 @@
 //!
 //! # Memory ordering
 //!
-//! `ARRIVED` is an AcqRel RMW chain, so the last arrival has seen every
-//! earlier arrival's writes; its reset of `ARRIVED` is ordered before the
-//! SeqCst (release) bump of `GEN`, which the waiters acquire, so every
-//! thread leaves having seen every thread's pre-barrier writes, and a
-//! thread's next arrival sees `ARRIVED` reset. The bump is SeqCst for the
-//! sleeper-count Dekker pattern of [`WaitWordRef`]. `PRESENT` is
-//! incremented before arriving and decremented (Release) as each thread's
-//! last access; `pthread_barrier_destroy` waits (Acquire) until it is zero,
-//! because programs routinely destroy a barrier as soon as the serial
-//! thread returns, while the others are still waking. The increment is
-//! Relaxed: it is sequenced before the thread's AcqRel arrival, so the last
-//! arrival, and whoever destroys the barrier after the episode, sees it (or
-//! the thread's later decrement).
+//! Arrivals are AcqRel CASes on `STATE`, all RMWs, so every later
+//! arrival's CAS acquires every earlier arrival's writes (release
+//! sequences). The last arrival of episode `e` or of any later episode has
+//! therefore seen the pre-barrier writes of every thread of episode `e`; it
+//! bumps `GEN` with a SeqCst (release) RMW, and a waiter that sees `GEN`
+//! past `e` has acquired (through `GEN`'s own RMW chain) a bump by such a
+//! last arrival (at least one of the `e + 1` bumps it counts comes from
+//! episode `e` or later). So every thread leaves having seen every thread's
+//! pre-barrier writes. The bump is SeqCst for the sleeper-count Dekker
+//! pattern of [`WaitWordRef`]. `PRESENT` is incremented before arriving and
+//! decremented (Release) as each thread's last access;
+//! `pthread_barrier_destroy` waits (Acquire) until it is zero, because
+//! programs routinely destroy a barrier as soon as the serial thread
+//! returns, while the others are still waking. The increment is Relaxed:
+//! it is sequenced before the thread's AcqRel arrival, so the last arrival,
+//! and whoever destroys the barrier after the episode, sees it (or the
+//! thread's later decrement).
 //!
 //! `COUNT`, `SHARED` and `POLL` are Relaxed: written by init before the
 //! barrier is shared (whatever shares it orders them) and fixed until
@@ -53,30 +74,72 @@ use crate::profile::{self, Kind};
 use crate::real::{self, forward};
 use libc::{pthread_barrier_t, pthread_barrierattr_t, EINVAL};
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use waitwise::platform::futex::Futex;
 use waitwise::{Deadline, SyncKind, WaitWordRef};
 
 const _: () = assert!(std::mem::size_of::<pthread_barrier_t>() == 32);
+// STATE is a 64-bit atomic at byte 24.
+const _: () = assert!(std::mem::align_of::<pthread_barrier_t>() >= 8);
 
 const GEN: usize = 0;
-const ARRIVED: usize = 1;
+const POLL: usize = 1;
 const COUNT: usize = 2;
 const SHARED: usize = 3;
 const SLEEPERS: usize = 4;
 const PRESENT: usize = 5;
-const POLL: usize = 6;
+/// Index of `STATE` in 64-bit words (bytes 24..32).
+const STATE: usize = 3;
 
-type Words = [AtomicU32; 8];
+/// The 32-bit words 0..6; bytes 24..32 are `STATE`, only ever accessed as
+/// one 64-bit atomic ([`state`]).
+type Words = [AtomicU32; 6];
 
 /// # Safety
 ///
 /// `b` points to a live `pthread_barrier_t` for `'a`.
 #[inline(always)]
 unsafe fn words<'a>(b: *mut pthread_barrier_t) -> &'a Words {
-    // SAFETY: by the caller's contract; AtomicU32 has u32's layout.
+    // SAFETY: by the caller's contract; AtomicU32 has u32's layout and the
+    // 24 bytes lie inside the 32-byte object.
     unsafe { &*(b as *const Words) }
+}
+
+/// # Safety
+///
+/// `b` points to a live `pthread_barrier_t` for `'a`.
+#[inline(always)]
+unsafe fn state<'a>(b: *mut pthread_barrier_t) -> &'a AtomicU64 {
+    // SAFETY: by the caller's contract; bytes 24..32 of the 32-byte object,
+    // 8-aligned because the object is (asserted above), and never accessed
+    // with another size.
+    unsafe { AtomicU64::from_ptr((b as *mut u64).add(STATE)) }
+}
+
+/// `STATE`'s arrival count.
+#[inline(always)]
+fn arrivals(s: u64) -> u32 {
+    s as u32
+}
+
+/// `STATE`'s episode number.
+#[inline(always)]
+fn episode(s: u64) -> u32 {
+    (s >> 32) as u32
+}
+
+/// `STATE` for `arrivals` threads in episode `episode`.
+#[inline(always)]
+fn pack(episode: u32, arrivals: u32) -> u64 {
+    (u64::from(episode) << 32) | u64::from(arrivals)
+}
+
+/// Whether `gen` (`GEN`, episodes completed) has passed `episode`: at
+/// least `episode + 1` episodes completed (module doc, "Protocol").
+#[inline(always)]
+fn passed(gen: u32, episode: u32) -> bool {
+    (gen.wrapping_sub(episode) as i32) > 0
 }
 
 /// CPUs this process may run on (its affinity mask), read once.
@@ -153,7 +216,8 @@ pub unsafe extern "C" fn pthread_barrier_destroy(b: *mut pthread_barrier_t) -> c
     }
     // Relaxed: a best-effort EBUSY (destroying a barrier mid-episode is the
     // caller's error); the PRESENT wait below orders the waiters' accesses.
-    if w[ARRIVED].load(Ordering::Relaxed) != 0 {
+    // SAFETY: caller's contract.
+    if arrivals(unsafe { state(b) }.load(Ordering::Relaxed)) != 0 {
         return libc::EBUSY; // an episode is under way
     }
     // Acquire: pairs with each waiter's last (Release) access.
@@ -184,17 +248,32 @@ pub unsafe extern "C" fn pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_in
     // Relaxed: the AcqRel arrival below orders it before the last arrival
     // and any destroy after the episode (module doc).
     w[PRESENT].fetch_add(1, Ordering::Relaxed);
-    // Acquire: the episode's number; a stale value is impossible (see the
-    // module's protocol).
-    let gen = w[GEN].load(Ordering::Acquire);
-    // AcqRel: the chain of arrivals (see the module's memory ordering).
-    let arrived = w[ARRIVED].fetch_add(1, Ordering::AcqRel) + 1;
+    // SAFETY: caller's contract.
+    let st = unsafe { state(b) };
+    // Relaxed: a first guess for the CAS, which is what orders.
+    let mut s = st.load(Ordering::Relaxed);
+    // Arrive: count ourselves in our episode, or, as its last arrival,
+    // open the next one (module doc, "Protocol").
+    let (my_episode, last) = loop {
+        let (e, a) = (episode(s), arrivals(s));
+        // `count - 1`: count >= 1 (checked above), and a < count.
+        let last = a >= count - 1;
+        let next = if last {
+            pack(e.wrapping_add(1), 0)
+        } else {
+            pack(e, a + 1)
+        };
+        // AcqRel: the chain of arrivals (module doc, "Memory ordering").
+        // Failure Relaxed: the value is only the next guess.
+        match st.compare_exchange_weak(s, next, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => break (e, last),
+            Err(now) => s = now,
+        }
+    };
     let engine = WaitWordRef::new(Futex::from_atomic(&w[GEN]), &w[SLEEPERS]);
-    let r = if arrived == count {
-        // Last arrival: ARRIVED => 0 for the next episode (Relaxed: the
-        // bump after it publishes it), then GEN + 1 (SeqCst: release to
-        // the waiters, Dekker write before the sleeper check).
-        w[ARRIVED].store(0, Ordering::Relaxed);
+    let r = if last {
+        // GEN + 1 (SeqCst: release to the waiters, Dekker write before the
+        // sleeper check).
         w[GEN].fetch_add(1, Ordering::SeqCst);
         engine.wake_all();
         libc::PTHREAD_BARRIER_SERIAL_THREAD
@@ -211,7 +290,7 @@ pub unsafe extern "C" fn pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_in
                 0
             };
             let start = profile::start();
-            let out = crate::poll::wait(engine, limit, Deadline::NEVER, |v| v != gen);
+            let out = crate::poll::wait(engine, limit, Deadline::NEVER, |v| passed(v, my_episode));
             profile::finish(start, Kind::Barrier, b, out.blocked());
             0
         })
