@@ -7,6 +7,9 @@
 //!   timeout. `EINTR` is retried inside (against an absolute deadline, so a
 //!   signal storm cannot stretch the timeout); `EAGAIN` (the word no longer
 //!   equals `expected`) and `ETIMEDOUT` are mapped to [`FutexWait`] values.
+//! - [`Futex::wait_interruptible`]: the same, but a signal handler that
+//!   interrupts the sleep ends it ([`Interrupted`]), for callers that must
+//!   report `EINTR` as POSIX says (the interposer's `sem_wait`).
 //! - [`Futex::wake`] / [`Futex::wake_all`]: wake one / every sleeper.
 //!
 //! Under `--cfg loom` the word is a loom atomic and sleeping is a loom
@@ -27,6 +30,10 @@ pub enum FutexWait {
     /// The timeout passed (`ETIMEDOUT`).
     TimedOut,
 }
+
+/// A [`Futex::wait_interruptible`] that a signal handler ended (`EINTR`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interrupted;
 
 /// A futex word. Threads sleep on it with [`Futex::wait`] and are woken by
 /// [`Futex::wake`] / [`Futex::wake_all`]; the value itself is an ordinary
@@ -85,36 +92,61 @@ impl Futex {
     pub fn wait(&self, expected: u32, timeout: Option<Duration>) -> FutexWait {
         let deadline = timeout.and_then(monotonic_deadline);
         loop {
-            let ts_ptr = deadline
-                .as_ref()
-                .map_or(std::ptr::null(), |ts| ts as *const libc::timespec);
-            // SAFETY: `self.value` is a valid, aligned u32 for the whole call;
-            // `ts_ptr` is null or points at a live timespec. With
-            // FUTEX_WAIT_BITSET the timeout is an absolute CLOCK_MONOTONIC time.
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_futex,
-                    self.value.as_ptr(),
-                    libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
-                    expected,
-                    ts_ptr,
-                    std::ptr::null::<u32>(),
-                    libc::FUTEX_BITSET_MATCH_ANY,
-                )
-            };
-            if rc == 0 {
-                return FutexWait::Woken;
+            if let Ok(woke) = self.wait_once(expected, deadline.as_ref()) {
+                return woke;
             }
-            match errno() {
-                libc::EINTR => continue,
-                libc::EAGAIN => return FutexWait::ValueChanged,
-                libc::ETIMEDOUT => return FutexWait::TimedOut,
-                other => {
-                    // EFAULT/EINVAL/ENOSYS would be a bug in this module:
-                    // the address is ours and the arguments are fixed.
-                    debug_assert!(false, "futex wait failed: errno {other}");
-                    return FutexWait::Woken;
-                }
+        }
+    }
+
+    /// Like [`Futex::wait`], but a signal handler that interrupts the sleep
+    /// ends it with [`Interrupted`] instead of sleeping again. The kernel
+    /// decides, as for glibc's semaphores: an untimed wait is restarted
+    /// after a handler installed with `SA_RESTART`, a timed one never is.
+    #[cfg(not(loom))]
+    pub fn wait_interruptible(
+        &self,
+        expected: u32,
+        timeout: Option<Duration>,
+    ) -> Result<FutexWait, Interrupted> {
+        let deadline = timeout.and_then(monotonic_deadline);
+        self.wait_once(expected, deadline.as_ref())
+    }
+
+    /// One `FUTEX_WAIT_BITSET` until the absolute `CLOCK_MONOTONIC` time
+    /// `deadline` (`None`: no limit).
+    #[cfg(not(loom))]
+    fn wait_once(
+        &self,
+        expected: u32,
+        deadline: Option<&libc::timespec>,
+    ) -> Result<FutexWait, Interrupted> {
+        let ts_ptr = deadline.map_or(std::ptr::null(), |ts| ts as *const libc::timespec);
+        // SAFETY: `self.value` is a valid, aligned u32 for the whole call;
+        // `ts_ptr` is null or points at a live timespec. With
+        // FUTEX_WAIT_BITSET the timeout is an absolute CLOCK_MONOTONIC time.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.value.as_ptr(),
+                libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
+                expected,
+                ts_ptr,
+                std::ptr::null::<u32>(),
+                libc::FUTEX_BITSET_MATCH_ANY,
+            )
+        };
+        if rc == 0 {
+            return Ok(FutexWait::Woken);
+        }
+        match errno() {
+            libc::EINTR => Err(Interrupted),
+            libc::EAGAIN => Ok(FutexWait::ValueChanged),
+            libc::ETIMEDOUT => Ok(FutexWait::TimedOut),
+            other => {
+                // EFAULT/EINVAL/ENOSYS would be a bug in this module:
+                // the address is ours and the arguments are fixed.
+                debug_assert!(false, "futex wait failed: errno {other}");
+                Ok(FutexWait::Woken)
             }
         }
     }
@@ -134,6 +166,16 @@ impl Futex {
         }
         drop(self.sleep_cv.wait(guard).unwrap());
         FutexWait::Woken
+    }
+
+    /// Loom model of `wait_interruptible`: no signals under loom.
+    #[cfg(loom)]
+    pub fn wait_interruptible(
+        &self,
+        expected: u32,
+        timeout: Option<Duration>,
+    ) -> Result<FutexWait, Interrupted> {
+        Ok(self.wait(expected, timeout))
     }
 
     /// Wakes at most `count` threads sleeping on this word; returns how many
@@ -212,8 +254,45 @@ fn monotonic_deadline(timeout: Duration) -> Option<libc::timespec> {
 mod tests {
     use super::*;
     use crate::shim::Ordering;
+    use std::os::unix::thread::JoinHandleExt;
     use std::sync::Arc;
     use std::time::Instant;
+
+    extern "C" fn ignore_signal(_: libc::c_int) {}
+
+    /// Runs `wait` on a new thread while this one sends it SIGUSR2 (a
+    /// handler without `SA_RESTART` installed) every millisecond, until it
+    /// returns.
+    fn wait_under_signals<T: Send + 'static>(wait: impl FnOnce() -> T + Send + 'static) -> T {
+        // SAFETY: a zeroed sigaction with a valid handler and an empty mask
+        // is a valid argument; the handler does nothing, so it is
+        // async-signal-safe.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = ignore_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            assert_eq!(libc::sigaction(libc::SIGUSR2, &sa, std::ptr::null_mut()), 0);
+        }
+        let t = std::thread::spawn(wait);
+        while !t.is_finished() {
+            // SAFETY: the thread is alive (not finished, and not joined yet),
+            // so its pthread_t is valid.
+            unsafe { libc::pthread_kill(t.as_pthread_t(), libc::SIGUSR2) };
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        t.join().unwrap()
+    }
+
+    #[test]
+    fn signals_end_only_an_interruptible_wait() {
+        let f = Arc::new(Futex::new(0));
+        let f2 = f.clone();
+        let out =
+            wait_under_signals(move || f2.wait_interruptible(0, Some(Duration::from_secs(3600))));
+        assert_eq!(out, Err(Interrupted));
+        let out = wait_under_signals(move || f.wait(0, Some(Duration::from_millis(30))));
+        assert_eq!(out, FutexWait::TimedOut);
+    }
 
     #[test]
     fn wait_on_changed_value_returns_at_once() {

@@ -1,9 +1,12 @@
 /* sem_* under the interposer: counting, errors, timed waits, and a
- * producer/consumer hand-off. Usage: sem. */
+ * producer/consumer hand-off; with `eintr`, waits interrupted by a signal
+ * handler. Usage: sem [eintr]. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <limits.h>
 #include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
 
 #include "check.h"
 
@@ -31,7 +34,62 @@ static void *post_later(void *arg) {
     return NULL;
 }
 
-int main(void) {
+/* A waiter on `intr`, timed (5 s) or not; returns errno or 0. */
+static sem_t intr;
+static atomic_int intr_done;
+static void on_signal(int sig) { (void)sig; }
+
+static void *intr_waiter(void *timed) {
+    struct timespec d = deadline_ms(CLOCK_REALTIME, 5000);
+    long e = timed ? ERR(sem_timedwait(&intr, &d)) : ERR(sem_wait(&intr));
+    atomic_store(&intr_done, 1);
+    return (void *)e;
+}
+
+/* Starts a waiter, signals it every 5 ms until it returns (at most 0.5 s:
+ * it blocks within microseconds, so a signal lands while it sleeps), then
+ * posts if it still waits; returns the waiter's result. */
+static long interrupt_waiter(int restart, int timed) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = restart ? SA_RESTART : 0;
+    CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+    atomic_store(&intr_done, 0);
+    pthread_t t;
+    CHECK_RC(pthread_create(&t, NULL, intr_waiter, (void *)(long)timed), 0);
+    for (int i = 0; i < 100 && !atomic_load(&intr_done); i++) {
+        CHECK_RC(pthread_kill(t, SIGUSR1), 0);
+        sleep_ms(5);
+    }
+    if (!atomic_load(&intr_done)) CHECK_RC(ERR(sem_post(&intr)), 0);
+    void *e;
+    CHECK_RC(pthread_join(t, &e), 0);
+    return (long)e;
+}
+
+/* As glibc: a handler ends sem_timedwait with EINTR, and sem_wait unless
+ * the handler was installed with SA_RESTART; the semaphore works on. */
+static void eintr(void) {
+    CHECK_RC(ERR(sem_init(&intr, 0, 0)), 0);
+    CHECK(interrupt_waiter(0, 0) == EINTR);
+    CHECK(interrupt_waiter(0, 1) == EINTR);
+    CHECK(interrupt_waiter(1, 1) == EINTR);
+    CHECK(interrupt_waiter(1, 0) == 0); /* restarted until the post */
+    int v;
+    CHECK_RC(ERR(sem_getvalue(&intr, &v)), 0);
+    CHECK(v == 0);
+    CHECK_RC(ERR(sem_post(&intr)), 0);
+    CHECK_RC(ERR(sem_wait(&intr)), 0);
+    CHECK_RC(ERR(sem_destroy(&intr)), 0);
+    printf("ok\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "eintr") == 0) {
+        eintr();
+        return 0;
+    }
     sem_t s;
     int v;
     CHECK_RC(ERR(sem_init(&s, 0, 2)), 0);
