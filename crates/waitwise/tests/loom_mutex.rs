@@ -18,6 +18,10 @@
 //! covers it with real futexes.
 #![cfg(loom)]
 
+mod loom_common;
+
+use loom_common::model_reaching_both;
+
 use loom::cell::UnsafeCell;
 use loom::thread;
 use waitwise::mutex::{
@@ -326,26 +330,6 @@ fn ticket_late_release_does_not_strand_a_later_waiter() {
 /// would take another path and break loom's replay); under loom a timed
 /// futex wait times out at once, which is what explores the give-up paths.
 const FAR: std::time::Duration = std::time::Duration::from_secs(3600);
-
-/// Runs the model `f` and checks that its executions reached both outcomes
-/// it reports, so that it cannot pass by never taking one branch. Loom 0.7
-/// remembers only the last access to each atomic for its choice of
-/// interleavings: a thread that loads a word and then writes it hides from
-/// it another thread's earlier load, and an interleaving that needs that
-/// load moved after the write may never run.
-fn model_reaching_both(what: &'static str, f: impl Fn() -> bool + Send + Sync + 'static) {
-    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-    let seen = std::sync::Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
-    let counts = seen.clone();
-    loom::model(move || {
-        counts[usize::from(f())].fetch_add(1, Relaxed);
-    });
-    let (no, yes) = (seen[0].load(Relaxed), seen[1].load(Relaxed));
-    assert!(
-        no > 0 && yes > 0,
-        "{what}: only one outcome explored (false {no}, true {yes} times)"
-    );
-}
 
 /// Adds one to the count; the caller holds the lock (loom reports the
 /// access if it races, i.e. if the acquisition did not synchronize with
