@@ -98,11 +98,13 @@ fn release_publishes(take: fn(&Semaphore) -> bool) -> bool {
         thread::spawn(move || {
             let got = take(&sem);
             if got {
+                // Relaxed: the permit must be what orders the write.
                 assert_eq!(item.load(Ordering::Relaxed), 1);
             }
             got
         })
     };
+    // Relaxed: the release must be what publishes it.
     item.store(1, Ordering::Relaxed);
     sem.release(1);
     consumer.join().unwrap()
@@ -147,6 +149,7 @@ fn a_release_into_a_saturated_count_still_publishes() {
             })
         };
         sem.acquire();
+        // Relaxed: the semaphore must be what orders the write.
         let seen = item.load(Ordering::Relaxed);
         producer.join().unwrap();
         let release_first = sem.available() == Semaphore::MAX_PERMITS - 1;
