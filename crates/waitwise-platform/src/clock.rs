@@ -270,6 +270,15 @@ impl Deadline {
         })
     }
 
+    /// `ns`, cut to the time left (0 once passed): how long a step of a
+    /// wait, such as its polling phase, may last within this deadline.
+    #[inline]
+    pub fn cap_ns(self, ns: u64) -> u64 {
+        self.remaining().map_or(ns, |left| {
+            ns.min(u64::try_from(left.as_nanos()).unwrap_or(u64::MAX))
+        })
+    }
+
     /// The earlier of two deadlines.
     #[inline]
     pub fn min(self, other: Deadline) -> Deadline {
@@ -299,6 +308,17 @@ pub fn calibrate_tsc_hz(window: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cap_ns_is_the_time_left_at_most() {
+        assert_eq!(Deadline::NEVER.cap_ns(5_000), 5_000);
+        assert_eq!(
+            Deadline::after(Duration::from_secs(3600)).cap_ns(5_000),
+            5_000
+        );
+        assert!(Deadline::after(Duration::from_micros(2)).cap_ns(1_000_000) <= 2_000);
+        assert_eq!(Deadline::after(Duration::ZERO).cap_ns(5_000), 0);
+    }
 
     #[test]
     fn clock_advances_and_converts() {

@@ -552,7 +552,7 @@ fn wait_for_lock(word: &AtomicU32, deadline: Deadline) -> (bool, bool) {
             // Polling phase: wait for UNLOCKED (one look per yield, as
             // `waitwise::Mutex`), then race for it, backing off after a
             // lost race; one limit for the whole phase.
-            let end = poll::end_after(poll::limit_within(limit_ns, deadline));
+            let end = poll::end_after(deadline.cap_ns(limit_ns));
             while poll::poll_yield_until(word, end, |v| v == UNLOCKED).is_some() {
                 // UNLOCKED => LOCKED (CONTENDED when owing a wake-up).
                 // Acquire: pairs with the unlock's Release. Failure

@@ -41,15 +41,6 @@ pub fn poll(word: &AtomicU32, limit_ns: u64, ready: impl FnMut(u32) -> bool) -> 
     poll_until(word, end_after(limit_ns), ready)
 }
 
-/// `limit_ns`, cut to what is left of `deadline`: a timed wait polls no
-/// longer than it may wait (0 once the deadline has passed).
-#[inline]
-pub fn limit_within(limit_ns: u64, deadline: Deadline) -> u64 {
-    deadline.remaining().map_or(limit_ns, |left| {
-        limit_ns.min(u64::try_from(left.as_nanos()).unwrap_or(u64::MAX))
-    })
-}
-
 /// The `CLOCK_MONOTONIC` time `limit_ns` from now, for [`poll_until`].
 #[inline]
 pub fn end_after(limit_ns: u64) -> u64 {
@@ -144,7 +135,7 @@ fn two_phase(
     mut ready: impl FnMut(u32) -> bool,
     return_on_wake: bool,
 ) -> WaitOutcome {
-    if let Some(value) = poll(engine.value(), limit_within(limit_ns, deadline), &mut ready) {
+    if let Some(value) = poll(engine.value(), deadline.cap_ns(limit_ns), &mut ready) {
         return WaitOutcome::Ready {
             value,
             blocked: false,
@@ -155,22 +146,5 @@ fn two_phase(
         engine.wait_until_woken(&block, deadline, ready)
     } else {
         engine.wait_until(&block, deadline, ready)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn polling_stops_at_the_wait_deadline() {
-        assert_eq!(limit_within(5_000, Deadline::NEVER), 5_000);
-        let far = Deadline::after(Duration::from_secs(3600));
-        assert_eq!(limit_within(5_000, far), 5_000);
-        let soon = Deadline::after(Duration::from_micros(2));
-        assert!(limit_within(1_000_000, soon) <= 2_000);
-        let passed = Deadline::after(Duration::ZERO);
-        assert_eq!(limit_within(5_000, passed), 0);
     }
 }

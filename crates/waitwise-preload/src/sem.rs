@@ -146,9 +146,7 @@ fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
         let limit = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
         let mut blocked = false;
         let r = loop {
-            let woke = if poll::poll(&w[VALUE], poll::limit_within(limit, deadline), |v| v > 0)
-                .is_some()
-            {
+            let woke = if poll::poll(&w[VALUE], deadline.cap_ns(limit), |v| v > 0).is_some() {
                 Woke::Positive
             } else {
                 let (woke, slept) = sleep_until_positive(w, deadline);
