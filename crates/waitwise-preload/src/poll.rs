@@ -110,7 +110,20 @@ pub fn wait(
     deadline: Deadline,
     ready: impl FnMut(u32) -> bool,
 ) -> WaitOutcome {
-    two_phase(engine, limit_ns, deadline, ready, false)
+    two_phase(engine, limit_ns, deadline, ready, BlockUntil::Ready)
+}
+
+/// Like [`wait`], but a signal handler that interrupts the kernel sleep
+/// ends the wait ([`WaitOutcome::Interrupted`]): semaphores, which must
+/// report `EINTR`.
+#[inline]
+pub fn wait_or_interrupted(
+    engine: WaitWordRef<'_>,
+    limit_ns: u64,
+    deadline: Deadline,
+    ready: impl FnMut(u32) -> bool,
+) -> WaitOutcome {
+    two_phase(engine, limit_ns, deadline, ready, BlockUntil::Signal)
 }
 
 /// Like [`wait`], but a kernel wake-up ends the wait even if `ready` is
@@ -124,7 +137,18 @@ pub fn wait_or_woken(
     deadline: Deadline,
     ready: impl FnMut(u32) -> bool,
 ) -> WaitOutcome {
-    two_phase(engine, limit_ns, deadline, ready, true)
+    two_phase(engine, limit_ns, deadline, ready, BlockUntil::Woken)
+}
+
+/// Which [`WaitWordRef`] wait is the blocking phase of [`two_phase`].
+#[derive(Clone, Copy)]
+enum BlockUntil {
+    /// `wait_until`.
+    Ready,
+    /// `wait_until_woken`.
+    Woken,
+    /// `wait_until_interruptible`.
+    Signal,
 }
 
 #[inline]
@@ -133,7 +157,7 @@ fn two_phase(
     limit_ns: u64,
     deadline: Deadline,
     mut ready: impl FnMut(u32) -> bool,
-    return_on_wake: bool,
+    block: BlockUntil,
 ) -> WaitOutcome {
     if let Some(value) = poll(engine.value(), deadline.cap_ns(limit_ns), &mut ready) {
         return WaitOutcome::Ready {
@@ -141,10 +165,10 @@ fn two_phase(
             blocked: false,
         };
     }
-    let block = Policy::always_block();
-    if return_on_wake {
-        engine.wait_until_woken(&block, deadline, ready)
-    } else {
-        engine.wait_until(&block, deadline, ready)
+    let policy = Policy::always_block();
+    match block {
+        BlockUntil::Ready => engine.wait_until(&policy, deadline, ready),
+        BlockUntil::Woken => engine.wait_until_woken(&policy, deadline, ready),
+        BlockUntil::Signal => engine.wait_until_interruptible(&policy, deadline, ready),
     }
 }

@@ -34,9 +34,8 @@
 //! only without `SA_RESTART`, `sem_timedwait` always: the kernel's rule for
 //! an untimed / timed futex wait, which both make the same way). Programs
 //! rely on it to leave a wait loop on a signal. So the blocking phase is
-//! written out here ([`sleep_until_positive`]) on
-//! [`Futex::wait_interruptible`]: `Futex::wait`, which `WaitWordRef` uses,
-//! retries `EINTR`.
+//! [`WaitWordRef::wait_until_interruptible`], whose futex wait reports
+//! `EINTR` (a plain wait retries it).
 
 use crate::profile::{self, Kind};
 use crate::real::{self, forward, set_errno};
@@ -44,9 +43,8 @@ use crate::{ffi_guard, poll, time};
 use libc::{sem_t, timespec, EAGAIN, EINVAL};
 use std::ffi::{c_int, c_uint};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
-use waitwise::platform::futex::{Futex, FutexWait, Interrupted};
-use waitwise::{Deadline, SyncKind, WaitWordRef};
+use waitwise::platform::futex::Futex;
+use waitwise::{Deadline, SyncKind, WaitOutcome, WaitWordRef};
 
 const _: () = assert!(std::mem::size_of::<sem_t>() == 32);
 
@@ -146,85 +144,21 @@ fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
         let limit = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
         let mut blocked = false;
         let r = loop {
-            let woke = if poll::poll(&w[VALUE], deadline.cap_ns(limit), |v| v > 0).is_some() {
-                Woke::Positive
-            } else {
-                let (woke, slept) = sleep_until_positive(w, deadline);
-                blocked |= slept;
-                woke
-            };
+            let out = poll::wait_or_interrupted(engine(w), limit, deadline, |v| v > 0);
+            blocked |= out.blocked();
             // A unit that is there is taken, whatever ended the wait.
             if try_take(w) {
                 break 0;
             }
-            match woke {
-                Woke::Interrupted => break libc::EINTR,
-                Woke::TimedOut => break libc::ETIMEDOUT,
-                Woke::Positive if deadline.has_passed() => break libc::ETIMEDOUT,
-                Woke::Positive => {}
+            match out {
+                WaitOutcome::Interrupted { .. } => break libc::EINTR,
+                _ if out.timed_out() || deadline.has_passed() => break libc::ETIMEDOUT,
+                _ => {}
             }
         };
         profile::finish(start, Kind::Sem, s, blocked);
         r
     })
-}
-
-/// How [`sleep_until_positive`] (or one futex wait in it) ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Woke {
-    /// The count was positive, or may be now (woken, or the word changed
-    /// before the sleep): look again.
-    Positive,
-    /// The deadline passed.
-    TimedOut,
-    /// A signal handler ran (`EINTR`).
-    Interrupted,
-}
-
-/// The blocking phase of a wait: [`WaitWordRef`]'s sleeper protocol on
-/// `VALUE` (the engine `sem_post` wakes through), written out so that an
-/// interrupted sleep ends the wait (module doc, "Signals"). Returns how it
-/// ended, and whether it slept.
-fn sleep_until_positive(w: &Words, deadline: Deadline) -> (Woke, bool) {
-    let mut slept = false;
-    loop {
-        // Register, then re-check. SeqCst both: the Dekker pattern with
-        // sem_post's SeqCst increment and sleeper check (see `WaitWordRef`).
-        w[SLEEPERS].fetch_add(1, Ordering::SeqCst);
-        let v = w[VALUE].load(Ordering::SeqCst);
-        let woke = if v > 0 {
-            Woke::Positive
-        } else {
-            match deadline.remaining() {
-                Some(Duration::ZERO) => Woke::TimedOut,
-                timeout => {
-                    slept = true;
-                    futex_wait(&w[VALUE], v, timeout)
-                }
-            }
-        };
-        // Relaxed: a stale non-zero count only costs a poster a needless
-        // wake call (as in `WaitWordRef`).
-        w[SLEEPERS].fetch_sub(1, Ordering::Relaxed);
-        // Woken or not, a zero count means sleep again: a unit another
-        // thread took first was not ours. The re-check above ends the wait
-        // on a unit, the deadline on time. Relaxed: this look only decides
-        // whether to try; the caller's CAS in `try_take` acquires.
-        if woke != Woke::Positive || w[VALUE].load(Ordering::Relaxed) > 0 {
-            return (woke, slept);
-        }
-    }
-}
-
-/// Sleeps while `word == expected`, at most `timeout` (`None`: no limit),
-/// ending on a signal handler ([`Futex::wait_interruptible`]).
-fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) -> Woke {
-    match Futex::from_atomic(word).wait_interruptible(expected, timeout) {
-        Err(Interrupted) => Woke::Interrupted,
-        Ok(FutexWait::TimedOut) => Woke::TimedOut,
-        // Woken, or the count changed before the sleep: look again.
-        Ok(FutexWait::Woken | FutexWait::ValueChanged) => Woke::Positive,
-    }
 }
 
 /// `sem_wait`.

@@ -231,8 +231,9 @@ impl Event {
                         Err(_) => break, // another waiter took it: wait again
                     }
                 },
-                // Only `wait_until_woken` returns this; wait again.
-                WaitOutcome::Woken { .. } => {}
+                // Only `wait_until_woken` / `wait_until_interruptible`
+                // return these; wait again.
+                WaitOutcome::Woken { .. } | WaitOutcome::Interrupted { .. } => {}
                 WaitOutcome::TimedOut { mut value, .. } => loop {
                     let (next, notified) = if permits(value) > 0 {
                         (value - PERMIT - WAITER, true)

@@ -41,7 +41,7 @@ use crate::loom_const::const_unless_loom;
 use crate::mechanism::MechanismWait;
 use crate::policy::Policy;
 use waitwise_platform::clock::Deadline;
-use waitwise_platform::futex::{Futex, FutexWait};
+use waitwise_platform::futex::{Futex, FutexWait, Interrupted};
 use waitwise_platform::shim::{AtomicU32, Ordering};
 
 /// Why [`WaitWord::wait_until`] returned.
@@ -61,6 +61,13 @@ pub enum WaitOutcome {
         /// Whether the waiter slept in the kernel at least once.
         blocked: bool,
     },
+    /// A signal handler interrupted the kernel sleep while the condition
+    /// did not hold. Only [`WaitWordRef::wait_until_interruptible`] returns
+    /// this.
+    Interrupted {
+        /// The word's value after the interruption.
+        value: u32,
+    },
     /// Woken from a kernel sleep while the condition did not hold. Only
     /// [`WaitWord::wait_until_woken`] returns this; its callers (condition
     /// variables) treat it as a spurious wake-up. `value` is the word after
@@ -76,7 +83,7 @@ impl WaitOutcome {
     pub fn blocked(&self) -> bool {
         match *self {
             WaitOutcome::Ready { blocked, .. } | WaitOutcome::TimedOut { blocked, .. } => blocked,
-            WaitOutcome::Woken { .. } => true,
+            WaitOutcome::Woken { .. } | WaitOutcome::Interrupted { .. } => true,
         }
     }
 
@@ -85,7 +92,8 @@ impl WaitOutcome {
         match *self {
             WaitOutcome::Ready { value, .. }
             | WaitOutcome::TimedOut { value, .. }
-            | WaitOutcome::Woken { value } => value,
+            | WaitOutcome::Woken { value }
+            | WaitOutcome::Interrupted { value } => value,
         }
     }
 
@@ -103,6 +111,9 @@ enum WakeRule {
     SleepAgain,
     /// Return [`WaitOutcome::Woken`] ([`WaitWord::wait_until_woken`]).
     Return,
+    /// Sleep again, but return [`WaitOutcome::Interrupted`] when a signal
+    /// handler interrupts the sleep ([`WaitWordRef::wait_until_interruptible`]).
+    ReturnOnSignal,
 }
 
 /// A futex word on its own cache line, with a sleeper count.
@@ -286,9 +297,9 @@ impl<'a> WaitWordRef<'a> {
         &self,
         policy: &Policy,
         deadline: Deadline,
-        mut ready: impl FnMut(u32) -> bool,
+        ready: impl FnMut(u32) -> bool,
     ) -> WaitOutcome {
-        self.wait(policy, deadline, &mut ready, WakeRule::SleepAgain)
+        self.wait(policy, deadline, ready, WakeRule::SleepAgain)
     }
 
     /// See [`WaitWord::wait_until_woken`].
@@ -297,17 +308,33 @@ impl<'a> WaitWordRef<'a> {
         &self,
         policy: &Policy,
         deadline: Deadline,
-        mut ready: impl FnMut(u32) -> bool,
+        ready: impl FnMut(u32) -> bool,
     ) -> WaitOutcome {
-        self.wait(policy, deadline, &mut ready, WakeRule::Return)
+        self.wait(policy, deadline, ready, WakeRule::Return)
     }
 
+    /// Like [`WaitWord::wait_until`], but a signal handler that interrupts
+    /// a kernel sleep ends the wait with [`WaitOutcome::Interrupted`] (see
+    /// `Futex::wait_interruptible`), for callers that must report `EINTR`
+    /// (the interposer's `sem_wait`).
+    #[inline]
+    pub fn wait_until_interruptible(
+        &self,
+        policy: &Policy,
+        deadline: Deadline,
+        ready: impl FnMut(u32) -> bool,
+    ) -> WaitOutcome {
+        self.wait(policy, deadline, ready, WakeRule::ReturnOnSignal)
+    }
+
+    /// The fast path (the condition already holds) with the caller's own
+    /// `ready`, called directly; the slow path behind `dyn`, once per wait.
     #[inline]
     fn wait(
         &self,
         policy: &Policy,
         deadline: Deadline,
-        ready: &mut dyn FnMut(u32) -> bool,
+        mut ready: impl FnMut(u32) -> bool,
         on_wake: WakeRule,
     ) -> WaitOutcome {
         // Acquire: pairs with the waker's SeqCst (release) change.
@@ -318,7 +345,7 @@ impl<'a> WaitWordRef<'a> {
                 blocked: false,
             };
         }
-        self.wait_slow(policy, deadline, v, ready, on_wake)
+        self.wait_slow(policy, deadline, v, &mut ready, on_wake)
     }
 
     #[cold]
@@ -384,7 +411,11 @@ impl<'a> WaitWordRef<'a> {
                 return WaitOutcome::TimedOut { value: v, blocked };
             }
             // REGISTERING => ASLEEP (the kernel re-checks `v` atomically).
-            let slept = self.futex.wait(v, timeout);
+            let slept = if on_wake == WakeRule::ReturnOnSignal {
+                self.futex.wait_interruptible(v, timeout)
+            } else {
+                Ok(self.futex.wait(v, timeout))
+            };
             blocked = true;
             // ASLEEP => awake: unregister (Relaxed, as above), re-check.
             // Acquire: pairs with the waker's SeqCst (release) change.
@@ -395,11 +426,15 @@ impl<'a> WaitWordRef<'a> {
             }
             // The kernel's word on the timeout is final (it was computed from
             // `deadline`); otherwise check our clock.
-            if slept == FutexWait::TimedOut || deadline.has_passed() {
+            if slept == Ok(FutexWait::TimedOut) || deadline.has_passed() {
                 return WaitOutcome::TimedOut { value: v, blocked };
             }
-            if on_wake == WakeRule::Return && slept == FutexWait::Woken {
-                return WaitOutcome::Woken { value: v };
+            match (on_wake, slept) {
+                (WakeRule::Return, Ok(FutexWait::Woken)) => {
+                    return WaitOutcome::Woken { value: v };
+                }
+                (_, Err(Interrupted)) => return WaitOutcome::Interrupted { value: v },
+                _ => {}
             }
         }
     }
