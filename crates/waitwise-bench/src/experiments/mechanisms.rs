@@ -570,14 +570,11 @@ impl MechanismsResult {
                 ratio(low)
             )
         };
-        let work_wakeup = |name: &str| {
-            self.row(name)?
-                .work
-                .as_ref()?
-                .t_wakeup
-                .as_ref()
-                .map(|t| t.ns.median)
+        // A row's work-regime median of one figure (T_wakeup or T_call), ns.
+        let work_median = |name: &str, figure: fn(&RegimeResult) -> Option<&Timing>| {
+            figure(self.row(name)?.work.as_ref()?).map(|t| t.ns.median)
         };
+        let work_wakeup = |name: &str| work_median(name, |r| r.t_wakeup.as_ref());
         // Seed 000's "spin-loops" put PAUSE in the loop body (its section
         // 4.2): that is waitwise's `pause`, and the paper's ordering is the
         // spin-loop against the sleeping primitives.
@@ -590,14 +587,7 @@ impl MechanismsResult {
         };
         // The notifier's side of the same hand-offs: a store that must take
         // the line from a PAUSE-less loop takes longer to complete.
-        let work_call = |name: &str| {
-            self.row(name)?
-                .work
-                .as_ref()?
-                .t_call
-                .as_ref()
-                .map(|t| t.ns.median)
-        };
+        let work_call = |name: &str| work_median(name, |r| r.t_call.as_ref());
         let notifier = match (work_call("spin"), work_call("pause")) {
             (Some(spin), Some(pause)) => format!(
                 " The notifier's T_call (the store) takes {spin:.0} ns with a spin waiter and {pause:.0} ns with a pause waiter ({:.2}x).",
