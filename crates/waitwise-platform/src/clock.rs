@@ -12,8 +12,8 @@
 
 use crate::arch;
 use crate::features;
+use crate::once::ForkSafeOnce;
 use serde::Serialize;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// How long the TSC frequency is calibrated against `CLOCK_MONOTONIC` when
@@ -52,7 +52,7 @@ pub struct CycleClock {
 /// The process's cycle clock, detected and calibrated on first use.
 #[inline]
 pub fn cycle_clock() -> &'static CycleClock {
-    static CLOCK: OnceLock<CycleClock> = OnceLock::new();
+    static CLOCK: ForkSafeOnce<CycleClock> = ForkSafeOnce::new();
     CLOCK.get_or_init(CycleClock::detect)
 }
 

@@ -20,7 +20,7 @@
 //! assert!(DisabledSet::parse("umwiat").is_err());
 //! ```
 
-use std::sync::OnceLock;
+use crate::once::ForkSafeOnce;
 
 use crate::features::{self, CpuFeatures};
 
@@ -154,7 +154,7 @@ pub fn disabled() -> Result<DisabledSet, DisableError> {
 /// The cached parse of the variable.
 #[inline]
 fn disabled_cached() -> &'static Result<DisabledSet, DisableError> {
-    static DISABLED: OnceLock<Result<DisabledSet, DisableError>> = OnceLock::new();
+    static DISABLED: ForkSafeOnce<Result<DisabledSet, DisableError>> = ForkSafeOnce::new();
     DISABLED.get_or_init(read_env)
 }
 
@@ -196,7 +196,7 @@ pub fn hw_wait_usable_with(w: HwWait, f: &CpuFeatures, off: DisabledSet) -> bool
 /// [`disabled`]. Cheap after the first call (one atomic load).
 #[inline]
 pub fn hw_wait_usable(w: HwWait) -> bool {
-    static USABLE: OnceLock<DisabledSet> = OnceLock::new();
+    static USABLE: ForkSafeOnce<DisabledSet> = ForkSafeOnce::new();
     USABLE.get_or_init(usable_set).contains(w)
 }
 

@@ -21,7 +21,7 @@
 //! leaf `0x8000_0000` EAX for extended ones) counts as all zeros, whatever
 //! the source answers.
 
-use std::sync::OnceLock;
+use crate::once::ForkSafeOnce;
 
 use crate::cpuid::{CpuidRegs, CpuidSource, HardwareCpuid, EXTENDED_BASE};
 
@@ -288,7 +288,7 @@ fn monitor_line_bytes<S: CpuidSource>(leaves: &Leaves<'_, S>, vendor: &Vendor) -
 /// ```
 #[inline]
 pub fn cpu() -> &'static CpuFeatures {
-    static FEATURES: OnceLock<CpuFeatures> = OnceLock::new();
+    static FEATURES: ForkSafeOnce<CpuFeatures> = ForkSafeOnce::new();
     FEATURES.get_or_init(detect)
 }
 

@@ -35,6 +35,100 @@ pub enum FutexWait {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Interrupted;
 
+/// What a signal handler that interrupts a [`Futex::wait_cancellable`]
+/// does to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnSignal {
+    /// Sleep again (against the same deadline), as [`Futex::wait`].
+    Retry,
+    /// End the wait with [`Interrupted`], as [`Futex::wait_interruptible`].
+    Return,
+}
+
+/// Whether one futex sleep is a cancellation point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(loom, allow(dead_code))]
+enum Cancellable {
+    No,
+    Yes,
+}
+
+/// The system calls a sleeper may be unwound out of, declared `C-unwind`
+/// so that no caller is compiled as if they could not unwind (a signal
+/// handler that calls `pthread_exit`, or a cancellation, ends a sleeping
+/// thread with a forced unwind that starts in the kernel's signal frame).
+#[cfg(not(loom))]
+mod sys {
+    use super::Cancellable;
+    use std::ffi::{c_int, c_long};
+
+    /// glibc's `PTHREAD_CANCEL_DEFERRED` (the libc crate lacks it).
+    const PTHREAD_CANCEL_DEFERRED: c_int = 0;
+    /// glibc's `PTHREAD_CANCEL_ASYNCHRONOUS`.
+    const PTHREAD_CANCEL_ASYNCHRONOUS: c_int = 1;
+
+    extern "C-unwind" {
+        fn syscall(num: c_long, ...) -> c_long;
+        fn pthread_setcanceltype(kind: c_int, old: *mut c_int) -> c_int;
+    }
+
+    /// `FUTEX_WAIT_BITSET` on the private futex at `word` while it equals
+    /// `expected`, until the absolute `CLOCK_MONOTONIC` time `*deadline`
+    /// (null: no limit); the raw result (0, or -1 with `errno`).
+    ///
+    /// A cancellable sleep runs with asynchronous cancellation enabled for
+    /// the system call alone, the way glibc makes its own blocking calls
+    /// cancellation points: `pthread_setcanceltype` acts at once on a
+    /// request already pending, and one that arrives during the sleep
+    /// interrupts it. This function holds no value with a destructor, so it
+    /// has no landing pads: an asynchronous unwind that starts at any of
+    /// its instructions passes through it (Rust's personality would abort
+    /// one that lands between the call sites of a function with landing
+    /// pads).
+    ///
+    /// # Safety
+    ///
+    /// `word` is a valid, aligned u32 for the whole call; `deadline` is
+    /// null or points at a live timespec.
+    #[inline(never)]
+    pub unsafe fn futex_wait(
+        word: *mut u32,
+        expected: u32,
+        deadline: *const libc::timespec,
+        cancellable: Cancellable,
+    ) -> c_long {
+        let mut old = PTHREAD_CANCEL_DEFERRED;
+        if cancellable == Cancellable::Yes {
+            // SAFETY: `old` is writable; switching the calling thread's
+            // cancellation type has no other precondition.
+            unsafe { pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &mut old) };
+        }
+        // SAFETY: by the caller's contract. With FUTEX_WAIT_BITSET the
+        // timeout is an absolute CLOCK_MONOTONIC time.
+        let rc = unsafe {
+            syscall(
+                libc::SYS_futex,
+                word,
+                libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
+                expected,
+                deadline,
+                std::ptr::null::<u32>(),
+                libc::FUTEX_BITSET_MATCH_ANY,
+            )
+        };
+        if cancellable == Cancellable::Yes {
+            // Keep the system call's errno across the type switch.
+            // SAFETY: errno's slot is the calling thread's.
+            let errno = unsafe { *libc::__errno_location() };
+            // SAFETY: restoring the type saved above.
+            unsafe { pthread_setcanceltype(old, std::ptr::null_mut()) };
+            // SAFETY: as above.
+            unsafe { *libc::__errno_location() = errno };
+        }
+        rc
+    }
+}
+
 /// A futex word. Threads sleep on it with [`Futex::wait`] and are woken by
 /// [`Futex::wake`] / [`Futex::wake_all`]; the value itself is an ordinary
 /// atomic reached through [`Futex::value`].
@@ -92,7 +186,7 @@ impl Futex {
     pub fn wait(&self, expected: u32, timeout: Option<Duration>) -> FutexWait {
         let deadline = timeout.and_then(monotonic_deadline);
         loop {
-            if let Ok(woke) = self.wait_once(expected, deadline.as_ref()) {
+            if let Ok(woke) = self.wait_once(expected, deadline.as_ref(), Cancellable::No) {
                 return woke;
             }
         }
@@ -109,7 +203,31 @@ impl Futex {
         timeout: Option<Duration>,
     ) -> Result<FutexWait, Interrupted> {
         let deadline = timeout.and_then(monotonic_deadline);
-        self.wait_once(expected, deadline.as_ref())
+        self.wait_once(expected, deadline.as_ref(), Cancellable::No)
+    }
+
+    /// A wait that is a POSIX cancellation point: like [`Futex::wait`]
+    /// (`on_signal: Retry`) or [`Futex::wait_interruptible`] (`Return`), but
+    /// a deferred cancellation request, pending or arriving while the thread
+    /// sleeps, ends the thread there (see [`crate::cancel`]). The forced
+    /// unwind passes through the caller's frames, whose guards must undo
+    /// what the waiter had registered; a wake-up the sleeper was given just
+    /// before the cancellation is consumed, and the caller's guard must pass
+    /// it on.
+    #[cfg(not(loom))]
+    pub fn wait_cancellable(
+        &self,
+        expected: u32,
+        timeout: Option<Duration>,
+        on_signal: OnSignal,
+    ) -> Result<FutexWait, Interrupted> {
+        let deadline = timeout.and_then(monotonic_deadline);
+        loop {
+            match self.wait_once(expected, deadline.as_ref(), Cancellable::Yes) {
+                Err(Interrupted) if on_signal == OnSignal::Retry => {}
+                r => return r,
+            }
+        }
     }
 
     /// One `FUTEX_WAIT_BITSET` until the absolute `CLOCK_MONOTONIC` time
@@ -119,22 +237,12 @@ impl Futex {
         &self,
         expected: u32,
         deadline: Option<&libc::timespec>,
+        cancellable: Cancellable,
     ) -> Result<FutexWait, Interrupted> {
         let ts_ptr = deadline.map_or(std::ptr::null(), |ts| ts as *const libc::timespec);
         // SAFETY: `self.value` is a valid, aligned u32 for the whole call;
-        // `ts_ptr` is null or points at a live timespec. With
-        // FUTEX_WAIT_BITSET the timeout is an absolute CLOCK_MONOTONIC time.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                self.value.as_ptr(),
-                libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
-                expected,
-                ts_ptr,
-                std::ptr::null::<u32>(),
-                libc::FUTEX_BITSET_MATCH_ANY,
-            )
-        };
+        // `ts_ptr` is null or points at a live timespec.
+        let rc = unsafe { sys::futex_wait(self.value.as_ptr(), expected, ts_ptr, cancellable) };
         if rc == 0 {
             return Ok(FutexWait::Woken);
         }
@@ -168,6 +276,18 @@ impl Futex {
         FutexWait::Woken
     }
 
+    /// Loom model of `wait_cancellable`: no signals or cancellation under
+    /// loom.
+    #[cfg(loom)]
+    pub fn wait_cancellable(
+        &self,
+        expected: u32,
+        timeout: Option<Duration>,
+        _on_signal: OnSignal,
+    ) -> Result<FutexWait, Interrupted> {
+        Ok(self.wait(expected, timeout))
+    }
+
     /// Loom model of `wait_interruptible`: no signals under loom.
     #[cfg(loom)]
     pub fn wait_interruptible(
@@ -182,19 +302,7 @@ impl Futex {
     /// were woken.
     #[cfg(not(loom))]
     pub fn wake(&self, count: u32) -> usize {
-        let count = i32::try_from(count).unwrap_or(i32::MAX);
-        // SAFETY: `self.value` is a valid, aligned u32; FUTEX_WAKE only reads
-        // the arguments below.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                self.value.as_ptr(),
-                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-                count,
-            )
-        };
-        debug_assert!(rc >= 0, "futex wake failed: errno {}", errno());
-        usize::try_from(rc).unwrap_or(0)
+        wake_address(self.value.as_ptr(), count)
     }
 
     /// Loom model of `wake`: wakes one sleeper for `count == 1` (so a lost
@@ -223,6 +331,32 @@ impl Futex {
     pub fn wake_all(&self) -> usize {
         self.wake(u32::MAX)
     }
+}
+
+/// Wakes at most `count` threads sleeping on the private futex at `word`;
+/// returns how many were woken.
+///
+/// The word need not be live memory any more: a waker whose change to the
+/// word let a waiter go may find the object freed by then (the waiter
+/// destroyed it), and only the address reaches the kernel, which finds no
+/// sleeper there. Objects whose waker must not read the word after its
+/// change (a semaphore's post, the last waiter leaving a condvar that is
+/// being destroyed) wake through this.
+#[cfg(not(loom))]
+pub fn wake_address(word: *const u32, count: u32) -> usize {
+    let count = i32::try_from(count).unwrap_or(i32::MAX);
+    // SAFETY: FUTEX_WAKE reads no user memory: the kernel only hashes the
+    // address (a private futex) and wakes the sleepers queued on it.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word,
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            count,
+        )
+    };
+    debug_assert!(rc >= 0, "futex wake failed: errno {}", errno());
+    usize::try_from(rc).unwrap_or(0)
 }
 
 #[cfg(not(loom))]

@@ -15,17 +15,21 @@
 //! | [`futex`] | one futex API: wait with optional timeout, wake one, wake all |
 //! | [`arch`] | tiny `#[inline]` wrappers over PAUSE, UMONITOR/UMWAIT/TPAUSE, MONITORX/MWAITX, RDTSC(P) |
 //! | [`thread`] | yielding and the calling thread's CPU time |
+//! | [`once`] | a lazily computed value that a `fork()` at any moment cannot leave half done |
+//! | [`cancel`] | POSIX thread cancellation at the waits that are cancellation points |
 //! | [`shim`] | atomics and spin hints routed through one place so `loom` can replace them |
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
 pub mod affinity;
 pub mod arch;
+pub mod cancel;
 pub mod clock;
 pub mod cpuid;
 pub mod disable;
 pub mod features;
 pub mod futex;
+pub mod once;
 pub mod shim;
 pub mod thread;
 pub mod topology;

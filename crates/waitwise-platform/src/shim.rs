@@ -26,7 +26,7 @@ pub fn spin_hint() {
 #[inline]
 pub fn yield_now() {
     #[cfg(not(loom))]
-    std::thread::yield_now();
+    crate::thread::sched_yield();
     #[cfg(loom)]
     loom::thread::yield_now();
 }

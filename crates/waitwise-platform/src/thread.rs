@@ -39,9 +39,22 @@ pub fn current_cpu() -> Option<usize> {
 
 /// `sched_yield()`: the real system call, even under loom (measurement code
 /// uses it to time a yield).
+///
+/// Declared `C-unwind`: a signal handler that runs during the call may end
+/// the thread with a forced unwind (`pthread_exit`, asynchronous
+/// cancellation), which must pass through the waiter's frames (see
+/// [`crate::cancel`]).
+#[inline]
 pub fn sched_yield() {
     // SAFETY: sched_yield has no preconditions; on Linux it always succeeds.
     unsafe {
-        libc::sched_yield();
+        sys::sched_yield();
+    }
+}
+
+/// C functions a waiting thread may be unwound out of.
+mod sys {
+    extern "C-unwind" {
+        pub fn sched_yield() -> std::ffi::c_int;
     }
 }

@@ -58,9 +58,10 @@
 //! pre-barrier writes. The bump is SeqCst for the sleeper-count Dekker
 //! pattern of [`WaitWordRef`]. `PRESENT` is incremented before arriving and
 //! decremented (Release) as each thread's last access;
-//! `pthread_barrier_destroy` waits (Acquire) until it is zero, because
-//! programs routinely destroy a barrier as soon as the serial thread
-//! returns, while the others are still waking. The increment is Relaxed:
+//! `pthread_barrier_destroy` waits (Acquire, asleep on `PRESENT` with its
+//! `DESTROYING` bit set, woken by the last thread to leave) until it is
+//! zero, because programs routinely destroy a barrier as soon as the serial
+//! thread returns, while the others are still waking. The increment is Relaxed:
 //! it is sequenced before the thread's AcqRel arrival, so the last arrival,
 //! and whoever destroys the barrier after the episode, sees it (or the
 //! thread's later decrement).
@@ -69,15 +70,14 @@
 //! barrier is shared (whatever shares it orders them) and fixed until
 //! destroy; they guard no other data.
 
-use crate::ffi_guard;
+use crate::cleanup;
 use crate::profile::{self, Kind};
 use crate::real::{self, forward};
 use libc::{pthread_barrier_t, pthread_barrierattr_t, EINVAL};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::OnceLock;
-use waitwise::platform::futex::Futex;
-use waitwise::{Deadline, SyncKind, WaitWordRef};
+use waitwise::platform::futex::{wake_address, Futex};
+use waitwise::{Deadline, SleepRules, SyncKind, WaitWordRef};
 
 const _: () = assert!(std::mem::size_of::<pthread_barrier_t>() == 32);
 // STATE is a 64-bit atomic at byte 24.
@@ -89,6 +89,9 @@ const COUNT: usize = 2;
 const SHARED: usize = 3;
 const SLEEPERS: usize = 4;
 const PRESENT: usize = 5;
+/// `PRESENT`: a `pthread_barrier_destroy` sleeps until the count is zero,
+/// and the last thread to leave wakes it.
+const DESTROYING: u32 = 1 << 31;
 /// Index of `STATE` in 64-bit words (bytes 24..32).
 const STATE: usize = 3;
 
@@ -142,30 +145,48 @@ fn passed(gen: u32, episode: u32) -> bool {
     (gen.wrapping_sub(episode) as i32) > 0
 }
 
-/// CPUs this process may run on (its affinity mask), read once.
+/// CPUs this process may run on (its affinity mask), read at load time
+/// ([`load`]); 0 until then.
+static CPUS: AtomicU32 = AtomicU32::new(0);
+
+/// Reads the process's CPU count (the load-time constructor calls it, so
+/// no barrier's init runs a lazy initialization that a `fork` could
+/// interrupt).
+pub(crate) fn load() {
+    cpus();
+}
+
+/// CPUs this process may run on: [`CPUS`], or, before [`load`], counted
+/// now (racing threads store the same value).
 fn cpus() -> u32 {
-    static N: OnceLock<u32> = OnceLock::new();
-    *N.get_or_init(|| {
-        // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity writes
-        // at most its size.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        let rc =
-            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-        if rc != 0 {
-            return 1;
-        }
+    // Relaxed: a value on its own, the same whoever stores it.
+    let n = CPUS.load(Ordering::Relaxed);
+    if n != 0 {
+        return n;
+    }
+    // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity writes
+    // at most its size.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    let n = if rc != 0 {
+        1
+    } else {
         // SAFETY: `set` was filled in by the kernel.
         u32::try_from(unsafe { libc::CPU_COUNT(&set) })
             .unwrap_or(1)
             .max(1)
-    })
+    };
+    // Relaxed: as above.
+    CPUS.store(n, Ordering::Relaxed);
+    n
 }
 
 /// `pthread_barrier_init`: `EINVAL` for a count of 0; process-shared
 /// barriers are forwarded.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_barrier_init(
+pub unsafe extern "C-unwind" fn pthread_barrier_init(
     b: *mut pthread_barrier_t,
     attr: *const pthread_barrierattr_t,
     count: u32,
@@ -187,23 +208,21 @@ pub unsafe extern "C" fn pthread_barrier_init(
             )(b, attr, count)
         };
     }
-    ffi_guard(EINVAL, || {
-        // SAFETY: a writable pthread_barrier_t, not in use yet.
-        unsafe { b.write_bytes(0, 1) };
-        // SAFETY: as above.
-        let w = unsafe { words(b) };
-        // Relaxed: not shared yet; whatever shares the barrier orders these
-        // stores before other threads' reads.
-        w[COUNT].store(count, Ordering::Relaxed);
-        w[POLL].store(u32::from(count <= cpus()), Ordering::Relaxed);
-        0
-    })
+    // SAFETY: a writable pthread_barrier_t, not in use yet.
+    unsafe { b.write_bytes(0, 1) };
+    // SAFETY: as above.
+    let w = unsafe { words(b) };
+    // Relaxed: not shared yet; whatever shares the barrier orders these
+    // stores before other threads' reads.
+    w[COUNT].store(count, Ordering::Relaxed);
+    w[POLL].store(u32::from(count <= cpus()), Ordering::Relaxed);
+    0
 }
 
 /// `pthread_barrier_destroy`: waits until the threads of the last episode
 /// have left.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_barrier_destroy(b: *mut pthread_barrier_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_barrier_destroy(b: *mut pthread_barrier_t) -> c_int {
     if b.is_null() {
         return EINVAL;
     }
@@ -220,17 +239,35 @@ pub unsafe extern "C" fn pthread_barrier_destroy(b: *mut pthread_barrier_t) -> c
     if arrivals(unsafe { state(b) }.load(Ordering::Relaxed)) != 0 {
         return libc::EBUSY; // an episode is under way
     }
-    // Acquire: pairs with each waiter's last (Release) access.
-    while w[PRESENT].load(Ordering::Acquire) != 0 {
-        std::thread::yield_now();
+    // Ask the last thread to leave for a wake-up. Acquire: pairs with each
+    // waiter's last (Release) access.
+    let mut v = w[PRESENT].fetch_or(DESTROYING, Ordering::Acquire) | DESTROYING;
+    while v != DESTROYING {
+        Futex::from_atomic(&w[PRESENT]).wait(v, None);
+        // Acquire: as above.
+        v = w[PRESENT].load(Ordering::Acquire);
     }
+    // Relaxed: nobody uses the barrier any more (POSIX), until an init.
+    w[PRESENT].store(0, Ordering::Relaxed);
     0
+}
+
+/// A thread leaves `PRESENT`: its last access to the barrier but for the
+/// address of the wake-up a waiting `pthread_barrier_destroy` asked for
+/// (harmless on memory the destroyer may have freed by then).
+#[inline]
+fn leave(w: &Words) {
+    let word = w[PRESENT].as_ptr();
+    // Release: this thread's last access to the barrier.
+    if w[PRESENT].fetch_sub(1, Ordering::Release) == DESTROYING | 1 {
+        wake_address(word, u32::MAX);
+    }
 }
 
 /// `pthread_barrier_wait`: `PTHREAD_BARRIER_SERIAL_THREAD` to the last
 /// arrival of each episode, 0 to the others.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_int {
     if b.is_null() {
         return EINVAL;
     }
@@ -278,24 +315,65 @@ pub unsafe extern "C" fn pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_in
         engine.wake_all();
         libc::PTHREAD_BARRIER_SERIAL_THREAD
     } else {
-        ffi_guard(EINVAL, || {
-            // More parties than CPUs: block at once, unless the user asked
-            // for spinning. Relaxed: POLL is fixed from init to destroy
-            // (module doc).
-            let polls = w[POLL].load(Ordering::Relaxed) != 0
-                || crate::config::choice() == crate::config::PolicyChoice::Spin;
-            let limit = if polls {
-                crate::config::poll_limit_ns(SyncKind::Barrier)
-            } else {
-                0
-            };
-            let start = profile::start();
-            let out = crate::poll::wait(engine, limit, Deadline::NEVER, |v| passed(v, my_episode));
-            profile::finish(start, Kind::Barrier, b, out.blocked());
+        // More parties than CPUs: block at once, unless the user asked
+        // for spinning. Relaxed: POLL is fixed from init to destroy
+        // (module doc).
+        let polls = w[POLL].load(Ordering::Relaxed) != 0
+            || crate::config::choice() == crate::config::PolicyChoice::Spin;
+        let limit = if polls {
+            crate::config::poll_limit_ns(SyncKind::Barrier)
+        } else {
             0
-        })
+        };
+        let start = profile::start();
+        let arrival = Arrival {
+            b,
+            episode: my_episode,
+        };
+        // SAFETY: `unwound` takes an `Arrival` and never unwinds.
+        let out = unsafe {
+            cleanup::on_forced_unwind(&arrival, unwound, || {
+                let ready = |v| passed(v, my_episode);
+                crate::poll::wait(engine, limit, Deadline::NEVER, ready, SleepRules::default())
+            })
+        };
+        profile::finish(start, Kind::Barrier, b, out.blocked());
+        0
     };
-    // Release: this thread's last access to the barrier.
-    w[PRESENT].fetch_sub(1, Ordering::Release);
+    leave(w);
     r
+}
+
+/// What [`unwound`] needs of a waiting arrival.
+struct Arrival {
+    b: *mut pthread_barrier_t,
+    episode: u32,
+}
+
+/// The cleanup of a waiter that glibc unwinds (its signal handler called
+/// `pthread_exit`, or it was cancelled asynchronously): if its episode is
+/// still open, its arrival is taken back, so the episode waits for another
+/// thread instead of completing one short; then it leaves `PRESENT`.
+///
+/// # Safety
+///
+/// `arrival` points at the live [`Arrival`] of a thread inside
+/// `pthread_barrier_wait`.
+unsafe extern "C" fn unwound(arrival: *mut std::ffi::c_void) {
+    // SAFETY: caller's contract.
+    let arrival = unsafe { &*(arrival as *const Arrival) };
+    // SAFETY: the barrier stays alive while a thread waits on it (POSIX).
+    let (w, st) = unsafe { (words(arrival.b), state(arrival.b)) };
+    // Relaxed: a first guess for the CAS.
+    let mut s = st.load(Ordering::Relaxed);
+    // (e, a) => (e, a - 1) while our episode e is open (its last arrival
+    // has not come: it would have opened e + 1). AcqRel: an arrival like
+    // any other, in STATE's chain. Failure Relaxed: the next guess.
+    while episode(s) == arrival.episode && arrivals(s) > 0 {
+        match st.compare_exchange_weak(s, s - 1, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => break,
+            Err(now) => s = now,
+        }
+    }
+    leave(w);
 }

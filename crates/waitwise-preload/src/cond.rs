@@ -43,7 +43,9 @@
 //! critical section. The bump is SeqCst: with the sleeper count it forms
 //! [`WaitWordRef`]'s Dekker pattern. Leaving `WAITERS` is Release, and
 //! `pthread_cond_destroy` waits (Acquire) until it is zero, so a waiter that
-//! was woken never touches a destroyed condvar.
+//! was woken never touches a destroyed condvar; it sleeps on `WAITERS` with
+//! the `DESTROYING` bit set, and the waiter whose decrement leaves only that
+//! bit wakes it.
 //!
 //! `FLAGS` is Relaxed: init writes it before the condvar is shared
 //! (whatever shares it orders the store), and its two bits stay fixed for
@@ -52,12 +54,13 @@
 
 use crate::profile::{self, Kind};
 use crate::real::{self, forward};
-use crate::{ffi_guard, mutex, poll, time};
+use crate::{cleanup, mutex, poll, time};
 use libc::{pthread_cond_t, pthread_condattr_t, pthread_mutex_t, timespec, EINVAL};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU32, Ordering};
-use waitwise::platform::futex::Futex;
-use waitwise::{Deadline, SyncKind, WaitWordRef};
+use waitwise::platform::cancel;
+use waitwise::platform::futex::{wake_address, Futex};
+use waitwise::{Deadline, SleepRules, SyncKind, WaitWordRef};
 
 const _: () = assert!(std::mem::size_of::<pthread_cond_t>() == 48);
 
@@ -73,6 +76,9 @@ const FLAGS: usize = 9;
 const FLAG_SHARED: u32 = 1;
 /// `FLAGS`: timed waits use `CLOCK_MONOTONIC`.
 const FLAG_MONOTONIC: u32 = 2;
+/// `WAITERS`: a `pthread_cond_destroy` sleeps until the count is zero, and
+/// the last waiter to leave wakes it.
+const DESTROYING: u32 = 1 << 31;
 
 type Words = [AtomicU32; 12];
 
@@ -98,7 +104,7 @@ fn engine(w: &Words) -> WaitWordRef<'_> {
 /// `pthread_cond_init`: native, with the attribute's clock, unless
 /// process-shared.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_cond_init(
+pub unsafe extern "C-unwind" fn pthread_cond_init(
     c: *mut pthread_cond_t,
     attr: *const pthread_condattr_t,
 ) -> c_int {
@@ -134,9 +140,10 @@ pub unsafe extern "C" fn pthread_cond_init(
     0
 }
 
-/// `pthread_cond_destroy`: waits until threads woken from a wait have left.
+/// `pthread_cond_destroy`: waits (asleep) until threads woken from a wait
+/// have left.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
     if c.is_null() {
         return EINVAL;
     }
@@ -146,24 +153,42 @@ pub unsafe extern "C" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
         // SAFETY: a glibc condvar; forwarding the caller's argument.
         return unsafe { forward!(real::COND_DESTROY, fn(*mut pthread_cond_t) -> c_int)(c) };
     }
-    // Acquire: pairs with the waiters' Release decrement; after this no
-    // waiter touches the object.
-    while w[WAITERS].load(Ordering::Acquire) != 0 {
-        std::thread::yield_now();
+    // Ask the last waiter to leave for a wake-up. Acquire: pairs with the
+    // waiters' Release decrements; after this no waiter touches the object.
+    let mut v = w[WAITERS].fetch_or(DESTROYING, Ordering::Acquire) | DESTROYING;
+    while v != DESTROYING {
+        Futex::from_atomic(&w[WAITERS]).wait(v, None);
+        // Acquire: as above.
+        v = w[WAITERS].load(Ordering::Acquire);
     }
+    // Relaxed: nobody uses the condvar any more (POSIX), until an init.
+    w[WAITERS].store(0, Ordering::Relaxed);
     0
+}
+
+/// A thread leaves `WAITERS`: its last access to the condvar but for the
+/// address of a wake-up that a waiting `pthread_cond_destroy` asked for
+/// (a wake on memory the destroyer may already have freed is harmless: the
+/// kernel finds no sleeper there, and glibc does the same).
+#[inline]
+fn leave(w: &Words) {
+    let word = w[WAITERS].as_ptr();
+    // Release: our last access to the condvar (see pthread_cond_destroy).
+    if w[WAITERS].fetch_sub(1, Ordering::Release) == DESTROYING | 1 {
+        wake_address(word, u32::MAX);
+    }
 }
 
 /// `pthread_cond_signal`: wakes at least one waiter, if any.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
     // SAFETY: caller's contract, passed on.
     unsafe { notify(c, WakeCount::One) }
 }
 
 /// `pthread_cond_broadcast`: wakes every waiter.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int {
     // SAFETY: caller's contract, passed on.
     unsafe { notify(c, WakeCount::All) }
 }
@@ -211,7 +236,7 @@ unsafe fn notify(c: *mut pthread_cond_t, count: WakeCount) -> c_int {
 
 /// `pthread_cond_wait`.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_cond_wait(
+pub unsafe extern "C-unwind" fn pthread_cond_wait(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
 ) -> c_int {
@@ -236,7 +261,7 @@ pub unsafe extern "C" fn pthread_cond_wait(
 /// `pthread_cond_timedwait`: `abstime` on the condvar's clock (set at init
 /// by `pthread_condattr_setclock`, `CLOCK_REALTIME` by default).
 #[no_mangle]
-pub unsafe extern "C" fn pthread_cond_timedwait(
+pub unsafe extern "C-unwind" fn pthread_cond_timedwait(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
     abstime: *const timespec,
@@ -272,7 +297,7 @@ pub unsafe extern "C" fn pthread_cond_timedwait(
 /// `pthread_cond_clockwait` (glibc 2.30): `abstime` on `clock`, whatever
 /// the condvar's own clock.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_cond_clockwait(
+pub unsafe extern "C-unwind" fn pthread_cond_clockwait(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
     clock: libc::clockid_t,
@@ -305,12 +330,19 @@ pub unsafe extern "C" fn pthread_cond_clockwait(
     }
 }
 
-/// The wait itself: register, unlock, wait for a bump, leave, re-lock.
+/// The wait itself: act on a pending cancellation, register, unlock, wait
+/// for a bump, leave, re-lock.
+///
+/// It is a cancellation point: a cancellation request pending on entry is
+/// acted on with the mutex still held, and one that arrives while the
+/// thread sleeps ends the sleep; either way the thread's cleanup handlers
+/// then run with the mutex held, as POSIX requires ([`unwound`]).
 ///
 /// # Safety
 ///
 /// `c` is a live native condvar, `m` a live mutex.
 unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadline) -> c_int {
+    cancel::point();
     // SAFETY: caller's contract.
     let w = unsafe { words(c) };
     // Relaxed: ordered before any signal we must see by the mutex unlock.
@@ -320,26 +352,57 @@ unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadli
     let r = unsafe { mutex::unlock(m) };
     if r != 0 {
         // Not the owner of an error-checking mutex: EPERM, no wait.
-        w[WAITERS].fetch_sub(1, Ordering::Release);
+        leave(w);
         return r;
     }
-    let timed_out = ffi_guard(EINVAL, || {
-        let start = profile::start();
-        let limit = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
-        // A kernel wake-up returns even if `seq` has not moved for us: the
-        // kernel may hand a signal to a waiter that came after it.
-        let out = poll::wait_or_woken(engine(w), limit, deadline, |v| v != seq);
-        profile::finish(start, Kind::Cond, c, out.blocked());
-        c_int::from(out.timed_out())
-    });
-    // Release: our last access to the condvar (see pthread_cond_destroy).
-    w[WAITERS].fetch_sub(1, Ordering::Release);
+    let waiter = Waiter { c, m };
+    // SAFETY: `unwound` takes a `Waiter` and never unwinds.
+    let timed_out = unsafe {
+        cleanup::on_forced_unwind(&waiter, unwound, || {
+            let start = profile::start();
+            let limit = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
+            // A kernel wake-up returns even if `seq` has not moved for us:
+            // the kernel may hand a signal to a waiter that came after it.
+            let rules = SleepRules {
+                return_when_woken: true,
+                cancellable: true,
+                ..SleepRules::default()
+            };
+            let out = poll::wait(engine(w), limit, deadline, |v| v != seq, rules);
+            profile::finish(start, Kind::Cond, c, out.blocked());
+            out.timed_out()
+        })
+    };
+    leave(w);
     // SAFETY: caller's contract.
-    let r = unsafe { mutex::lock(m) };
-    match (r, timed_out) {
-        (0, 0) => 0,
-        (0, 1) => libc::ETIMEDOUT,
-        (0, e) => e,
-        (r, _) => r,
+    match unsafe { mutex::lock(m) } {
+        0 if timed_out => libc::ETIMEDOUT,
+        r => r,
     }
+}
+
+/// What [`unwound`] needs of a waiter.
+struct Waiter {
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+}
+
+/// The cleanup of a waiter that glibc unwinds (cancelled, or its signal
+/// handler called `pthread_exit`): it passes on a signal it may have been
+/// handed (waking one other sleeper, a spurious wake-up at worst, as glibc
+/// does), leaves `WAITERS`, and re-locks the mutex, which POSIX requires to
+/// be held when the thread's own cleanup handlers run.
+///
+/// # Safety
+///
+/// `waiter` points at the live [`Waiter`] of a thread inside [`wait`].
+unsafe extern "C" fn unwound(waiter: *mut std::ffi::c_void) {
+    // SAFETY: caller's contract.
+    let waiter = unsafe { &*(waiter as *const Waiter) };
+    // SAFETY: the condvar stays alive while a thread waits on it (POSIX).
+    let w = unsafe { words(waiter.c) };
+    engine(w).wake_one();
+    leave(w);
+    // SAFETY: the waiter's mutex, which it unlocked to wait.
+    unsafe { mutex::lock(waiter.m) };
 }

@@ -25,37 +25,67 @@
 //! | [`mutex`] | `pthread_mutex_t`: three-state futex lock, normal / recursive / error-checking |
 //! | [`cond`] | `pthread_cond_t`: a sequence word, no internal mutex |
 //! | [`barrier`] | `pthread_barrier_t`: central counter + generation word |
-//! | [`sem`] | `sem_t`: counter word |
+//! | [`sem`] | `sem_t`: counter word with a may-sleep bit |
+//! | [`rwlock`] | `pthread_rwlock_t`: reader-preferring or writer-preferring |
 //! | [`spin`] | `pthread_spinlock_t`: test-and-test-and-set |
 //! | [`config`] | `WAITWISE_POLICY`, `WAITWISE_ALPHA`, `WAITWISE_BLOCK_NS`, read once at load |
 //! | [`profile`] | `WAITWISE_PROFILE=PATH`: per-object wait histograms written at exit |
 //! | [`real`] | the C library's own functions, for forwarded objects |
 //! | [`poll`] | the polling phase of every wait |
 //! | [`time`] | absolute `timespec` deadlines |
+//! | [`cleanup`] | undoing a waiter's registrations when glibc unwinds it |
 //!
-//! Nothing unwinds across the C ABI: every entry point runs under
-//! `ffi_guard`, which turns a panic into an error code.
+//! # Unwinding
+//!
+//! Every entry point that can block is `extern "C-unwind"`: glibc's forced
+//! unwinds (`pthread_exit` from a signal handler, cancellation) must pass
+//! through a blocked waiter's frames to the thread's cleanup handlers. On
+//! the way, cleanup routines registered with glibc ([`cleanup`]) undo what
+//! the waiter had registered (waiter and sleeper counts, a barrier
+//! arrival) and pass on a wake-up it may have consumed, so the object keeps
+//! working after the thread is gone.
+//!
+//! Nothing here catches an unwind (a `catch_unwind` swallows the forced
+//! unwind, which glibc answers with "FATAL: exception not rethrown"), and
+//! the waiting paths hold no value with a destructor: Rust's personality
+//! routine aborts an unwind that starts at an instruction between the call
+//! sites of a function with landing pads, which a signal handler's
+//! `pthread_exit` can do at any instruction. A Rust panic (a bug in
+//! waitwise) never unwinds into C: the panic hook installed at load time
+//! prints it and aborts the process.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![allow(clippy::missing_safety_doc)] // the C functions' contracts are POSIX's
 
 pub mod barrier;
+pub mod cleanup;
 pub mod cond;
 pub mod config;
 pub mod mutex;
 pub mod poll;
 pub mod profile;
 pub mod real;
+pub mod rwlock;
 pub mod sem;
 pub mod spin;
 pub mod time;
 
-use std::ffi::c_int;
-
-/// Runs an entry point's body; a panic (a bug in waitwise) becomes `err`
-/// instead of unwinding into C. Free when nothing panics.
+/// Transitional: the body runs as is (panics abort through the hook set in
+/// [`on_load`]).
 #[inline(always)]
-pub(crate) fn ffi_guard(err: c_int, body: impl FnOnce() -> c_int) -> c_int {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(err)
+pub(crate) fn abort_on_panic<R>(body: impl FnOnce() -> R) -> R {
+    body()
+}
+
+/// Every panic in this object aborts the process: an unwind must not
+/// reach the C program's frames, and a half-updated object must not be
+/// used again. The hook is this object's own (it links its own copy of
+/// Rust's standard library), so a Rust program that runs under the
+/// interposer keeps its hook.
+fn abort_on_every_panic() {
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("waitwise: internal error in the interposer: {info}; aborting");
+        std::process::abort();
+    }));
 }
 
 /// Load-time initialization: read the environment once, before `main` and
@@ -63,7 +93,9 @@ pub(crate) fn ffi_guard(err: c_int, body: impl FnOnce() -> c_int) -> c_int {
 /// initialized right after the C library). Reading it here, not on first
 /// use, keeps `getenv` and allocation off every lock path.
 extern "C" fn on_load() {
+    abort_on_every_panic();
     config::load();
+    barrier::load();
     profile::load();
     mutex::register_fork_handler();
 }

@@ -58,7 +58,6 @@
 //! by its own synchronization (a join, its own lock and unlock), to be
 //! unused.
 
-use crate::ffi_guard;
 use crate::poll;
 use crate::profile::{self, Kind};
 use crate::real::{self, forward};
@@ -185,40 +184,38 @@ unsafe fn native_kind(attr: *const pthread_mutexattr_t) -> Result<u32, ()> {
 /// `pthread_mutex_init`: native unless the attributes ask for what waitwise
 /// forwards.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_mutex_init(
+pub unsafe extern "C-unwind" fn pthread_mutex_init(
     m: *mut pthread_mutex_t,
     attr: *const pthread_mutexattr_t,
 ) -> c_int {
     if m.is_null() {
         return EINVAL;
     }
-    ffi_guard(EINVAL, || {
-        // SAFETY: caller's contract (POSIX): `attr` null or initialized.
-        match unsafe { native_kind(attr) } {
-            Ok(kind) => {
-                // SAFETY: `m` is a writable pthread_mutex_t; not in use yet.
-                unsafe { m.write_bytes(0, 1) };
-                // SAFETY: as above.
-                let w = unsafe { words(m) };
-                // Relaxed: not shared yet; whatever shares the mutex orders
-                // this store before other threads' reads.
-                w[KIND].store(kind, Ordering::Relaxed);
-                0
-            }
-            // SAFETY: forwarding the caller's valid arguments.
-            Err(()) => unsafe {
-                forward!(
-                    real::MUTEX_INIT,
-                    fn(*mut pthread_mutex_t, *const pthread_mutexattr_t) -> c_int
-                )(m, attr)
-            },
+    // SAFETY: caller's contract (POSIX): `attr` null or initialized.
+    match unsafe { native_kind(attr) } {
+        Ok(kind) => {
+            // SAFETY: `m` is a writable pthread_mutex_t; not in use yet.
+            unsafe { m.write_bytes(0, 1) };
+            // SAFETY: as above.
+            let w = unsafe { words(m) };
+            // Relaxed: not shared yet; whatever shares the mutex orders
+            // this store before other threads' reads.
+            w[KIND].store(kind, Ordering::Relaxed);
+            0
         }
-    })
+        // SAFETY: forwarding the caller's valid arguments.
+        Err(()) => unsafe {
+            forward!(
+                real::MUTEX_INIT,
+                fn(*mut pthread_mutex_t, *const pthread_mutexattr_t) -> c_int
+            )(m, attr)
+        },
+    }
 }
 
 /// `pthread_mutex_destroy`: `EBUSY` while locked.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int {
     if m.is_null() {
         return EINVAL;
     }
@@ -245,7 +242,7 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int
 
 /// `pthread_mutex_lock`.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
     if m.is_null() {
         return EINVAL;
     }
@@ -256,10 +253,7 @@ pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
     let kind = w[KIND].load(Ordering::Relaxed);
     if kind == KIND_NORMAL || kind == KIND_ADAPTIVE {
         if !try_acquire(&w[LOCK]) {
-            return ffi_guard(EINVAL, || {
-                lock_contended(&w[LOCK], Deadline::NEVER, m);
-                0
-            });
+            lock_contended(&w[LOCK], Deadline::NEVER, m);
         }
         return 0;
     }
@@ -270,7 +264,7 @@ pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
 /// `pthread_mutex_trylock`: `EBUSY` when held (also by the caller, unless
 /// recursive).
 #[no_mangle]
-pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
     if m.is_null() {
         return EINVAL;
     }
@@ -310,7 +304,7 @@ pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int
 
 /// `pthread_mutex_timedlock`: waits until `abstime` on `CLOCK_REALTIME`.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_mutex_timedlock(
+pub unsafe extern "C-unwind" fn pthread_mutex_timedlock(
     m: *mut pthread_mutex_t,
     abstime: *const timespec,
 ) -> c_int {
@@ -320,7 +314,7 @@ pub unsafe extern "C" fn pthread_mutex_timedlock(
 
 /// `pthread_mutex_clocklock` (glibc 2.30): waits until `abstime` on `clock`.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_mutex_clocklock(
+pub unsafe extern "C-unwind" fn pthread_mutex_clocklock(
     m: *mut pthread_mutex_t,
     clock: libc::clockid_t,
     abstime: *const timespec,
@@ -413,15 +407,8 @@ unsafe fn lock_other(
                 Err(e) => return e,
             },
         };
-        let r = ffi_guard(EINVAL, || {
-            if lock_contended(&w[LOCK], deadline, m) {
-                0
-            } else {
-                libc::ETIMEDOUT
-            }
-        });
-        if r != 0 {
-            return r;
+        if !lock_contended(&w[LOCK], deadline, m) {
+            return libc::ETIMEDOUT;
         }
     }
     if let Some(me) = me {
@@ -455,7 +442,7 @@ fn set_owner(w: &Words, me: u32) {
 /// `pthread_mutex_unlock`: `EPERM` for an error-checking or recursive
 /// mutex the caller does not hold.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
     if m.is_null() {
         return EINVAL;
     }
@@ -465,11 +452,31 @@ pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int 
     // (module doc, "Memory ordering").
     let kind = w[KIND].load(Ordering::Relaxed);
     if kind == KIND_NORMAL || kind == KIND_ADAPTIVE {
+        clear_glibc_owner(w);
         release(&w[LOCK]);
         return 0;
     }
     // SAFETY: as above.
     unsafe { unlock_other(m, kind) }
+}
+
+/// Clears `__owner` of a normal mutex if glibc's own code set it.
+///
+/// glibc's condition variables (a forwarded process-shared condvar used
+/// with a native mutex) re-lock the mutex through glibc's internal path,
+/// which asserts `__owner == 0` and then stores the caller's id there;
+/// the program then unlocks through this library. Unless that unlock
+/// clears the field, the next internal re-lock fails glibc's assertion
+/// and aborts. A native lock never writes `__owner` of a normal mutex, so
+/// the usual cost is one load of a word on the line the unlock writes
+/// anyway.
+#[inline(always)]
+fn clear_glibc_owner(w: &Words) {
+    // Relaxed: written and cleared only by a holder inside its critical
+    // section; the release below orders the clear before the next holder.
+    if w[OWNER].load(Ordering::Relaxed) != 0 {
+        w[OWNER].store(0, Ordering::Relaxed);
+    }
 }
 
 /// # Safety
@@ -593,7 +600,7 @@ fn wait_for_lock(word: &AtomicU32, deadline: Deadline) -> (bool, bool) {
             return (false, slept);
         }
         // Sleep while CONTENDED (the kernel re-checks atomically).
-        let timed_out = match futex.wait(CONTENDED, timeout) {
+        let timed_out = match sleep_passing_on(futex, timeout) {
             FutexWait::Woken => {
                 slept = true;
                 owes_wake = true;
@@ -613,6 +620,24 @@ fn wait_for_lock(word: &AtomicU32, deadline: Deadline) -> (bool, bool) {
             };
             return (acquired, slept);
         }
+    }
+}
+
+/// Sleeps while the lock word is `CONTENDED`. A thread that glibc unwinds
+/// out of the sleep (a signal handler's `pthread_exit`, asynchronous
+/// cancellation) may have been handed the release's wake-up just before:
+/// it passes one on, so the remaining sleepers are not stranded behind an
+/// unlocked word.
+#[inline(never)]
+fn sleep_passing_on(futex: &Futex, timeout: Option<Duration>) -> FutexWait {
+    /// The cleanup: wake one sleeper (a spurious wake-up at worst).
+    unsafe extern "C" fn pass_on_wake(futex: *mut std::ffi::c_void) {
+        // SAFETY: the futex registered below, alive while its waiter is.
+        unsafe { &*(futex as *const Futex) }.wake(1);
+    }
+    // SAFETY: `pass_on_wake` takes the futex it is given and never unwinds.
+    unsafe {
+        crate::cleanup::on_forced_unwind(futex, pass_on_wake, || futex.wait(CONTENDED, timeout))
     }
 }
 
@@ -658,4 +683,43 @@ pub(crate) unsafe fn unlock(m: *mut pthread_mutex_t) -> c_int {
 pub(crate) unsafe fn lock(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: caller's contract.
     unsafe { pthread_mutex_lock(m) }
+}
+
+/// `__pthread_mutex_init@GLIBC_2.2.5`: glibc's old name, which programs
+/// built against old libraries still reference.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __pthread_mutex_init(
+    m: *mut pthread_mutex_t,
+    attr: *const pthread_mutexattr_t,
+) -> c_int {
+    // SAFETY: the caller's arguments, passed on.
+    unsafe { pthread_mutex_init(m, attr) }
+}
+
+/// `__pthread_mutex_destroy@GLIBC_2.2.5`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's argument, passed on.
+    unsafe { pthread_mutex_destroy(m) }
+}
+
+/// `__pthread_mutex_lock@GLIBC_2.2.5`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's argument, passed on.
+    unsafe { pthread_mutex_lock(m) }
+}
+
+/// `__pthread_mutex_trylock@GLIBC_2.2.5`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's argument, passed on.
+    unsafe { pthread_mutex_trylock(m) }
+}
+
+/// `__pthread_mutex_unlock@GLIBC_2.2.5`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's argument, passed on.
+    unsafe { pthread_mutex_unlock(m) }
 }

@@ -11,7 +11,7 @@
 //! waitwise [`waitwise::Deadline`]s and pay the calibration once.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use waitwise::{Deadline, Policy, WaitOutcome, WaitWordRef};
+use waitwise::{Deadline, Policy, SleepRules, WaitOutcome, WaitWordRef};
 
 /// Read the clock every this many polls (a power of two). Guessed: a PAUSE costs 10-140
 /// cycles depending on the CPU, so 16 of them are 0.1-1 µs, well under any
@@ -100,64 +100,18 @@ fn poll_with(word: &AtomicU32, end: u64, mut ready: impl FnMut(u32) -> bool) -> 
         }
     }
 }
+
 /// A whole two-phase wait on `engine`'s word: poll for `limit_ns`, then
-/// block (re-checking after every wake-up) until `ready(value)` or
-/// `deadline`.
+/// block until `ready(value)` or `deadline`, the blocking phase ending as
+/// `rules` say (re-checking after every wake-up by default; the condvar
+/// returns after its first kernel wake-up and is a cancellation point).
 #[inline]
 pub fn wait(
     engine: WaitWordRef<'_>,
     limit_ns: u64,
     deadline: Deadline,
-    ready: impl FnMut(u32) -> bool,
-) -> WaitOutcome {
-    two_phase(engine, limit_ns, deadline, ready, BlockUntil::Ready)
-}
-
-/// Like [`wait`], but a signal handler that interrupts the kernel sleep
-/// ends the wait ([`WaitOutcome::Interrupted`]): semaphores, which must
-/// report `EINTR`.
-#[inline]
-pub fn wait_or_interrupted(
-    engine: WaitWordRef<'_>,
-    limit_ns: u64,
-    deadline: Deadline,
-    ready: impl FnMut(u32) -> bool,
-) -> WaitOutcome {
-    two_phase(engine, limit_ns, deadline, ready, BlockUntil::Signal)
-}
-
-/// Like [`wait`], but a kernel wake-up ends the wait even if `ready` is
-/// false ([`WaitOutcome::Woken`], a spurious wake-up): condition variables,
-/// whose notify the kernel may hand to a waiter that started after it (see
-/// `WaitWord::wait_until_woken`).
-#[inline]
-pub fn wait_or_woken(
-    engine: WaitWordRef<'_>,
-    limit_ns: u64,
-    deadline: Deadline,
-    ready: impl FnMut(u32) -> bool,
-) -> WaitOutcome {
-    two_phase(engine, limit_ns, deadline, ready, BlockUntil::Woken)
-}
-
-/// Which [`WaitWordRef`] wait is the blocking phase of [`two_phase`].
-#[derive(Clone, Copy)]
-enum BlockUntil {
-    /// `wait_until`.
-    Ready,
-    /// `wait_until_woken`.
-    Woken,
-    /// `wait_until_interruptible`.
-    Signal,
-}
-
-#[inline]
-fn two_phase(
-    engine: WaitWordRef<'_>,
-    limit_ns: u64,
-    deadline: Deadline,
     mut ready: impl FnMut(u32) -> bool,
-    block: BlockUntil,
+    rules: SleepRules,
 ) -> WaitOutcome {
     if let Some(value) = poll(engine.value(), deadline.cap_ns(limit_ns), &mut ready) {
         return WaitOutcome::Ready {
@@ -165,10 +119,5 @@ fn two_phase(
             blocked: false,
         };
     }
-    let policy = Policy::always_block();
-    match block {
-        BlockUntil::Ready => engine.wait_until(&policy, deadline, ready),
-        BlockUntil::Woken => engine.wait_until_woken(&policy, deadline, ready),
-        BlockUntil::Signal => engine.wait_until_interruptible(&policy, deadline, ready),
-    }
+    engine.wait_with(&Policy::always_block(), deadline, ready, rules)
 }

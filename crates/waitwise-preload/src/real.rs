@@ -157,6 +157,8 @@ real_fns! {
     SEM_TRYWAIT = c"sem_trywait";
     /// `sem_timedwait`
     SEM_TIMEDWAIT = c"sem_timedwait";
+    /// `sem_clockwait` (glibc 2.30)
+    SEM_CLOCKWAIT = c"sem_clockwait";
     /// `sem_post`
     SEM_POST = c"sem_post";
     /// `sem_getvalue`

@@ -12,7 +12,6 @@
 //! Acquire exchange to take, Release store to give back; the polling loads
 //! carry no data (Relaxed).
 
-use crate::ffi_guard;
 use crate::profile::{self, Kind};
 use libc::{pthread_spinlock_t, EBUSY, EINVAL};
 use std::ffi::c_int;
@@ -38,7 +37,10 @@ unsafe fn word<'a>(l: *mut pthread_spinlock_t) -> &'a AtomicU32 {
 
 /// `pthread_spin_init` (either `pshared` value: the lock is a plain word).
 #[no_mangle]
-pub unsafe extern "C" fn pthread_spin_init(l: *mut pthread_spinlock_t, _pshared: c_int) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_spin_init(
+    l: *mut pthread_spinlock_t,
+    _pshared: c_int,
+) -> c_int {
     if l.is_null() {
         return EINVAL;
     }
@@ -51,7 +53,7 @@ pub unsafe extern "C" fn pthread_spin_init(l: *mut pthread_spinlock_t, _pshared:
 
 /// `pthread_spin_destroy`.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_spin_destroy(l: *mut pthread_spinlock_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_spin_destroy(l: *mut pthread_spinlock_t) -> c_int {
     if l.is_null() {
         return EINVAL;
     }
@@ -60,7 +62,7 @@ pub unsafe extern "C" fn pthread_spin_destroy(l: *mut pthread_spinlock_t) -> c_i
 
 /// `pthread_spin_lock`.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_spin_lock(l: *mut pthread_spinlock_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_spin_lock(l: *mut pthread_spinlock_t) -> c_int {
     if l.is_null() {
         return EINVAL;
     }
@@ -70,10 +72,8 @@ pub unsafe extern "C" fn pthread_spin_lock(l: *mut pthread_spinlock_t) -> c_int 
     if w.swap(HELD, Ordering::Acquire) == FREE {
         return 0;
     }
-    ffi_guard(EINVAL, || {
-        lock_contended(w, l);
-        0
-    })
+    lock_contended(w, l);
+    0
 }
 
 #[cold]
@@ -87,7 +87,7 @@ fn lock_contended(w: &AtomicU32, l: *mut pthread_spinlock_t) {
             polls = polls.wrapping_add(1);
             // Read the clock every 64 polls only.
             if polls & 63 == 0 && crate::poll::monotonic_ns() >= yield_at {
-                std::thread::yield_now();
+                waitwise::platform::thread::sched_yield();
             } else {
                 std::hint::spin_loop();
             }
@@ -101,7 +101,7 @@ fn lock_contended(w: &AtomicU32, l: *mut pthread_spinlock_t) {
 
 /// `pthread_spin_trylock`: `EBUSY` when held.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_spin_trylock(l: *mut pthread_spinlock_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_spin_trylock(l: *mut pthread_spinlock_t) -> c_int {
     if l.is_null() {
         return EINVAL;
     }
@@ -117,7 +117,7 @@ pub unsafe extern "C" fn pthread_spin_trylock(l: *mut pthread_spinlock_t) -> c_i
 
 /// `pthread_spin_unlock`.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_spin_unlock(l: *mut pthread_spinlock_t) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_spin_unlock(l: *mut pthread_spinlock_t) -> c_int {
     if l.is_null() {
         return EINVAL;
     }

@@ -184,3 +184,10 @@ fn profile_off_writes_nothing() {
     run_ok(preloaded(compile("barrier")).args(["2", "100"]));
     assert!(!path.exists());
 }
+
+#[test]
+fn process_shared_condvar_with_a_native_mutex_keeps_glibc_owner_field() {
+    // glibc's forwarded condvar re-locks the native mutex internally and
+    // asserts `__owner == 0`; the interposer's unlock must clear it.
+    under_every_policy("pshared_cond_private_mutex", &[]);
+}

@@ -37,6 +37,6 @@ pub use mechanism::Mechanism;
 pub use mutex::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use options::WaitOptions;
 pub use policy::{Policy, SyncKind};
-pub use wait_word::{WaitOutcome, WaitWord, WaitWordRef};
+pub use wait_word::{SleepRules, WaitOutcome, WaitWord, WaitWordRef};
 pub use waitwise_platform as platform;
 pub use waitwise_platform::clock::Deadline;

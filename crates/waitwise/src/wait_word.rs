@@ -41,7 +41,7 @@ use crate::loom_const::const_unless_loom;
 use crate::mechanism::MechanismWait;
 use crate::policy::Policy;
 use waitwise_platform::clock::Deadline;
-use waitwise_platform::futex::{Futex, FutexWait, Interrupted};
+use waitwise_platform::futex::{Futex, FutexWait, Interrupted, OnSignal};
 use waitwise_platform::shim::{AtomicU32, Ordering};
 
 /// Why [`WaitWord::wait_until`] returned.
@@ -103,17 +103,23 @@ impl WaitOutcome {
     }
 }
 
-/// What a blocked waiter does when the kernel wakes it and its condition
-/// does not hold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum WakeRule {
-    /// Re-register and sleep again ([`WaitWord::wait_until`]).
-    SleepAgain,
-    /// Return [`WaitOutcome::Woken`] ([`WaitWord::wait_until_woken`]).
-    Return,
-    /// Sleep again, but return [`WaitOutcome::Interrupted`] when a signal
-    /// handler interrupts the sleep ([`WaitWordRef::wait_until_interruptible`]).
-    ReturnOnSignal,
+/// How the blocking phase of a wait ends, besides its condition holding and
+/// its deadline passing. The default sleeps again after every wake-up and
+/// every signal ([`WaitWord::wait_until`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SleepRules {
+    /// Return [`WaitOutcome::Woken`] after the first kernel wake-up even if
+    /// the condition does not hold ([`WaitWord::wait_until_woken`]).
+    pub return_when_woken: bool,
+    /// Return [`WaitOutcome::Interrupted`] when a signal handler interrupts
+    /// the sleep ([`WaitWordRef::wait_until_interruptible`]).
+    pub return_on_signal: bool,
+    /// The sleep is a POSIX cancellation point
+    /// (`Futex::wait_cancellable`): a deferred cancellation request ends
+    /// the thread there. The sleeper count is given back on the way out
+    /// (as on any unwind); what else the caller registered is the caller's
+    /// to undo.
+    pub cancellable: bool,
 }
 
 /// A futex word on its own cache line, with a sleeper count.
@@ -299,7 +305,7 @@ impl<'a> WaitWordRef<'a> {
         deadline: Deadline,
         ready: impl FnMut(u32) -> bool,
     ) -> WaitOutcome {
-        self.wait(policy, deadline, ready, WakeRule::SleepAgain)
+        self.wait(policy, deadline, ready, SleepRules::default())
     }
 
     /// See [`WaitWord::wait_until_woken`].
@@ -310,7 +316,15 @@ impl<'a> WaitWordRef<'a> {
         deadline: Deadline,
         ready: impl FnMut(u32) -> bool,
     ) -> WaitOutcome {
-        self.wait(policy, deadline, ready, WakeRule::Return)
+        self.wait(
+            policy,
+            deadline,
+            ready,
+            SleepRules {
+                return_when_woken: true,
+                ..SleepRules::default()
+            },
+        )
     }
 
     /// Like [`WaitWord::wait_until`], but a signal handler that interrupts
@@ -324,7 +338,28 @@ impl<'a> WaitWordRef<'a> {
         deadline: Deadline,
         ready: impl FnMut(u32) -> bool,
     ) -> WaitOutcome {
-        self.wait(policy, deadline, ready, WakeRule::ReturnOnSignal)
+        self.wait(
+            policy,
+            deadline,
+            ready,
+            SleepRules {
+                return_on_signal: true,
+                ..SleepRules::default()
+            },
+        )
+    }
+
+    /// Waits until `ready(word)` holds or `deadline` passes, following
+    /// `policy`, with the blocking phase ending as `rules` say.
+    #[inline]
+    pub fn wait_with(
+        &self,
+        policy: &Policy,
+        deadline: Deadline,
+        ready: impl FnMut(u32) -> bool,
+        rules: SleepRules,
+    ) -> WaitOutcome {
+        self.wait(policy, deadline, ready, rules)
     }
 
     /// The fast path (the condition already holds) with the caller's own
@@ -335,7 +370,7 @@ impl<'a> WaitWordRef<'a> {
         policy: &Policy,
         deadline: Deadline,
         mut ready: impl FnMut(u32) -> bool,
-        on_wake: WakeRule,
+        rules: SleepRules,
     ) -> WaitOutcome {
         // Acquire: pairs with the waker's SeqCst (release) change.
         let v = self.futex.value().load(Ordering::Acquire);
@@ -345,7 +380,7 @@ impl<'a> WaitWordRef<'a> {
                 blocked: false,
             };
         }
-        self.wait_slow(policy, deadline, v, &mut ready, on_wake)
+        self.wait_slow(policy, deadline, v, &mut ready, rules)
     }
 
     #[cold]
@@ -355,7 +390,7 @@ impl<'a> WaitWordRef<'a> {
         deadline: Deadline,
         mut v: u32,
         ready: &mut dyn FnMut(u32) -> bool,
-        on_wake: WakeRule,
+        rules: SleepRules,
     ) -> WaitOutcome {
         let budget = policy.poll_budget();
         // Polling phase (under loom the first load above was the poll: the
@@ -382,7 +417,7 @@ impl<'a> WaitWordRef<'a> {
                 };
             }
         }
-        self.block_until(deadline, ready, on_wake)
+        self.block_until(deadline, ready, rules)
     }
 
     /// The blocking phase: register as a sleeper, re-check, sleep, repeat.
@@ -390,36 +425,41 @@ impl<'a> WaitWordRef<'a> {
         &self,
         deadline: Deadline,
         ready: &mut dyn FnMut(u32) -> bool,
-        on_wake: WakeRule,
+        rules: SleepRules,
     ) -> WaitOutcome {
         let mut blocked = false;
         loop {
             // POLLING => REGISTERING
-            self.sleepers.fetch_add(1, Ordering::SeqCst);
+            let registered = Registered::new(self.sleepers);
             dekker_fence();
             let v = self.futex.value().load(Ordering::SeqCst);
             if ready(v) {
-                // REGISTERING => done, without sleeping. Relaxed: a stale
-                // non-zero count only costs a waker a needless wake call
-                // (module doc, "Memory ordering"); likewise below.
-                self.sleepers.fetch_sub(1, Ordering::Relaxed);
+                // REGISTERING => done, without sleeping.
+                drop(registered);
                 return WaitOutcome::Ready { value: v, blocked };
             }
             let timeout = deadline.remaining();
             if timeout == Some(std::time::Duration::ZERO) {
-                self.sleepers.fetch_sub(1, Ordering::Relaxed);
+                drop(registered);
                 return WaitOutcome::TimedOut { value: v, blocked };
             }
             // REGISTERING => ASLEEP (the kernel re-checks `v` atomically).
-            let slept = if on_wake == WakeRule::ReturnOnSignal {
+            let slept = if rules.cancellable {
+                let on_signal = if rules.return_on_signal {
+                    OnSignal::Return
+                } else {
+                    OnSignal::Retry
+                };
+                self.futex.wait_cancellable(v, timeout, on_signal)
+            } else if rules.return_on_signal {
                 self.futex.wait_interruptible(v, timeout)
             } else {
                 Ok(self.futex.wait(v, timeout))
             };
             blocked = true;
-            // ASLEEP => awake: unregister (Relaxed, as above), re-check.
+            // ASLEEP => awake: unregister, re-check.
+            drop(registered);
             // Acquire: pairs with the waker's SeqCst (release) change.
-            self.sleepers.fetch_sub(1, Ordering::Relaxed);
             let v = self.futex.value().load(Ordering::Acquire);
             if ready(v) {
                 return WaitOutcome::Ready { value: v, blocked };
@@ -429,14 +469,38 @@ impl<'a> WaitWordRef<'a> {
             if slept == Ok(FutexWait::TimedOut) || deadline.has_passed() {
                 return WaitOutcome::TimedOut { value: v, blocked };
             }
-            match (on_wake, slept) {
-                (WakeRule::Return, Ok(FutexWait::Woken)) => {
+            match slept {
+                Ok(FutexWait::Woken) if rules.return_when_woken => {
                     return WaitOutcome::Woken { value: v };
                 }
-                (_, Err(Interrupted)) => return WaitOutcome::Interrupted { value: v },
+                Err(Interrupted) => return WaitOutcome::Interrupted { value: v },
                 _ => {}
             }
         }
+    }
+}
+
+/// A waiter counted in `sleepers`, from its registration until this is
+/// dropped: on every return path, and on an unwind out of the sleep (a
+/// cancellation, or a signal handler's `pthread_exit`), so a thread that
+/// never comes back leaves no count behind.
+struct Registered<'a>(&'a AtomicU32);
+
+impl<'a> Registered<'a> {
+    /// POLLING => REGISTERING. SeqCst: the Dekker write (module doc).
+    #[inline]
+    fn new(sleepers: &'a AtomicU32) -> Self {
+        sleepers.fetch_add(1, Ordering::SeqCst);
+        Self(sleepers)
+    }
+}
+
+impl Drop for Registered<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // Relaxed: a stale non-zero count only costs a waker a needless
+        // wake call (module doc, "Memory ordering").
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

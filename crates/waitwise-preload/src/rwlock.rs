@@ -1,0 +1,1 @@
+//! `pthread_rwlock_*` (being written).
