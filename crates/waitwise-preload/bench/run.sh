@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks the interposer against the C library's own primitives on two
 # CPUs (taskset -c 0,1): barrier latency, contended mutex throughput, and
-# pigz/xz/zstd wall time (REPEATS pairs, default 5). Prints one line per comparison:
+# pigz/xz/zstd and a Python thread pool's wall time (REPEATS pairs, default 5). Prints one line per comparison:
 # the medians, their ratio, and the median of the ratios of adjacent pairs.
 #
 #   crates/waitwise-preload/bench/run.sh [REPEATS]
@@ -58,6 +58,14 @@ for threads in 2 4; do
     compare "$WORK/bench" mutex "$threads" 0.5
     echo "mutex $threads threads on 2 CPUs: glibc $G, waitwise $W lock/unlock per s; throughput ratio $(ratio "$W" "$G") (median pair ratio $(ratio "$R" 1))"
 done
+
+# A Python thread pool and queue (timed locks: sem_clockwait, condvars).
+if command -v python3 >/dev/null; then
+    compare python3 crates/waitwise-preload/bench/threadpool.py
+    echo "python thread pool on 2 CPUs: glibc $G s, waitwise $W s (medians, ratio $(ratio "$W" "$G")); median of $REPEATS pair ratios $(ratio "$R" 1)"
+else
+    echo "python thread pool: skipped, no python3 installed"
+fi
 
 # Real programs: wall time of compress + decompress, median of REPEATS.
 python3 - "$WORK/in" <<'PY'

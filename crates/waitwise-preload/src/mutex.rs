@@ -39,6 +39,13 @@
 //! - unlock: `any => UNLOCKED` (swap), `futex_wake(1)` only if it was
 //!   `CONTENDED`: no system call when nobody sleeps.
 //!
+//! A sleeper that glibc unwinds (its signal handler calls `pthread_exit`,
+//! or it is cancelled asynchronously; the lock is not a cancellation point)
+//! may have been handed the unlock's wake-up just before: its cleanup
+//! routine wakes one more sleeper, so the others are not left asleep on an
+//! unlocked word. A normal mutex's unlock also clears `__owner` if glibc's
+//! internal re-lock (a forwarded condvar's) set it.
+//!
 //! # Memory ordering
 //!
 //! Acquire RMWs take the lock, a Release swap releases it; sleeper and
