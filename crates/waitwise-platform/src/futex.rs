@@ -343,6 +343,9 @@ impl Futex {
 /// change (a semaphore's post, the last waiter leaving a condvar that is
 /// being destroyed) wake through this.
 #[cfg(not(loom))]
+// The pointer is never dereferenced in user space: only the kernel sees
+// the address, and it reads nothing there for a wake.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn wake_address(word: *const u32, count: u32) -> usize {
     let count = i32::try_from(count).unwrap_or(i32::MAX);
     // SAFETY: FUTEX_WAKE reads no user memory: the kernel only hashes the

@@ -69,13 +69,6 @@ pub mod sem;
 pub mod spin;
 pub mod time;
 
-/// Transitional: the body runs as is (panics abort through the hook set in
-/// [`on_load`]).
-#[inline(always)]
-pub(crate) fn abort_on_panic<R>(body: impl FnOnce() -> R) -> R {
-    body()
-}
-
 /// Every panic in this object aborts the process: an unwind must not
 /// reach the C program's frames, and a half-updated object must not be
 /// used again. The hook is this object's own (it links its own copy of

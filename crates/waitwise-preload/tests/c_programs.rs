@@ -191,3 +191,84 @@ fn process_shared_condvar_with_a_native_mutex_keeps_glibc_owner_field() {
     // asserts `__owner == 0`; the interposer's unlock must clear it.
     under_every_policy("pshared_cond_private_mutex", &[]);
 }
+
+#[test]
+fn rwlock_many_readers_hold_it_at_once() {
+    under_every_policy("rwlock", &["readers"]);
+}
+
+#[test]
+fn rwlock_writer_exclusion_4_threads() {
+    under_every_policy("rwlock", &["exclusion"]);
+}
+
+#[test]
+fn rwlock_mixed_readers_and_writers_every_variant() {
+    under_every_policy("rwlock", &["mixed"]);
+}
+
+#[test]
+fn rwlock_trylock_is_ebusy() {
+    run_ok(preloaded(compile("rwlock")).arg("try"));
+}
+
+#[test]
+fn rwlock_timed_and_clock_variants_time_out_or_succeed() {
+    under_every_policy("rwlock", &["timed"]);
+}
+
+#[test]
+fn rwlock_edeadlk_after_own_write_lock() {
+    run_ok(preloaded(compile("rwlock")).arg("edeadlk"));
+}
+
+#[test]
+fn rwlock_unlock_not_held_is_eperm_and_destroy_held_is_ebusy() {
+    run_ok(preloaded(compile("rwlock")).arg("eperm-ebusy"));
+}
+
+#[test]
+fn rwlock_reader_preferring_recursive_read_lock_does_not_deadlock() {
+    under_every_policy("rwlock", &["recursive"]);
+}
+
+#[test]
+fn rwlock_writer_preferring_kind_holds_new_readers_back() {
+    under_every_policy("rwlock", &["writer-preferring"]);
+}
+
+#[test]
+fn rwlock_static_initializers() {
+    run_ok(preloaded(compile("rwlock")).arg("static"));
+}
+
+#[test]
+fn rwlock_process_shared_is_forwarded() {
+    run_ok(preloaded(compile("rwlock")).arg("pshared"));
+}
+
+#[test]
+fn rwlock_functions_bind_to_the_interposer() {
+    let out = run_ok(preloaded(compile("rwlock")).arg("binding"));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "bound");
+}
+
+#[test]
+fn rwlock_reader_count_overflow_is_eagain() {
+    run_ok(preloaded(compile("rwlock")).arg("overflow"));
+}
+
+#[test]
+fn rwlock_forked_child_records_its_own_thread_id() {
+    run_ok(preloaded(compile("rwlock")).arg("fork-tid"));
+}
+
+#[test]
+fn rwlock_unwound_waiting_writer_lets_readers_in() {
+    // A writer waiting on a writer-preferring lock keeps new readers out;
+    // ended by its signal handler's pthread_exit or by an asynchronous
+    // cancellation, it must stop doing so (glibc keeps counting it).
+    for mode in ["unwound-writer-signal", "unwound-writer-async"] {
+        under_every_policy("rwlock", &[mode]);
+    }
+}

@@ -142,3 +142,83 @@ pub fn read_profile(path: &Path) -> Vec<serde_json::Value> {
     waitwise_model::fit::WaitProfile::from_json(&text).expect("waitwise model reads the profile");
     objects
 }
+
+/// A command for `program` running without the interposer (on glibc's own
+/// functions): the same environment as [`preloaded`] less `LD_PRELOAD`.
+pub fn native(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut cmd = preloaded(program);
+    cmd.env_remove("LD_PRELOAD");
+    cmd
+}
+
+/// Runs `cmd` with its output captured; a run still going after `limit` is
+/// killed and reported (a hang detector: set it well above the normal run
+/// time, never as a performance bound). Returns the output, success or not.
+pub fn run_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    // Drained on threads: a child filling a pipe must not stall.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let out = stdout.join().unwrap_or_default();
+            let err = stderr.join().unwrap_or_default();
+            panic!(
+                "{cmd:?} hung: killed after {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&err)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout reader"),
+        stderr: stderr.join().expect("stderr reader"),
+    }
+}
+
+/// [`run_within`], asserting success.
+pub fn run_ok_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    let out = run_within(cmd, limit);
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
