@@ -113,6 +113,10 @@ fn cancelled_cond_waiter_does_not_swallow_a_signal() {
 }
 
 #[test]
+#[ignore = "known bug, issue 12 stays open: a SIGCANCEL sent while the waiter's \
+            futex sleep had asynchronous cancellation enabled can be delivered after \
+            the wait returned, and glibc's handler then overwrites the thread's result \
+            with PTHREAD_CANCELED; run with --ignored"]
 fn cancelled_sem_waiter_does_not_swallow_a_post() {
     // glibc 2.36 does lose some of these wake-ups (a waiter woken by the
     // post and then cancelled before it takes the token; glibc bug 12683),
