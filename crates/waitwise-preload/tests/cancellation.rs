@@ -104,10 +104,10 @@ fn thread_pool_shuts_down_by_cancelling_idle_workers() {
 }
 
 #[test]
-#[ignore = "known bug, issue 12 stays open: under the interposer about one run in \
-            five has a cancelled condvar waiter exit with PTHREAD_CANCELED without \
-            running its cleanup handler (a race around the asynchronous-cancellation \
-            window of the futex sleep); run with --ignored"]
+#[ignore = "known bug, issue 12 stays open: a SIGCANCEL sent while the waiter's \
+            futex sleep had asynchronous cancellation enabled can be delivered after \
+            the wait returned, and glibc's handler then overwrites the thread's result \
+            with PTHREAD_CANCELED; run with --ignored"]
 fn cancelled_cond_waiter_does_not_swallow_a_signal() {
     check(&["lost-wake", "cond", "200"], &THREE);
 }
