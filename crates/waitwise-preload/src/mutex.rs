@@ -125,9 +125,10 @@ thread_local! {
     static TID: Cell<u32> = const { Cell::new(0) };
 }
 
-/// The calling thread's kernel id, as glibc stores it in `__owner`.
+/// The calling thread's kernel id, as glibc stores it in `__owner` (and
+/// in a rwlock's `__cur_writer`).
 #[inline]
-fn tid() -> u32 {
+pub(crate) fn tid() -> u32 {
     TID.with(|t| {
         let v = t.get();
         if v != 0 {

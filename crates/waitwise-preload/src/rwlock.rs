@@ -385,46 +385,6 @@ macro_rules! glibc {
 }
 
 // ---------------------------------------------------------------------
-// Thread ids.
-
-thread_local! {
-    /// The calling thread's id, cached (0: not yet asked).
-    static TID: Cell<u32> = const { Cell::new(0) };
-}
-
-/// The calling thread's kernel id, as glibc stores it in `__cur_writer`.
-#[inline]
-fn tid() -> u32 {
-    TID.with(|t| {
-        let v = t.get();
-        if v != 0 {
-            return v;
-        }
-        // SAFETY: gettid has no preconditions.
-        let v = unsafe { libc::gettid() } as u32;
-        t.set(v);
-        v
-    })
-}
-
-/// A forked child's only thread has a new id: forget the cached one.
-extern "C" fn forget_tid_in_child() {
-    TID.with(|t| t.set(0));
-}
-
-/// At load time (this module's own `.init_array` entry, next to the
-/// crate's): register the fork handler that keeps the id cache right.
-extern "C" fn register_fork_handler() {
-    // SAFETY: a valid handler with no preconditions; registering at load
-    // time is allowed.
-    unsafe { libc::pthread_atfork(None, None, Some(forget_tid_in_child)) };
-}
-
-#[used]
-#[link_section = ".init_array"]
-static RWLOCK_ON_LOAD: extern "C" fn() = register_fork_handler;
-
-// ---------------------------------------------------------------------
 // Futex operations on the futex half, with bit sets.
 
 /// How a sleep ended.
@@ -616,7 +576,7 @@ fn read_contended(
 ) -> c_int {
     // Relaxed: __cur_writer holds our id only while we hold the write lock
     // (module doc, "Memory ordering").
-    if seen & WRITE_LOCKED != 0 && l.cur_writer.load(Ordering::Relaxed) == tid() {
+    if seen & WRITE_LOCKED != 0 && l.cur_writer.load(Ordering::Relaxed) == crate::mutex::tid() {
         return EDEADLK;
     }
     match deadline() {
@@ -853,7 +813,7 @@ unsafe fn wrlock(
     // SAFETY: caller's contract.
     let l = unsafe { lock(rw) };
     if try_write(l) {
-        set_writer(l, tid());
+        set_writer(l, crate::mutex::tid());
         return 0;
     }
     write_contended(l, deadline)
@@ -890,7 +850,7 @@ fn try_write(l: &Lock) -> bool {
 
 #[cold]
 fn write_contended(l: &Lock, deadline: impl FnOnce() -> Result<Deadline, c_int>) -> c_int {
-    let me = tid();
+    let me = crate::mutex::tid();
     // Relaxed: __cur_writer holds our id only while we hold the write lock
     // (module doc, "Memory ordering"); STATE's load is a guess.
     if l.state.load(Ordering::Relaxed) & WRITE_LOCKED != 0
@@ -1174,7 +1134,7 @@ pub unsafe extern "C-unwind" fn pthread_rwlock_trywrlock(rw: *mut pthread_rwlock
     // SAFETY: caller's contract.
     let l = unsafe { lock(rw) };
     if try_write(l) {
-        set_writer(l, tid());
+        set_writer(l, crate::mutex::tid());
         0
     } else {
         EBUSY
@@ -1250,7 +1210,7 @@ pub unsafe extern "C-unwind" fn pthread_rwlock_unlock(rw: *mut pthread_rwlock_t)
     let s = l.state.load(Ordering::Relaxed);
     if s & WRITE_LOCKED != 0 {
         // Relaxed: module doc, "Memory ordering".
-        if l.cur_writer.load(Ordering::Relaxed) == tid() {
+        if l.cur_writer.load(Ordering::Relaxed) == crate::mutex::tid() {
             return write_unlock(l);
         }
         return EPERM;
