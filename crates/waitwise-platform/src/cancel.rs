@@ -25,8 +25,10 @@
 
 /// C functions a waiting thread may be unwound out of.
 mod sys {
+    use std::ffi::c_long;
     extern "C-unwind" {
         pub fn pthread_testcancel();
+        pub fn syscall(num: c_long, ...) -> c_long;
     }
 }
 
@@ -39,4 +41,164 @@ pub fn point() {
     // SAFETY: no preconditions; an unwind out of it is what a cancellation
     // point is for, and it is declared `C-unwind`.
     unsafe { sys::pthread_testcancel() };
+}
+
+/// The bits of glibc's per-thread `cancelhandling` word that say a
+/// cancellation signal is on its way (`nptl/descr.h`; unchanged since
+/// NPTL's first release): `pthread_cancel` of a thread whose type is
+/// asynchronous sets `CANCELING`, then sends `SIGCANCEL`, whose handler sets
+/// `CANCELED`.
+const CANCELING: u32 = 1 << 2;
+/// See [`CANCELING`].
+const CANCELED: u32 = 1 << 3;
+
+/// `cancelhandling`'s offset in glibc's thread descriptor, [`UNKNOWN`]
+/// until looked up, [`ABSENT`] where the C library does not describe it.
+static CANCELHANDLING_OFFSET: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(UNKNOWN);
+const UNKNOWN: usize = usize::MAX;
+const ABSENT: usize = usize::MAX - 1;
+
+/// Looks up where glibc keeps the calling thread's cancellation state.
+///
+/// glibc exports, for `libthread_db`, a descriptor of each field that a
+/// debugger reads: `_thread_db_pthread_cancelhandling` is three `u32`s
+/// (the field's size in bits, the element count, its offset in `struct
+/// pthread`). A C library without it (not glibc) or with a field that is
+/// not one 32-bit word gives [`ABSENT`].
+fn lookup_cancelhandling_offset() -> usize {
+    // SAFETY: dlsym with a NUL-terminated name and the RTLD_DEFAULT handle.
+    let desc = unsafe {
+        libc::dlsym(
+            libc::RTLD_DEFAULT,
+            c"_thread_db_pthread_cancelhandling".as_ptr(),
+        )
+    };
+    if desc.is_null() {
+        return ABSENT;
+    }
+    // SAFETY: glibc defines the symbol as `const uint32_t[3]`.
+    let [bits, count, offset] = unsafe { *(desc as *const [u32; 3]) };
+    if bits == 32 && count == 1 && offset % 4 == 0 {
+        offset as usize
+    } else {
+        ABSENT
+    }
+}
+
+/// The calling thread's `cancelhandling` word, where the C library is
+/// glibc and describes it.
+fn cancelhandling() -> Option<&'static std::sync::atomic::AtomicU32> {
+    use std::sync::atomic::Ordering::Relaxed; // a plain cache of one idempotent lookup
+    let mut offset = CANCELHANDLING_OFFSET.load(Relaxed);
+    if offset == UNKNOWN {
+        offset = lookup_cancelhandling_offset();
+        CANCELHANDLING_OFFSET.store(offset, Relaxed);
+    }
+    if offset == ABSENT {
+        return None;
+    }
+    // SAFETY: `pthread_self()` is glibc's `struct pthread` of the calling
+    // thread, which lives as long as the thread; the offset is the one
+    // glibc gives its debuggers for a 4-byte-aligned u32 field, which
+    // glibc itself accesses atomically.
+    Some(unsafe {
+        &*((libc::pthread_self() as *const u8).add(offset) as *const std::sync::atomic::AtomicU32)
+    })
+}
+
+/// Prepares [`finish_asynchronous_window`] (a `dlsym`, once per process),
+/// so that the lookup does not run inside a wait.
+pub fn prepare() {
+    let _ = cancelhandling();
+}
+
+/// Called right after a thread has switched from asynchronous back to
+/// deferred cancellation: waits until a cancellation signal that was sent
+/// while the type was still asynchronous has been delivered.
+///
+/// `pthread_cancel` reads the target's type, marks the request as in
+/// progress (`CANCELING`) and only then sends `SIGCANCEL`. If the target
+/// switches back to deferred in between, the signal arrives later, at any
+/// point in the thread's life: glibc's handler then writes
+/// `PTHREAD_CANCELED` into the thread's result even though the thread went
+/// on (it may already have returned its own result from its start
+/// routine). glibc closes the window for its own cancellation points the
+/// same way (`__pthread_disable_asynccancel`): a thread leaving the
+/// window sleeps on `cancelhandling` while the request is in progress but
+/// not yet delivered; the signal's delivery interrupts the sleep, its
+/// handler sets `CANCELED`, and the request then stays pending (deferred)
+/// for the next cancellation point. A C library that does not describe the
+/// field makes this a no-op.
+pub fn finish_asynchronous_window() {
+    use std::sync::atomic::Ordering::Relaxed; // glibc reads and writes it relaxed too; the futex decides
+    let Some(word) = cancelhandling() else { return };
+    // A bound in case a C library ever leaves CANCELING set without a
+    // signal: give up after about a second of waits (the signal is normally
+    // delivered within microseconds; a sender preempted between its mark and
+    // its `tgkill` delays it by a scheduler time slice).
+    const ROUNDS: u32 = 1000;
+    let tick = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 1_000_000,
+    };
+    for _ in 0..ROUNDS {
+        let v = word.load(Relaxed);
+        if v & (CANCELING | CANCELED) != CANCELING {
+            return;
+        }
+        // SAFETY: a private futex wait on a live, aligned u32 with a
+        // relative timeout; a delivered signal or a changed value ends it.
+        unsafe {
+            sys::syscall(
+                libc::SYS_futex,
+                word.as_ptr(),
+                libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                v,
+                &tick as *const libc::timespec,
+            )
+        };
+    }
+}
+
+#[cfg(all(test, not(loom), target_env = "gnu"))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering::Relaxed;
+
+    const PTHREAD_CANCEL_ASYNCHRONOUS: std::ffi::c_int = 1;
+    extern "C-unwind" {
+        fn pthread_setcanceltype(
+            kind: std::ffi::c_int,
+            old: *mut std::ffi::c_int,
+        ) -> std::ffi::c_int;
+    }
+
+    /// The word found through glibc's debugger descriptor is this thread's
+    /// cancellation state: its type bit follows `pthread_setcanceltype`.
+    #[test]
+    fn glibc_cancelhandling_follows_the_cancellation_type() {
+        std::thread::spawn(|| {
+            let word = cancelhandling().expect("glibc describes cancelhandling");
+            const TYPE_ASYNC: u32 = 1 << 1;
+            assert_eq!(word.load(Relaxed) & TYPE_ASYNC, 0);
+            let mut old = 0;
+            // SAFETY: a type switch of the calling thread; nothing here is a
+            // cancellation point and nobody cancels this thread.
+            unsafe { pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &mut old) };
+            let with_async = word.load(Relaxed);
+            // SAFETY: as above, restoring the old type.
+            unsafe { pthread_setcanceltype(old, std::ptr::null_mut()) };
+            assert_ne!(with_async & TYPE_ASYNC, 0);
+            assert_eq!(word.load(Relaxed) & TYPE_ASYNC, 0);
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// Without a cancellation in flight, leaving the window returns at once.
+    #[test]
+    fn finishing_a_window_without_a_cancel_returns() {
+        finish_asynchronous_window();
+    }
 }

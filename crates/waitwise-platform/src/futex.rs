@@ -99,6 +99,8 @@ mod sys {
     ) -> c_long {
         let mut old = PTHREAD_CANCEL_DEFERRED;
         if cancellable == Cancellable::Yes {
+            // The once-per-process lookup, before the window opens.
+            crate::cancel::prepare();
             // SAFETY: `old` is writable; switching the calling thread's
             // cancellation type has no other precondition.
             unsafe { pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &mut old) };
@@ -122,6 +124,11 @@ mod sys {
             let errno = unsafe { *libc::__errno_location() };
             // SAFETY: restoring the type saved above.
             unsafe { pthread_setcanceltype(old, std::ptr::null_mut()) };
+            if old == PTHREAD_CANCEL_DEFERRED {
+                // A cancel sent while the window was open must land before
+                // the thread goes on (glibc's __pthread_disable_asynccancel).
+                crate::cancel::finish_asynchronous_window();
+            }
             // SAFETY: as above.
             unsafe { *libc::__errno_location() = errno };
         }

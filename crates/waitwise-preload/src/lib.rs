@@ -91,6 +91,7 @@ extern "C" fn on_load() {
     barrier::load();
     profile::load();
     mutex::register_fork_handler();
+    waitwise_platform::cancel::prepare();
 }
 
 /// At exit (`exit` or return from `main`; not `_exit`): write the profile.

@@ -103,20 +103,18 @@ fn thread_pool_shuts_down_by_cancelling_idle_workers() {
     check(&["pool"], &THREE);
 }
 
+/// Also the regression test of a cancel that lands late: `pthread_cancel`
+/// marks the request, then sends `SIGCANCEL`; a waiter that left its
+/// asynchronous window in between must wait for the signal
+/// (`cancel::finish_asynchronous_window`), or glibc's handler later
+/// overwrites the thread's result with `PTHREAD_CANCELED` although it took
+/// the token and returned.
 #[test]
-#[ignore = "known bug, issue 12 stays open: a SIGCANCEL sent while the waiter's \
-            futex sleep had asynchronous cancellation enabled can be delivered after \
-            the wait returned, and glibc's handler then overwrites the thread's result \
-            with PTHREAD_CANCELED; run with --ignored"]
 fn cancelled_cond_waiter_does_not_swallow_a_signal() {
     check(&["lost-wake", "cond", "200"], &THREE);
 }
 
 #[test]
-#[ignore = "known bug, issue 12 stays open: a SIGCANCEL sent while the waiter's \
-            futex sleep had asynchronous cancellation enabled can be delivered after \
-            the wait returned, and glibc's handler then overwrites the thread's result \
-            with PTHREAD_CANCELED; run with --ignored"]
 fn cancelled_sem_waiter_does_not_swallow_a_post() {
     // glibc 2.36 does lose some of these wake-ups (a waiter woken by the
     // post and then cancelled before it takes the token; glibc bug 12683),
