@@ -107,7 +107,7 @@ pub struct Written {
 
 /// The machine description at the top of the report.
 fn machine_text(p: &Probe) -> String {
-    p.to_text()
+    probe::to_text(p)
 }
 
 /// Writes the report for already-run sections.

@@ -65,19 +65,17 @@ fn main() -> std::process::ExitCode {
         eprintln!("waitwise: {e:#}");
         return std::process::ExitCode::from(2);
     }
-    // Measure B now, while this process runs nothing else: measured lazily
-    // inside an experiment, it would time hand-offs against the
-    // experiment's own busy threads. Experiments spend up to 0.4 s on a settled
-    // B (8 spaced calibrations: the wake-up cost on a VM switches modes
-    // over tens of ms, and their results hinge on B); the other commands
-    // take the quick one.
+    // Experiments fix B now, while this process runs nothing else:
+    // measured inside an experiment, it would time hand-offs against the
+    // experiment's own busy threads. They spend up to 0.4 s on a settled B
+    // (8 spaced calibrations: the wake-up cost on a VM switches modes over
+    // tens of ms, and their results hinge on B). The other commands
+    // measure nothing up front.
     if cli.command.runs_experiments() {
         let _ = waitwise::policy::block_cost::settle_block_cost(
             SETTLE_REPEATS,
             std::time::Duration::from_millis(10),
         );
-    } else {
-        let _ = waitwise::policy::block_cost();
     }
     let result = match cli.command {
         Command::Probe(args) => commands::probe::run(&args),

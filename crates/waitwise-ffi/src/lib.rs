@@ -12,7 +12,7 @@
 //! | `condvar.rs` | `waitwise_condvar_t` | [`waitwise_core::condvar::Condvar`] |
 //! | `semaphore.rs` | `waitwise_semaphore_t` | [`waitwise_core::semaphore::Semaphore`] |
 //! | `policy.rs` | `waitwise_policy_t` (a value) | [`waitwise_core::Policy`] |
-//! | `probe.rs` | `char *` JSON | `waitwise_bench::probe::Probe` |
+//! | `probe.rs` | `char *` JSON | [`waitwise_core::probe::Probe`] |
 //!
 //! `error.rs` holds the return codes and [`error::boundary`], which every
 //! `extern "C"` body runs in so that no panic unwinds into C.

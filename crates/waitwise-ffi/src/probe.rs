@@ -23,7 +23,7 @@ pub unsafe extern "C" fn waitwise_probe_json(out: *mut *mut c_char) -> c_int {
         // SAFETY: non-NULL and writable by the caller's contract. NULL first,
         // so that every error (a panic included) leaves `*out` defined.
         unsafe { out.write(std::ptr::null_mut()) };
-        let probe = waitwise_bench::probe::run().map_err(|_| Error::Io)?;
+        let probe = waitwise_core::probe::run().map_err(|_| Error::Io)?;
         let json = serde_json::to_string(&probe).map_err(|_| Error::Internal)?;
         // JSON text escapes control characters, so it holds no NUL byte.
         let json = CString::new(json).map_err(|_| Error::Internal)?;

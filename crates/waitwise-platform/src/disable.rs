@@ -28,7 +28,8 @@ use crate::features::{self, CpuFeatures};
 pub const ENV_VAR: &str = "WAITWISE_DISABLE";
 
 /// A hardware wait that `WAITWISE_DISABLE` can switch off.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum HwWait {
     /// UMONITOR + UMWAIT (WAITPKG).
     Umwait,
@@ -138,6 +139,7 @@ impl DisabledSet {
 }
 
 /// Serialized as the list of names, e.g. `["umwait","mwaitx"]`.
+#[cfg(feature = "serde")]
 impl serde::Serialize for DisabledSet {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.iter().map(HwWait::name))

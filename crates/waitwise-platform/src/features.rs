@@ -50,7 +50,8 @@ const DENVERTON_MODEL: u32 = 0x5F;
 const DENVERTON_CRYSTAL_HZ: u64 = 25_000_000;
 
 /// CPU vendor, from the leaf 0 vendor string.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum Vendor {
     /// `GenuineIntel`
     Intel,
@@ -90,7 +91,8 @@ impl Vendor {
 }
 
 /// What the CPU advertises, as far as waiting is concerned.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CpuFeatures {
     /// Vendor.
     pub vendor: Vendor,
@@ -113,9 +115,10 @@ pub struct CpuFeatures {
     ///    any vendor: that times 10^6. Linux derives the crystal from it
     ///    (`base * EAX / EBX`) and multiplies back, which lands on the same
     ///    value up to its kHz rounding.
-    /// 4. Otherwise `None` (AMD and most VMs): measure it instead.
-    ///
-    /// Hypervisor timing leaves (`0x4000_0010`) are not consulted.
+    /// 4. Under a hypervisor (leaf 1 ECX bit 31) whose leaf `0x4000_0000`
+    ///    lists the timing leaf `0x4000_0010` (VMware's, also offered by
+    ///    KVM and others when configured): its EAX, the TSC rate in kHz.
+    /// 5. Otherwise `None` (AMD and most VMs): the cycle clock learns it.
     pub tsc_hz: Option<u64>,
     /// Bytes a monitored word must own so that neighbours cause no false
     /// wake-ups; a power of two. The rule:
@@ -254,8 +257,21 @@ fn tsc_hz<S: CpuidSource>(leaves: &Leaves<'_, S>, vendor: &Vendor) -> Option<u64
         }
     }
     let base_mhz = u64::from(leaves.get(0x16, 0).eax & 0xFFFF);
-    (base_mhz != 0).then(|| base_mhz * 1_000_000)
+    if base_mhz != 0 {
+        return Some(base_mhz * 1_000_000);
+    }
+    let under_hypervisor = leaves.get(1, 0).ecx & (1 << 31) != 0;
+    if under_hypervisor && leaves.src.cpuid(HYPERVISOR_BASE, 0).eax >= HYPERVISOR_TIMING_LEAF {
+        let khz = u64::from(leaves.src.cpuid(HYPERVISOR_TIMING_LEAF, 0).eax);
+        return (khz != 0).then(|| khz * 1_000);
+    }
+    None
 }
+
+/// First leaf of the hypervisor range; its EAX is the highest such leaf.
+const HYPERVISOR_BASE: u32 = 0x4000_0000;
+/// The hypervisor's timing leaf: EAX is the TSC rate in kHz.
+const HYPERVISOR_TIMING_LEAF: u32 = 0x4000_0010;
 
 /// Monitor line size by the rule documented on
 /// [`CpuFeatures::monitor_line_bytes`].
@@ -425,6 +441,19 @@ mod tests {
             [0x0000_0000, 0x0000_0000, 0x0000_0000, 0x0000_0100],
         ),
     ];
+
+    #[test]
+    fn a_hypervisor_timing_leaf_gives_the_tsc_rate() {
+        let mut rows = EPYC_KVM_GUEST.to_vec();
+        rows.push((0x4000_0000, 0, [0x4000_0010, 0x4b4d_564b, 0x564b_4d56, 0x4d]));
+        rows.push((0x4000_0010, 0, [2_596_000, 1_000_000, 0, 0]));
+        assert_eq!(decode(&RecordedCpuid::from_rows(&rows)).tsc_hz, Some(2_596_000_000));
+        // The recorded guest lists no timing leaf (its max is 0x4000_0001).
+        let mut rows = EPYC_KVM_GUEST.to_vec();
+        rows.push((0x4000_0000, 0, [0x4000_0001, 0x4b4d_564b, 0x564b_4d56, 0x4d]));
+        rows.push((0x4000_0010, 0, [2_596_000, 1_000_000, 0, 0]));
+        assert_eq!(decode(&RecordedCpuid::from_rows(&rows)).tsc_hz, None);
+    }
 
     #[test]
     fn sapphire_rapids_decodes() {

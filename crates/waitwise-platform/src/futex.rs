@@ -12,6 +12,9 @@
 //!   report `EINTR` as POSIX says (the interposer's `sem_wait`).
 //! - [`Futex::wake`] / [`Futex::wake_all`]: wake one / every sleeper.
 //!
+//! Every wake and every kernel wake-up feeds [`crate::wake_latency`], which
+//! learns the cost of a sleep/wake cycle from the program's own wake-ups.
+//!
 //! Under `--cfg loom` the word is a loom atomic and sleeping is a loom
 //! `Mutex` + `Condvar`, which gives exactly the futex guarantee that matters
 //! for correctness: a waiter that checked the word before a change and a waker
@@ -247,10 +250,12 @@ impl Futex {
         cancellable: Cancellable,
     ) -> Result<FutexWait, Interrupted> {
         let ts_ptr = deadline.map_or(std::ptr::null(), |ts| ts as *const libc::timespec);
+        let since = crate::wake_latency::falling_asleep();
         // SAFETY: `self.value` is a valid, aligned u32 for the whole call;
         // `ts_ptr` is null or points at a live timespec.
         let rc = unsafe { sys::futex_wait(self.value.as_ptr(), expected, ts_ptr, cancellable) };
         if rc == 0 {
+            crate::wake_latency::woken(self.value.as_ptr(), since);
             return Ok(FutexWait::Woken);
         }
         match errno() {
@@ -355,6 +360,7 @@ impl Futex {
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn wake_address(word: *const u32, count: u32) -> usize {
     let count = i32::try_from(count).unwrap_or(i32::MAX);
+    crate::wake_latency::waking(word);
     // SAFETY: FUTEX_WAKE reads no user memory: the kernel only hashes the
     // address (a private futex) and wakes the sleepers queued on it.
     let rc = unsafe {

@@ -16,6 +16,8 @@
 //! | [`arch`] | tiny `#[inline]` wrappers over PAUSE, UMONITOR/UMWAIT/TPAUSE, MONITORX/MWAITX, RDTSC(P) |
 //! | [`thread`] | yielding and the calling thread's CPU time |
 //! | [`once`] | a lazily computed value that a `fork()` at any moment cannot leave half done |
+//! | [`machine`] | which machine this is (CPU model, kernel, hypervisor), for keying measurements |
+//! | [`wake_latency`] | the wake-up latency of futex sleeps, learned from the program's own wake-ups (`B`) |
 //! | [`cancel`] | POSIX thread cancellation at the waits that are cancellation points |
 //! | [`shim`] | atomics and spin hints routed through one place so `loom` can replace them |
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -29,7 +31,10 @@ pub mod cpuid;
 pub mod disable;
 pub mod features;
 pub mod futex;
+pub mod machine;
 pub mod once;
 pub mod shim;
 pub mod thread;
 pub mod topology;
+#[cfg(not(loom))]
+pub mod wake_latency;

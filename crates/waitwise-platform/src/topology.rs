@@ -36,7 +36,8 @@ use std::path::{Path, PathBuf};
 pub const MAX_CPU: usize = 65_535;
 
 /// The topology of one online CPU.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CpuTopology {
     /// CPU number, as the kernel numbers it (`cpuN`).
     pub cpu: usize,
@@ -52,7 +53,8 @@ pub struct CpuTopology {
 }
 
 /// The CPU topology of a machine.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Topology {
     /// One entry per online CPU, ascending by [`CpuTopology::cpu`].
     pub cpus: Vec<CpuTopology>,

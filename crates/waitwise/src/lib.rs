@@ -12,7 +12,12 @@
 //!   randomized);
 //! - [`WaitWord`]: the engine that runs a policy on a futex word, and lets
 //!   wakers skip the system call when nobody sleeps;
-//! - primitives built on it: [`Event`].
+//! - primitives built on it: [`Event`];
+//! - [`probe`]: what this machine offers for waiting and what waiting costs
+//!   here, as data (`waitwise probe` and the C ABI print it).
+//!
+//! The `serde` feature (off by default) makes the data types serializable:
+//! profiles, the probe, block costs, mechanisms and kinds.
 //!
 //! The platform layer (`waitwise_platform`, re-exported as [`platform`]) is
 //! the only code that touches libc or inline assembly.
@@ -28,6 +33,9 @@ pub mod mechanism;
 pub mod mutex;
 pub mod options;
 pub mod policy;
+// The probe measures the real machine; loom models have nothing to measure.
+#[cfg(not(loom))]
+pub mod probe;
 pub mod profile;
 pub mod semaphore;
 pub mod wait_word;

@@ -11,9 +11,8 @@
 //! Bucket `i` counts waits that lasted `[2^i, 2^(i+1))` ns (bucket 0 also
 //! holds waits under 1 ns); the last bucket holds everything longer.
 
-use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use waitwise_platform::once::ForkSafeOnce;
 use waitwise_platform::clock::cycle_clock;
 
 /// Number of log2 buckets: up to 2^40 ns ≈ 18 minutes.
@@ -75,7 +74,8 @@ impl WaitHistogram {
 
 /// A recorded wait-time histogram, the exchange format between the
 /// primitives, the C interposer's profile file and `waitwise model fit`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct WaitProfile {
     /// Synchronization kind of the object ("barrier", "mutex", ...).
     pub kind: String,
@@ -89,7 +89,7 @@ pub struct WaitProfile {
 
 /// Whether `WAITWISE_PROFILE` asks for profiling of every object.
 pub fn profiling_from_env() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
+    static ON: ForkSafeOnce<bool> = ForkSafeOnce::new();
     *ON.get_or_init(|| {
         std::env::var_os("WAITWISE_PROFILE").is_some_and(|v| !v.is_empty() && v != "0")
     })
@@ -172,6 +172,14 @@ mod tests {
         assert_eq!(p.total_waits, 2);
         assert_eq!(p.blocks, 1);
         assert_eq!(p.buckets.len(), BUCKETS);
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn json_round_trip() {
+        let on = Profiler::enabled(true);
+        on.finish(on.start(), true);
+        let p = on.snapshot("mutex").unwrap();
         let json = serde_json::to_string(&p).unwrap();
         assert_eq!(serde_json::from_str::<WaitProfile>(&json).unwrap(), p);
     }

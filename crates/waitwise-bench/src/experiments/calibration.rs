@@ -1123,7 +1123,7 @@ impl ExperimentOutput for CalibrationResult {
 
     fn notes(&self) -> Vec<String> {
         let mut n = Vec::new();
-        let source = match self.block_cost.source {
+        let source = match &self.block_cost.source {
             waitwise::policy::BlockCostSource::Measured {
                 futex_round_trip_ns,
                 spin_round_trip_ns,
@@ -1131,8 +1131,14 @@ impl ExperimentOutput for CalibrationResult {
                 format!("measured: futex round trip {futex_round_trip_ns:.0} ns, polling round trip {spin_round_trip_ns:.0} ns")
             }
             waitwise::policy::BlockCostSource::Environment => "from WAITWISE_BLOCK_NS".into(),
+            waitwise::policy::BlockCostSource::MachineProfile { path } => {
+                format!("from the machine profile {path}")
+            }
             waitwise::policy::BlockCostSource::Fallback => {
                 "fallback constant: the measurement could not run".into()
+            }
+            waitwise::policy::BlockCostSource::Learned { samples } => {
+                format!("learned from {samples} wake-ups of this process")
             }
         };
         n.push(format!(

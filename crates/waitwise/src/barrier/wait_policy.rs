@@ -34,7 +34,7 @@
 use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind, ALPHA_UNIFORM};
-use std::sync::OnceLock;
+use waitwise_platform::once::ForkSafeOnce;
 
 /// `alpha` for the nodes between the leaves and the root of a tree barrier:
 /// half the root's. Guessed: Lim & Agarwal (section 6.2) give only the two
@@ -45,7 +45,7 @@ pub const INNER_ALPHA: f64 = ALPHA_UNIFORM / 2.0;
 /// quota, as `std::thread::available_parallelism` reads them), read once.
 /// 1 when it cannot be read.
 pub fn allowed_cpus() -> usize {
-    static CPUS: OnceLock<usize> = OnceLock::new();
+    static CPUS: ForkSafeOnce<usize> = ForkSafeOnce::new();
     *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 

@@ -8,14 +8,14 @@
 //! `pause`.
 
 use super::MechanismWait;
-use serde::Serialize;
 use std::cell::RefCell;
 use std::hint::black_box;
 use waitwise_platform::clock::{cycle_clock, Deadline};
 use waitwise_platform::shim::{AtomicU32, Ordering};
 
 /// The long-latency operation in the loop body.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum DelayKind {
     /// A dependent chain of 64-bit integer divisions.
     IntDiv,

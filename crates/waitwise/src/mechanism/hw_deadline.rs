@@ -7,8 +7,38 @@
 //!   that early expiry the instruction sets CF and the loop re-arms.
 //! - MWAITX takes a **relative** tick count in EBX (32 bits).
 //!
-//! Ticks are TSC ticks: hardware waits only run when the cycle clock is the
-//! TSC (see [`super::hw_wait_status`]).
+//! The cycle clock counts nanoseconds; [`in_tsc`] turns its deadlines into
+//! TSC values. Hardware waits run only on CPUs with an invariant TSC (see
+//! [`super::hw_wait_status`]); until the clock knows the TSC's rate, each
+//! wait runs to the OS cap (or its slice) and the loop checks the deadline
+//! on the cycle clock.
+
+use super::MechanismWait;
+use waitwise_platform::clock::{cycle_clock, Deadline};
+
+/// TSC rate assumed for a TPAUSE slice while the real one is not known
+/// yet. Guessed: a typical server TSC (2-3.5 GHz); a slice off by 2x only
+/// changes how often the waiter polls.
+pub const ASSUMED_TSC_HZ: u64 = 3_000_000_000;
+
+/// `deadline` as an absolute TSC value for one hardware wait: `Ok(None)`
+/// for no limit (also while the TSC's rate is unknown: the loop re-checks),
+/// `Err(TimedOut)` once the deadline has passed on the cycle clock.
+#[inline]
+pub fn in_tsc(deadline: Deadline) -> Result<Option<u64>, MechanismWait> {
+    match deadline.ticks() {
+        None => Ok(None),
+        Some(_) if deadline.has_passed() => Err(MechanismWait::TimedOut),
+        Some(ns) => Ok(cycle_clock().tsc_at(ns)),
+    }
+}
+
+/// `ns` nanoseconds in TSC ticks at `hz` (or [`ASSUMED_TSC_HZ`]).
+#[inline]
+pub fn ns_in_tsc_ticks(ns: u64, hz: Option<u64>) -> u64 {
+    let ticks = u128::from(ns) * u128::from(hz.unwrap_or(ASSUMED_TSC_HZ)) / 1_000_000_000;
+    u64::try_from(ticks).unwrap_or(u64::MAX)
+}
 
 /// The absolute deadline for one UMWAIT/TPAUSE: the caller's deadline, or,
 /// for a wait without one, the largest representable TSC value (the OS cap

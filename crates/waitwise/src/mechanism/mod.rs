@@ -35,7 +35,6 @@ pub mod yielding;
 
 pub use delay::DelayKind;
 
-use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
 use waitwise_platform::clock::Deadline;
@@ -52,7 +51,8 @@ pub enum MechanismWait {
 }
 
 /// Which C0 sub-state UMWAIT/TPAUSE request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum WaitpkgState {
     /// C0.1: lighter, faster wake-up.
     C01,
@@ -94,7 +94,8 @@ pub enum Mechanism {
 }
 
 /// Whether a mechanism runs as asked on this CPU, and what runs instead.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Availability {
     /// Runs as asked.
     pub available: bool,
@@ -261,10 +262,7 @@ pub fn hw_wait_status(hw: HwWait) -> Result<(), String> {
             return Err("disabled by WAITWISE_DISABLE".into());
         }
     }
-    if !matches!(
-        waitwise_platform::clock::cycle_clock().source(),
-        waitwise_platform::clock::ClockSource::Tsc { .. }
-    ) {
+    if !f.invariant_tsc {
         return Err("no invariant TSC for its deadline".into());
     }
     debug_assert!(disable::hw_wait_usable(hw));
@@ -293,7 +291,8 @@ impl FromStr for Mechanism {
     }
 }
 
-impl Serialize for Mechanism {
+#[cfg(feature = "serde")]
+impl serde::Serialize for Mechanism {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
     }

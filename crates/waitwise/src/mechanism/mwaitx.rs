@@ -11,7 +11,7 @@ use waitwise_platform::shim::{AtomicU32, Ordering};
 /// Waits until `word != current` or `deadline` passes.
 ///
 /// Only called through [`super::Mechanism::wait_for_change`], which runs it
-/// only when MONITORX is usable and the cycle clock is the TSC.
+/// only when MONITORX is usable and the TSC invariant.
 #[inline]
 pub fn wait(word: &AtomicU32, current: u32, deadline: Deadline) -> MechanismWait {
     debug_assert!(super::hw_wait_status(waitwise_platform::disable::HwWait::Mwaitx).is_ok());
@@ -27,7 +27,11 @@ pub fn wait(word: &AtomicU32, current: u32, deadline: Deadline) -> MechanismWait
         if v != current {
             return MechanismWait::Changed(v);
         }
-        let Some(timer) = hw_deadline::mwaitx_timer(arch::read_tsc(), deadline.ticks()) else {
+        let limit = match hw_deadline::in_tsc(deadline) {
+            Ok(limit) => limit,
+            Err(timed_out) => return timed_out,
+        };
+        let Some(timer) = hw_deadline::mwaitx_timer(arch::read_tsc(), limit) else {
             return MechanismWait::TimedOut;
         };
         // SAFETY: as above.

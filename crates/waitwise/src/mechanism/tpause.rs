@@ -15,18 +15,22 @@ pub const TPAUSE_SLICE_NS: u64 = 1_000;
 /// Waits until `word != current` or `deadline` passes.
 ///
 /// Only called through [`super::Mechanism::wait_for_change`], which runs it
-/// only when WAITPKG is usable and the cycle clock is the TSC.
+/// only when WAITPKG is usable and the TSC invariant.
 #[inline]
 pub fn wait(word: &AtomicU32, current: u32, deadline: Deadline) -> MechanismWait {
     debug_assert!(super::hw_wait_status(waitwise_platform::disable::HwWait::Tpause).is_ok());
-    let slice = cycle_clock().ns_to_ticks(TPAUSE_SLICE_NS);
+    let slice = hw_deadline::ns_in_tsc_ticks(TPAUSE_SLICE_NS, cycle_clock().tsc_hz());
     loop {
         // Acquire: a waiter that sees the new value sees the writer's prior writes.
         let v = word.load(Ordering::Acquire);
         if v != current {
             return MechanismWait::Changed(v);
         }
-        let Some(end) = hw_deadline::slice_deadline(arch::read_tsc(), slice, deadline.ticks())
+        let limit = match hw_deadline::in_tsc(deadline) {
+            Ok(limit) => limit,
+            Err(timed_out) => return timed_out,
+        };
+        let Some(end) = hw_deadline::slice_deadline(arch::read_tsc(), slice, limit)
         else {
             return MechanismWait::TimedOut;
         };

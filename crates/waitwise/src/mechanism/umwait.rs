@@ -16,7 +16,7 @@ use waitwise_platform::shim::{AtomicU32, Ordering};
 /// Waits until `word != current` or `deadline` passes.
 ///
 /// Only called through [`super::Mechanism::wait_for_change`], which runs it
-/// only when WAITPKG is usable and the cycle clock is the TSC.
+/// only when WAITPKG is usable and the TSC invariant.
 #[inline]
 pub fn wait(
     word: &AtomicU32,
@@ -37,8 +37,11 @@ pub fn wait(
         if v != current {
             return MechanismWait::Changed(v);
         }
-        let Some(tsc_deadline) = hw_deadline::waitpkg_deadline(arch::read_tsc(), deadline.ticks())
-        else {
+        let limit = match hw_deadline::in_tsc(deadline) {
+            Ok(limit) => limit,
+            Err(timed_out) => return timed_out,
+        };
+        let Some(tsc_deadline) = hw_deadline::waitpkg_deadline(arch::read_tsc(), limit) else {
             return MechanismWait::TimedOut;
         };
         // SAFETY: as above, WAITPKG is advertised and allowed. The return

@@ -1,4 +1,5 @@
-//! `B`, the cost of blocking, measured on this machine.
+//! `B`, the cost of blocking on this machine: where a process starts from,
+//! and how it learns the real one while it runs.
 //!
 //! **Definition.** `B` is the waiter's extra cost of one futex sleep/wake
 //! cycle over a polling hand-off: the time from the notifier's store until
@@ -7,47 +8,53 @@
 //! waiter pays for choosing to block (the unload/reload of the thread), and a
 //! two-phase waiter polls for `alpha * B` before paying it.
 //!
-//! **Measurement.** Two threads hand a token back and forth, first by polling
-//! (PAUSE loop), then by futex sleep/wake with each side asleep before it is
-//! woken. One round trip is two hand-offs, so
-//! `B = (median futex round trip - fastest polling round trip) / 2`. The
-//! polling figure is the minimum because a polling round trip is slower than
-//! its best only when a partner was descheduled (a busy machine). When
+//! **No measurement inside a wait.** A process's `B` starts from an
+//! explicit, documented source ([`starting_block_cost`], read once, in
+//! microseconds, with no thread and no busy loop):
+//!
+//! 1. `WAITWISE_BLOCK_NS`, if set and valid;
+//! 2. else this machine's profile, saved by `waitwise probe --save`
+//!    ([`machine_profile`](super::machine_profile): a per-user cache file
+//!    keyed by CPU model, kernel and hypervisor);
+//! 3. else [`FALLBACK_BLOCK_NS`].
+//!
+//! Then it is **learned from the blocks the program really does**: a waker
+//! stamps the clock before its `futex_wake`, the woken sleeper measures its
+//! own wake-up, and the median of the last 64 such wake-ups
+//! (`waitwise_platform::wake_latency`) replaces the starting value once
+//! there are 16 of them ([`block_cost`] says which is in force). On a
+//! virtual machine, where a wake-up costs ~3 µs or ~20 µs depending on the
+//! hypervisor's mode, the learned value follows the mode the program meets
+//! instead of freezing one of them.
+//!
+//! **Measurement, for the tools.** [`measure_block_cost`] and
+//! [`measure_block_cost_settled`] time hand-offs between two threads: first
+//! by polling (PAUSE loop), then by futex sleep/wake with each side asleep
+//! before it is woken. One round trip is two hand-offs, so
+//! `B = (median futex round trip - fastest polling round trip) / 2`. When
 //! polling round trips come out slower than futex ones, the two threads
 //! shared one CPU (a busy machine) and `B = median futex round trip / 2`.
-//! It runs once per process, lazily, on the first two-phase wait, within
-//! [`CALIBRATION_BUDGET`]; the result is cached. `WAITWISE_BLOCK_NS`
-//! overrides it (a rejected value is reported and the measurement kept).
-//!
-//! **When to measure.** On a virtual machine, waking a thread whose CPU went
-//! idle costs far more than waking one on a busy CPU (the idle vCPU halted
-//! through the hypervisor: ~20 µs against ~3 µs on the project's 2-vCPU
-//! guest). Measured lazily in the middle of a busy workload, `B` comes out
-//! low. Programs that can should call [`block_cost`] once at start-up, before
-//! their threads get busy (the `waitwise` tool and its benchmarks do), or set
-//! `WAITWISE_BLOCK_NS`.
-//!
-//! **Modes.** On the same guest the wake-up cost also switches between
-//! modes lasting tens of milliseconds (~4 µs and ~35 µs one way), so one
-//! 40 ms calibration may see either. [`settle_block_cost`] spends a few
-//! hundred milliseconds on several spaced calibrations and keeps their
-//! mean; the `waitwise` tool does that before its experiments.
+//! The `waitwise` tool and the benchmarks call [`settle_block_cost`], which
+//! measures and then fixes `B` for the rest of the process (an experiment
+//! wants one known `B`, not one that drifts with its own wake-ups).
 
 use super::env;
-use serde::Serialize;
 use std::sync::OnceLock;
+use waitwise_platform::once::ForkSafeOnce;
 use std::time::Duration;
 #[cfg(not(loom))]
 use std::time::Instant;
 
-/// Wall-time budget of the calibration (the bound is 50 ms).
+/// Wall-time budget of one calibration (tools only).
 pub const CALIBRATION_BUDGET: Duration = Duration::from_millis(40);
 /// Polling round trips measured (at most; the budget may cut them short).
 pub const SPIN_ROUND_TRIPS: usize = 200;
 /// Futex round trips measured (at most; the budget may cut them short).
 pub const FUTEX_ROUND_TRIPS: usize = 40;
-/// `B` used when the measurement cannot run (a thread cannot be spawned) or
-/// under loom. Guessed: a typical bare-metal futex sleep/wake cost.
+/// `B` a process starts from when neither `WAITWISE_BLOCK_NS` nor a
+/// machine profile gives one, until its own wake-ups teach it. Guessed: a
+/// typical futex sleep/wake cost between a bare-metal machine (~2-5 µs)
+/// and a virtual machine's slow wake-up mode (~20 µs).
 pub const FALLBACK_BLOCK_NS: f64 = 10_000.0;
 /// Smallest `B` accepted from a measurement. A sleep/wake cycle is at least
 /// two context switches, over 1 µs on current hardware; a smaller figure
@@ -55,10 +62,11 @@ pub const FALLBACK_BLOCK_NS: f64 = 10_000.0;
 pub const MIN_MEASURED_BLOCK_NS: f64 = 1_000.0;
 
 /// Where `B` came from.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "source")]
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case", tag = "source"))]
 pub enum BlockCostSource {
-    /// Measured in this process.
+    /// Measured in this process by a tool, and fixed.
     Measured {
         /// Median futex round trip, ns.
         futex_round_trip_ns: f64,
@@ -67,45 +75,144 @@ pub enum BlockCostSource {
     },
     /// From `WAITWISE_BLOCK_NS`.
     Environment,
-    /// [`FALLBACK_BLOCK_NS`]: the measurement could not run.
+    /// From this machine's profile (`waitwise probe --save`).
+    MachineProfile {
+        /// The file it was read from.
+        path: String,
+    },
+    /// [`FALLBACK_BLOCK_NS`]: no other source.
     Fallback,
+    /// Learned from this process's own wake-ups: their median.
+    Learned {
+        /// Wake-ups sampled so far.
+        samples: u64,
+    },
+}
+
+impl BlockCostSource {
+    /// A one-word name (`measured`, `environment`, `machine_profile`,
+    /// `fallback`, `learned`), for tables and JSON.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BlockCostSource::Measured { .. } => "measured",
+            BlockCostSource::Environment => "environment",
+            BlockCostSource::MachineProfile { .. } => "machine_profile",
+            BlockCostSource::Fallback => "fallback",
+            BlockCostSource::Learned { .. } => "learned",
+        }
+    }
 }
 
 /// The block cost `B` and its origin.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct BlockCost {
     /// `B` in nanoseconds.
     pub ns: f64,
     /// Where it came from.
-    #[serde(flatten)]
+    #[cfg_attr(feature = "serde", serde(flatten))]
     pub source: BlockCostSource,
 }
 
-/// The process's `B`, once known.
-static BLOCK_COST: OnceLock<BlockCost> = OnceLock::new();
+/// The process's starting `B`, once read.
+static STARTING: ForkSafeOnce<BlockCost> = ForkSafeOnce::new();
+/// `B` fixed by a tool ([`settle_block_cost`], [`fix_block_cost`]): no
+/// learning then.
+static FIXED: OnceLock<BlockCost> = OnceLock::new();
 
-/// The process's block cost `B`: from `WAITWISE_BLOCK_NS` if set and valid,
-/// else measured once (lazily, under 50 ms) and cached.
-#[inline]
-pub fn block_cost() -> BlockCost {
-    *BLOCK_COST.get_or_init(init_block_cost)
+/// The `B` a process starts from (see the module doc): read once, in
+/// microseconds; never a measurement.
+pub fn starting_block_cost() -> &'static BlockCost {
+    STARTING.get_or_init(read_starting_block_cost)
 }
 
-/// Fixes the process's `B` with a longer measurement than the lazy one:
-/// [`measure_block_cost_settled`]`(repeats, pause)`, unless
-/// `WAITWISE_BLOCK_NS` is set or `B` is already known (then that `B` is
-/// kept). For programs that can spend `repeats x (40 ms + pause)` at
-/// start-up for a steadier `B`, like the `waitwise` tool's experiments.
-/// Returns the `B` in force.
-#[cfg(not(loom))]
-pub fn settle_block_cost(repeats: usize, pause: Duration) -> BlockCost {
-    if BLOCK_COST.get().is_none() && !matches!(env::block_ns_override(), Some(Ok(_))) {
-        if let Some(b) = measure_block_cost_settled(repeats, pause) {
-            // A concurrent first use may have won; either way one B holds.
-            let _ = BLOCK_COST.set(b);
+#[cold]
+fn read_starting_block_cost() -> BlockCost {
+    if let Some(Ok(ns)) = env::block_ns_override() {
+        return BlockCost {
+            ns: *ns as f64,
+            source: BlockCostSource::Environment,
+        };
+    }
+    if !cfg!(loom) {
+        if let Some((ns, path)) = super::machine_profile::load() {
+            return BlockCost {
+                ns: ns as f64,
+                source: BlockCostSource::MachineProfile {
+                    path: path.display().to_string(),
+                },
+            };
         }
     }
-    block_cost()
+    BlockCost {
+        ns: FALLBACK_BLOCK_NS,
+        source: BlockCostSource::Fallback,
+    }
+}
+
+/// `B` learned from this process's wake-ups so far, once there are enough
+/// (`None` under loom, where nothing sleeps for real).
+pub fn learned_block_cost() -> Option<BlockCost> {
+    #[cfg(not(loom))]
+    {
+        let w = waitwise_platform::wake_latency::estimate()?;
+        Some(BlockCost {
+            ns: (w.median_ns as f64).clamp(MIN_MEASURED_BLOCK_NS, env::MAX_BLOCK_NS as f64),
+            source: BlockCostSource::Learned { samples: w.samples },
+        })
+    }
+    #[cfg(loom)]
+    None
+}
+
+/// The `B` in force: fixed by a tool, else learned, else the starting one.
+pub fn block_cost() -> BlockCost {
+    if let Some(b) = FIXED.get() {
+        return b.clone();
+    }
+    learned_block_cost().unwrap_or_else(|| starting_block_cost().clone())
+}
+
+/// `B` in nanoseconds (see [`block_cost`]); what every wait's poll limit is
+/// computed from: an atomic load or two, no allocation.
+#[inline]
+pub fn block_ns() -> f64 {
+    if let Some(b) = FIXED.get() {
+        return b.ns;
+    }
+    #[cfg(not(loom))]
+    if let Some(w) = waitwise_platform::wake_latency::estimate() {
+        return (w.median_ns as f64).clamp(MIN_MEASURED_BLOCK_NS, env::MAX_BLOCK_NS as f64);
+    }
+    starting_block_cost().ns
+}
+
+/// Fixes the process's `B` to `b` for the rest of its life (no learning),
+/// unless one is fixed already. Returns the `B` in force.
+pub fn fix_block_cost(b: BlockCost) -> BlockCost {
+    FIXED.get_or_init(|| b).clone()
+}
+
+/// Fixes the process's `B` for an experiment: `WAITWISE_BLOCK_NS` if set,
+/// else [`measure_block_cost_settled`]`(repeats, pause)`, unless a `B` is
+/// fixed already (then that one is kept). For programs that can spend
+/// `repeats x (40 ms + pause)` at start-up for a steady, known `B`, like
+/// the `waitwise` tool's experiments. Returns the `B` in force.
+#[cfg(not(loom))]
+pub fn settle_block_cost(repeats: usize, pause: Duration) -> BlockCost {
+    if let Some(b) = FIXED.get() {
+        return b.clone();
+    }
+    if let Some(Ok(ns)) = env::block_ns_override() {
+        return fix_block_cost(BlockCost {
+            ns: *ns as f64,
+            source: BlockCostSource::Environment,
+        });
+    }
+    match measure_block_cost_settled(repeats, pause) {
+        Some(b) => fix_block_cost(b),
+        None => block_cost(),
+    }
 }
 
 /// `B` from `repeats` calibrations of [`CALIBRATION_BUDGET`] spaced by
@@ -160,32 +267,6 @@ pub fn measure_block_cost_settled(repeats: usize, pause: Duration) -> Option<Blo
     }))
 }
 
-/// `B` in nanoseconds (see [`block_cost`]).
-#[inline]
-pub fn block_ns() -> f64 {
-    block_cost().ns
-}
-
-#[cold]
-fn init_block_cost() -> BlockCost {
-    if let Some(Ok(ns)) = env::block_ns_override() {
-        return BlockCost {
-            ns: *ns as f64,
-            source: BlockCostSource::Environment,
-        };
-    }
-    if cfg!(loom) {
-        return BlockCost {
-            ns: FALLBACK_BLOCK_NS,
-            source: BlockCostSource::Fallback,
-        };
-    }
-    measure_block_cost().unwrap_or(BlockCost {
-        ns: FALLBACK_BLOCK_NS,
-        source: BlockCostSource::Fallback,
-    })
-}
-
 /// Measures `B` now (the probe calls this to report a fresh figure; policies
 /// use the cached [`block_cost`]). `None` if the partner thread could not be
 /// spawned.
@@ -196,7 +277,7 @@ pub fn measure_block_cost() -> Option<BlockCost> {
 
 /// `B = (futex round trip - polling round trip) / 2`, floored.
 #[cfg(not(loom))]
-fn cost_from_round_trips(m: round_trips::RoundTrips) -> BlockCost {
+pub fn cost_from_round_trips(m: round_trips::RoundTrips) -> BlockCost {
     // A polling round trip slower than a futex one means the two threads
     // shared a CPU (the machine is busy): polling could not hand off at all,
     // and the whole futex hand-off is the cost of blocking.
@@ -399,8 +480,11 @@ mod tests {
     }
 
     #[test]
-    fn cached_cost_is_stable() {
-        assert_eq!(block_cost(), block_cost());
+    fn the_starting_cost_is_read_once_and_never_measured() {
+        let start = starting_block_cost();
+        assert!(std::ptr::eq(start, starting_block_cost()));
+        assert!(!matches!(start.source, BlockCostSource::Measured { .. } | BlockCostSource::Learned { .. }));
+        assert!(start.ns >= 1.0);
     }
 
     #[test]
@@ -446,8 +530,11 @@ mod tests {
     }
 
     #[test]
-    fn settling_keeps_a_known_cost() {
-        let before = block_cost();
-        assert_eq!(settle_block_cost(1, Duration::ZERO), before);
+    fn settling_fixes_the_cost() {
+        let fixed = settle_block_cost(1, Duration::ZERO);
+        assert_eq!(settle_block_cost(1, Duration::ZERO), fixed);
+        assert_eq!(block_cost(), fixed);
+        assert_eq!(block_ns(), fixed.ns);
+        assert_eq!(fix_block_cost(BlockCost { ns: 1.0, source: BlockCostSource::Fallback }), fixed);
     }
 }

@@ -8,7 +8,7 @@
 //! | `WAITWISE_BLOCK_NS` | the block cost `B`, skipping calibration | an integer in `1..=1_000_000_000` ns |
 //! | `WAITWISE_DISABLE` | hardware waits to skip | see `waitwise_platform::disable` |
 
-use std::sync::OnceLock;
+use waitwise_platform::once::ForkSafeOnce;
 
 /// A rejected environment override.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -83,7 +83,7 @@ fn warn_once(r: Option<Result<f64, EnvError>>) -> Option<Result<f64, EnvError>> 
 /// `WAITWISE_ALPHA`, read once: `None` when unset, the error when rejected
 /// (also printed once to stderr).
 pub fn alpha_override() -> Option<&'static Result<f64, EnvError>> {
-    static V: OnceLock<Option<Result<f64, EnvError>>> = OnceLock::new();
+    static V: ForkSafeOnce<Option<Result<f64, EnvError>>> = ForkSafeOnce::new();
     V.get_or_init(|| warn_once(read("WAITWISE_ALPHA", parse_alpha)))
         .as_ref()
 }
@@ -91,7 +91,7 @@ pub fn alpha_override() -> Option<&'static Result<f64, EnvError>> {
 /// `WAITWISE_BLOCK_NS`, read once: `None` when unset, the error when rejected
 /// (also printed once to stderr).
 pub fn block_ns_override() -> Option<&'static Result<u64, EnvError>> {
-    static V: OnceLock<Option<Result<u64, EnvError>>> = OnceLock::new();
+    static V: ForkSafeOnce<Option<Result<u64, EnvError>>> = ForkSafeOnce::new();
     V.get_or_init(|| {
         let r = read("WAITWISE_BLOCK_NS", parse_block_ns);
         if let Some(Err(e)) = &r {

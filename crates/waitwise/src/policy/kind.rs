@@ -5,7 +5,6 @@
 //! bounds the expected cost against the offline optimum for the wait-time
 //! distribution each kind produces.
 
-use serde::Serialize;
 use std::fmt;
 
 /// `ln(e - 1) ≈ 0.5413`: optimal for exponentially distributed waits; the
@@ -21,8 +20,9 @@ pub const ALPHA_UNIFORM: f64 = 0.618_033_988_749_894_9;
 pub const ALPHA_ANY: f64 = 1.0;
 
 /// What a wait is for; decides the default `alpha`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum SyncKind {
     /// Producer-consumer and event waits (helper/worker notify): waits are
     /// near exponential, so [`ALPHA_EXPONENTIAL`].

@@ -13,7 +13,9 @@
 //! | `hw/b/ALPHA` | hardware wait (UMWAIT/MWAITX, with fallback) for `ALPHA * B`, then block |
 //! | `rand/b` | poll for a limit drawn per wait from `e^(x/B)/(B(e-1))` on `[0,B]` |
 //!
-//! `B` is the block cost measured on this machine ([`block_cost()`](fn@block_cost)); `ALPHA`
+//! `B` is the block cost on this machine ([`block_cost()`](fn@block_cost): a
+//! documented starting value, then learned from the program's own
+//! wake-ups); `ALPHA`
 //! defaults by [`SyncKind`] and can be overridden per object or by
 //! `WAITWISE_ALPHA` ([`env`](mod@env)).
 //!
@@ -23,9 +25,10 @@
 pub mod block_cost;
 pub mod env;
 pub mod kind;
+pub mod machine_profile;
 pub mod randomized;
 
-pub use block_cost::{block_cost, block_ns, BlockCost, BlockCostSource};
+pub use block_cost::{block_cost, block_ns, starting_block_cost, BlockCost, BlockCostSource};
 pub use kind::{SyncKind, ALPHA_ANY, ALPHA_EXPONENTIAL, ALPHA_UNIFORM};
 
 use crate::mechanism::Mechanism;

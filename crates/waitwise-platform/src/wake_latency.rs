@@ -1,0 +1,180 @@
+//! The wake-up latency of futex sleeps, learned from the program's own
+//! wake-ups: how long a sleeper takes to run again after a waker asked the
+//! kernel to wake it. This is the block cost `B` of the waiting policies
+//! (the time a blocked waiter loses against a polling one), measured where
+//! the program really blocks instead of once in a calibration: on a
+//! virtual machine it follows the hypervisor's wake-up modes.
+//!
+//! **Sampling.** A waker stamps the cycle clock into a small table, at a
+//! slot chosen by the futex's address, just before its `futex_wake`
+//! ([`waking`]). A sleeper notes the clock before it sleeps and, when the
+//! kernel wakes it, reads the slot of its own address ([`woken`]): if the
+//! stamp is for its address and was made after it fell asleep, the
+//! difference is one sample. Samples over [`MAX_SAMPLE_NS`] are dropped (a
+//! sleeper that waited for a CPU measures the run queue, not a wake-up).
+//!
+//! **Estimate.** The last [`WINDOW`] samples are kept; every
+//! [`PUBLISH_EVERY`] samples the thread that recorded the last one takes
+//! their median (robust to the occasional wrong pairing) and publishes it.
+//! [`estimate`] returns it once [`MIN_SAMPLES`] were taken.
+//!
+//! # Memory ordering
+//!
+//! Every access here is `Relaxed`: the table and the window hold
+//! statistics, not synchronization. A stamp and its address may come from
+//! two different wakers (a torn pair), and a sample may be overwritten
+//! while a median is taken; either costs one wrong sample, which the
+//! median ignores.
+
+use crate::clock::cycle_clock;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+/// Slots in the stamp table (a power of two). Chosen: more than the
+/// futex words a program usually wakes at once, so two rarely share one.
+const SLOTS: usize = 64;
+/// Samples kept for the median. Chosen: enough for a median that one
+/// hypervisor mode dominates, few enough to follow a mode change within a
+/// few dozen wake-ups.
+pub const WINDOW: usize = 64;
+/// A new median every this many samples.
+pub const PUBLISH_EVERY: u64 = 16;
+/// Samples needed before [`estimate`] answers.
+pub const MIN_SAMPLES: u64 = 16;
+/// Longest sample kept, in ns. Chosen: 1 ms is far above any wake-up cost
+/// (a few µs to a few tens of µs) and below a scheduler time slice.
+pub const MAX_SAMPLE_NS: u64 = 1_000_000;
+
+struct Stamp {
+    address: AtomicUsize,
+    at: AtomicU64,
+}
+
+#[allow(clippy::declare_interior_mutable_const)] // an array initializer
+const EMPTY_STAMP: Stamp = Stamp {
+    address: AtomicUsize::new(0),
+    at: AtomicU64::new(0),
+};
+static STAMPS: [Stamp; SLOTS] = [EMPTY_STAMP; SLOTS];
+
+#[allow(clippy::declare_interior_mutable_const)] // an array initializer
+const NO_SAMPLE: AtomicU32 = AtomicU32::new(0);
+static SAMPLES: [AtomicU32; WINDOW] = [NO_SAMPLE; WINDOW];
+static COUNT: AtomicU64 = AtomicU64::new(0);
+static MEDIAN_NS: AtomicU64 = AtomicU64::new(0);
+
+/// What the program's wake-ups taught so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WakeLatency {
+    /// The median of the last [`WINDOW`] samples, ns.
+    pub median_ns: u64,
+    /// Samples taken in this process (including those no longer in the
+    /// window).
+    pub samples: u64,
+}
+
+#[inline]
+fn slot(address: usize) -> &'static Stamp {
+    // Futex words are 4-byte aligned and usually on their own cache
+    // lines: drop the low bits, then mix.
+    let h = (address >> 2).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as usize);
+    &STAMPS[h >> (usize::BITS - SLOTS.trailing_zeros())]
+}
+
+/// A waker is about to wake sleepers on the futex at `address`.
+#[inline]
+pub fn waking(address: *const u32) {
+    let s = slot(address as usize);
+    s.at.store(cycle_clock().now(), Relaxed);
+    s.address.store(address as usize, Relaxed);
+}
+
+/// The clock reading a sleeper takes before it sleeps, for [`woken`].
+#[inline]
+pub fn falling_asleep() -> u64 {
+    cycle_clock().now()
+}
+
+/// A sleeper on the futex at `address` that fell asleep at `since` (from
+/// [`falling_asleep`]) was woken by the kernel: records one sample if a
+/// waker stamped this address after that.
+#[inline]
+pub fn woken(address: *const u32, since: u64) {
+    let s = slot(address as usize);
+    if s.address.load(Relaxed) != address as usize {
+        return;
+    }
+    let at = s.at.load(Relaxed);
+    let now = cycle_clock().now();
+    if at >= since && now > at && now - at <= MAX_SAMPLE_NS {
+        record(now - at);
+    }
+}
+
+/// Adds one sample (ns) to the window and publishes a new median every
+/// [`PUBLISH_EVERY`] samples.
+pub fn record(ns: u64) {
+    let i = COUNT.fetch_add(1, Relaxed);
+    SAMPLES[(i % WINDOW as u64) as usize].store(ns.min(u64::from(u32::MAX)) as u32, Relaxed);
+    let n = i + 1;
+    if n % PUBLISH_EVERY == 0 {
+        let kept = n.min(WINDOW as u64) as usize;
+        let mut window = [0u32; WINDOW];
+        for (w, s) in window.iter_mut().zip(SAMPLES.iter()).take(kept) {
+            *w = s.load(Relaxed);
+        }
+        let window = &mut window[..kept];
+        window.sort_unstable();
+        MEDIAN_NS.store(u64::from(window[kept / 2]), Relaxed);
+    }
+}
+
+/// The learned wake-up latency, once [`MIN_SAMPLES`] were taken.
+#[inline]
+pub fn estimate() -> Option<WakeLatency> {
+    let samples = COUNT.load(Relaxed);
+    let median_ns = MEDIAN_NS.load(Relaxed);
+    (samples >= MIN_SAMPLES && median_ns != 0).then_some(WakeLatency { median_ns, samples })
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::futex::Futex;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// One test touches the process-wide window, so all checks are here.
+    #[test]
+    fn wake_ups_teach_the_latency() {
+        // A stamp for another address, or one older than the sleep, is
+        // not a sample of this sleep.
+        let (a, b) = (Box::new(0u32), Box::new(0u32));
+        let before = COUNT.load(Relaxed);
+        let since = falling_asleep();
+        waking(&*a);
+        woken(&*b, since);
+        let stale_since = cycle_clock().now() + 1_000_000_000;
+        woken(&*a, stale_since);
+        assert_eq!(COUNT.load(Relaxed), before);
+
+        // Real futex wake-ups between two threads: each woken sleep is a
+        // sample, and after MIN_SAMPLES there is an estimate below the
+        // sample cap.
+        let f = Arc::new(Futex::new(0));
+        for round in 1..=(2 * MIN_SAMPLES as u32) {
+            let f2 = f.clone();
+            let sleeper = std::thread::spawn(move || {
+                while f2.value().load(std::sync::atomic::Ordering::Acquire) != round {
+                    f2.wait(round - 1, None);
+                }
+            });
+            std::thread::sleep(Duration::from_millis(1));
+            f.value().store(round, std::sync::atomic::Ordering::Release);
+            f.wake(1);
+            sleeper.join().unwrap();
+        }
+        let learned = estimate().expect("wake-ups were sampled");
+        assert!(learned.samples >= MIN_SAMPLES);
+        assert!(learned.median_ns > 0 && learned.median_ns <= MAX_SAMPLE_NS);
+    }
+}
