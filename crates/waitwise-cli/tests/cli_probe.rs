@@ -84,7 +84,14 @@ fn probe_text_says_what_is_not_available() {
     let out = waitwise().arg("probe").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("B (block cost)"));
+    for line in [
+        "B measured now",
+        "B started from",
+        "B learned",
+        "B in force",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
     let f = waitwise_platform::features::cpu();
     if !f.waitpkg {
         assert!(
@@ -147,18 +154,63 @@ fn malformed_overrides_are_rejected_with_the_variable_name() {
         "{err}"
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["costs"]["block_source"], "measured");
+    assert_ne!(v["costs"]["block_start_source"], "environment");
     assert_eq!(v["env_errors"].as_array().unwrap().len(), 2);
 }
 
 #[test]
-fn block_ns_override_is_used() {
+fn block_ns_override_is_where_b_starts() {
     let out = waitwise()
         .args(["probe", "--json"])
         .env("WAITWISE_BLOCK_NS", "12345")
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["costs"]["block_ns"], 12345.0);
-    assert_eq!(v["costs"]["block_source"], "environment");
+    let c = &v["costs"];
+    assert_eq!(c["block_start_ns"], 12345.0);
+    assert_eq!(c["block_start_source"], "environment");
+    // In force: the start, or what the probe's own wake-ups taught.
+    match c["block_source"].as_str().unwrap() {
+        "environment" => assert_eq!(c["block_ns"], 12345.0),
+        "learned" => {
+            assert_eq!(c["block_ns"], c["block_learned_ns"]);
+            assert!(c["block_learned_samples"].as_u64().unwrap() >= 16);
+        }
+        other => panic!("B in force from {other}"),
+    }
+}
+
+/// `probe --save` writes the machine profile; a later process starts from it.
+#[test]
+fn a_saved_machine_profile_is_where_b_starts() {
+    let cache = std::env::temp_dir().join(format!("waitwise-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let out = waitwise()
+        .args(["probe", "--json", "--save"])
+        .env("XDG_CACHE_HOME", &cache)
+        .env_remove("WAITWISE_BLOCK_NS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let saved: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let measured = saved["costs"]["block_measured_ns"].as_f64().unwrap();
+    let files: Vec<_> = std::fs::read_dir(cache.join("waitwise")).unwrap().collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let out = waitwise()
+        .args(["probe", "--json"])
+        .env("XDG_CACHE_HOME", &cache)
+        .env_remove("WAITWISE_BLOCK_NS")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["costs"]["block_start_source"], "machine_profile");
+    assert_eq!(
+        v["costs"]["block_start_ns"].as_f64().unwrap(),
+        measured.round()
+    );
+    let _ = std::fs::remove_dir_all(&cache);
 }

@@ -6,12 +6,15 @@
 //! |---|---|---|
 //! | `WAITWISE_POLICY` | `two-phase`, `spin`, `block` or `randomized` | `two-phase` |
 //! | `WAITWISE_ALPHA` | `alpha` of the two-phase policy, every kind | per kind: mutex/cond/sem `ln(e-1)`, barrier `(sqrt 5 - 1)/2` |
-//! | `WAITWISE_BLOCK_NS` | the block cost `B` in ns | [`DEFAULT_BLOCK_NS`] |
 //!
 //! A rejected value prints one line on stderr and the default is used; the
-//! program runs on. `B` is not measured here: the measurement takes 40 ms
-//! and a helper thread, too much to impose on every program; put the `B`
-//! that `waitwise probe` reports in `WAITWISE_BLOCK_NS`.
+//! program runs on.
+//!
+//! `B` is waitwise's ([`waitwise::policy::block_ns`]): it starts from
+//! `WAITWISE_BLOCK_NS`, else the machine profile that `waitwise probe
+//! --save` wrote, else the documented default (read at load time, in
+//! microseconds), and is then learned from the program's own futex
+//! wake-ups. Nothing is measured on a wait path.
 //!
 //! # Memory ordering
 //!
@@ -31,10 +34,6 @@ use waitwise::policy::{env, randomized, SyncKind};
 /// pure spin then loses whole time slices per hand-off). Guessed: a fraction
 /// of a scheduler time slice, far above any useful poll.
 pub const SPIN_TIMEOUT: Duration = Duration::from_millis(1);
-
-/// `B` when `WAITWISE_BLOCK_NS` is not set. Guessed: waitwise's own
-/// fallback (a typical bare-metal futex sleep/wake cost).
-pub const DEFAULT_BLOCK_NS: u64 = waitwise::policy::block_cost::FALLBACK_BLOCK_NS as u64;
 
 /// The policies `WAITWISE_POLICY` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,9 +75,6 @@ static POLICY: AtomicU8 = AtomicU8::new(PolicyChoice::TwoPhase as u8);
 /// `WAITWISE_ALPHA` as f64 bits; `NO_ALPHA` when unset or rejected.
 static ALPHA_BITS: AtomicU64 = AtomicU64::new(NO_ALPHA);
 const NO_ALPHA: u64 = u64::MAX; // a NaN: never a valid alpha
-static BLOCK_NS: AtomicU64 = AtomicU64::new(DEFAULT_BLOCK_NS);
-/// Whether `B` came from `WAITWISE_BLOCK_NS` (then the profile records it).
-static BLOCK_NS_FROM_ENV: AtomicU8 = AtomicU8::new(0);
 
 /// The environment variable `name` as UTF-8, without allocating. A value
 /// that is not UTF-8 is reported as `Err(())`.
@@ -94,7 +90,7 @@ fn var(name: &CStr) -> Option<Result<&'static str, ()>> {
     Some(unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| ()))
 }
 
-/// Reads `WAITWISE_POLICY`, `WAITWISE_ALPHA` and `WAITWISE_BLOCK_NS` once.
+/// Reads `WAITWISE_POLICY` and `WAITWISE_ALPHA` once, and the starting `B`.
 ///
 /// Its stores are Relaxed: this runs before any other thread exists, and
 /// thread creation orders them before every read (module doc).
@@ -117,15 +113,9 @@ pub fn load() {
         Some(Ok(a)) => ALPHA_BITS.store(a.to_bits(), Ordering::Relaxed),
         Some(Err(e)) => eprintln!("waitwise: {e}"),
     }
-    match var(c"WAITWISE_BLOCK_NS").map(|v| env::parse_block_ns(v.unwrap_or("<not UTF-8>"))) {
-        None => {}
-        Some(Ok(ns)) => {
-            // Relaxed: before any other thread exists (module doc).
-            BLOCK_NS.store(ns, Ordering::Relaxed);
-            BLOCK_NS_FROM_ENV.store(1, Ordering::Relaxed);
-        }
-        Some(Err(e)) => eprintln!("waitwise: {e}"),
-    }
+    // The starting B (WAITWISE_BLOCK_NS, the machine profile or the
+    // default), read now rather than on the first wait.
+    let _ = waitwise::policy::starting_block_cost();
 }
 
 /// The configured policy family.
@@ -135,17 +125,10 @@ pub fn choice() -> PolicyChoice {
     PolicyChoice::from_u8(POLICY.load(Ordering::Relaxed))
 }
 
-/// `B` in ns.
+/// `B` in ns: learned from this process's wake-ups, else the starting one.
 #[inline]
 pub fn block_ns() -> u64 {
-    // Relaxed: written once before any other thread existed (module doc).
-    BLOCK_NS.load(Ordering::Relaxed)
-}
-
-/// `B`, when the user gave it (`None`: the guessed default is in use).
-pub fn block_ns_from_env() -> Option<u64> {
-    // Relaxed: written once before any other thread existed (module doc).
-    (BLOCK_NS_FROM_ENV.load(Ordering::Relaxed) != 0).then(block_ns)
+    waitwise::policy::block_ns() as u64
 }
 
 /// `alpha` for `kind`: `WAITWISE_ALPHA` if given, else the kind's default.
@@ -163,8 +146,7 @@ pub fn alpha(kind: SyncKind) -> f64 {
 /// How long one wait on a `kind` object polls before blocking, in ns (0:
 /// block at once), per the configured policy: `alpha * B` for two-phase,
 /// a fresh draw on `[0, B]` for randomized, [`SPIN_TIMEOUT`] for spin.
-/// Computed from the configured `B`, never the library's lazily measured
-/// one, so a wait never triggers a calibration.
+/// `B` is read per wait (two relaxed loads): no wait ever measures it.
 #[inline]
 pub fn poll_limit_ns(kind: SyncKind) -> u64 {
     let b = block_ns();

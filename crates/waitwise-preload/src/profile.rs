@@ -4,13 +4,16 @@
 //! ```json
 //! { "objects": [ { "kind": "mutex", "address": "0x7ffd...", "buckets": [0, 3, ...],
 //!                  "total_waits": 3, "blocks": 1 } ],
-//!   "block_cost_ns": 40000 }
+//!   "block_cost_ns": 21990, "block_start_ns": 10000, "block_start_source": "fallback",
+//!   "block_learned_ns": 21990, "block_learned_samples": 412 }
 //! ```
 //!
 //! `buckets[i]` counts waits that lasted `[2^i, 2^(i+1))` ns, as in
 //! [`waitwise::profile`]; `waitwise model fit PATH` and `waitwise profile
-//! PATH` read the file. `block_cost_ns` appears only when
-//! `WAITWISE_BLOCK_NS` gave it. A `%p` in `PATH` is replaced by the process
+//! PATH` read the file, and use its `block_cost_ns`: the `B` in force at
+//! exit (learned from the process's wake-ups if enough were sampled, else
+//! the one it started from: `WAITWISE_BLOCK_NS`, the machine profile or
+//! the default; `block_start_*` and `block_learned_*` record both). A `%p` in `PATH` is replaced by the process
 //! id, for programs that fork or exec more programs; without it only the
 //! process that loaded the object first (not a forked child) writes `PATH`.
 //!
@@ -244,8 +247,16 @@ struct ObjectEntry {
 #[derive(Serialize)]
 struct ProfileFile {
     objects: Vec<ObjectEntry>,
+    /// The `B` in force at exit: learned, else the starting one.
+    block_cost_ns: u64,
+    /// The `B` the process started from, and where it came from.
+    block_start_ns: u64,
+    block_start_source: &'static str,
+    /// The `B` learned from the process's own wake-ups, if enough were
+    /// sampled, and how many were.
     #[serde(skip_serializing_if = "Option::is_none")]
-    block_cost_ns: Option<u64>,
+    block_learned_ns: Option<u64>,
+    block_learned_samples: u64,
 }
 
 /// Writes the profile (called once, at exit; also safe to call twice).
@@ -285,9 +296,18 @@ pub fn write_at_exit() {
             objects.push(ObjectEntry { profile, address });
         }
     }
+    let start = waitwise::policy::starting_block_cost();
+    let learned = waitwise::policy::block_cost::learned_block_cost();
     let file = ProfileFile {
         objects,
-        block_cost_ns: crate::config::block_ns_from_env(),
+        block_cost_ns: crate::config::block_ns(),
+        block_start_ns: start.ns as u64,
+        block_start_source: start.source.name(),
+        block_learned_ns: learned.as_ref().map(|b| b.ns as u64),
+        block_learned_samples: match learned.map(|b| b.source) {
+            Some(waitwise::policy::BlockCostSource::Learned { samples }) => samples,
+            _ => 0,
+        },
     };
     let result = serde_json::to_vec_pretty(&file)
         .map_err(std::io::Error::other)

@@ -104,8 +104,8 @@ pub struct FitArgs {
     /// The profile file (JSON): one WaitProfile, an array of them, or
     /// `{"objects": [...]}` as the interposer writes it.
     pub profile: PathBuf,
-    /// Block cost B in ns (default: the file's `block_cost_ns`, else B
-    /// measured on this machine).
+    /// Block cost B in ns (default: the file's `block_cost_ns`, else this
+    /// machine's starting B).
     #[arg(long, value_parser = positive_f64)]
     pub block_ns: Option<f64>,
     #[command(flatten)]

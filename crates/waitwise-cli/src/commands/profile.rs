@@ -24,7 +24,7 @@ pub struct ProfileArgs {
     /// `{"objects": [...]}`.
     pub profile: PathBuf,
     /// Block cost B in ns for the per-profile best alpha (default: the
-    /// file's `block_cost_ns`, else B measured on this machine).
+    /// file's `block_cost_ns`, else this machine's starting B).
     #[arg(long, value_parser = positive_f64)]
     pub block_ns: Option<f64>,
     #[command(flatten)]
@@ -75,15 +75,24 @@ pub fn load(path: &Path) -> anyhow::Result<LoadedProfile> {
     Ok(LoadedProfile { profile, blocks })
 }
 
-/// The block cost to use: the flag, else the file's, else the measured one.
-pub fn block_cost_ns(flag: Option<f64>, profile: &WaitProfile) -> (f64, &'static str) {
+/// The block cost to use: the flag, else the one the file records, else
+/// this machine's starting `B` (`WAITWISE_BLOCK_NS`, the machine profile or
+/// the default). Never a fresh measurement, so every command reading the
+/// same file uses the same `B`.
+pub fn block_cost_ns(flag: Option<f64>, profile: &WaitProfile) -> (f64, String) {
     match (
         flag,
         profile.block_cost_ns.filter(|b| b.is_finite() && *b > 0.0),
     ) {
-        (Some(b), _) => (b, "--block-ns"),
-        (None, Some(b)) => (b, "profile file"),
-        (None, None) => (waitwise::policy::block_ns(), "measured on this machine"),
+        (Some(b), _) => (b, "--block-ns".into()),
+        (None, Some(b)) => (b, "profile file".into()),
+        (None, None) => {
+            let start = waitwise::policy::starting_block_cost();
+            (
+                start.ns,
+                format!("this machine's starting B ({})", start.source.name()),
+            )
+        }
     }
 }
 
