@@ -2,15 +2,17 @@
 //! stamps, read from the time-stamp counter once its rate is known, from
 //! `CLOCK_MONOTONIC` until then.
 //!
-//! **No calibration on a wait path.** The TSC's rate comes from CPUID
+//! **No calibration on a wait path.** The clock starts on
+//! `CLOCK_MONOTONIC` (the vDSO, no system call), with one paired reading
+//! of both clocks. On the first read at least [`LEARN_AFTER`] later it
+//! asks the CPU (once): with an invariant TSC whose rate CPUID states
 //! (leaves `0x15`/`0x16`, or the hypervisor's timing leaf `0x4000_0010`)
-//! where the CPU states it. Where it does not (AMD, most VMs), the clock
-//! never busy-waits to learn it: it reads `CLOCK_MONOTONIC` (the vDSO, no
-//! system call) and, on the first read at least [`LEARN_AFTER`] after the
-//! clock was created, divides the TSC ticks by the nanoseconds that passed
-//! between the two readings of both clocks, then switches to the TSC. The
-//! switch keeps the count continuous (the TSC is anchored at that moment's
-//! monotonic time), so deadlines taken before it stay valid.
+//! it takes that rate; where CPUID does not state it (AMD, most VMs) it
+//! divides the TSC ticks by the nanoseconds that passed between the two
+//! paired readings; without an invariant TSC it stays on the monotonic
+//! clock. It never busy-waits. The switch keeps the count continuous (the
+//! TSC is anchored at that moment's monotonic time), so deadlines taken
+//! before it stay valid.
 //!
 //! The count is in nanoseconds whatever it reads ("ticks" in this API are
 //! nanoseconds), so nothing stored ever changes unit. Start stamps use
@@ -95,8 +97,8 @@ pub struct CycleClock {
     read_overhead_ns: AtomicU64,
 }
 
-/// The process's cycle clock, set up on first use (CPUID and one paired
-/// reading of both clocks: microseconds, no calibration).
+/// The process's cycle clock, set up on first use (one paired reading of
+/// both clocks: about a microsecond, no calibration, no CPUID).
 #[inline]
 pub fn cycle_clock() -> &'static CycleClock {
     static CLOCK: ForkSafeOnce<CycleClock> = ForkSafeOnce::new();
@@ -104,16 +106,13 @@ pub fn cycle_clock() -> &'static CycleClock {
 }
 
 impl CycleClock {
+    /// The process's clock starts on `CLOCK_MONOTONIC` without asking the
+    /// CPU anything (a CPUID instruction traps to the hypervisor on a
+    /// virtual machine: microseconds each, a hundred for the whole feature
+    /// set); what the CPU offers is read when the TSC's rate is learned.
     #[cold]
     fn detect() -> Self {
-        let f = features::cpu();
-        let tsc_usable = f.invariant_tsc && arch::HAS_HW_WAIT_INSTRUCTIONS;
-        let clock = Self::monotonic(tsc_usable && f.tsc_hz.is_none());
-        if let (true, Some(hz)) = (tsc_usable, f.tsc_hz) {
-            let (tsc, ns) = clock.paired_reading();
-            clock.publish(hz, true, tsc, ns);
-        }
-        clock
+        Self::monotonic(arch::HAS_HW_WAIT_INSTRUCTIONS)
     }
 
     /// A clock on `CLOCK_MONOTONIC`, which learns the TSC's rate if `learn`.
@@ -158,8 +157,10 @@ impl CycleClock {
             s.from_cpuid.store(from_cpuid, Ordering::Relaxed);
             s.base_tsc.store(tsc, Ordering::Relaxed);
             s.base_ns.store(ns, Ordering::Relaxed);
-            s.ns_per_tick_q32
-                .store(((1_000_000_000u128 << 32) / u128::from(hz)) as u64, Ordering::Relaxed);
+            s.ns_per_tick_q32.store(
+                ((1_000_000_000u128 << 32) / u128::from(hz)) as u64,
+                Ordering::Relaxed,
+            );
             s.state.store(READY, Ordering::Release);
         } else {
             s.state.store(NEVER, Ordering::Release);
@@ -206,8 +207,17 @@ impl CycleClock {
         {
             return;
         }
-        let (tsc0, ns0) = self.learn_from;
+        let f = features::cpu();
         let (tsc1, ns1) = self.paired_reading();
+        if !f.invariant_tsc {
+            // A TSC whose rate changes with power states is no clock.
+            self.scale.state.store(NEVER, Ordering::Release);
+            return;
+        }
+        if let Some(hz) = f.tsc_hz {
+            return self.publish(hz, true, tsc1, ns1);
+        }
+        let (tsc0, ns0) = self.learn_from;
         let hz = if tsc1 > tsc0 && ns1 > ns0 {
             (u128::from(tsc1 - tsc0) * 1_000_000_000 / u128::from(ns1 - ns0)) as u64
         } else {
@@ -565,20 +575,27 @@ mod tests {
         let ClockSource::Tsc { hz, from_cpuid } = c.source() else {
             panic!("rate not learned: {:?}", c.source());
         };
-        assert!(!from_cpuid);
+        assert_eq!(from_cpuid, features::cpu().tsc_hz.is_some());
         let after = c.now();
         assert!(after >= at_switch, "{after} < {at_switch}");
         // The learned rate agrees with an explicit measurement (1%: the
         // two differ by reading jitter, far less than that).
         let measured = calibrate_tsc_hz(Duration::from_millis(20));
         let ratio = hz as f64 / measured as f64;
-        assert!((0.99..1.01).contains(&ratio), "learned {hz} Hz, measured {measured} Hz");
+        assert!(
+            (0.99..1.01).contains(&ratio),
+            "learned {hz} Hz, measured {measured} Hz"
+        );
         // Elapsed time agrees with the monotonic clock after the switch.
         let (t0, i0) = (c.now(), Instant::now());
         std::thread::sleep(Duration::from_millis(20));
         let (t1, e) = (c.now(), i0.elapsed().as_nanos() as f64);
         let r = (t1 - t0) as f64 / e;
-        assert!((0.99..1.01).contains(&r), "TSC-derived {} ns vs {e} ns", t1 - t0);
+        assert!(
+            (0.99..1.01).contains(&r),
+            "TSC-derived {} ns vs {e} ns",
+            t1 - t0
+        );
     }
 
     #[test]

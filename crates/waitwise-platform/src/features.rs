@@ -304,8 +304,32 @@ fn monitor_line_bytes<S: CpuidSource>(leaves: &Leaves<'_, S>, vendor: &Vendor) -
 /// ```
 #[inline]
 pub fn cpu() -> &'static CpuFeatures {
-    static FEATURES: ForkSafeOnce<CpuFeatures> = ForkSafeOnce::new();
     FEATURES.get_or_init(detect)
+}
+
+/// The process's features, once detected.
+static FEATURES: ForkSafeOnce<CpuFeatures> = ForkSafeOnce::new();
+
+/// The CPU's brand string ([`CpuFeatures::model`]) with as few CPUID
+/// instructions as it takes: from [`cpu`] when that already ran, else four
+/// leaves (each CPUID traps to the hypervisor on a virtual machine, so the
+/// whole feature set costs ~100 µs there).
+pub fn cpu_model() -> String {
+    if let Some(f) = FEATURES.get() {
+        return f.model.clone();
+    }
+    let src = &HardwareCpuid;
+    let ext0 = src.cpuid(EXTENDED_BASE, 0);
+    let leaves = Leaves {
+        src,
+        max_basic: 0,
+        max_extended: if ext0.eax >= EXTENDED_BASE {
+            ext0.eax
+        } else {
+            0
+        },
+    };
+    brand_string(&leaves)
 }
 
 /// The slow path of [`cpu`]: query the hardware.
@@ -445,12 +469,23 @@ mod tests {
     #[test]
     fn a_hypervisor_timing_leaf_gives_the_tsc_rate() {
         let mut rows = EPYC_KVM_GUEST.to_vec();
-        rows.push((0x4000_0000, 0, [0x4000_0010, 0x4b4d_564b, 0x564b_4d56, 0x4d]));
+        rows.push((
+            0x4000_0000,
+            0,
+            [0x4000_0010, 0x4b4d_564b, 0x564b_4d56, 0x4d],
+        ));
         rows.push((0x4000_0010, 0, [2_596_000, 1_000_000, 0, 0]));
-        assert_eq!(decode(&RecordedCpuid::from_rows(&rows)).tsc_hz, Some(2_596_000_000));
+        assert_eq!(
+            decode(&RecordedCpuid::from_rows(&rows)).tsc_hz,
+            Some(2_596_000_000)
+        );
         // The recorded guest lists no timing leaf (its max is 0x4000_0001).
         let mut rows = EPYC_KVM_GUEST.to_vec();
-        rows.push((0x4000_0000, 0, [0x4000_0001, 0x4b4d_564b, 0x564b_4d56, 0x4d]));
+        rows.push((
+            0x4000_0000,
+            0,
+            [0x4000_0001, 0x4b4d_564b, 0x564b_4d56, 0x4d],
+        ));
         rows.push((0x4000_0010, 0, [2_596_000, 1_000_000, 0, 0]));
         assert_eq!(decode(&RecordedCpuid::from_rows(&rows)).tsc_hz, None);
     }

@@ -18,10 +18,10 @@ pub struct MachineId {
 }
 
 impl MachineId {
-    /// This machine (a few CPUID instructions and one `uname`).
+    /// This machine (six CPUID instructions at most, and one `uname`).
     pub fn current() -> Self {
         Self {
-            cpu_model: features::cpu().model.clone(),
+            cpu_model: features::cpu_model(),
             kernel: kernel_release(),
             hypervisor: hypervisor_vendor(&HardwareCpuid),
         }
@@ -61,7 +61,8 @@ fn kernel_release() -> String {
 /// The hypervisor's vendor string from leaf `0x4000_0000` when leaf 1
 /// says a hypervisor is present (ECX bit 31); `none` otherwise.
 pub fn hypervisor_vendor(src: &impl CpuidSource) -> String {
-    if src.cpuid(0, 0).eax < 1 || src.cpuid(1, 0).ecx & (1 << 31) == 0 {
+    // Leaf 1 exists on every x86-64 CPU.
+    if src.cpuid(1, 0).ecx & (1 << 31) == 0 {
         return "none".into();
     }
     let r = src.cpuid(0x4000_0000, 0);
@@ -88,7 +89,11 @@ mod tests {
         let kvm = RecordedCpuid::from_rows(&[
             (0, 0, [0xd, 0, 0, 0]),
             (1, 0, [0, 0, 1 << 31, 0]),
-            (0x4000_0000, 0, [0x4000_0001, 0x4b4d_564b, 0x564b_4d56, 0x4d]),
+            (
+                0x4000_0000,
+                0,
+                [0x4000_0001, 0x4b4d_564b, 0x564b_4d56, 0x4d],
+            ),
         ]);
         assert_eq!(hypervisor_vendor(&kvm), "KVMKVMKVM");
         let bare = RecordedCpuid::from_rows(&[(0, 0, [0xd, 0, 0, 0]), (1, 0, [0, 0, 0, 0])]);
@@ -105,9 +110,18 @@ mod tests {
         assert_eq!(a.key(), a.clone().key());
         assert_eq!(a.key().len(), 16);
         for b in [
-            MachineId { cpu_model: "AMD EPYC 2".into(), ..a.clone() },
-            MachineId { kernel: "6.1.1".into(), ..a.clone() },
-            MachineId { hypervisor: "none".into(), ..a.clone() },
+            MachineId {
+                cpu_model: "AMD EPYC 2".into(),
+                ..a.clone()
+            },
+            MachineId {
+                kernel: "6.1.1".into(),
+                ..a.clone()
+            },
+            MachineId {
+                hypervisor: "none".into(),
+                ..a.clone()
+            },
         ] {
             assert_ne!(a.key(), b.key());
         }

@@ -30,14 +30,16 @@ use waitwise_platform::machine::MachineId;
 /// The profile file for `machine`, or `None` when neither
 /// `XDG_CACHE_HOME` nor `HOME` is set.
 pub fn path_for(machine: &MachineId) -> Option<PathBuf> {
-    let dir = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+    Some(cache_dir()?.join(format!("machine-{}.txt", machine.key())))
+}
+
+/// `$XDG_CACHE_HOME/waitwise`, else `$HOME/.cache/waitwise`.
+fn cache_dir() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
         Some(cache) => PathBuf::from(cache),
         None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".cache"),
     };
-    Some(
-        dir.join("waitwise")
-            .join(format!("machine-{}.txt", machine.key())),
-    )
+    Some(base.join("waitwise"))
 }
 
 /// The file's text for `machine` with `block_ns`.
@@ -77,7 +79,12 @@ pub fn parse(text: &str, machine: &MachineId) -> Option<u64> {
 }
 
 /// This machine's saved `B` and the file it came from, if there is one.
+/// Where no profile was ever saved (no `waitwise` cache directory) this
+/// costs one `stat`, and no CPUID instruction.
 pub fn load() -> Option<(u64, PathBuf)> {
+    if !cache_dir()?.is_dir() {
+        return None;
+    }
     let machine = MachineId::current();
     let path = path_for(&machine)?;
     let text = std::fs::read_to_string(&path).ok()?;
