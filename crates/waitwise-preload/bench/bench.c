@@ -3,6 +3,8 @@
  *
  *   bench barrier THREADS EPISODES   -> ns per barrier episode
  *   bench mutex THREADS SECONDS      -> lock/unlock pairs per second (all threads)
+ *   bench first-timedwait 1 MS       -> ns of the process's first
+ *                                       pthread_cond_timedwait (MS ms, times out)
  *
  * The mutex benchmark holds the lock for a short critical section (a few
  * counter updates) and does a little work outside it, so that the lock
@@ -58,7 +60,23 @@ int main(int argc, char **argv) {
     int threads = atoi(argv[2]);
     pthread_t t[64];
     if (threads < 1 || threads > 64) return 2;
-    if (!strcmp(argv[1], "barrier")) {
+    if (!strcmp(argv[1], "first-timedwait")) {
+        pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+        pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+        long ms = atol(argv[3]);
+        struct timespec d;
+        pthread_mutex_lock(&m);
+        double t0 = now();
+        clock_gettime(CLOCK_REALTIME, &d);
+        d.tv_nsec += ms * 1000000L;
+        d.tv_sec += d.tv_nsec / 1000000000L;
+        d.tv_nsec %= 1000000000L;
+        while (pthread_cond_timedwait(&c, &m, &d) == 0) {
+        }
+        double dt = now() - t0;
+        pthread_mutex_unlock(&m);
+        printf("%.0f\n", dt * 1e9);
+    } else if (!strcmp(argv[1], "barrier")) {
         episodes = atol(argv[3]);
         pthread_barrier_init(&barrier, NULL, threads);
         double t0 = now();

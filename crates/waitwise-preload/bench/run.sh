@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks the interposer against the C library's own primitives on two
 # CPUs (taskset -c 0,1): barrier latency, contended mutex throughput, and
-# pigz/xz/zstd and a Python thread pool's wall time (REPEATS pairs, default 5). Prints one line per comparison:
+# the first timed wait of a process, pigz/xz/zstd and a Python thread pool's wall time (REPEATS pairs, default 5). Prints one line per comparison:
 # the medians, their ratio, and the median of the ratios of adjacent pairs.
 #
 #   crates/waitwise-preload/bench/run.sh [REPEATS]
@@ -58,6 +58,11 @@ for threads in 2 4; do
     compare "$WORK/bench" mutex "$threads" 0.5
     echo "mutex $threads threads on 2 CPUs: glibc $G, waitwise $W lock/unlock per s; throughput ratio $(ratio "$W" "$G") (median pair ratio $(ratio "$R" 1))"
 done
+
+# The process's first timed wait (issue 13: no calibration inside it):
+# one fresh process per sample, a 1 ms pthread_cond_timedwait that times out.
+compare "$WORK/bench" first-timedwait 1 1
+echo "first pthread_cond_timedwait(1 ms) of a process: glibc $G ns, waitwise $W ns (medians); waitwise - glibc = $(awk -v a="$W" -v b="$G" 'BEGIN {printf "%.0f", a - b}') ns"
 
 # A Python thread pool and queue (timed locks: sem_clockwait, condvars).
 if command -v python3 >/dev/null; then
