@@ -3,26 +3,41 @@
 //! `libwaitwise` does not pull in the measurement crate, its plotting and
 //! statistics crates, the model, or the contenders it measures against.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
 /// Crates that must not be among `waitwise-ffi`'s normal dependencies,
 /// direct or indirect, each with the reason.
 const FORBIDDEN: &[(&str, &str)] = &[
-    ("waitwise-bench", "the measurement tools are a layer above the C ABI"),
+    (
+        "waitwise-bench",
+        "the measurement tools are a layer above the C ABI",
+    ),
     ("plotters", "charts belong to the measurement tools"),
     ("parking_lot", "a contender the benchmarks measure against"),
-    ("waitwise-model", "the cost model is a tool, not a library layer"),
+    (
+        "waitwise-model",
+        "the cost model is a tool, not a library layer",
+    ),
 ];
 
 /// The names of every crate in `cargo tree -p waitwise-ffi -e normal`.
-fn normal_dependencies() -> Vec<String> {
+fn normal_dependencies() -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
     let mut cmd = Command::new(cargo);
-    cmd.args(["tree", "-p", "waitwise-ffi", "-e", "normal", "--prefix", "none"])
-        .arg("--manifest-path")
-        .arg(&manifest);
+    cmd.args([
+        "tree",
+        "-p",
+        "waitwise-ffi",
+        "-e",
+        "normal",
+        "--prefix",
+        "none",
+    ])
+    .arg("--manifest-path")
+    .arg(&manifest);
     let out = cmd.output().expect("run cargo tree");
     assert!(
         out.status.success(),
@@ -41,12 +56,12 @@ fn normal_dependencies() -> Vec<String> {
 fn ffi_does_not_depend_on_the_tools() {
     let deps = normal_dependencies();
     assert!(
-        deps.iter().any(|d| d == "waitwise"),
+        deps.contains("waitwise"),
         "cargo tree lists the core crate: {deps:?}"
     );
     for (name, why) in FORBIDDEN {
         assert!(
-            !deps.iter().any(|d| d == name),
+            !deps.contains(*name),
             "waitwise-ffi depends on {name} ({why}); dependencies: {deps:?}"
         );
     }
