@@ -1,6 +1,9 @@
-//! `pthread_mutex_*`: a three-state futex lock (waitwise's TTAS mutex,
-//! `waitwise::mutex::RawTtasMutex`, adapted to live in the caller's
-//! `pthread_mutex_t`), with two-phase waiting.
+//! `pthread_mutex_*`: waitwise's TTAS lock
+//! ([`waitwise::mutex::TtasLockRef`], the algorithm of `RawTtasMutex`) on
+//! the `__lock` word of the caller's `pthread_mutex_t`, with two-phase
+//! waiting. What is here is the mapping onto glibc's layout, the mutex
+//! kinds and POSIX's error semantics, and how a waiter polls and sleeps
+//! ([`MutexWait`]).
 //!
 //! # Layout (glibc x86-64 `struct __pthread_mutex_s`, 40 bytes)
 //!
@@ -27,17 +30,15 @@
 //! robust / PI / PP ones with 16 / 32 / 64 in `__kind`: a forwarded mutex
 //! is recognised by its `__kind` alone, on every call, with no extra mark.
 //!
-//! # State transitions
+//! # Lock word
 //!
-//! - lock, fast: `UNLOCKED => LOCKED`, one CAS.
-//! - lock, polling: wait for `UNLOCKED` (PAUSE backoff, [`crate::poll`]) for
-//!   `alpha * B`, then `UNLOCKED => LOCKED` (`=> CONTENDED` when owing a
-//!   wake-up), backing off after a lost race.
-//! - lock, blocking: `any => CONTENDED` (swap); it was `UNLOCKED`: ours;
-//!   else sleep while `CONTENDED`, then poll again. A woken thread owes the
-//!   remaining sleepers a wake-up (see `RawTtasMutex`).
-//! - unlock: `any => UNLOCKED` (swap), `futex_wake(1)` only if it was
-//!   `CONTENDED`: no system call when nobody sleeps.
+//! `__lock` holds the TTAS lock's three states, which are glibc's values
+//! (`UNLOCKED` 0, `LOCKED` 1, `CONTENDED` 2); its transitions, the "owes a
+//! wake-up" rule and the timed give-up are [`TtasLockRef`]'s (module
+//! `waitwise::mutex::ttas`, checked by the loom models in
+//! `crates/waitwise/tests/loom_mutex.rs`). Waiters poll with `yield` for
+//! the configured `alpha * B` (the engine's polling phase, as
+//! `waitwise::Mutex`), then sleep on the futex.
 //!
 //! A sleeper that glibc unwinds (its signal handler calls `pthread_exit`,
 //! or it is cancelled asynchronously; the lock is not a cancellation point)
@@ -48,10 +49,8 @@
 //!
 //! # Memory ordering
 //!
-//! Acquire RMWs take the lock, a Release swap releases it; sleeper and
-//! waker both RMW the one word, whose modification order decides whether
-//! the wake is needed, and the kernel re-checks the word before sleeping
-//! (as in `RawTtasMutex`). `__owner` and `__count` are written only by the
+//! The lock word's are [`TtasLockRef`]'s. `__owner` and `__count` are
+//! written only by the
 //! holder, inside the critical section, and read by others only to compare
 //! against their own id (which they never see unless they hold the lock):
 //! Relaxed.
@@ -65,7 +64,6 @@
 //! by its own synchronization (a join, its own lock and unlock), to be
 //! unused.
 
-use crate::poll;
 use crate::profile::{self, Kind};
 use crate::real::{self, forward};
 use crate::time;
@@ -74,8 +72,9 @@ use std::cell::Cell;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
+use waitwise::mutex::{LockWait, PolicyLockWait, TtasLockRef};
 use waitwise::platform::futex::{Futex, FutexWait};
-use waitwise::{Deadline, SyncKind};
+use waitwise::{Deadline, Mechanism, Policy, SyncKind};
 
 const _: () = assert!(std::mem::size_of::<pthread_mutex_t>() == 40);
 const _: () = assert!(std::mem::align_of::<pthread_mutex_t>() >= 4);
@@ -88,13 +87,6 @@ const COUNT: usize = 1;
 const OWNER: usize = 2;
 /// Word index of `__kind`.
 const KIND: usize = 4;
-
-/// Free.
-const UNLOCKED: u32 = 0;
-/// Held; no thread needs a futex wake-up.
-const LOCKED: u32 = 1;
-/// Held; a thread may sleep on the futex, so the releaser wakes one.
-const CONTENDED: u32 = 2;
 
 /// `PTHREAD_MUTEX_NORMAL` (glibc's default, `PTHREAD_MUTEX_TIMED_NP`).
 const KIND_NORMAL: u32 = 0;
@@ -151,6 +143,12 @@ pub(crate) fn register_fork_handler() {
     // SAFETY: a valid handler with no preconditions; registering at load
     // time is allowed.
     unsafe { libc::pthread_atfork(None, None, Some(forget_tid_in_child)) };
+}
+
+/// The TTAS lock on `__lock`.
+#[inline(always)]
+fn lock_word(w: &Words) -> TtasLockRef<'_> {
+    TtasLockRef::new(Futex::from_atomic(&w[LOCK]))
 }
 
 /// Whether `kind` names a mutex waitwise runs (not forwarded or destroyed).
@@ -239,9 +237,9 @@ pub unsafe extern "C-unwind" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -
         // SAFETY: a glibc mutex; forwarding the caller's argument.
         return unsafe { forward!(real::MUTEX_DESTROY, fn(*mut pthread_mutex_t) -> c_int)(m) };
     }
-    // Relaxed: a best-effort EBUSY, and no use may follow the destroy
+    // A snapshot: a best-effort EBUSY, and no use may follow the destroy
     // (module doc, "Memory ordering").
-    if w[LOCK].load(Ordering::Relaxed) != UNLOCKED {
+    if lock_word(w).is_locked() {
         return EBUSY;
     }
     w[KIND].store(KIND_DESTROYED, Ordering::Relaxed);
@@ -260,8 +258,8 @@ pub unsafe extern "C-unwind" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c
     // (module doc, "Memory ordering").
     let kind = w[KIND].load(Ordering::Relaxed);
     if kind == KIND_NORMAL || kind == KIND_ADAPTIVE {
-        if !try_acquire(&w[LOCK]) {
-            lock_contended(&w[LOCK], Deadline::NEVER, m);
+        if !lock_word(w).try_lock() {
+            lock_contended(w, Deadline::NEVER, m);
         }
         return 0;
     }
@@ -283,7 +281,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -
     let kind = w[KIND].load(Ordering::Relaxed);
     match kind {
         KIND_NORMAL | KIND_ADAPTIVE => {
-            if try_acquire(&w[LOCK]) {
+            if lock_word(w).try_lock() {
                 0
             } else {
                 EBUSY
@@ -297,7 +295,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -
             if kind == KIND_RECURSIVE && w[OWNER].load(Ordering::Relaxed) == me {
                 return recurse(w);
             }
-            if try_acquire(&w[LOCK]) {
+            if lock_word(w).try_lock() {
                 set_owner(w, me);
                 0
             } else {
@@ -405,7 +403,7 @@ unsafe fn lock_other(
     } else {
         None
     };
-    if !try_acquire(&w[LOCK]) {
+    if !lock_word(w).try_lock() {
         let deadline = match timeout {
             None => Deadline::NEVER,
             // SAFETY: caller's contract; validated only now that the lock
@@ -415,7 +413,7 @@ unsafe fn lock_other(
                 Err(e) => return e,
             },
         };
-        if !lock_contended(&w[LOCK], deadline, m) {
+        if !lock_contended(w, deadline, m) {
             return libc::ETIMEDOUT;
         }
     }
@@ -461,7 +459,9 @@ pub unsafe extern "C-unwind" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) ->
     let kind = w[KIND].load(Ordering::Relaxed);
     if kind == KIND_NORMAL || kind == KIND_ADAPTIVE {
         clear_glibc_owner(w);
-        release(&w[LOCK]);
+        // `false` (it was not locked) is the caller's error, which glibc
+        // does not report for a normal mutex either.
+        lock_word(w).unlock();
         return 0;
     }
     // SAFETY: as above.
@@ -499,7 +499,7 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
             // Relaxed: __owner equals our id only while we hold the lock
             // (module doc), and then __lock (a sanity check) and __count
             // are read and written only by us.
-            if w[OWNER].load(Ordering::Relaxed) != tid() || w[LOCK].load(Ordering::Relaxed) == 0 {
+            if w[OWNER].load(Ordering::Relaxed) != tid() || !lock_word(w).is_locked() {
                 return EPERM;
             }
             let c = w[COUNT].load(Ordering::Relaxed);
@@ -507,11 +507,11 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
                 w[COUNT].store(c - 1, Ordering::Relaxed);
                 return 0;
             }
-            // Relaxed: cleared before the Release swap in `release`, which
+            // Relaxed: cleared before the unlock's Release swap, which
             // orders them before the next holder's accesses.
             w[COUNT].store(0, Ordering::Relaxed);
             w[OWNER].store(0, Ordering::Relaxed);
-            release(&w[LOCK]);
+            lock_word(w).unlock();
             0
         }
         KIND_DESTROYED => EINVAL,
@@ -520,124 +520,56 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
     }
 }
 
-/// `UNLOCKED => LOCKED`. Acquire: pairs with the last unlock's Release.
-/// Failure Relaxed: a failed CAS takes nothing.
-#[inline(always)]
-fn try_acquire(word: &AtomicU32) -> bool {
-    word.compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
-        .is_ok()
-}
-
-/// `LOCKED/CONTENDED => UNLOCKED`, waking one sleeper if it was
-/// `CONTENDED`. Release: publishes the critical section. A swap, not a
-/// CAS from LOCKED: one atomic whatever the state, and its result says
-/// whether to wake.
-#[inline(always)]
-fn release(word: &AtomicU32) {
-    if word.swap(UNLOCKED, Ordering::Release) == CONTENDED {
-        Futex::from_atomic(word).wake(1);
-    }
-}
-
 /// The contended acquisition, profiled. Returns whether the lock was taken
 /// before `deadline`.
 #[cold]
-fn lock_contended(word: &AtomicU32, deadline: Deadline, m: *mut pthread_mutex_t) -> bool {
+fn lock_contended(w: &Words, deadline: Deadline, m: *mut pthread_mutex_t) -> bool {
     let start = profile::start();
-    let (acquired, blocked) = wait_for_lock(word, deadline);
-    profile::finish(start, Kind::Mutex, m, blocked);
-    acquired
+    let limit = Duration::from_nanos(crate::config::poll_limit_ns(SyncKind::Mutex));
+    let mut wait = MutexWait {
+        polling: PolicyLockWait::new(
+            &Policy::poll_then_block(limit).with_mechanism(Mechanism::Yield),
+        ),
+    };
+    let out = lock_word(w).lock_contended(&mut wait, deadline);
+    profile::finish(start, Kind::Mutex, m, out.blocked());
+    out.acquired()
 }
 
-/// Largest backoff after a lost race: `2^BACKOFF_CAP_SHIFT` PAUSEs (as
-/// `waitwise::mutex`'s, guessed: about a futex wake-up's latency).
-const BACKOFF_CAP_SHIFT: u32 = poll::BACKOFF_CAP_SHIFT;
+/// How a contended lock waits: the engine's polling phase, a
+/// `sched_yield` between looks (as `waitwise::Mutex`) for the configured
+/// limit; then a sleep with a cleanup handler that passes on a wake-up
+/// when glibc unwinds the sleeper. No destructor: a forced unwind may pass
+/// through its owner's frame (crate docs, "Unwinding").
+struct MutexWait {
+    /// The polling phase (its sleep is replaced by [`sleep_passing_on`]).
+    polling: PolicyLockWait,
+}
 
-/// The two phases of `RawTtasMutex::wait_for_lock` over a word in a C
-/// object; returns (acquired, slept at least once).
-fn wait_for_lock(word: &AtomicU32, deadline: Deadline) -> (bool, bool) {
-    let futex = Futex::from_atomic(word);
-    let limit_ns = crate::config::poll_limit_ns(SyncKind::Mutex);
-    let mut lost_races = 0u32;
-    let mut owes_wake = false;
-    let mut slept = false;
-    loop {
-        let target = if owes_wake { CONTENDED } else { LOCKED };
-        if limit_ns > 0 {
-            // Polling phase: wait for UNLOCKED (one look per yield, as
-            // `waitwise::Mutex`), then race for it, backing off after a
-            // lost race; one limit for the whole phase.
-            let end = poll::end_after(deadline.cap_ns(limit_ns));
-            while poll::poll_yield_until(word, end, |v| v == UNLOCKED).is_some() {
-                // UNLOCKED => LOCKED (CONTENDED when owing a wake-up).
-                // Acquire: pairs with the unlock's Release. Failure
-                // Relaxed: a failed CAS takes nothing.
-                if word
-                    .compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    return (true, slept);
-                }
-                lost_races = (lost_races + 1).min(BACKOFF_CAP_SHIFT);
-                for _ in 0..(1u32 << lost_races) {
-                    std::hint::spin_loop();
-                }
-            }
-            // Else (no polling phase): a Relaxed test, which only spares a
-            // doomed CAS, then the Acquire test-and-set.
-        } else if word.load(Ordering::Relaxed) == UNLOCKED
-            && word
-                .compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-        {
-            // No polling phase: one test-and-set probe, so a free lock is
-            // not marked CONTENDED for nothing.
-            return (true, slept);
-        }
-        if !owes_wake && deadline.has_passed() {
-            return (false, slept);
-        }
-        // any => CONTENDED: from here on a release wakes a sleeper, so any
-        // wake-up owed is paid. Acquire: the swap may take the lock.
-        if word.swap(CONTENDED, Ordering::Acquire) == UNLOCKED {
-            return (true, slept);
-        }
-        owes_wake = false;
-        let timeout = deadline.remaining();
-        if timeout == Some(Duration::ZERO) {
-            return (false, slept);
-        }
-        // Sleep while CONTENDED (the kernel re-checks atomically).
-        let timed_out = match sleep_passing_on(futex, timeout) {
-            FutexWait::Woken => {
-                slept = true;
-                owes_wake = true;
-                false
-            }
-            FutexWait::TimedOut => {
-                slept = true;
-                true
-            }
-            FutexWait::ValueChanged => false,
-        };
-        if timed_out || deadline.has_passed() {
-            let acquired = if owes_wake {
-                pay_wake_on_give_up(word)
-            } else {
-                try_acquire(word)
-            };
-            return (acquired, slept);
-        }
+impl LockWait for MutexWait {
+    #[inline]
+    fn start_polling(&mut self, deadline: Deadline) -> bool {
+        self.polling.start_polling(deadline)
+    }
+
+    #[inline]
+    fn poll(&mut self, futex: &Futex, ready: impl FnMut(u32) -> bool) -> bool {
+        self.polling.poll(futex, ready)
+    }
+
+    #[inline]
+    fn sleep(&mut self, futex: &Futex, expected: u32, timeout: Option<Duration>) -> FutexWait {
+        sleep_passing_on(futex, expected, timeout)
     }
 }
 
-/// Sleeps while the lock word is `CONTENDED`. A thread that glibc unwinds
-/// out of the sleep (a signal handler's `pthread_exit`, asynchronous
-/// cancellation) may have been handed the release's wake-up just before:
-/// it passes one on, so the remaining sleepers are not stranded behind an
-/// unlocked word.
+/// Sleeps while the lock word holds `expected`. A thread that glibc
+/// unwinds out of the sleep (a signal handler's `pthread_exit`,
+/// asynchronous cancellation) may have been handed the release's wake-up
+/// just before: it passes one on, so the remaining sleepers are not
+/// stranded behind an unlocked word.
 #[inline(never)]
-fn sleep_passing_on(futex: &Futex, timeout: Option<Duration>) -> FutexWait {
+fn sleep_passing_on(futex: &Futex, expected: u32, timeout: Option<Duration>) -> FutexWait {
     /// The cleanup: wake one sleeper (a spurious wake-up at worst).
     unsafe extern "C" fn pass_on_wake(futex: *mut std::ffi::c_void) {
         // SAFETY: the futex registered below, alive while its waiter is.
@@ -645,31 +577,7 @@ fn sleep_passing_on(futex: &Futex, timeout: Option<Duration>) -> FutexWait {
     }
     // SAFETY: `pass_on_wake` takes the futex it is given and never unwinds.
     unsafe {
-        crate::cleanup::on_forced_unwind(futex, pass_on_wake, || futex.wait(CONTENDED, timeout))
-    }
-}
-
-/// A woken waiter gives up on its deadline: make sure the sleepers it owes
-/// a wake-up get one. Takes the lock if it is free (returns `true`), else
-/// marks it `CONTENDED`.
-#[cold]
-fn pay_wake_on_give_up(word: &AtomicU32) -> bool {
-    // Relaxed: a first guess, validated by the Acquire CAS below. A
-    // CONTENDED read needs no more: it comes after the unlock that woke us
-    // in the word's modification order, so a holder's unlock will see it.
-    let mut s = word.load(Ordering::Relaxed);
-    loop {
-        // UNLOCKED => CONTENDED (acquired, our unlock wakes) or
-        // LOCKED => CONTENDED (the holder's unlock wakes).
-        if s == CONTENDED {
-            return false;
-        }
-        // Acquire: this CAS may take the lock. Failure Relaxed: the value
-        // is only the next guess.
-        match word.compare_exchange_weak(s, CONTENDED, Ordering::Acquire, Ordering::Relaxed) {
-            Ok(_) => return s == UNLOCKED,
-            Err(now) => s = now,
-        }
+        crate::cleanup::on_forced_unwind(futex, pass_on_wake, || futex.wait(expected, timeout))
     }
 }
 

@@ -1,6 +1,7 @@
-//! The polling phase of every wait: PAUSE-poll a word until a condition
-//! holds or the poll limit passes; the caller then blocks with
-//! [`waitwise::WaitWordRef`] (or, for mutexes, the lock word's futex).
+//! The polling phase of the waits on a [`waitwise::WaitWordRef`]: PAUSE-poll
+//! a word until a condition holds or the poll limit passes; the caller
+//! then blocks with the `WaitWordRef`. (Mutexes poll with the engine's
+//! polling phase: module `mutex`.)
 //!
 //! The poll limit is measured with `CLOCK_MONOTONIC` (the vDSO, no system
 //! call) rather than waitwise's cycle clock: the cycle clock calibrates
@@ -51,36 +52,6 @@ pub fn end_after(limit_ns: u64) -> u64 {
 #[inline]
 pub fn poll_until(word: &AtomicU32, end: u64, ready: impl FnMut(u32) -> bool) -> Option<u32> {
     poll_with(word, end, ready)
-}
-
-/// Largest batch of PAUSEs after a lost race for a mutex word:
-/// `2^BACKOFF_CAP_SHIFT`. As waitwise's `backoff` mechanism (crossbeam's
-/// `SPIN_LIMIT`): 64 PAUSEs is about a futex wake-up's latency.
-pub const BACKOFF_CAP_SHIFT: u32 = 6;
-
-/// [`poll_until`] with a `sched_yield` between polls (waitwise's `yield`
-/// mechanism, the mutex default): one load of a hot lock word per yield,
-/// so the holder keeps the word's cache line, and a waiter hands its CPU to
-/// a preempted holder when threads outnumber CPUs. The clock is read after
-/// every yield (a yield costs more than the clock read).
-#[inline]
-pub fn poll_yield_until(
-    word: &AtomicU32,
-    end: u64,
-    mut ready: impl FnMut(u32) -> bool,
-) -> Option<u32> {
-    loop {
-        // Acquire: a waiter that sees the new value sees the writer's
-        // prior writes.
-        let v = word.load(Ordering::Acquire);
-        if ready(v) {
-            return Some(v);
-        }
-        std::thread::yield_now();
-        if monotonic_ns() >= end {
-            return None;
-        }
-    }
 }
 
 #[inline(always)]

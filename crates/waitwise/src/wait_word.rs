@@ -4,6 +4,13 @@
 //! futex), plus a count of threads asleep on it so that wakers make the
 //! `futex_wake` system call only when somebody sleeps.
 //!
+//! Each phase can also be asked for on its own, by algorithms that combine
+//! them with steps of their own (parking_lot's `park` hooks serve the same
+//! end): [`poll_until`] polls any futex word with a mechanism until a
+//! deadline, and [`WaitWordRef::block_until`] runs the blocking phase
+//! below. [`WaitWordRef`] runs the whole wait, or either phase, over a
+//! word and a sleeper count that live elsewhere.
+//!
 //! # Sleeper protocol (a state machine per waiter)
 //!
 //! ```text
@@ -38,7 +45,7 @@
 //! stale non-zero count only costs a waker one unnecessary system call.
 
 use crate::loom_const::const_unless_loom;
-use crate::mechanism::MechanismWait;
+use crate::mechanism::{Mechanism, MechanismWait};
 use crate::policy::Policy;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::futex::{Futex, FutexWait, Interrupted, OnSignal};
@@ -388,7 +395,7 @@ impl<'a> WaitWordRef<'a> {
         &self,
         policy: &Policy,
         deadline: Deadline,
-        mut v: u32,
+        v: u32,
         ready: &mut dyn FnMut(u32) -> bool,
         rules: SleepRules,
     ) -> WaitOutcome {
@@ -397,31 +404,33 @@ impl<'a> WaitWordRef<'a> {
         // model explores the blocking protocol, where wake-ups can be lost).
         if !cfg!(loom) && budget.polls() {
             let poll_deadline = budget.poll_deadline(deadline);
-            while let MechanismWait::Changed(nv) =
-                budget
-                    .mechanism
-                    .wait_for_change(self.futex, v, poll_deadline)
-            {
-                v = nv;
-                if ready(v) {
-                    return WaitOutcome::Ready {
-                        value: v,
-                        blocked: false,
-                    };
-                }
-            }
-            if deadline.has_passed() {
-                return WaitOutcome::TimedOut {
-                    value: v,
-                    blocked: false,
-                };
+            let out = poll_from(self.futex, budget.mechanism, v, poll_deadline, &mut *ready);
+            if !out.timed_out() || deadline.has_passed() {
+                return out;
             }
         }
         self.block_until(deadline, ready, rules)
     }
 
-    /// The blocking phase: register as a sleeper, re-check, sleep, repeat.
-    fn block_until(
+    /// The polling phase on its own:
+    /// [`wait_word::poll_until`](crate::wait_word::poll_until) on this
+    /// word. It never registers as a sleeper: no waker needs to wake it.
+    #[inline]
+    pub fn poll_until(
+        &self,
+        mechanism: Mechanism,
+        deadline: Deadline,
+        ready: impl FnMut(u32) -> bool,
+    ) -> WaitOutcome {
+        poll_until(self.futex, mechanism, deadline, ready)
+    }
+
+    /// The blocking phase on its own: register as a sleeper, re-check
+    /// `ready`, sleep on the futex, unregister, re-check, and again, until
+    /// `ready(word)` holds or `deadline` passes (or `rules` end it
+    /// earlier). Returns [`WaitOutcome::Ready`] at once, without sleeping,
+    /// when the first re-check holds.
+    pub fn block_until(
         &self,
         deadline: Deadline,
         ready: &mut dyn FnMut(u32) -> bool,
@@ -477,6 +486,67 @@ impl<'a> WaitWordRef<'a> {
                 _ => {}
             }
         }
+    }
+}
+
+/// The polling phase on its own, for any futex word (one with no sleeper
+/// count too, such as a lock word whose states say who sleeps): polls with
+/// `mechanism` until `ready(word)` holds ([`WaitOutcome::Ready`]) or
+/// `deadline` passes ([`WaitOutcome::TimedOut`] with the last value
+/// seen); never sleeps, so `blocked` is `false`. The word is looked at
+/// first, so a word already ready returns at once whatever the deadline.
+///
+/// With [`Mechanism::Block`], which does not poll, the first look is the
+/// whole phase: sleeping here, unregistered, would strand the waiter
+/// behind a waker that skips the wake-up when no sleeper is registered.
+/// Under loom likewise: the models explore the blocking protocols, where
+/// wake-ups can be lost, not timing.
+#[inline]
+pub fn poll_until(
+    futex: &Futex,
+    mechanism: Mechanism,
+    deadline: Deadline,
+    mut ready: impl FnMut(u32) -> bool,
+) -> WaitOutcome {
+    // Acquire: pairs with the waker's release change of the word.
+    let v = futex.value().load(Ordering::Acquire);
+    if ready(v) {
+        return WaitOutcome::Ready {
+            value: v,
+            blocked: false,
+        };
+    }
+    if cfg!(loom) || mechanism == Mechanism::Block {
+        return WaitOutcome::TimedOut {
+            value: v,
+            blocked: false,
+        };
+    }
+    poll_from(futex, mechanism, v, deadline, ready)
+}
+
+/// The polling loop from `seen`, a value `ready` refused: waits with
+/// `mechanism` for each change until `ready` holds or `deadline` passes.
+#[inline]
+fn poll_from(
+    futex: &Futex,
+    mechanism: Mechanism,
+    mut seen: u32,
+    deadline: Deadline,
+    mut ready: impl FnMut(u32) -> bool,
+) -> WaitOutcome {
+    while let MechanismWait::Changed(v) = mechanism.wait_for_change(futex, seen, deadline) {
+        seen = v;
+        if ready(v) {
+            return WaitOutcome::Ready {
+                value: v,
+                blocked: false,
+            };
+        }
+    }
+    WaitOutcome::TimedOut {
+        value: seen,
+        blocked: false,
     }
 }
 
@@ -623,5 +693,82 @@ mod tests {
                 "{policy}: {out:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_polling_phase_alone_never_sleeps() {
+        let w = WaitWord::new(0);
+        // Ready at once: no poll, whatever the deadline.
+        let now = Deadline::after(Duration::ZERO);
+        let out = poll_until(w.futex(), Mechanism::Pause, now, |v| v == 0);
+        assert_eq!(
+            out,
+            WaitOutcome::Ready {
+                value: 0,
+                blocked: false
+            }
+        );
+        // The deadline ends it, with the last value seen.
+        let soon = Deadline::after(Duration::from_millis(2));
+        let out = w.as_ref().poll_until(Mechanism::Yield, soon, |v| v == 1);
+        let timed_out = WaitOutcome::TimedOut {
+            value: 0,
+            blocked: false,
+        };
+        assert_eq!(out, timed_out);
+        // `block` does not poll: one look, and no sleep.
+        let out = w
+            .as_ref()
+            .poll_until(Mechanism::Block, Deadline::NEVER, |v| v == 1);
+        assert_eq!(out, timed_out);
+        // A change by another thread ends it.
+        std::thread::scope(|s| {
+            let t = s.spawn(|| {
+                w.as_ref()
+                    .poll_until(Mechanism::Pause, Deadline::NEVER, |v| v == 2)
+            });
+            std::thread::sleep(Duration::from_millis(1));
+            w.value().store(2, Ordering::SeqCst);
+            assert_eq!(
+                t.join().unwrap(),
+                WaitOutcome::Ready {
+                    value: 2,
+                    blocked: false
+                }
+            );
+        });
+        assert!(!w.has_sleepers());
+    }
+
+    #[test]
+    fn the_blocking_phase_alone_rechecks_first_and_gives_its_count_back() {
+        let w = WaitWord::new(0);
+        let out = w
+            .as_ref()
+            .block_until(Deadline::NEVER, &mut |v| v == 0, SleepRules::default());
+        assert_eq!(
+            out,
+            WaitOutcome::Ready {
+                value: 0,
+                blocked: false
+            }
+        );
+        std::thread::scope(|s| {
+            let t = s.spawn(|| {
+                w.as_ref()
+                    .block_until(Deadline::NEVER, &mut |v| v == 1, SleepRules::default())
+            });
+            while !w.has_sleepers() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            w.value().store(1, Ordering::SeqCst);
+            w.wake_all();
+            let out = t.join().unwrap();
+            assert!(
+                matches!(out, WaitOutcome::Ready { value: 1, .. }),
+                "{out:?}"
+            );
+        });
+        assert!(!w.has_sleepers());
     }
 }

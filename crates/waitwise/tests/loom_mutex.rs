@@ -7,9 +7,17 @@
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p waitwise --release --test loom_mutex`
 //! (about 6 s of model checking on 2 cores, plus the build).
 //!
-//! Limits: the polling phases are not modelled (`WaitWord` and the locks
-//! skip them under loom; the TTAS lock makes one test-and-set probe
-//! instead). The platform's loom futex wakes one sleeper on `wake(1)` (the
+//! The TTAS algorithm is modelled twice: through `RawTtasMutex`, and
+//! through its view over a borrowed word (`TtasLockRef`, the code the
+//! interposer's `pthread_mutex_t` runs) with a front end's own `LockWait`
+//! whose polling phase is the engine's `poll_until`, one look at the word
+//! under loom: the `ttas_view_*` models reach the polling phase's race
+//! (see `UNLOCKED`, lose the CAS, back off, look again), which
+//! `RawTtasMutex` skips under loom.
+//!
+//! Limits: the polling phases are otherwise not modelled (`WaitWord` and
+//! the locks skip them under loom; the TTAS lock makes one test-and-set
+//! probe instead). The platform's loom futex wakes one sleeper on `wake(1)` (the
 //! first to sleep), so a lost single wake-up is observable: without the
 //! TTAS "owed wake-up" rule `ttas_three_threads_no_lost_wakeup` deadlocks.
 //! A timed futex wait never sleeps under loom (it times out at once), so a
@@ -25,9 +33,12 @@ use loom_common::model_reaching_both;
 use loom::cell::UnsafeCell;
 use loom::thread;
 use waitwise::mutex::{
-    McsGuard, RawMcsMutex, RawRwLock, RawTicketMutex, RawTtasMutex, TicketGuard,
+    LockWait, McsGuard, RawMcsMutex, RawRwLock, RawTicketMutex, RawTtasMutex, TicketGuard,
+    TtasLockRef,
 };
-use waitwise::{Deadline, Policy, WaitOptions};
+use waitwise::wait_word::poll_until;
+use waitwise::{Deadline, Mechanism, Policy, WaitOptions};
+use waitwise_platform::futex::Futex;
 use waitwise_platform::shim::Arc;
 
 fn blocking() -> WaitOptions {
@@ -88,6 +99,65 @@ impl RawLock for RawTtasMutex {
     unsafe fn release(&self, (): ()) {
         // SAFETY: locked by this thread (the caller's contract).
         unsafe { self.unlock() };
+    }
+}
+
+/// A TTAS lock word that lives outside any lock type, driven through
+/// [`TtasLockRef`] as the interposer drives `pthread_mutex_t`'s `__lock`.
+struct BorrowedTtas {
+    word: Futex,
+}
+
+/// A front end's [`LockWait`]: a polling phase every round, the engine's
+/// `poll_until` (one look at the word under loom), and the default futex
+/// sleep.
+struct PollingWait;
+
+impl LockWait for PollingWait {
+    fn start_polling(&mut self, _deadline: Deadline) -> bool {
+        true
+    }
+
+    fn poll(&mut self, futex: &Futex, ready: impl FnMut(u32) -> bool) -> bool {
+        !poll_until(futex, Mechanism::Pause, Deadline::NEVER, ready).timed_out()
+    }
+}
+
+impl BorrowedTtas {
+    fn new() -> Self {
+        Self {
+            word: Futex::new(0),
+        }
+    }
+
+    fn view(&self) -> TtasLockRef<'_> {
+        TtasLockRef::new(&self.word)
+    }
+}
+
+impl RawLock for BorrowedTtas {
+    type Guard = ();
+
+    fn acquire(&self) {
+        let lock = self.view();
+        if !lock.try_lock() {
+            let out = lock.lock_contended(&mut PollingWait, Deadline::NEVER);
+            assert!(out.acquired());
+        }
+    }
+
+    fn try_acquire(&self) -> Option<()> {
+        self.view().try_lock().then_some(())
+    }
+
+    fn acquire_until(&self, deadline: Deadline) -> Option<()> {
+        let lock = self.view();
+        (lock.try_lock() || lock.lock_contended(&mut PollingWait, deadline).acquired())
+            .then_some(())
+    }
+
+    unsafe fn release(&self, (): ()) {
+        assert!(self.view().unlock(), "released a lock that was not held");
     }
 }
 
@@ -203,6 +273,24 @@ fn ttas_timed_out_waiter_does_not_strand_sleeper() {
         sleeper.join().unwrap();
         timed.join().unwrap();
         assert!(!m.is_locked());
+    });
+}
+
+#[test]
+fn ttas_view_two_threads_exclusive() {
+    loom::model(|| increment_in_two_threads(BorrowedTtas::new()));
+}
+
+#[test]
+fn ttas_view_three_threads_no_lost_wakeup() {
+    loom::model(|| {
+        let m = Arc::new(BorrowedTtas::new());
+        let hs: Vec<_> = (0..2).map(|_| spawn_locker(&m)).collect();
+        locked(&*m, || {});
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert!(!m.view().is_locked());
     });
 }
 
@@ -415,6 +503,16 @@ fn mcs() -> RawMcsMutex {
 #[test]
 fn ttas_try_lock_races_a_locker() {
     try_lock_races_a_locker(ttas);
+}
+
+#[test]
+fn ttas_view_try_lock_races_a_locker() {
+    try_lock_races_a_locker(BorrowedTtas::new);
+}
+
+#[test]
+fn ttas_view_timed_attempt_races_a_holder_and_a_sleeper() {
+    timed_attempt_races_a_holder_and_a_sleeper(BorrowedTtas::new);
 }
 
 #[test]

@@ -101,8 +101,11 @@ impl WakeChain {
     ) -> WaitOutcome {
         if self.enabled {
             if let Some(due) = self.woken_party_due() {
-                let poll = Policy::always_spin().with_mechanism(policy.mechanism());
-                let out = word.wait_until(&poll, due, &mut ready);
+                // The engine's polling phase alone: `enabled` only for
+                // policies that poll (`Waiting::default_with`).
+                let out = word
+                    .as_ref()
+                    .poll_until(policy.mechanism(), due, &mut ready);
                 if !out.timed_out() {
                     return out;
                 }

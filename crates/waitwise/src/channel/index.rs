@@ -141,11 +141,10 @@ impl Index {
             None => deadline,
             Some(ns) => deadline.min(Deadline::after(Duration::from_nanos(ns as u64))),
         };
-        // `s//inf` with the policy's mechanism: polls until `poll_deadline`,
-        // never blocks.
-        let poll = Policy::always_spin().with_mechanism(budget.mechanism);
+        // The engine's polling phase alone: never blocks.
         self.position
-            .wait_until(&poll, poll_deadline, |position| position != seen)
+            .as_ref()
+            .poll_until(budget.mechanism, poll_deadline, |position| position != seen)
     }
 
     /// POLLING => PARKING: announces a waiter. The caller must re-try its

@@ -13,6 +13,11 @@
 //! | [`McsMutex`] | [`RawMcsMutex`] | `mcs.rs` | FIFO | no (`try_lock` only) |
 //! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring | yes |
 //!
+//! The TTAS algorithm itself is [`TtasLockRef`], a view over a borrowed
+//! futex word that waits through the caller's [`LockWait`]:
+//! [`RawTtasMutex`] is one front end, the `LD_PRELOAD` interposer's
+//! `pthread_mutex_t` another.
+//!
 //! Every lock waits through a [`Policy`](crate::Policy) of
 //! [`SyncKind::Mutex`](crate::SyncKind::Mutex) (`s/b/ln(e-1)`: poll for
 //! `0.54 B`, then sleep on the futex) unless built with
@@ -102,7 +107,7 @@ mod waiting;
 pub use mcs::{McsGuard, RawMcsMutex};
 pub use rwlock::{RawRwLock, MAX_READERS, MAX_WRITERS_WAITING};
 pub use ticket::{RawTicketMutex, TicketGuard, SLOTS as TICKET_SLOTS};
-pub use ttas::RawTtasMutex;
+pub use ttas::{LockOutcome, LockWait, PolicyLockWait, RawTtasMutex, TtasLockRef};
 pub use waiting::BACKOFF_CAP_SHIFT;
 
 /// The raw lock behind [`Mutex`]: [`RawTtasMutex`] (see the module docs

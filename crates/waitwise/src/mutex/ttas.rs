@@ -1,5 +1,6 @@
-//! [`RawTtasMutex`]: test-and-test-and-set with two-phase waiting on a
-//! [`WaitWord`]. The default [`Mutex`](super::Mutex).
+//! The test-and-test-and-set lock with two-phase waiting: the algorithm
+//! once, as [`TtasLockRef`], a view over a borrowed futex word, and
+//! [`RawTtasMutex`], the default [`Mutex`](super::Mutex), on top of it.
 //!
 //! # State word (Drepper's three states, "Futexes are tricky" mutex 2)
 //!
@@ -10,11 +11,14 @@
 //!                sleeper its wake-up, see below)
 //! ```
 //!
+//! These are glibc's values for `pthread_mutex_t`'s `__lock`, so the
+//! interposer's mutexes run this algorithm inside glibc's object.
+//!
 //! Transitions:
 //! - lock, fast: `UNLOCKED => LOCKED`, one CAS.
 //! - lock, polling phase (test-and-test-and-set): wait until the word reads
-//!   `UNLOCKED` (polling with the policy's mechanism, `yield` by default,
-//!   for `alpha * B`), then
+//!   `UNLOCKED` (polling as the front end's [`LockWait`] says, for
+//!   `alpha * B` with `yield` by default), then
 //!   `UNLOCKED => LOCKED` (or `=> CONTENDED` when this waiter owes a wake-up);
 //!   after a lost race, back off for a random delay that doubles with every
 //!   loss (Lim & Agarwal section 6.3: waiters released at once must not all
@@ -45,15 +49,18 @@
 //!
 //! # Waiting
 //!
-//! The default policy is the mutex kind's `alpha = ln(e-1)` with the
-//! `yield` mechanism (`Ss/b/0.54`): one look at the word per `sched_yield`,
-//! so a waiter neither pulls the lock's line from the holder nor keeps a
-//! CPU from a preempted holder (figures in the [module docs](super)); a
-//! `WaitOptions` policy replaces the limit and the mechanism. The polling
-//! phase runs through [`WaitWord::wait_until`] with a poll-only policy; the
-//! blocking phase uses the word's futex directly with the states above (a
-//! [`WaitWord`] sleeper count would stay non-zero until a woken thread runs,
-//! and every release in between would make a system call).
+//! The front end hands its waiting in as a [`LockWait`]: how to poll and
+//! for how long (its clock, its mechanism), and how to sleep on the futex.
+//! [`RawTtasMutex`] waits with [`PolicyLockWait`]: the mutex kind's
+//! `alpha = ln(e-1)` with the `yield` mechanism (`Ss/b/0.54`), one look at
+//! the word per `sched_yield`, so a waiter neither pulls the lock's line
+//! from the holder nor keeps a CPU from a preempted holder (figures in the
+//! [module docs](super)); a `WaitOptions` policy replaces the limit and the
+//! mechanism. The polling phase is the engine's
+//! ([`poll_until`]); the blocking phase uses the word's futex directly with
+//! the states above (a [`WaitWord`](crate::WaitWord) sleeper count would
+//! stay non-zero until a woken thread runs, and every release in between
+//! would make a system call).
 
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
@@ -61,14 +68,14 @@ use super::waiting::{Backoff, LockWaits};
 use crate::loom_const::const_unless_loom;
 use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
-use crate::policy::Policy;
+use crate::policy::{Policy, PollBudget};
 use crate::profile::WaitProfile;
-use crate::wait_word::{WaitOutcome, WaitWord};
+use crate::wait_word::poll_until;
 use std::time::Duration;
 #[cfg(not(loom))]
 use std::time::Instant;
 use waitwise_platform::clock::Deadline;
-use waitwise_platform::futex::FutexWait;
+use waitwise_platform::futex::{Futex, FutexWait};
 use waitwise_platform::shim::Ordering;
 
 /// Free.
@@ -78,200 +85,244 @@ const LOCKED: u32 = 1;
 /// Held; a thread may sleep on the futex, so the releaser wakes one.
 const CONTENDED: u32 = 2;
 
-/// A test-and-test-and-set lock with two-phase waiting (poll, yielding
-/// between looks, for `alpha * B`, then sleep on the futex), the default [`Mutex`](super::Mutex).
+/// How a contended acquisition of a [`TtasLockRef`] waits: the front end's
+/// polling phase and its futex sleep, the services the algorithm asks for
+/// (the hooks of parking_lot's `park`, the `ops` of Concurrency Kit's
+/// `ck_ec`). [`PolicyLockWait`] is the engine's; the interposer brings its
+/// own clock, and a sleep that passes a wake-up on when glibc unwinds the
+/// sleeping thread.
+pub trait LockWait {
+    /// Starts a polling phase, which lasts until its limit or `deadline`,
+    /// whichever comes first. `false`: no polling phase (the acquisition
+    /// makes one test-and-set probe, then sleeps).
+    fn start_polling(&mut self, deadline: Deadline) -> bool;
+
+    /// Polls the word until `ready(value)` holds (`true`) or the polling
+    /// phase started last ends (`false`). Loads are `Acquire`.
+    fn poll(&mut self, futex: &Futex, ready: impl FnMut(u32) -> bool) -> bool;
+
+    /// Sleeps while the word holds `expected`, at most `timeout`, with
+    /// [`Futex::wait`]'s results. The default is [`Futex::wait`].
+    #[inline]
+    fn sleep(&mut self, futex: &Futex, expected: u32, timeout: Option<Duration>) -> FutexWait {
+        futex.wait(expected, timeout)
+    }
+}
+
+/// The engine's [`LockWait`] for a [`Policy`]: polls with its mechanism
+/// for its limit on the cycle clock ([`poll_until`]), sleeps with
+/// [`Futex::wait`]. [`RawTtasMutex`] waits with it.
 ///
-/// Unfair: a releasing thread can re-acquire before a woken waiter runs,
-/// which is what makes it fast under contention; use
-/// [`RawTicketMutex`](super::RawTicketMutex) for FIFO order. 128 bytes (the
-/// [`WaitWord`]'s own cache line) plus its options.
+/// Under loom there is no polling phase (the models explore the blocking
+/// protocol, where wake-ups can be lost): each round makes the one
+/// test-and-set probe.
+#[derive(Clone, Copy, Debug)]
+pub struct PolicyLockWait {
+    budget: PollBudget,
+    /// When the current polling phase ends.
+    poll_end: Deadline,
+}
+
+impl PolicyLockWait {
+    /// Waits as `policy` says. A randomized policy draws its limit here:
+    /// make one per acquisition.
+    #[inline]
+    pub fn new(policy: &Policy) -> Self {
+        Self {
+            budget: policy.poll_budget(),
+            poll_end: Deadline::NEVER,
+        }
+    }
+}
+
+impl LockWait for PolicyLockWait {
+    #[inline]
+    fn start_polling(&mut self, deadline: Deadline) -> bool {
+        if cfg!(loom) || !self.budget.polls() {
+            return false;
+        }
+        self.poll_end = self.budget.poll_deadline(deadline);
+        true
+    }
+
+    #[inline]
+    fn poll(&mut self, futex: &Futex, ready: impl FnMut(u32) -> bool) -> bool {
+        !poll_until(futex, self.budget.mechanism, self.poll_end, ready).timed_out()
+    }
+}
+
+/// How [`TtasLockRef::lock_contended`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockOutcome {
+    /// The caller holds the lock.
+    Acquired {
+        /// Whether the waiter slept in the kernel at least once.
+        blocked: bool,
+    },
+    /// The deadline passed first; the lock is not held, and the wake-ups
+    /// the waiter owed are paid.
+    TimedOut {
+        /// Whether the waiter slept in the kernel at least once.
+        blocked: bool,
+    },
+}
+
+impl LockOutcome {
+    /// Whether the caller holds the lock.
+    #[inline]
+    pub fn acquired(self) -> bool {
+        matches!(self, LockOutcome::Acquired { .. })
+    }
+
+    /// Whether the waiter slept in the kernel at least once.
+    #[inline]
+    pub fn blocked(self) -> bool {
+        match self {
+            LockOutcome::Acquired { blocked } | LockOutcome::TimedOut { blocked } => blocked,
+        }
+    }
+}
+
+/// The TTAS lock over a borrowed futex word (module docs: states,
+/// transitions, ordering): the one copy of the algorithm, for
+/// [`RawTtasMutex`] and for front ends whose word lives elsewhere (the
+/// interposer's `pthread_mutex_t`, whose `__lock` holds the same three
+/// states). Every thread that locks or unlocks the word must go through
+/// this view.
 ///
 /// # Examples
 /// ```
-/// use std::sync::Arc;
-/// use waitwise::mutex::TtasMutex;
+/// use waitwise::mutex::{PolicyLockWait, TtasLockRef};
+/// use waitwise::platform::futex::Futex;
+/// use waitwise::{Deadline, Policy};
 ///
-/// let counter = Arc::new(TtasMutex::new(0u64));
-/// let handles: Vec<_> = (0..2)
-///     .map(|_| {
-///         let c = counter.clone();
-///         std::thread::spawn(move || for _ in 0..1000 { *c.lock() += 1 })
-///     })
-///     .collect();
-/// for h in handles {
-///     h.join().unwrap();
-/// }
-/// assert_eq!(*counter.lock(), 2000);
+/// let word = Futex::new(0); // UNLOCKED
+/// let lock = TtasLockRef::new(&word);
+/// assert!(lock.try_lock());
+/// assert!(!lock.try_lock());
+/// let mut wait = PolicyLockWait::new(&Policy::always_block());
+/// let timed = lock.lock_contended(&mut wait, Deadline::after(std::time::Duration::ZERO));
+/// assert!(!timed.acquired());
+/// assert!(lock.unlock()); // it was held
+/// assert!(!lock.is_locked());
 /// ```
-#[derive(Debug)]
-pub struct RawTtasMutex {
-    word: WaitWord,
-    waits: LockWaits,
+#[derive(Clone, Copy, Debug)]
+pub struct TtasLockRef<'a> {
+    futex: &'a Futex,
 }
 
-impl RawTtasMutex {
-    const_unless_loom! {
-        /// An unlocked mutex with the default mutex policy.
-        pub fn new() -> Self {
-            Self::with_options(WaitOptions::new())
-        }
-
-        /// An unlocked mutex waiting as `options` say (policy, profiling).
-        /// Wrap it with `lock_api::Mutex::from_raw(raw, value)`.
-        pub fn with_options(options: WaitOptions) -> Self {
-            Self {
-                word: WaitWord::new(0),
-                waits: LockWaits::new(options, Mechanism::Yield),
-            }
-        }
-    }
-
-    /// Acquires the lock, waiting as long as it takes.
-    #[inline]
-    pub fn lock(&self) {
-        if !self.try_lock() {
-            let acquired = self.lock_contended(Deadline::NEVER);
-            debug_assert!(acquired);
-        }
+impl<'a> TtasLockRef<'a> {
+    /// A view over `futex`, whose word holds one of the three states.
+    #[inline(always)]
+    pub fn new(futex: &'a Futex) -> Self {
+        Self { futex }
     }
 
     /// Acquires the lock if it is free; never waits.
     #[inline]
-    pub fn try_lock(&self) -> bool {
-        // UNLOCKED => LOCKED. Acquire: pairs with the last unlock's Release.
-        // Failure Relaxed: a failed CAS takes nothing.
-        self.word
+    pub fn try_lock(self) -> bool {
+        self.acquire_as(LOCKED)
+    }
+
+    /// `UNLOCKED => target`. Acquire: pairs with the last unlock's Release.
+    /// Failure Relaxed: a failed CAS takes nothing.
+    #[inline(always)]
+    fn acquire_as(self, target: u32) -> bool {
+        self.futex
             .value()
-            .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
-    }
-
-    /// Acquires the lock unless `deadline` passes first; `true` if acquired.
-    #[inline]
-    pub fn try_lock_until(&self, deadline: Deadline) -> bool {
-        self.try_lock() || self.lock_contended(deadline)
-    }
-
-    /// Releases the lock.
-    ///
-    /// # Safety
-    ///
-    /// The lock must be held, by this context: acquired by a `lock` or
-    /// successful `try_lock*` on this mutex and not released since.
-    #[inline]
-    pub unsafe fn unlock(&self) {
-        // LOCKED/CONTENDED => UNLOCKED. Release: publishes the critical
-        // section to the next acquirer. A swap, not a CAS from LOCKED: one
-        // atomic whatever the state, and its result says whether to wake.
-        let prev = self.word.value().swap(UNLOCKED, Ordering::Release);
-        if prev != LOCKED {
-            self.unlock_contended(prev);
-        }
-    }
-
-    #[cold]
-    fn unlock_contended(&self, prev: u32) {
-        match prev {
-            CONTENDED => {
-                self.word.futex().wake(1);
-            }
-            _ => panic!("waitwise::TtasMutex: unlock of a mutex in state {prev}"),
-        }
     }
 
     /// Whether the lock is held (a snapshot).
     #[inline]
-    pub fn is_locked(&self) -> bool {
+    pub fn is_locked(self) -> bool {
         // Relaxed: a snapshot that orders nothing.
-        self.word.value().load(Ordering::Relaxed) != UNLOCKED
+        self.futex.value().load(Ordering::Relaxed) != UNLOCKED
     }
 
-    /// The wait-time histogram of contended acquisitions, when profiling is
-    /// on (`WaitOptions::profile(true)` or `WAITWISE_PROFILE=1`).
-    pub fn wait_profile(&self) -> Option<WaitProfile> {
-        self.waits.profile()
-    }
-
-    /// The policy contended acquisitions follow.
-    pub fn policy(&self) -> Policy {
-        self.waits.policy()
+    /// Releases the lock, waking one sleeper if the word says one may
+    /// sleep. Call it only as the holder. Returns `false` when the word
+    /// was `UNLOCKED` (the lock was not held: the caller's error, which the
+    /// front end reports or ignores; the word is left `UNLOCKED`).
+    ///
+    /// # Panics
+    ///
+    /// When the word holds none of the three states.
+    #[inline]
+    pub fn unlock(self) -> bool {
+        // LOCKED/CONTENDED => UNLOCKED. Release: publishes the critical
+        // section to the next acquirer. A swap, not a CAS from LOCKED: one
+        // atomic whatever the state, and its result says whether to wake.
+        let prev = self.futex.value().swap(UNLOCKED, Ordering::Release);
+        if prev != LOCKED {
+            return self.unlock_contended(prev);
+        }
+        true
     }
 
     #[cold]
-    fn lock_contended(&self, deadline: Deadline) -> bool {
-        let profiler = self.waits.profiler();
-        let start = profiler.start();
-        let (acquired, blocked) = self.wait_for_lock(deadline);
-        profiler.finish(start, blocked);
-        acquired
+    fn unlock_contended(self, prev: u32) -> bool {
+        match prev {
+            CONTENDED => {
+                self.futex.wake(1);
+                true
+            }
+            UNLOCKED => false,
+            _ => panic!("waitwise: unlock of a TTAS lock word in state {prev}"),
+        }
     }
 
-    /// The two phases; returns (acquired, slept at least once).
-    fn wait_for_lock(&self, deadline: Deadline) -> (bool, bool) {
-        let w = self.word.value();
-        let budget = self.waits.policy().poll_budget();
-        let polls = !cfg!(loom) && budget.polls();
-        let poll_policy = Policy::always_spin().with_mechanism(budget.mechanism);
+    /// The contended acquisition, after a failed [`TtasLockRef::try_lock`]:
+    /// the two phases, waiting as `wait` says, until the lock is acquired
+    /// or `deadline` passes.
+    pub fn lock_contended(self, wait: &mut impl LockWait, deadline: Deadline) -> LockOutcome {
+        let w = self.futex.value();
         let mut backoff = Backoff::new();
         let mut owes_wake = false;
-        let mut slept = false;
+        let mut blocked = false;
         loop {
-            if polls {
-                let poll_deadline = budget.poll_deadline(deadline);
-                let target = if owes_wake { CONTENDED } else { LOCKED };
-                loop {
-                    let out = self
-                        .word
-                        .wait_until(&poll_policy, poll_deadline, |v| v == UNLOCKED);
-                    if let WaitOutcome::TimedOut { .. } = out {
-                        break;
-                    }
-                    // UNLOCKED => LOCKED (CONTENDED when owing a wake-up).
-                    // Acquire: pairs with the unlock's Release. Failure
-                    // Relaxed: a failed CAS takes nothing.
-                    if w.compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
-                        .is_ok()
-                    {
-                        return (true, slept);
+            // UNLOCKED => LOCKED, or => CONTENDED while owing a wake-up.
+            let target = if owes_wake { CONTENDED } else { LOCKED };
+            if wait.start_polling(deadline) {
+                // Polling phase: wait for UNLOCKED, race for it, back off
+                // after a lost race; one limit for the whole phase.
+                while wait.poll(self.futex, |v| v == UNLOCKED) {
+                    if self.acquire_as(target) {
+                        return LockOutcome::Acquired { blocked };
                     }
                     backoff.snooze();
                 }
-            } else {
-                // No polling phase (`/b/0`, or loom): one test-and-set probe,
-                // so a free lock is not marked CONTENDED for nothing.
-                let target = if owes_wake { CONTENDED } else { LOCKED };
-                // Relaxed load: a hint; the CAS acquires (Acquire).
-                if w.load(Ordering::Relaxed) == UNLOCKED
-                    && w.compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
-                        .is_ok()
-                {
-                    return (true, slept);
-                }
+            } else if w.load(Ordering::Relaxed) == UNLOCKED && self.acquire_as(target) {
+                // No polling phase (`/b/0`, or loom): one test-and-set
+                // probe, so a free lock is not marked CONTENDED for
+                // nothing. The Relaxed load only spares a doomed CAS.
+                return LockOutcome::Acquired { blocked };
             }
             if !owes_wake && deadline.has_passed() {
-                return (false, slept);
+                return LockOutcome::TimedOut { blocked };
             }
             // any => CONTENDED: from here on a release wakes a sleeper, so
             // any wake-up owed is paid. Acquire: the swap may take the lock.
             if w.swap(CONTENDED, Ordering::Acquire) == UNLOCKED {
-                return (true, slept);
+                return LockOutcome::Acquired { blocked };
             }
             owes_wake = false;
             let timeout = deadline.remaining();
             if timeout == Some(Duration::ZERO) {
-                return (false, slept);
+                return LockOutcome::TimedOut { blocked };
             }
             // Sleep while CONTENDED (the kernel re-checks atomically).
-            let timed_out = match self.word.futex().wait(CONTENDED, timeout) {
+            let timed_out = match wait.sleep(self.futex, CONTENDED, timeout) {
                 FutexWait::Woken => {
-                    slept = true;
+                    blocked = true;
                     owes_wake = true;
                     false
                 }
                 // The kernel's clock says the timeout passed (loom's model
                 // says so at once): give up, whatever the cycle clock says.
                 FutexWait::TimedOut => {
-                    slept = true;
+                    blocked = true;
                     true
                 }
                 FutexWait::ValueChanged => false,
@@ -282,7 +333,11 @@ impl RawTtasMutex {
                 } else {
                     self.try_lock()
                 };
-                return (acquired, slept);
+                return if acquired {
+                    LockOutcome::Acquired { blocked }
+                } else {
+                    LockOutcome::TimedOut { blocked }
+                };
             }
         }
     }
@@ -291,8 +346,8 @@ impl RawTtasMutex {
     /// owes a wake-up will get one. Takes the lock if it is free (and then
     /// returns `true`), else marks it `CONTENDED`.
     #[cold]
-    fn pay_wake_on_give_up(&self) -> bool {
-        let w = self.word.value();
+    fn pay_wake_on_give_up(self) -> bool {
+        let w = self.futex.value();
         // Relaxed: a first guess, validated by the Acquire CAS below. A
         // CONTENDED read needs no more: it comes after the unlock that woke
         // us in the word's modification order, so a holder's unlock will
@@ -315,6 +370,140 @@ impl RawTtasMutex {
             }
         }
     }
+}
+
+/// The lock word on a cache line of its own, as a
+/// [`WaitWord`](crate::WaitWord)'s: hardware monitors see no false
+/// wake-ups from neighbours, and no neighbour's store pulls the line from
+/// the holder.
+#[repr(align(128))]
+#[derive(Debug)]
+struct LockWord(Futex);
+
+/// A test-and-test-and-set lock with two-phase waiting (poll, yielding
+/// between looks, for `alpha * B`, then sleep on the futex), the default
+/// [`Mutex`](super::Mutex): [`TtasLockRef`] on a word of its own, waiting
+/// with [`PolicyLockWait`].
+///
+/// Unfair: a releasing thread can re-acquire before a woken waiter runs,
+/// which is what makes it fast under contention; use
+/// [`RawTicketMutex`](super::RawTicketMutex) for FIFO order. 128 bytes (the
+/// word's own cache line) plus its options.
+///
+/// # Examples
+/// ```
+/// use std::sync::Arc;
+/// use waitwise::mutex::TtasMutex;
+///
+/// let counter = Arc::new(TtasMutex::new(0u64));
+/// let handles: Vec<_> = (0..2)
+///     .map(|_| {
+///         let c = counter.clone();
+///         std::thread::spawn(move || for _ in 0..1000 { *c.lock() += 1 })
+///     })
+///     .collect();
+/// for h in handles {
+///     h.join().unwrap();
+/// }
+/// assert_eq!(*counter.lock(), 2000);
+/// ```
+#[derive(Debug)]
+pub struct RawTtasMutex {
+    word: LockWord,
+    waits: LockWaits,
+}
+
+impl RawTtasMutex {
+    const_unless_loom! {
+        /// An unlocked mutex with the default mutex policy.
+        pub fn new() -> Self {
+            Self::with_options(WaitOptions::new())
+        }
+
+        /// An unlocked mutex waiting as `options` say (policy, profiling).
+        /// Wrap it with `lock_api::Mutex::from_raw(raw, value)`.
+        pub fn with_options(options: WaitOptions) -> Self {
+            Self {
+                word: LockWord(Futex::new(UNLOCKED)),
+                waits: LockWaits::new(options, Mechanism::Yield),
+            }
+        }
+    }
+
+    /// The algorithm, over this mutex's word.
+    #[inline(always)]
+    fn lock_ref(&self) -> TtasLockRef<'_> {
+        TtasLockRef::new(&self.word.0)
+    }
+
+    /// Acquires the lock, waiting as long as it takes.
+    #[inline]
+    pub fn lock(&self) {
+        if !self.try_lock() {
+            let acquired = self.lock_contended(Deadline::NEVER);
+            debug_assert!(acquired);
+        }
+    }
+
+    /// Acquires the lock if it is free; never waits.
+    #[inline]
+    pub fn try_lock(&self) -> bool {
+        self.lock_ref().try_lock()
+    }
+
+    /// Acquires the lock unless `deadline` passes first; `true` if acquired.
+    #[inline]
+    pub fn try_lock_until(&self, deadline: Deadline) -> bool {
+        self.try_lock() || self.lock_contended(deadline)
+    }
+
+    /// Releases the lock.
+    ///
+    /// # Safety
+    ///
+    /// The lock must be held, by this context: acquired by a `lock` or
+    /// successful `try_lock*` on this mutex and not released since.
+    #[inline]
+    pub unsafe fn unlock(&self) {
+        if !self.lock_ref().unlock() {
+            unlock_of_unlocked();
+        }
+    }
+
+    /// Whether the lock is held (a snapshot).
+    #[inline]
+    pub fn is_locked(&self) -> bool {
+        self.lock_ref().is_locked()
+    }
+
+    /// The wait-time histogram of contended acquisitions, when profiling is
+    /// on (`WaitOptions::profile(true)` or `WAITWISE_PROFILE=1`).
+    pub fn wait_profile(&self) -> Option<WaitProfile> {
+        self.waits.profile()
+    }
+
+    /// The policy contended acquisitions follow.
+    pub fn policy(&self) -> Policy {
+        self.waits.policy()
+    }
+
+    /// The contended acquisition, profiled; `true` if acquired.
+    #[cold]
+    fn lock_contended(&self, deadline: Deadline) -> bool {
+        let profiler = self.waits.profiler();
+        let start = profiler.start();
+        let mut wait = PolicyLockWait::new(&self.waits.policy());
+        let out = self.lock_ref().lock_contended(&mut wait, deadline);
+        profiler.finish(start, out.blocked());
+        out.acquired()
+    }
+}
+
+/// An unlock found the word `UNLOCKED`: `unlock`'s contract was broken.
+#[cold]
+#[inline(never)]
+fn unlock_of_unlocked() -> ! {
+    panic!("waitwise::TtasMutex: unlock of an unlocked mutex");
 }
 
 impl Default for RawTtasMutex {
@@ -374,5 +563,74 @@ unsafe impl lock_api::RawMutexTimed for RawTtasMutex {
     fn try_lock_until(&self, timeout: Instant) -> Option<Self::Guard> {
         (RawTtasMutex::try_lock(self) || self.lock_contended(deadline_at(timeout)))
             .then(lock_api::GuardSend::new)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use waitwise_platform::shim::AtomicU32;
+
+    /// A front end's [`LockWait`] with no polling phase that counts the
+    /// sleeps it is asked for.
+    #[derive(Default)]
+    struct CountingSleeps {
+        sleeps: u32,
+    }
+
+    impl LockWait for CountingSleeps {
+        fn start_polling(&mut self, _deadline: Deadline) -> bool {
+            false
+        }
+
+        fn poll(&mut self, _futex: &Futex, _ready: impl FnMut(u32) -> bool) -> bool {
+            unreachable!("no polling phase was started")
+        }
+
+        fn sleep(&mut self, futex: &Futex, expected: u32, timeout: Option<Duration>) -> FutexWait {
+            self.sleeps += 1;
+            futex.wait(expected, timeout)
+        }
+    }
+
+    #[test]
+    fn a_borrowed_word_sleeps_through_the_front_ends_hook() {
+        // A word inside another object, as `pthread_mutex_t`'s `__lock`.
+        let object = [AtomicU32::new(UNLOCKED), AtomicU32::new(0)];
+        let lock = TtasLockRef::new(Futex::from_atomic(&object[0]));
+        assert!(lock.try_lock());
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let mut wait = CountingSleeps::default();
+                let out = lock.lock_contended(&mut wait, Deadline::NEVER);
+                (out, wait.sleeps)
+            });
+            // Relaxed: a test's look at the state; the lock orders the rest.
+            while object[0].load(Ordering::Relaxed) != CONTENDED {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            assert!(lock.unlock());
+            let (out, sleeps) = waiter.join().unwrap();
+            assert!(out.acquired(), "{out:?}");
+            assert!(sleeps >= 1);
+        });
+        // The waiter holds it now (and owed nobody a wake-up).
+        assert!(lock.unlock());
+        assert!(!lock.unlock(), "an unlocked word is reported");
+        // A timed attempt on a held lock gives up and leaves it held.
+        assert!(lock.try_lock());
+        let mut wait = PolicyLockWait::new(&Policy::always_block());
+        let soon = Deadline::after(Duration::from_millis(1));
+        assert!(!lock.lock_contended(&mut wait, soon).acquired());
+        assert!(lock.is_locked());
+        assert!(lock.unlock());
+    }
+
+    #[test]
+    #[should_panic(expected = "state 7")]
+    fn unlock_of_a_word_in_no_state_panics() {
+        let word = Futex::new(7);
+        TtasLockRef::new(&word).unlock();
     }
 }
