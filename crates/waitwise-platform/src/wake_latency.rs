@@ -116,7 +116,7 @@ pub fn record(ns: u64) {
     let i = COUNT.fetch_add(1, Relaxed);
     SAMPLES[(i % WINDOW as u64) as usize].store(ns.min(u64::from(u32::MAX)) as u32, Relaxed);
     let n = i + 1;
-    if n % PUBLISH_EVERY == 0 {
+    if n.is_multiple_of(PUBLISH_EVERY) {
         let kept = n.min(WINDOW as u64) as usize;
         let mut window = [0u32; WINDOW];
         for (w, s) in window.iter_mut().zip(SAMPLES.iter()).take(kept) {

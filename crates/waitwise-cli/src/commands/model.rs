@@ -292,7 +292,7 @@ fn fit_profile(args: &FitArgs) -> anyhow::Result<()> {
     let report = FitReport {
         file: args.profile.display().to_string(),
         block_cost_ns: b,
-        block_cost_source: source.into(),
+        block_cost_source: source,
         objects,
     };
     if args.output.json {
