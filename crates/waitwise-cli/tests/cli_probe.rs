@@ -107,19 +107,55 @@ fn probe_text_says_what_is_not_available() {
     }
 }
 
+/// A bad `WAITWISE_DISABLE` is treated as every other variable: one line
+/// on stderr, the default (nothing disabled), and the command runs on.
 #[test]
-fn unknown_disable_name_is_an_error() {
-    let out = waitwise()
-        .arg("probe")
-        .env("WAITWISE_DISABLE", "umwait,warp")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("WAITWISE_DISABLE") && err.contains("warp"),
-        "{err}"
+fn unknown_disable_name_warns_once_and_disables_nothing() {
+    let run = |disable: Option<&str>| {
+        let mut cmd = waitwise();
+        cmd.args(["probe", "--json"]).env_remove("WAITWISE_DISABLE");
+        if let Some(v) = disable {
+            cmd.env("WAITWISE_DISABLE", v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (String::from_utf8_lossy(&out.stderr).into_owned(), v)
+    };
+    let (err, bad) = run(Some("umwait,warp"));
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("WAITWISE_DISABLE"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    for part in [
+        "\"umwait,warp\"",
+        "\"warp\"",
+        "umwait, tpause, mwaitx or all",
+        "nothing disabled",
+    ] {
+        assert!(lines[0].contains(part), "{part}: {err}");
+    }
+    let errors = bad["env_errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0]
+            .as_str()
+            .map(|e| format!("waitwise: {e}"))
+            .as_deref(),
+        Some(lines[0])
     );
+    let (_, unset) = run(None);
+    for name in ["umwait", "tpause", "mwaitx"] {
+        assert_eq!(
+            bad["mechanisms"][name]["available"], unset["mechanisms"][name]["available"],
+            "{name}: the default disables nothing"
+        );
+    }
 }
 
 #[test]
@@ -138,24 +174,41 @@ fn disabling_forces_the_fallback_in_the_report() {
 
 #[test]
 fn malformed_overrides_are_rejected_with_the_variable_name() {
+    let vars = [
+        ("WAITWISE_POLICY", "fastest"),
+        ("WAITWISE_ALPHA", "lots"),
+        ("WAITWISE_BLOCK_NS", "-3"),
+        ("WAITWISE_DISABLE", "foo"),
+    ];
     let out = waitwise()
         .args(["probe", "--json"])
-        .env("WAITWISE_ALPHA", "lots")
-        .env("WAITWISE_BLOCK_NS", "-3")
+        .envs(vars)
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "a bad override keeps the default, it does not stop the program"
+        "a bad value keeps the default, it does not stop the program"
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("WAITWISE_ALPHA") && err.contains("WAITWISE_BLOCK_NS"),
-        "{err}"
-    );
+    for (var, value) in vars {
+        let lines: Vec<&str> = err.lines().filter(|l| l.contains(var)).collect();
+        assert_eq!(lines.len(), 1, "one line for {var}:\n{err}");
+        assert!(lines[0].contains(&format!("{value:?}")), "{err}");
+        assert!(lines[0].contains("using the default"), "{err}");
+    }
+    assert_eq!(err.lines().count(), vars.len(), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_ne!(v["costs"]["block_start_source"], "environment");
-    assert_eq!(v["env_errors"].as_array().unwrap().len(), 2);
+    let errors: Vec<&str> = v["env_errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert_eq!(errors.len(), vars.len(), "{errors:?}");
+    for ((var, _), e) in vars.iter().zip(&errors) {
+        assert!(e.starts_with(var), "{errors:?}");
+    }
 }
 
 #[test]

@@ -4,7 +4,9 @@
 //! The variable is read once per process ([`disabled`]). Its syntax: a comma
 //! separated list of [`HwWait::name`]s or `all`, case-insensitive, spaces
 //! around names ignored, empty entries skipped; unset or empty disables
-//! nothing. Any other name is an error ([`DisableError`]).
+//! nothing. Any other name is an error ([`DisableError`]): this layer then
+//! disables nothing, and `waitwise::env`, which reads every `WAITWISE_*`
+//! variable for the library, the tool and the interposer, prints it once.
 //!
 //! [`hw_wait_usable`] is the one question the mechanism layer asks: does
 //! the CPU advertise the instruction and does the variable leave it on?
@@ -194,8 +196,8 @@ pub fn hw_wait_usable_with(w: HwWait, f: &CpuFeatures, off: DisabledSet) -> bool
 /// advertises it and `WAITWISE_DISABLE` does not name it.
 ///
 /// A malformed `WAITWISE_DISABLE` counts as disabling nothing here, so the
-/// wait layer never fails on it; tools report the error by calling
-/// [`disabled`]. Cheap after the first call (one atomic load).
+/// wait layer never fails on it; `waitwise::env` reports the error. Cheap
+/// after the first call (one atomic load).
 #[inline]
 pub fn hw_wait_usable(w: HwWait) -> bool {
     static USABLE: ForkSafeOnce<DisabledSet> = ForkSafeOnce::new();

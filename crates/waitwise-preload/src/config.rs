@@ -1,14 +1,16 @@
-//! The interposer's configuration, read once from the environment when the
-//! object is loaded ([`load`]) and kept in atomics, so a wait reads two
-//! relaxed words and never calls `getenv` or allocates.
+//! The interposer's configuration, read once when the object is loaded
+//! ([`load`]) through waitwise's one environment parser
+//! ([`waitwise::env`]) and kept in atomics, so a wait reads two relaxed
+//! words and never calls `getenv` or allocates.
 //!
 //! | variable | meaning | default |
 //! |---|---|---|
-//! | `WAITWISE_POLICY` | `two-phase`, `spin`, `block` or `randomized` | `two-phase` |
-//! | `WAITWISE_ALPHA` | `alpha` of the two-phase policy, every kind | per kind: mutex/cond/sem `ln(e-1)`, barrier `(sqrt 5 - 1)/2` |
+//! | `WAITWISE_POLICY` | `two-phase`, `spin`, `block` or `randomized` ([`PolicyChoice`]) | `two-phase` |
+//! | `WAITWISE_ALPHA` | `alpha` of the two-phase policy, every kind, in `[0, 100]` | per kind: mutex/cond/sem `ln(e-1)`, barrier `(sqrt 5 - 1)/2` |
 //!
-//! A rejected value prints one line on stderr and the default is used; the
-//! program runs on.
+//! A rejected value prints one line on stderr (printed by
+//! [`waitwise::env`], once per process, for every `WAITWISE_*` variable)
+//! and the default is used; the program runs on.
 //!
 //! `B` is waitwise's ([`waitwise::policy::block_ns`]): it starts from
 //! `WAITWISE_BLOCK_NS`, else the machine profile that `waitwise probe
@@ -23,10 +25,11 @@
 //! thread creation orders its stores before every later read. Each word is
 //! a value on its own, publishing no other memory.
 
-use std::ffi::CStr;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Duration;
-use waitwise::policy::{env, randomized, SyncKind};
+use waitwise::policy::{randomized, SyncKind};
+
+pub use waitwise::env::PolicyChoice;
 
 /// Under `WAITWISE_POLICY=spin`, a waiter still blocks after polling this
 /// long: the deadlock avoidance Lim & Agarwal's `s//inf` runs need when
@@ -35,83 +38,24 @@ use waitwise::policy::{env, randomized, SyncKind};
 /// of a scheduler time slice, far above any useful poll.
 pub const SPIN_TIMEOUT: Duration = Duration::from_millis(1);
 
-/// The policies `WAITWISE_POLICY` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum PolicyChoice {
-    /// `s/b/alpha`: poll for `alpha * B`, then block.
-    TwoPhase = 0,
-    /// `s//inf`: poll until the wait ends (or its timeout, or
-    /// [`SPIN_TIMEOUT`]).
-    Spin = 1,
-    /// `/b/0`: block at once.
-    Block = 2,
-    /// `rand/b`: poll for a limit drawn per wait on `[0, B]`.
-    Randomized = 3,
-}
-
-impl PolicyChoice {
-    fn parse(s: &str) -> Option<Self> {
-        match s.trim() {
-            "two-phase" => Some(Self::TwoPhase),
-            "spin" => Some(Self::Spin),
-            "block" => Some(Self::Block),
-            "randomized" => Some(Self::Randomized),
-            _ => None,
-        }
-    }
-
-    fn from_u8(v: u8) -> Self {
-        match v {
-            1 => Self::Spin,
-            2 => Self::Block,
-            3 => Self::Randomized,
-            _ => Self::TwoPhase,
-        }
-    }
-}
-
 static POLICY: AtomicU8 = AtomicU8::new(PolicyChoice::TwoPhase as u8);
 /// `WAITWISE_ALPHA` as f64 bits; `NO_ALPHA` when unset or rejected.
 static ALPHA_BITS: AtomicU64 = AtomicU64::new(NO_ALPHA);
 const NO_ALPHA: u64 = u64::MAX; // a NaN: never a valid alpha
 
-/// The environment variable `name` as UTF-8, without allocating. A value
-/// that is not UTF-8 is reported as `Err(())`.
-fn var(name: &CStr) -> Option<Result<&'static str, ()>> {
-    // SAFETY: `name` is NUL-terminated; getenv returns NULL or a pointer
-    // into the environment, which stays valid as long as nobody calls
-    // setenv/putenv on it: we read it at load time, before `main`.
-    let p = unsafe { libc::getenv(name.as_ptr()) };
-    if p.is_null() {
-        return None;
-    }
-    // SAFETY: a non-NULL getenv result is a NUL-terminated string.
-    Some(unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| ()))
-}
-
-/// Reads `WAITWISE_POLICY` and `WAITWISE_ALPHA` once, and the starting `B`.
+/// Reads every `WAITWISE_*` variable once ([`waitwise::env::settings`],
+/// which prints one line per rejected value), keeps the policy and `alpha`,
+/// and reads the starting `B`.
 ///
 /// Its stores are Relaxed: this runs before any other thread exists, and
 /// thread creation orders them before every read (module doc).
 pub fn load() {
-    match var(c"WAITWISE_POLICY") {
-        None => {}
-        Some(Ok(s)) if PolicyChoice::parse(s).is_some() => {
-            let p = PolicyChoice::parse(s).unwrap_or(PolicyChoice::TwoPhase);
-            // Relaxed: before any other thread exists (module doc).
-            POLICY.store(p as u8, Ordering::Relaxed);
-        }
-        Some(v) => eprintln!(
-            "waitwise: WAITWISE_POLICY={:?} rejected: expected two-phase, spin, block or randomized; using two-phase",
-            v.unwrap_or("<not UTF-8>")
-        ),
-    }
-    match var(c"WAITWISE_ALPHA").map(|v| env::parse_alpha(v.unwrap_or("<not UTF-8>"))) {
-        None => {}
+    let env = waitwise::env::settings();
+    // Relaxed: before any other thread exists (module doc).
+    POLICY.store(env.policy as u8, Ordering::Relaxed);
+    if let Some(alpha) = env.alpha {
         // Relaxed: before any other thread exists (module doc).
-        Some(Ok(a)) => ALPHA_BITS.store(a.to_bits(), Ordering::Relaxed),
-        Some(Err(e)) => eprintln!("waitwise: {e}"),
+        ALPHA_BITS.store(alpha.to_bits(), Ordering::Relaxed);
     }
     // The starting B (WAITWISE_BLOCK_NS, the machine profile or the
     // default), read now rather than on the first wait.

@@ -28,8 +28,8 @@
 //! | [`sem`] | `sem_t`: counter word with a may-sleep bit |
 //! | [`rwlock`] | `pthread_rwlock_t`: reader-preferring or writer-preferring |
 //! | [`spin`] | `pthread_spinlock_t`: test-and-test-and-set |
-//! | [`config`] | `WAITWISE_POLICY`, `WAITWISE_ALPHA`, `WAITWISE_BLOCK_NS`, read once at load |
-//! | [`profile`] | `WAITWISE_PROFILE=PATH`: per-object wait histograms written at exit |
+//! | [`config`] | `WAITWISE_POLICY`, `WAITWISE_ALPHA`, `WAITWISE_BLOCK_NS`, read once at load by [`waitwise::env`] |
+//! | [`profile`] | `WAITWISE_PROFILE=PATH` (or `1`): per-object wait histograms written at exit |
 //! | [`real`] | the C library's own functions, for forwarded objects |
 //! | [`poll`] | the polling phase of every wait |
 //! | [`time`] | absolute `timespec` deadlines |

@@ -1,5 +1,8 @@
-//! `WAITWISE_PROFILE=PATH`: a wait-time histogram per object, written to
-//! `PATH` as JSON when the program exits:
+//! `WAITWISE_PROFILE`: a wait-time histogram per object, written as JSON
+//! when the program exits, to `PATH` for `WAITWISE_PROFILE=PATH` and to
+//! `waitwise-profile-%p.json` in the working directory for
+//! `WAITWISE_PROFILE=1` (the meaning [`waitwise::env::Profiling`] gives the
+//! variable everywhere; unset, empty or `0` is off):
 //!
 //! ```json
 //! { "objects": [ { "kind": "mutex", "address": "0x7ffd...", "buckets": [0, 3, ...],
@@ -21,7 +24,7 @@
 //! condition wait, a barrier arrival that is not the last, a semaphore
 //! decrement that found zero.
 //!
-//! Off (the variable unset or empty), nothing is recorded: the fast paths
+//! Off, nothing is recorded: the fast paths
 //! never look here, and the waiting paths pay one predictable branch. On, the
 //! histograms live in a fixed open-addressing table keyed by the object's
 //! address and kind, allocated once at load time and updated with relaxed
@@ -30,7 +33,9 @@
 //! `address` `"other"`.
 
 use serde::Serialize;
-use std::ffi::CStr;
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use waitwise::platform::clock::cycle_clock;
@@ -131,25 +136,21 @@ impl Slot {
 /// The table: `SLOTS` individual entries, then one pooled entry per kind.
 struct Table {
     slots: Box<[Slot]>,
-    path: String,
+    /// The file, before `%p` is replaced.
+    path: PathBuf,
     pid: libc::pid_t,
 }
 
 static ON: AtomicBool = AtomicBool::new(false);
 static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
 
-/// Reads `WAITWISE_PROFILE` (at load time) and, when set, allocates the table.
+/// Reads `WAITWISE_PROFILE` (at load time, through [`waitwise::env`]) and,
+/// when profiling is on, allocates the table.
 pub fn load() {
-    // SAFETY: a NUL-terminated name; see config::var for the lifetime.
-    let p = unsafe { libc::getenv(c"WAITWISE_PROFILE".as_ptr()) };
-    if p.is_null() {
+    let Some(path) = waitwise::env::profiling().file() else {
         return;
-    }
-    // SAFETY: a non-NULL getenv result is a NUL-terminated string.
-    let path = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
-    if path.is_empty() {
-        return;
-    }
+    };
+    let path = path.to_path_buf();
     let table = Box::new(Table {
         slots: (0..SLOTS + Kind::ALL.len()).map(|_| Slot::new()).collect(),
         path,
@@ -271,12 +272,10 @@ pub fn write_at_exit() {
     let table = unsafe { &*table };
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() };
-    let path = if table.path.contains("%p") {
-        table.path.replace("%p", &pid.to_string())
-    } else if pid == table.pid {
-        table.path.clone()
-    } else {
-        return; // a forked child: leave the parent's file alone
+    let path = match with_pid(&table.path, pid) {
+        Some(path) => path,
+        None if pid == table.pid => table.path.clone(),
+        None => return, // a forked child: leave the parent's file alone
     };
     let mut objects = Vec::new();
     for (i, slot) in table.slots.iter().enumerate() {
@@ -313,6 +312,28 @@ pub fn write_at_exit() {
         .map_err(std::io::Error::other)
         .and_then(|json| std::fs::write(&path, json));
     if let Err(e) = result {
-        eprintln!("waitwise: cannot write the profile to {path}: {e}");
+        eprintln!(
+            "waitwise: cannot write the profile to {}: {e}",
+            path.display()
+        );
     }
+}
+
+/// `path` with every `%p` replaced by `pid`; `None` when it has no `%p`.
+/// Works on the bytes: a path need not be UTF-8.
+fn with_pid(path: &std::path::Path, pid: libc::pid_t) -> Option<PathBuf> {
+    let bytes = path.as_os_str().as_bytes();
+    if !bytes.windows(2).any(|w| w == b"%p") {
+        return None;
+    }
+    let pid = pid.to_string();
+    let mut out = Vec::with_capacity(bytes.len() + pid.len());
+    let mut rest = bytes;
+    while let Some(i) = rest.windows(2).position(|w| w == b"%p") {
+        out.extend_from_slice(&rest[..i]);
+        out.extend_from_slice(pid.as_bytes());
+        rest = &rest[i + 2..];
+    }
+    out.extend_from_slice(rest);
+    Some(PathBuf::from(OsString::from_vec(out)))
 }

@@ -133,26 +133,6 @@ fn process_shared_robust_and_pi_objects_are_forwarded() {
 }
 
 #[test]
-fn bad_configuration_warns_once_and_runs_on() {
-    let out = run_ok(
-        preloaded(compile("cond"))
-            .arg("producer-consumer")
-            .env("WAITWISE_POLICY", "fastest")
-            .env("WAITWISE_ALPHA", "-3")
-            .env("WAITWISE_BLOCK_NS", "lots"),
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    for var in ["WAITWISE_POLICY", "WAITWISE_ALPHA", "WAITWISE_BLOCK_NS"] {
-        assert_eq!(
-            stderr.lines().filter(|l| l.contains(var)).count(),
-            1,
-            "one warning for {var}:\n{stderr}"
-        );
-    }
-    assert_eq!(stderr.lines().count(), 3, "{stderr}");
-}
-
-#[test]
 fn profile_records_every_kind_and_parses() {
     let dir = scratch_dir();
     let path = dir.join(format!("profile-c-{}.json", std::process::id()));

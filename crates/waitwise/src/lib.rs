@@ -14,7 +14,9 @@
 //!   wakers skip the system call when nobody sleeps;
 //! - primitives built on it: [`Event`];
 //! - [`probe`]: what this machine offers for waiting and what waiting costs
-//!   here, as data (`waitwise probe` and the C ABI print it).
+//!   here, as data (`waitwise probe` and the C ABI print it);
+//! - [`env`](mod@env): the `WAITWISE_*` variables, read once per process
+//!   by the one parser the `waitwise` tool and the interposer use too.
 //!
 //! The `serde` feature (off by default) makes the data types serializable:
 //! profiles, the probe, block costs, mechanisms and kinds.
@@ -27,6 +29,7 @@
 pub mod barrier;
 pub mod channel;
 pub mod condvar;
+pub mod env;
 pub mod event;
 mod loom_const;
 pub mod mechanism;

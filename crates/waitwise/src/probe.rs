@@ -20,9 +20,10 @@
 //! The whole probe takes well under 5 seconds (the round trips are budgeted
 //! at [`CALIBRATION_BUDGET`], each cost loop at a few ms).
 
+use crate::env;
 use crate::mechanism::Mechanism;
 use crate::policy::block_cost::{self, round_trips, BlockCostSource, CALIBRATION_BUDGET};
-use crate::policy::{env, Policy, SyncKind};
+use crate::policy::{Policy, SyncKind};
 use std::collections::BTreeMap;
 use std::time::Instant;
 use waitwise_platform::affinity;
@@ -62,7 +63,8 @@ pub struct Probe {
     pub policy: PolicyInfo,
     /// Every mechanism: runs here, or what runs instead.
     pub mechanisms: BTreeMap<&'static str, MechanismInfo>,
-    /// Environment overrides that were rejected (empty when all is well).
+    /// The rejected `WAITWISE_*` values, one message each (empty when all
+    /// is well; [`crate::env::errors`]).
     pub env_errors: Vec<String>,
 }
 
@@ -207,7 +209,7 @@ pub fn run() -> Result<Probe, TopologyError> {
         costs,
         policy: policy_info(),
         mechanisms: mechanism_info(),
-        env_errors: env::errors(),
+        env_errors: env::errors().iter().map(ToString::to_string).collect(),
     })
 }
 

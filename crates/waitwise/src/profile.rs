@@ -4,15 +4,15 @@
 //!
 //! Off by default. On with [`Profiler::enabled`] (the primitives' builders
 //! take a flag) or for every object with `WAITWISE_PROFILE` set to anything
-//! but empty or `0`. When off, a primitive pays one predictable branch per
-//! wait and nothing else; when on, two clock reads and one relaxed increment
-//! (two when the wait blocked).
+//! but empty or `0` ([`crate::env::Profiling`]: `1` or a path; the library
+//! writes no file, the interposer writes the path). When off, a primitive
+//! pays one predictable branch per wait and nothing else; when on, two
+//! clock reads and one relaxed increment (two when the wait blocked).
 //!
 //! Bucket `i` counts waits that lasted `[2^i, 2^(i+1))` ns (bucket 0 also
 //! holds waits under 1 ns); the last bucket holds everything longer.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use waitwise_platform::once::ForkSafeOnce;
 use waitwise_platform::clock::cycle_clock;
 
 /// Number of log2 buckets: up to 2^40 ns ≈ 18 minutes.
@@ -89,10 +89,7 @@ pub struct WaitProfile {
 
 /// Whether `WAITWISE_PROFILE` asks for profiling of every object.
 pub fn profiling_from_env() -> bool {
-    static ON: ForkSafeOnce<bool> = ForkSafeOnce::new();
-    *ON.get_or_init(|| {
-        std::env::var_os("WAITWISE_PROFILE").is_some_and(|v| !v.is_empty() && v != "0")
-    })
+    crate::env::profiling().is_on()
 }
 
 /// A primitive's optional profiler: `None` inside when off.

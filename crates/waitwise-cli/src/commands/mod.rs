@@ -13,11 +13,10 @@ pub mod report;
 pub mod simulate;
 pub mod wakeup_matrix;
 
-/// Refuses to run on a malformed `WAITWISE_DISABLE` (an unknown name must
-/// not silently leave a hardware wait enabled). Other rejected overrides
-/// (`WAITWISE_ALPHA`, `WAITWISE_BLOCK_NS`) keep their defaults and were
-/// already reported on stderr by the library.
-pub fn validate_environment() -> anyhow::Result<()> {
-    waitwise_platform::disable::disabled()?;
-    Ok(())
+/// Reads every `WAITWISE_*` variable now, before any command runs, as the
+/// library and the interposer do ([`waitwise::env`]): a rejected value
+/// prints its one line on stderr, its default is used and the command runs
+/// on. `waitwise probe` lists them again as `env_errors`.
+pub fn read_environment() {
+    let _ = waitwise::env::settings();
 }

@@ -93,6 +93,7 @@ pub fn preloaded(program: impl AsRef<std::ffi::OsStr>) -> Command {
         "WAITWISE_POLICY",
         "WAITWISE_ALPHA",
         "WAITWISE_BLOCK_NS",
+        "WAITWISE_DISABLE",
         "WAITWISE_PROFILE",
     ] {
         cmd.env_remove(var);

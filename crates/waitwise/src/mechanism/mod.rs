@@ -257,10 +257,8 @@ pub fn hw_wait_status(hw: HwWait) -> Result<(), String> {
     if !disable::hw_wait_advertised(hw, f) {
         return Err(format!("CPU lacks {feature}"));
     }
-    if let Ok(set) = disable::disabled() {
-        if set.contains(hw) {
-            return Err("disabled by WAITWISE_DISABLE".into());
-        }
+    if crate::env::disabled().contains(hw) {
+        return Err("disabled by WAITWISE_DISABLE".into());
     }
     if !f.invariant_tsc {
         return Err("no invariant TSC for its deadline".into());

@@ -38,12 +38,12 @@
 //! measures and then fixes `B` for the rest of the process (an experiment
 //! wants one known `B`, not one that drifts with its own wake-ups).
 
-use super::env;
+use crate::env;
 use std::sync::OnceLock;
-use waitwise_platform::once::ForkSafeOnce;
 use std::time::Duration;
 #[cfg(not(loom))]
 use std::time::Instant;
+use waitwise_platform::once::ForkSafeOnce;
 
 /// Wall-time budget of one calibration (tools only).
 pub const CALIBRATION_BUDGET: Duration = Duration::from_millis(40);
@@ -128,9 +128,9 @@ pub fn starting_block_cost() -> &'static BlockCost {
 
 #[cold]
 fn read_starting_block_cost() -> BlockCost {
-    if let Some(Ok(ns)) = env::block_ns_override() {
+    if let Some(ns) = env::block_ns_override() {
         return BlockCost {
-            ns: *ns as f64,
+            ns: ns as f64,
             source: BlockCostSource::Environment,
         };
     }
@@ -203,9 +203,9 @@ pub fn settle_block_cost(repeats: usize, pause: Duration) -> BlockCost {
     if let Some(b) = FIXED.get() {
         return b.clone();
     }
-    if let Some(Ok(ns)) = env::block_ns_override() {
+    if let Some(ns) = env::block_ns_override() {
         return fix_block_cost(BlockCost {
-            ns: *ns as f64,
+            ns: ns as f64,
             source: BlockCostSource::Environment,
         });
     }
@@ -483,7 +483,10 @@ mod tests {
     fn the_starting_cost_is_read_once_and_never_measured() {
         let start = starting_block_cost();
         assert!(std::ptr::eq(start, starting_block_cost()));
-        assert!(!matches!(start.source, BlockCostSource::Measured { .. } | BlockCostSource::Learned { .. }));
+        assert!(!matches!(
+            start.source,
+            BlockCostSource::Measured { .. } | BlockCostSource::Learned { .. }
+        ));
         assert!(start.ns >= 1.0);
     }
 
@@ -535,6 +538,12 @@ mod tests {
         assert_eq!(settle_block_cost(1, Duration::ZERO), fixed);
         assert_eq!(block_cost(), fixed);
         assert_eq!(block_ns(), fixed.ns);
-        assert_eq!(fix_block_cost(BlockCost { ns: 1.0, source: BlockCostSource::Fallback }), fixed);
+        assert_eq!(
+            fix_block_cost(BlockCost {
+                ns: 1.0,
+                source: BlockCostSource::Fallback
+            }),
+            fixed
+        );
     }
 }

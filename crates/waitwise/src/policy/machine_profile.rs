@@ -23,7 +23,7 @@
 //! A file whose machine fields differ from this machine's, or whose
 //! `block_ns` is missing or outside `1..=1_000_000_000`, is ignored.
 
-use super::env::MAX_BLOCK_NS;
+use crate::env::MAX_BLOCK_NS;
 use std::path::PathBuf;
 use waitwise_platform::machine::MachineId;
 

@@ -17,13 +17,12 @@
 //! documented starting value, then learned from the program's own
 //! wake-ups); `ALPHA`
 //! defaults by [`SyncKind`] and can be overridden per object or by
-//! `WAITWISE_ALPHA` ([`env`](mod@env)).
+//! `WAITWISE_ALPHA` ([`crate::env`]).
 //!
 //! Policies advise, callers block: a policy only answers "which mechanism,
 //! and for how long" ([`Policy::poll_budget`]); [`crate::WaitWord`] runs it.
 
 pub mod block_cost;
-pub mod env;
 pub mod kind;
 pub mod machine_profile;
 pub mod randomized;
@@ -172,9 +171,9 @@ impl Policy {
     /// The default policy for a synchronization kind: `s/b/alpha(kind)`,
     /// with `WAITWISE_ALPHA` taking precedence when it is set and valid.
     pub fn for_kind(kind: SyncKind) -> Self {
-        match env::alpha_override() {
-            Some(Ok(alpha)) => Self::two_phase(*alpha),
-            _ => Self::fixed_alpha(kind),
+        match crate::env::alpha_override() {
+            Some(alpha) => Self::two_phase(alpha),
+            None => Self::fixed_alpha(kind),
         }
     }
 

@@ -1,0 +1,136 @@
+//! The `WAITWISE_*` variables under the interposer, read by waitwise's one
+//! environment parser (`waitwise::env`): a rejected value prints exactly
+//! one line on stderr and the program runs on with the default;
+//! `WAITWISE_PROFILE=1` writes `waitwise-profile-<pid>.json` in the working
+//! directory.
+
+mod common;
+
+use common::{compile, preloaded, read_profile, run_ok, scratch_dir};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// One bad value per variable that has a range (`WAITWISE_PROFILE` takes
+/// any value).
+const BAD: [(&str, &str); 4] = [
+    ("WAITWISE_POLICY", "fastest"),
+    ("WAITWISE_ALPHA", "-3"),
+    ("WAITWISE_BLOCK_NS", "lots"),
+    ("WAITWISE_DISABLE", "foo"),
+];
+
+/// Runs `cmd` (already under the interposer) with every [`BAD`] value and
+/// checks its stderr: exactly one line per variable, naming it and the
+/// value, saying the default is used, and nothing else.
+fn warns_once_per_bad_variable(what: &str, cmd: &mut Command) {
+    let out = run_ok(cmd.envs(BAD));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for (var, value) in BAD {
+        let lines: Vec<&str> = stderr.lines().filter(|l| l.contains(var)).collect();
+        assert_eq!(lines.len(), 1, "{what}: one line for {var}:\n{stderr}");
+        assert!(
+            lines[0].starts_with(&format!("waitwise: {var}={value:?} rejected")),
+            "{what}:\n{stderr}"
+        );
+        assert!(lines[0].contains("using the default"), "{what}:\n{stderr}");
+    }
+    assert_eq!(stderr.lines().count(), BAD.len(), "{what}:\n{stderr}");
+}
+
+#[test]
+fn bad_values_warn_once_in_a_c_program_and_it_runs_on() {
+    warns_once_per_bad_variable(
+        "cond producer-consumer",
+        preloaded(compile("cond")).arg("producer-consumer"),
+    );
+    warns_once_per_bad_variable("barrier", preloaded(compile("barrier")).args(["4", "200"]));
+}
+
+#[test]
+fn bad_values_warn_once_in_true() {
+    warns_once_per_bad_variable("true", &mut preloaded("true"));
+}
+
+/// `python3` itself, not a wrapper such as pyenv's shim: every process of
+/// a wrapper would load the interposer and print its own lines.
+#[test]
+fn bad_values_warn_once_in_python() {
+    let out = common::native("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output();
+    let python = match out {
+        Ok(out) if out.status.success() => {
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        }
+        _ => {
+            eprintln!("SKIP: python3 is not installed (not found on PATH)");
+            return;
+        }
+    };
+    warns_once_per_bad_variable("python3 -c pass", preloaded(&python).args(["-c", "pass"]));
+}
+
+/// `WAITWISE_PROFILE=1` means on, as in the library: the profile goes to
+/// `waitwise-profile-<pid>.json` in the working directory, and no file
+/// named `1` appears.
+#[test]
+fn profile_one_writes_the_default_file_in_the_working_directory() {
+    let dir = scratch_dir().join(format!("profile-one-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let child = preloaded(compile("barrier"))
+        .args(["2", "1000"])
+        .env("WAITWISE_PROFILE", "1")
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let want = format!("waitwise-profile-{pid}.json");
+    assert_eq!(
+        files,
+        std::slice::from_ref(&want),
+        "files in the working directory"
+    );
+    let objects = read_profile(&dir.join(&want));
+    assert!(
+        objects.iter().any(|o| o["kind"] == "barrier"),
+        "{objects:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `WAITWISE_PROFILE=0` and empty are off, as in the library: no file.
+#[test]
+fn profile_zero_or_empty_writes_nothing() {
+    for value in ["0", ""] {
+        let dir = scratch_dir().join(format!("profile-zero-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = run_ok(
+            preloaded(compile("barrier"))
+                .args(["2", "100"])
+                .env("WAITWISE_PROFILE", value)
+                .current_dir(&dir),
+        );
+        assert!(out.stderr.is_empty(), "{value:?}");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "WAITWISE_PROFILE={value:?} wrote a file"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
