@@ -2,7 +2,8 @@
 //! `waitwise` tool and the LD_PRELOAD interposer.
 //!
 //! Every variable is read once per process, all of them together, on the
-//! first call of any function here ([`settings`]). A value that is not
+//! first call of [`settings`] or one of the accessors built on it (the
+//! `parse_*` functions read nothing). A value that is not
 //! accepted prints exactly one line on stderr, naming the variable, the
 //! value, what is accepted and the default used instead; the default is
 //! then used and the program runs on. [`errors`] lists the rejected values
@@ -46,11 +47,12 @@ use waitwise_platform::disable::{self, DisableError, DisabledSet};
 use waitwise_platform::once::ForkSafeOnce;
 
 /// Largest accepted `WAITWISE_ALPHA`. Guessed: far past any useful alpha
-/// (the theory's optimum is below 1), small enough that `alpha * B` stays
+/// (the kinds' defaults are below 1), small enough that `alpha * B` stays
 /// under two minutes at the largest `B`.
 pub const MAX_ALPHA: f64 = 100.0;
-/// Largest accepted `WAITWISE_BLOCK_NS` (one second). Guessed: a thousand
-/// times the slowest wake-up measured on a loaded VM.
+/// Largest accepted `WAITWISE_BLOCK_NS` (one second). Guessed: orders of
+/// magnitude above any futex wake-up cost, low enough to catch a value
+/// given in the wrong unit.
 pub const MAX_BLOCK_NS: u64 = 1_000_000_000;
 
 /// A variable this module reads.
