@@ -51,8 +51,7 @@ use waitwise_platform::once::ForkSafeOnce;
 /// under two minutes at the largest `B`.
 pub const MAX_ALPHA: f64 = 100.0;
 /// Largest accepted `WAITWISE_BLOCK_NS` (one second). Guessed: orders of
-/// magnitude above any futex wake-up cost, low enough to catch a value
-/// given in the wrong unit.
+/// magnitude above any futex wake-up cost.
 pub const MAX_BLOCK_NS: u64 = 1_000_000_000;
 
 /// A variable this module reads.
