@@ -39,8 +39,14 @@ fn in_fresh_process(test_name: &str) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "{test_name} in a fresh process:\n{text}");
-    assert!(text.contains("1 passed"), "{test_name} did not run:\n{text}");
+    assert!(
+        out.status.success(),
+        "{test_name} in a fresh process:\n{text}"
+    );
+    assert!(
+        text.contains("1 passed"),
+        "{test_name} did not run:\n{text}"
+    );
 }
 
 fn child() -> bool {
@@ -59,7 +65,10 @@ fn assert_nothing_calibrated() {
         !matches!(start.source, BlockCostSource::Measured { .. }),
         "{start:?}"
     );
-    assert!(!matches!(block_cost().source, BlockCostSource::Measured { .. }));
+    assert!(!matches!(
+        block_cost().source,
+        BlockCostSource::Measured { .. }
+    ));
 }
 
 #[test]
@@ -70,7 +79,11 @@ fn first_event_wait_starts_no_thread_and_calibrates_nothing() {
     let before = threads();
     let ev = Event::new();
     assert!(!ev.wait_timeout(Duration::ZERO));
-    assert_eq!(threads(), before, "a thread was started behind the caller's back");
+    assert_eq!(
+        threads(),
+        before,
+        "a thread was started behind the caller's back"
+    );
     assert_nothing_calibrated();
 }
 
@@ -102,7 +115,11 @@ fn first_contended_lock_starts_no_thread_and_calibrates_nothing() {
     }
     let before = threads();
     *m.lock() += 1; // contended: the holder sleeps with it
-    assert_eq!(threads(), before, "a thread was started behind the caller's back");
+    assert_eq!(
+        threads(),
+        before,
+        "a thread was started behind the caller's back"
+    );
     finish.store(true, Ordering::SeqCst);
     holder.join().unwrap();
     assert_eq!(*m.lock(), 2);
@@ -117,7 +134,11 @@ fn first_timed_acquire_starts_no_thread_and_calibrates_nothing() {
     let before = threads();
     let s = Semaphore::new(0);
     assert!(!s.acquire_timeout(Duration::from_millis(1)));
-    assert_eq!(threads(), before, "a thread was started behind the caller's back");
+    assert_eq!(
+        threads(),
+        before,
+        "a thread was started behind the caller's back"
+    );
     assert_nothing_calibrated();
 }
 
@@ -137,7 +158,11 @@ fn the_starting_block_cost_follows_the_environment() {
             .env("WAITWISE_BLOCK_NS", "7777")
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
         return;
     }
     let start = starting_block_cost();

@@ -28,7 +28,10 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
             .ok_or_else(|| anyhow::anyhow!("B could not be measured: nothing saved"))?;
         let path = waitwise::policy::machine_profile::save(ns.round() as u64)
             .map_err(|e| anyhow::anyhow!("saving the machine profile: {e}"))?;
-        eprintln!("saved B = {ns:.0} ns as this machine's profile: {}", path.display());
+        eprintln!(
+            "saved B = {ns:.0} ns as this machine's profile: {}",
+            path.display()
+        );
     }
     Ok(())
 }

@@ -30,8 +30,7 @@ pub fn wait(word: &AtomicU32, current: u32, deadline: Deadline) -> MechanismWait
             Ok(limit) => limit,
             Err(timed_out) => return timed_out,
         };
-        let Some(end) = hw_deadline::slice_deadline(arch::read_tsc(), slice, limit)
-        else {
+        let Some(end) = hw_deadline::slice_deadline(arch::read_tsc(), slice, limit) else {
             return MechanismWait::TimedOut;
         };
         // SAFETY: dispatch runs this only when CPUID advertises WAITPKG and
