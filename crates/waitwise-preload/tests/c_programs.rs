@@ -152,8 +152,19 @@ fn profile_records_every_kind_and_parses() {
         let kinds: Vec<&str> = objects.iter().filter_map(|o| o["kind"].as_str()).collect();
         let want = if program == "cond" { "cond" } else { "barrier" };
         assert!(kinds.contains(&want), "{program}: kinds {kinds:?}");
-        let text = std::fs::read_to_string(&p).unwrap();
-        assert!(text.contains("\"block_cost_ns\": 20000"), "{text}");
+        // The B it started from, and the B in force at exit: the learned
+        // one once enough wake-ups were sampled, else still the start.
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(v["block_start_ns"], 20000, "{v}");
+        assert_eq!(v["block_start_source"], "environment", "{v}");
+        match v["block_learned_ns"].as_u64() {
+            Some(learned) => {
+                assert_eq!(v["block_cost_ns"].as_u64(), Some(learned), "{v}");
+                assert!(v["block_learned_samples"].as_u64().unwrap() >= 16, "{v}");
+            }
+            None => assert_eq!(v["block_cost_ns"], 20000, "{v}"),
+        }
     }
 }
 
