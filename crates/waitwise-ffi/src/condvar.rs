@@ -1,6 +1,8 @@
 //! `waitwise_condvar_t`: [`waitwise_core::condvar::Condvar`] over a
-//! `waitwise_mutex_t`. Waits may wake spuriously, as with every condition
-//! variable: wait in a loop on the condition.
+//! `waitwise_mutex_t`, so the sequence algorithm is
+//! [`waitwise_core::condvar::CondSeqRef`], the one the interposer's
+//! `pthread_cond_t` runs too. Waits may wake spuriously, as with every
+//! condition variable: wait in a loop on the condition.
 
 use crate::error::{boundary, destroy, object, store_new, Error, Status, WAITWISE_OK};
 use crate::mutex::{held_guard, WaitwiseMutex};

@@ -1,6 +1,9 @@
-//! `pthread_cond_*`: a native condition variable, a sequence word that
-//! signals bump, with a sleeper count so a signal makes the `futex_wake`
-//! system call only when a waiter sleeps. No internal mutex.
+//! `pthread_cond_*`: waitwise's condition variable sequence algorithm
+//! ([`waitwise::condvar::CondSeqRef`], the algorithm of
+//! `waitwise::condvar::Condvar`) inside the caller's `pthread_cond_t`: a
+//! sequence word that signals bump, with a sleeper count so a signal makes
+//! the `futex_wake` system call only when a waiter sleeps. No internal
+//! mutex.
 //!
 //! # Layout (glibc x86-64 `pthread_cond_t`, 48 bytes, as 32-bit words)
 //!
@@ -8,7 +11,8 @@
 //!  word  offset  here                         glibc
 //!   0     0      SEQ: bumped by every signal   __wseq (low half)
 //!   1     4      SLEEPERS: waiters in futex_wait
-//!   2     8      WAITERS: threads inside pthread_cond_*wait
+//!   2     8      WAITERS: threads inside pthread_cond_*wait,
+//!                bit 31: a destroy waits
 //!   9    36      FLAGS: bit 0 process-shared   __wrefs: bit 0 process-shared,
 //!                (forwarded), bit 1 monotonic  bit 1 CLOCK_MONOTONIC
 //! ```
@@ -18,49 +22,41 @@
 //! process-shared condvar that glibc's `pthread_cond_init` set up carries
 //! bit 0 for life and every call forwards it; a native one never sets it.
 //!
-//! # Protocol
+//! # Algorithm
 //!
-//! A waiter, holding the mutex, registers in `WAITERS`, reads `SEQ`,
-//! unlocks the mutex and waits (two-phase, [`WaitWordRef`]) until `SEQ`
-//! differs or the kernel wakes it; then it leaves `WAITERS` and re-locks the
-//! mutex. A signal that follows the waiter's unlock (the only kind it must
-//! not miss) bumps `SEQ` after the read, so the waiter sees the change. A
-//! signal wakes one sleeper, but every *polling* waiter sees the bump and
-//! returns: POSIX allows such spurious wake-ups. A sleeper returns after
-//! its first kernel wake-up even if `SEQ` has not moved for it: the kernel
-//! wakes real-time threads by priority, so the sleeper a signal wakes may
-//! have started after the bump, and if it slept again no thread blocked at
-//! the signal would be unblocked, as POSIX requires. Broadcast wakes every
-//! sleeper.
+//! `SEQ`, `SLEEPERS` and `WAITERS` are the words of
+//! [`waitwise::condvar::CondSeqRef`], the sequence algorithm of
+//! `waitwise::condvar::Condvar` (module `waitwise::condvar`: transitions,
+//! spurious wake-ups, memory ordering; checked by the loom models in
+//! `crates/waitwise/tests/loom_condvar.rs`). A waiter enters holding the
+//! mutex, unlocks it, waits (polling for the configured `alpha * B`, then
+//! asleep on `SEQ`), leaves and re-locks the mutex; signal and broadcast
+//! bump `SEQ` only while a waiter is in; `pthread_cond_destroy` waits,
+//! asleep on `WAITERS`, until notified waiters have left. What is here is
+//! the mapping onto glibc's layout, forwarding of process-shared condvars,
+//! POSIX's errors and clocks, and cancellation: the wait is a cancellation
+//! point, and a waiter that glibc unwinds passes on a wake-up it may have
+//! been handed and re-locks the mutex before its cleanup handlers run
+//! ([`unwound`]).
 //!
 //! # Memory ordering
 //!
-//! The waiter's `SEQ` read and `WAITERS` increment are ordered before the
-//! signaler's bump / check by the mutex (unlock Release, lock Acquire),
-//! when the signaler locked it after the waiter's unlock; Relaxed suffices
-//! for both. A signaler that sees `WAITERS == 0` skips everything: any
-//! waiter it must wake registered under the mutex before the signaler's
-//! critical section. The bump is SeqCst: with the sleeper count it forms
-//! [`WaitWordRef`]'s Dekker pattern. Leaving `WAITERS` is Release, and
-//! `pthread_cond_destroy` waits (Acquire) until it is zero, so a waiter that
-//! was woken never touches a destroyed condvar; it sleeps on `WAITERS` with
-//! the `DESTROYING` bit set, and the waiter whose decrement leaves only that
-//! bit wakes it.
-//!
-//! `FLAGS` is Relaxed: init writes it before the condvar is shared
+//! The algorithm's words are [`CondSeqRef`]'s. `FLAGS` is Relaxed: init writes it before the condvar is shared
 //! (whatever shares it orders the store), and its two bits stay fixed for
 //! the condvar's life (glibc's own `__wrefs` updates on a forwarded one
 //! leave bit 0 alone); it guards no other data.
 
 use crate::profile::{self, Kind};
 use crate::real::{self, forward};
-use crate::{cleanup, mutex, poll, time};
+use crate::{cleanup, mutex, time};
 use libc::{pthread_cond_t, pthread_condattr_t, pthread_mutex_t, timespec, EINVAL};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use waitwise::condvar::CondSeqRef;
 use waitwise::platform::cancel;
-use waitwise::platform::futex::{wake_address, Futex};
-use waitwise::{Deadline, SleepRules, SyncKind, WaitWordRef};
+use waitwise::platform::futex::Futex;
+use waitwise::{Deadline, Policy, SleepRules, SyncKind, WaitWordRef};
 
 const _: () = assert!(std::mem::size_of::<pthread_cond_t>() == 48);
 
@@ -76,9 +72,6 @@ const FLAGS: usize = 9;
 const FLAG_SHARED: u32 = 1;
 /// `FLAGS`: timed waits use `CLOCK_MONOTONIC`.
 const FLAG_MONOTONIC: u32 = 2;
-/// `WAITERS`: a `pthread_cond_destroy` sleeps until the count is zero, and
-/// the last waiter to leave wakes it.
-const DESTROYING: u32 = 1 << 31;
 
 type Words = [AtomicU32; 12];
 
@@ -97,8 +90,13 @@ fn forwarded(w: &Words) -> bool {
     w[FLAGS].load(Ordering::Relaxed) & FLAG_SHARED != 0
 }
 
-fn engine(w: &Words) -> WaitWordRef<'_> {
-    WaitWordRef::new(Futex::from_atomic(&w[SEQ]), &w[SLEEPERS])
+/// The sequence algorithm over the condvar's words.
+#[inline(always)]
+fn cond_seq(w: &Words) -> CondSeqRef<'_> {
+    CondSeqRef::new(
+        WaitWordRef::new(Futex::from_atomic(&w[SEQ]), &w[SLEEPERS]),
+        Futex::from_atomic(&w[WAITERS]),
+    )
 }
 
 /// `pthread_cond_init`: native, with the attribute's clock, unless
@@ -153,30 +151,8 @@ pub unsafe extern "C-unwind" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> 
         // SAFETY: a glibc condvar; forwarding the caller's argument.
         return unsafe { forward!(real::COND_DESTROY, fn(*mut pthread_cond_t) -> c_int)(c) };
     }
-    // Ask the last waiter to leave for a wake-up. Acquire: pairs with the
-    // waiters' Release decrements; after this no waiter touches the object.
-    let mut v = w[WAITERS].fetch_or(DESTROYING, Ordering::Acquire) | DESTROYING;
-    while v != DESTROYING {
-        Futex::from_atomic(&w[WAITERS]).wait(v, None);
-        // Acquire: as above.
-        v = w[WAITERS].load(Ordering::Acquire);
-    }
-    // Relaxed: nobody uses the condvar any more (POSIX), until an init.
-    w[WAITERS].store(0, Ordering::Relaxed);
+    cond_seq(w).wait_for_waiters_to_leave();
     0
-}
-
-/// A thread leaves `WAITERS`: its last access to the condvar but for the
-/// address of a wake-up that a waiting `pthread_cond_destroy` asked for
-/// (a wake on memory the destroyer may already have freed is harmless: the
-/// kernel finds no sleeper there, and glibc does the same).
-#[inline]
-fn leave(w: &Words) {
-    let word = w[WAITERS].as_ptr();
-    // Release: our last access to the condvar (see pthread_cond_destroy).
-    if w[WAITERS].fetch_sub(1, Ordering::Release) == DESTROYING | 1 {
-        wake_address(word, u32::MAX);
-    }
 }
 
 /// `pthread_cond_signal`: wakes at least one waiter, if any.
@@ -200,8 +176,8 @@ enum WakeCount {
     All,
 }
 
-/// The body of signal and broadcast: bump the sequence and wake, only
-/// when a waiter is registered (no system call otherwise).
+/// The body of signal and broadcast, for a native condvar
+/// [`CondSeqRef`]'s notify.
 ///
 /// # Safety
 /// `c` is null or points at a live `pthread_cond_t`.
@@ -222,15 +198,10 @@ unsafe fn notify(c: *mut pthread_cond_t, count: WakeCount) -> c_int {
             }
         };
     }
-    // Relaxed: see the module's memory-ordering paragraph.
-    if w[WAITERS].load(Ordering::Relaxed) != 0 {
-        // SeqCst: the Dekker write before the sleeper check.
-        w[SEQ].fetch_add(1, Ordering::SeqCst);
-        match count {
-            WakeCount::One => engine(w).wake_one(),
-            WakeCount::All => engine(w).wake_all(),
-        };
-    }
+    match count {
+        WakeCount::One => cond_seq(w).notify_one(),
+        WakeCount::All => cond_seq(w).notify_all(),
+    };
     0
 }
 
@@ -330,13 +301,14 @@ pub unsafe extern "C-unwind" fn pthread_cond_clockwait(
     }
 }
 
-/// The wait itself: act on a pending cancellation, register, unlock, wait
-/// for a bump, leave, re-lock.
+/// The wait itself: act on a pending cancellation, enter, unlock, wait
+/// for a notify, leave, re-lock.
 ///
 /// It is a cancellation point: a cancellation request pending on entry is
 /// acted on with the mutex still held, and one that arrives while the
 /// thread sleeps ends the sleep; either way the thread's cleanup handlers
-/// then run with the mutex held, as POSIX requires ([`unwound`]).
+/// then run with the mutex held, as POSIX requires ([`unwound`]). No value
+/// here has a destructor (crate docs, "Unwinding").
 ///
 /// # Safety
 ///
@@ -344,15 +316,13 @@ pub unsafe extern "C-unwind" fn pthread_cond_clockwait(
 unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadline) -> c_int {
     cancel::point();
     // SAFETY: caller's contract.
-    let w = unsafe { words(c) };
-    // Relaxed: ordered before any signal we must see by the mutex unlock.
-    w[WAITERS].fetch_add(1, Ordering::Relaxed);
-    let seq = w[SEQ].load(Ordering::Relaxed);
+    let cond_seq = cond_seq(unsafe { words(c) });
+    let ticket = cond_seq.enter();
     // SAFETY: caller's contract.
     let r = unsafe { mutex::unlock(m) };
     if r != 0 {
         // Not the owner of an error-checking mutex: EPERM, no wait.
-        leave(w);
+        cond_seq.leave();
         return r;
     }
     let waiter = Waiter { c, m };
@@ -361,19 +331,17 @@ unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadli
         cleanup::on_forced_unwind(&waiter, unwound, || {
             let start = profile::start();
             let limit = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
-            // A kernel wake-up returns even if `seq` has not moved for us:
-            // the kernel may hand a signal to a waiter that came after it.
+            let policy = Policy::poll_then_block(Duration::from_nanos(limit));
             let rules = SleepRules {
-                return_when_woken: true,
                 cancellable: true,
                 ..SleepRules::default()
             };
-            let out = poll::wait(engine(w), limit, deadline, |v| v != seq, rules);
+            let out = cond_seq.wait(ticket, &policy, deadline, rules);
             profile::finish(start, Kind::Cond, c, out.blocked());
             out.timed_out()
         })
     };
-    leave(w);
+    cond_seq.leave();
     // SAFETY: caller's contract.
     match unsafe { mutex::lock(m) } {
         0 if timed_out => libc::ETIMEDOUT,
@@ -389,9 +357,9 @@ struct Waiter {
 
 /// The cleanup of a waiter that glibc unwinds (cancelled, or its signal
 /// handler called `pthread_exit`): it passes on a signal it may have been
-/// handed (waking one other sleeper, a spurious wake-up at worst, as glibc
-/// does), leaves `WAITERS`, and re-locks the mutex, which POSIX requires to
-/// be held when the thread's own cleanup handlers run.
+/// handed and leaves ([`CondSeqRef::leave_passing_on_wake`], as glibc
+/// does), and re-locks the mutex, which POSIX requires to be held when the
+/// thread's own cleanup handlers run.
 ///
 /// # Safety
 ///
@@ -400,9 +368,7 @@ unsafe extern "C" fn unwound(waiter: *mut std::ffi::c_void) {
     // SAFETY: caller's contract.
     let waiter = unsafe { &*(waiter as *const Waiter) };
     // SAFETY: the condvar stays alive while a thread waits on it (POSIX).
-    let w = unsafe { words(waiter.c) };
-    engine(w).wake_one();
-    leave(w);
+    cond_seq(unsafe { words(waiter.c) }).leave_passing_on_wake();
     // SAFETY: the waiter's mutex, which it unlocked to wait.
     unsafe { mutex::lock(waiter.m) };
 }

@@ -1,7 +1,7 @@
 //! The polling phase of the waits on a [`waitwise::WaitWordRef`]: PAUSE-poll
 //! a word until a condition holds or the poll limit passes; the caller
-//! then blocks with the `WaitWordRef`. (Mutexes poll with the engine's
-//! polling phase: module `mutex`.)
+//! then blocks with the `WaitWordRef`. (Mutexes and condition variables
+//! poll with the engine's polling phase: modules `mutex` and `cond`.)
 //!
 //! The poll limit is measured with `CLOCK_MONOTONIC` (the vDSO, no system
 //! call) rather than waitwise's cycle clock: the cycle clock calibrates
@@ -12,7 +12,6 @@
 //! waitwise [`waitwise::Deadline`]s and pay the calibration once.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use waitwise::{Deadline, Policy, SleepRules, WaitOutcome, WaitWordRef};
 
 /// Read the clock every this many polls (a power of two). Guessed: a PAUSE costs 10-140
 /// cycles depending on the CPU, so 16 of them are 0.1-1 µs, well under any
@@ -70,25 +69,4 @@ fn poll_with(word: &AtomicU32, end: u64, mut ready: impl FnMut(u32) -> bool) -> 
             return None;
         }
     }
-}
-
-/// A whole two-phase wait on `engine`'s word: poll for `limit_ns`, then
-/// block until `ready(value)` or `deadline`, the blocking phase ending as
-/// `rules` say (re-checking after every wake-up by default; the condvar
-/// returns after its first kernel wake-up and is a cancellation point).
-#[inline]
-pub fn wait(
-    engine: WaitWordRef<'_>,
-    limit_ns: u64,
-    deadline: Deadline,
-    mut ready: impl FnMut(u32) -> bool,
-    rules: SleepRules,
-) -> WaitOutcome {
-    if let Some(value) = poll(engine.value(), deadline.cap_ns(limit_ns), &mut ready) {
-        return WaitOutcome::Ready {
-            value,
-            blocked: false,
-        };
-    }
-    engine.wait_with(&Policy::always_block(), deadline, ready, rules)
 }

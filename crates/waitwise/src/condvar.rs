@@ -1,61 +1,254 @@
-//! [`Condvar`]: a condition variable for `lock_api` mutex guards, waiting
-//! through the producer-consumer policy.
+//! The condition variable's sequence algorithm, written once as
+//! [`CondSeqRef`] (a view over borrowed words), and [`Condvar`], the
+//! condition variable for `lock_api` mutex guards, on top of it. The C ABI's
+//! `waitwise_condvar_t` is a [`Condvar`]; the interposer's
+//! `pthread_cond_t` runs [`CondSeqRef`] over three words of glibc's
+//! layout.
 //!
-//! A waiter reads a sequence number while it holds the mutex, unlocks, and
-//! waits (poll, then block on the futex) until the number changes; a notify
-//! bumps the number and wakes sleepers, making the `futex_wake` system call
-//! only when one sleeps. It works with the guard of any
-//! [`lock_api::RawMutex`], so with `waitwise::Mutex<T>` as well as with
-//! `parking_lot::Mutex<T>`.
-//!
-//! # State word
+//! # Words
 //!
 //! ```text
-//!  bits 31..0: seq  number of notifies so far, wrapping
+//!  SEQ       number of notifies so far, wrapping; the futex waiters sleep on
+//!  SLEEPERS  waiters registered as (about to be) asleep on SEQ (WaitWordRef)
+//!  WAITERS   bits 30..0: threads between enter and leave
+//!            bit 31 DESTROYING: a destroyer sleeps on WAITERS until the
+//!            count is zero
 //! ```
 //!
-//! Transitions:
-//! - wait: read `seq` under the mutex, unlock, wait until `seq != seen`,
-//!   re-lock. The word is not written.
-//! - notify_one / notify_all: `seq => seq + 1`, then wake one / every
-//!   sleeper if any is registered on the [`WaitWord`]; no system call
-//!   otherwise.
+//! Transitions (the caller's mutex `M` guards the condition):
+//! - enter (holding `M`): `WAITERS += 1`, read `SEQ` into a [`WaitTicket`].
+//! - wait (after unlocking `M`): poll, then sleep on `SEQ`
+//!   ([`WaitWordRef`]), until `SEQ` differs from the ticket, the kernel
+//!   wakes the waiter, or the deadline passes. The words are not written.
+//! - leave (before re-locking `M`): `WAITERS -= 1`; the waiter whose
+//!   decrement leaves `DESTROYING` alone wakes the destroyer. A waiter that
+//!   is unwound instead (a cancellation) first wakes one sleeper, passing on
+//!   a wake-up it may have been handed.
+//! - notify_one / notify_all: if `WAITERS` is zero, nothing; else
+//!   `SEQ => SEQ + 1`, then wake one / every sleeper if any is registered
+//!   (no system call otherwise).
+//! - destroy: `WAITERS |= DESTROYING`, sleep until it reads `DESTROYING`
+//!   (a notified waiter may still be on its way out when POSIX already
+//!   allows the destroy), then clear it.
 //!
 //! # Spurious wake-ups
 //!
 //! Allowed, as with every condition variable: a notify releases every thread
-//! that is still *polling* (they all see the new `seq`), not only one; a
-//! waiter that sleeps returns after its first kernel wake-up even if `seq`
+//! that is still *polling* (they all see the new `SEQ`), not only one; a
+//! waiter that sleeps returns after its first kernel wake-up even if `SEQ`
 //! has not moved since it read it; and a waiter returns if 2^32 notifies
 //! happen between its read and its sleep only by luck. The second is what
 //! keeps `notify_one` from being lost: the kernel wakes real-time waiters by
 //! priority, not arrival, so the one it wakes for a notify may be a waiter
-//! that started after that notify's increment; if it slept again, no waiter
-//! would return for the notify while an earlier one still slept. Wait in a loop on the condition, or use
-//! [`Condvar::wait_while`]. No wake-up is ever lost: a notify that follows a
-//! state change made under the mutex always changes `seq` after the waiter
-//! read it (see below).
+//! that entered after that notify's increment; if it slept again, no waiter
+//! would return for the notify while an earlier one still slept. For the
+//! same reason a wake-up ends the wait as a wake-up also when the deadline
+//! has passed by then (a timeout reported for it would drop the notify).
+//! Wait in a loop on the condition, or use [`Condvar::wait_while`]. No
+//! wake-up is ever lost: a notify that follows a state change made under
+//! the mutex always sees the waiter in `WAITERS` and changes `SEQ` after the
+//! waiter read it (see below).
 //!
 //! # Memory ordering
 //!
-//! The waiter reads `seq` with `Relaxed` while it holds the mutex. A notifier
-//! that changed the condition under the mutex after the waiter unlocked it
-//! acquired the mutex after the waiter's read, so its increment happens after
-//! that read, and by coherence the read cannot see it: the waiter waits for a
-//! value that has already changed, or will change. The mutex orders the
-//! condition itself; `seq` carries no data. The increment is `SeqCst`: it is
-//! the write half of the [`WaitWord`] sleeper protocol (a store-buffering
-//! pattern with the sleeper count), and a swap would not do: concurrent
-//! notifies must each move `seq` on.
+//! The mutex orders everything but the sleep/wake hand-shake, so `WAITERS`
+//! and the waiter's `SEQ` read are `Relaxed`: a notifier that changed the
+//! condition under the mutex after the waiter unlocked it acquired the
+//! mutex after the waiter's increment and read, so (coherence) its load of
+//! `WAITERS` sees the waiter counted until the waiter leaves, and its
+//! increment of `SEQ` comes after the waiter's read, which cannot see it.
+//! `SEQ` carries no data; the condition itself is published by the mutex.
+//! The increment is `SeqCst`: it is the write half of [`WaitWordRef`]'s
+//! sleeper protocol (a store-buffering pattern with the sleeper count), and
+//! it is an RMW, not a store, because concurrent notifies must each move
+//! `SEQ` on. The exceptions, for destroy: leaving is `Release` and the
+//! destroyer's reads of `WAITERS` are `Acquire`, so a waiter's accesses to
+//! the object happen before the destroy returns; after its decrement a
+//! waiter uses only the address of `WAITERS` (for the wake-up).
 
 use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind};
 use crate::profile::{Profiler, WaitProfile};
-use crate::wait_word::WaitWord;
+use crate::wait_word::{SleepRules, WaitOutcome, WaitWord, WaitWordRef};
 use lock_api::{MutexGuard, RawMutex};
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
+use waitwise_platform::futex::Futex;
 use waitwise_platform::shim::Ordering;
+
+/// `WAITERS`: a destroyer sleeps on the word until the count is zero; the
+/// waiter whose decrement leaves this bit alone wakes it.
+const DESTROYING: u32 = 1 << 31;
+
+/// What a waiter read when it entered ([`CondSeqRef::enter`]): the `SEQ`
+/// it waits to see move on. Give it to [`CondSeqRef::wait`], then leave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "a waiter that entered must wait with its ticket, then leave"]
+pub struct WaitTicket {
+    seq: u32,
+}
+
+/// The condition variable's sequence algorithm over borrowed words (module
+/// docs: words, transitions, ordering): the one copy, for [`Condvar`] and
+/// for front ends whose words live elsewhere (the interposer's
+/// `pthread_cond_t`). The caller brings the mutex: it enters holding it,
+/// waits and leaves without it, and re-locks it after leaving. Every
+/// waiter, notifier and destroyer of the words must go through this view.
+///
+/// # Examples
+/// ```
+/// use std::sync::atomic::AtomicU32;
+/// use waitwise::condvar::CondSeqRef;
+/// use waitwise::platform::futex::Futex;
+/// use waitwise::{Deadline, Policy, WaitWordRef};
+///
+/// let (seq, sleepers, waiters) = (Futex::new(0), AtomicU32::new(0), Futex::new(0));
+/// let cv = CondSeqRef::new(WaitWordRef::new(&seq, &sleepers), &waiters);
+/// assert!(!cv.notify_one()); // no waiter: nothing to do
+/// let lock = std::sync::Mutex::new(());
+/// let guard = lock.lock().unwrap();
+/// let ticket = cv.enter(); // under the mutex
+/// drop(guard);
+/// let soon = Deadline::after(std::time::Duration::from_millis(1));
+/// assert!(cv.wait(ticket, &Policy::always_block(), soon, Default::default()).timed_out());
+/// cv.leave();
+/// let _guard = lock.lock().unwrap();
+/// cv.wait_for_waiters_to_leave(); // what a destroy does
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct CondSeqRef<'a> {
+    /// `SEQ` and `SLEEPERS`.
+    seq: WaitWordRef<'a>,
+    /// `WAITERS`, a futex for the destroyer's sleep.
+    waiters: &'a Futex,
+}
+
+impl<'a> CondSeqRef<'a> {
+    /// A view over `seq` (`SEQ` with its sleeper count) and `waiters`. A
+    /// condition variable's words all start at zero.
+    #[inline(always)]
+    pub fn new(seq: WaitWordRef<'a>, waiters: &'a Futex) -> Self {
+        Self { seq, waiters }
+    }
+
+    /// Enters a wait, holding the mutex: counts the waiter in `WAITERS`
+    /// and reads `SEQ`. Unlock the mutex next, then [`CondSeqRef::wait`].
+    #[inline]
+    pub fn enter(self) -> WaitTicket {
+        // WAITERS += 1. Relaxed, and the SEQ read too: ordered by the mutex
+        // (module doc, "Memory ordering").
+        self.waiters.value().fetch_add(1, Ordering::Relaxed);
+        WaitTicket {
+            seq: self.seq.value().load(Ordering::Relaxed),
+        }
+    }
+
+    /// Waits, without the mutex, for a notify after `ticket` was taken:
+    /// polls and sleeps as `policy` says until `SEQ` moves on
+    /// ([`WaitOutcome::Ready`]), the kernel wakes the waiter
+    /// ([`WaitOutcome::Woken`]) or `deadline` passes
+    /// ([`WaitOutcome::TimedOut`]). Either of the first two may be
+    /// spurious. `rules` may make the sleep a cancellation point or
+    /// interruptible; a kernel wake-up always ends it
+    /// (`return_when_woken`, module docs). Then [`CondSeqRef::leave`].
+    #[inline]
+    pub fn wait(
+        self,
+        ticket: WaitTicket,
+        policy: &Policy,
+        deadline: Deadline,
+        rules: SleepRules,
+    ) -> WaitOutcome {
+        let rules = SleepRules {
+            return_when_woken: true,
+            ..rules
+        };
+        self.seq
+            .wait_with(policy, deadline, |seq| seq != ticket.seq, rules)
+    }
+
+    /// Leaves the wait (before re-locking the mutex): the waiter's last
+    /// access to the words but for the address of a wake-up that a waiting
+    /// destroyer asked for (a wake on memory the destroyer may already have
+    /// freed is harmless: the kernel finds no sleeper there).
+    #[inline]
+    pub fn leave(self) {
+        let waiters = self.waiters;
+        #[cfg(not(loom))]
+        let address = waiters.value().as_ptr().cast_const();
+        // WAITERS -= 1. Release: the waiter's last access to the object
+        // (module doc); a destroyer reads it with Acquire.
+        if waiters.value().fetch_sub(1, Ordering::Release) == DESTROYING | 1 {
+            // The last waiter out wakes the destroyer.
+            #[cfg(not(loom))]
+            waitwise_platform::futex::wake_address(address, u32::MAX);
+            // Loom's models keep every object alive until they end.
+            #[cfg(loom)]
+            waiters.wake(u32::MAX);
+        }
+    }
+
+    /// Leaves the wait of a waiter that is being unwound out of it (a
+    /// cancellation, a signal handler's `pthread_exit`): wakes one sleeper
+    /// first, since the kernel may have handed this waiter a notify's
+    /// wake-up just before (a spurious wake-up for the other at worst),
+    /// then [`CondSeqRef::leave`]. Never unwinds.
+    #[inline]
+    pub fn leave_passing_on_wake(self) {
+        self.seq.wake_one();
+        self.leave();
+    }
+
+    /// Whether any thread is between enter and leave (a snapshot; exact
+    /// for a caller that holds the mutex, or notifies after a critical
+    /// section, as far as the waiters it must wake are concerned).
+    #[inline]
+    pub fn has_waiters(self) -> bool {
+        // Relaxed: ordered by the mutex (module doc, "Memory ordering").
+        self.waiters.value().load(Ordering::Relaxed) & !DESTROYING != 0
+    }
+
+    /// Wakes one waiter (and, spuriously, any still polling). Returns
+    /// whether a `futex_wake` system call was made.
+    #[inline]
+    pub fn notify_one(self) -> bool {
+        self.has_waiters() && self.bump().wake_one()
+    }
+
+    /// Wakes every waiter. Returns whether a `futex_wake` system call was
+    /// made.
+    #[inline]
+    pub fn notify_all(self) -> bool {
+        self.has_waiters() && self.bump().wake_all()
+    }
+
+    /// `SEQ => SEQ + 1`. SeqCst: the Dekker write before the sleeper check
+    /// (module doc).
+    #[inline]
+    fn bump(self) -> WaitWordRef<'a> {
+        self.seq.value().fetch_add(1, Ordering::SeqCst);
+        self.seq
+    }
+
+    /// What a destroy does: waits (asleep) until every thread that entered
+    /// has left, then leaves the words as new. Call it when no thread
+    /// enters any more (POSIX: destroying a condvar that threads wait on
+    /// is undefined, but ones already notified may still be leaving).
+    pub fn wait_for_waiters_to_leave(self) {
+        let word = self.waiters.value();
+        // WAITERS |= DESTROYING. Acquire: pairs with the waiters' Release
+        // decrements; after this no waiter touches the words.
+        let mut v = word.fetch_or(DESTROYING, Ordering::Acquire) | DESTROYING;
+        while v != DESTROYING {
+            self.waiters.wait(v, None);
+            // Acquire: as above.
+            v = word.load(Ordering::Acquire);
+        }
+        // DESTROYING => 0. Relaxed: nobody uses the words any more, until
+        // whatever shares them again orders this store.
+        word.store(0, Ordering::Relaxed);
+    }
+}
 
 /// How a timed wait on a [`Condvar`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,8 +298,10 @@ impl WaitTimeoutResult {
 /// ```
 #[derive(Debug)]
 pub struct Condvar {
-    /// The notify sequence number (see the module docs).
+    /// `SEQ` and `SLEEPERS` (module docs), on a cache line of their own.
     seq: WaitWord,
+    /// `WAITERS` (module docs).
+    waiters: Futex,
     policy: Policy,
     profiler: Profiler,
 }
@@ -131,9 +326,16 @@ impl Condvar {
     pub fn with_options(options: WaitOptions) -> Self {
         Self {
             seq: WaitWord::new(0),
+            waiters: Futex::new(0),
             policy: options.resolve_policy(SyncKind::ProducerConsumer),
             profiler: options.profiler(),
         }
+    }
+
+    /// The sequence algorithm over this condition variable's words.
+    #[inline(always)]
+    fn cond_seq(&self) -> CondSeqRef<'_> {
+        CondSeqRef::new(self.seq.as_ref(), &self.waiters)
     }
 
     /// The policy waits follow.
@@ -212,16 +414,13 @@ impl Condvar {
         guard: &mut MutexGuard<'_, R, T>,
         deadline: Deadline,
     ) -> WaitTimeoutResult {
-        // Relaxed: read under the mutex; see the module's memory-ordering
-        // paragraph for why a notify after our unlock cannot be missed.
-        let seen = self.seq.value().load(Ordering::Relaxed);
+        let cond_seq = self.cond_seq();
+        let ticket = cond_seq.enter();
         let start = self.profiler.start();
         let out = MutexGuard::unlocked(guard, || {
-            // Until woken at all, not until `seq` moves: see
-            // `WaitWord::wait_until_woken` (a notify the kernel delivers to
-            // a later waiter must still return someone).
-            self.seq
-                .wait_until_woken(&self.policy, deadline, |seq| seq != seen)
+            let out = cond_seq.wait(ticket, &self.policy, deadline, SleepRules::default());
+            cond_seq.leave();
+            out
         });
         self.profiler.finish(start, out.blocked());
         if out.timed_out() {
@@ -275,22 +474,20 @@ impl Condvar {
     }
 
     /// Wakes one waiting thread (and, spuriously, any that are still
-    /// polling). Costs one atomic increment, plus a `futex_wake` system
-    /// call only if a waiter sleeps in the kernel.
+    /// polling). Costs one load when no thread waits; else one atomic
+    /// increment, plus a `futex_wake` system call only if a waiter sleeps
+    /// in the kernel.
     #[inline]
     pub fn notify_one(&self) {
-        // seq => seq + 1
-        self.seq.value().fetch_add(1, Ordering::SeqCst);
-        self.seq.wake_one();
+        self.cond_seq().notify_one();
     }
 
-    /// Wakes every waiting thread. Costs one atomic increment, plus a
-    /// `futex_wake` system call only if a waiter sleeps in the kernel.
+    /// Wakes every waiting thread. Costs one load when no thread waits;
+    /// else one atomic increment, plus a `futex_wake` system call only if
+    /// a waiter sleeps in the kernel.
     #[inline]
     pub fn notify_all(&self) {
-        // seq => seq + 1
-        self.seq.value().fetch_add(1, Ordering::SeqCst);
-        self.seq.wake_all();
+        self.cond_seq().notify_all();
     }
 }
 
@@ -312,7 +509,37 @@ mod tests {
         cv.notify_one();
         cv.notify_all();
         assert!(!cv.seq.has_sleepers());
-        assert_eq!(cv.seq.value().load(Ordering::SeqCst), 2);
+        // No waiter: the sequence did not even move.
+        assert_eq!(cv.seq.value().load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn destroy_waits_for_a_notified_waiter_to_leave() {
+        use std::sync::atomic::{AtomicBool, AtomicU32};
+        use waitwise_platform::futex::Futex;
+        let (seq, sleepers, waiters) = (Futex::new(0), AtomicU32::new(0), Futex::new(0));
+        let cv = CondSeqRef::new(WaitWordRef::new(&seq, &sleepers), &waiters);
+        let left = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let ticket = cv.enter();
+            let left = &left;
+            s.spawn(move || {
+                let rules = SleepRules::default();
+                let out = cv.wait(ticket, &Policy::always_block(), Deadline::NEVER, rules);
+                assert!(!out.timed_out(), "{out:?}");
+                std::thread::sleep(Duration::from_millis(20));
+                left.store(true, Ordering::Relaxed);
+                cv.leave();
+            });
+            while !WaitWordRef::new(&seq, &sleepers).has_sleepers() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            assert!(cv.notify_all());
+            cv.wait_for_waiters_to_leave();
+            // Relaxed: the leave's Release and the destroy's Acquire order it.
+            assert!(left.load(Ordering::Relaxed));
+            assert!(!cv.has_waiters());
+        });
     }
 
     #[test]

@@ -116,7 +116,8 @@ impl WaitOutcome {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SleepRules {
     /// Return [`WaitOutcome::Woken`] after the first kernel wake-up even if
-    /// the condition does not hold ([`WaitWord::wait_until_woken`]).
+    /// the condition does not hold, and even if the deadline has passed by
+    /// then ([`WaitWord::wait_until_woken`]).
     pub return_when_woken: bool,
     /// Return [`WaitOutcome::Interrupted`] when a signal handler interrupts
     /// the sleep ([`WaitWordRef::wait_until_interruptible`]).
@@ -473,17 +474,19 @@ impl<'a> WaitWordRef<'a> {
             if ready(v) {
                 return WaitOutcome::Ready { value: v, blocked };
             }
+            // A kernel wake-up ends a `return_when_woken` wait as one, also
+            // past the deadline: the waker chose this sleeper, and reporting
+            // a timeout would drop the wake-up it was handed.
+            if slept == Ok(FutexWait::Woken) && rules.return_when_woken {
+                return WaitOutcome::Woken { value: v };
+            }
             // The kernel's word on the timeout is final (it was computed from
             // `deadline`); otherwise check our clock.
             if slept == Ok(FutexWait::TimedOut) || deadline.has_passed() {
                 return WaitOutcome::TimedOut { value: v, blocked };
             }
-            match slept {
-                Ok(FutexWait::Woken) if rules.return_when_woken => {
-                    return WaitOutcome::Woken { value: v };
-                }
-                Err(Interrupted) => return WaitOutcome::Interrupted { value: v },
-                _ => {}
+            if slept == Err(Interrupted) {
+                return WaitOutcome::Interrupted { value: v };
             }
         }
     }

@@ -1,8 +1,14 @@
-//! Loom models of `Condvar`: no interleaving loses a wake-up (also with
-//! two `notify_one`s for two waiters, and with a timed waiter giving up),
-//! and every wait returns holding the mutex. Run with
+//! Loom models of the condition variable's sequence algorithm,
+//! `waitwise::condvar::CondSeqRef`, the one copy that `Condvar`, the C ABI
+//! and the interposer's `pthread_cond_t` run: driven here as the front ends
+//! drive it (enter holding the mutex, unlock, wait, leave, re-lock), over
+//! three words as the interposer keeps them. No interleaving loses a
+//! wake-up (one waiter, two waiters with two `notify_one`s, a broadcast, a
+//! timed waiter giving up, a waiter unwound after its wake-up), every wait
+//! returns holding the mutex, and a destroy returns only after the notified
+//! waiter's last access; one model drives `Condvar` itself. Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p waitwise --release --test loom_condvar`
-//! (a few seconds on 2 cores).
+//! (well under a second of model time on 2 cores, plus the build).
 #![cfg(loom)]
 
 mod loom_common;
@@ -12,9 +18,10 @@ use loom_common::model_reaching_both;
 use lock_api::{GuardSend, RawMutex};
 use loom::thread;
 use std::time::Duration;
-use waitwise::condvar::Condvar;
-use waitwise::{Deadline, Policy, WaitOptions, WaitWord};
-use waitwise_platform::shim::{Arc, Ordering};
+use waitwise::condvar::{CondSeqRef, Condvar};
+use waitwise::platform::futex::Futex;
+use waitwise::{Deadline, Policy, SleepRules, WaitOptions, WaitWord, WaitWordRef};
+use waitwise_platform::shim::{Arc, AtomicU32, Ordering};
 
 /// A small blocking lock on a `WaitWord` (0 = unlocked, 1 = locked), so
 /// loom sees the mutex too and waiters sleep instead of spinning (a spin
@@ -61,6 +68,7 @@ unsafe impl RawMutex for RawWordLock {
 }
 
 type Mutex<T> = lock_api::Mutex<RawWordLock, T>;
+type MutexGuard<'a, T> = lock_api::MutexGuard<'a, RawWordLock, T>;
 
 fn mutex<T>(v: T) -> Mutex<T> {
     Mutex::from_raw(RawWordLock(WaitWord::new(0)), v)
@@ -74,11 +82,79 @@ fn condvar() -> Condvar {
     )
 }
 
-/// A flag, the mutex guarding it and a condition variable for it.
-type SharedFlag = Arc<(Mutex<bool>, Condvar)>;
+/// Far enough that the real clock never decides a branch (a slow iteration
+/// would take another path and break loom's replay); under loom a timed
+/// futex wait times out at once, which is what explores the give-up paths.
+const FAR: Duration = Duration::from_secs(3600);
+
+/// A condition variable's words, as the interposer keeps them inside a
+/// `pthread_cond_t` (`SEQ`, `SLEEPERS`, `WAITERS`), and the waits of a
+/// front end over them.
+struct CondWords {
+    seq: Futex,
+    sleepers: AtomicU32,
+    waiters: Futex,
+}
+
+impl CondWords {
+    fn new() -> Self {
+        Self {
+            seq: Futex::new(0),
+            sleepers: AtomicU32::new(0),
+            waiters: Futex::new(0),
+        }
+    }
+
+    fn view(&self) -> CondSeqRef<'_> {
+        CondSeqRef::new(WaitWordRef::new(&self.seq, &self.sleepers), &self.waiters)
+    }
+
+    /// One wait, in the front ends' order: enter holding the mutex, unlock,
+    /// wait, leave, re-lock. Returns whether it timed out.
+    fn wait<T>(&self, guard: &mut MutexGuard<'_, T>, deadline: Deadline) -> bool {
+        let cv = self.view();
+        let ticket = cv.enter();
+        lock_api::MutexGuard::unlocked(guard, || {
+            let out = cv.wait(
+                ticket,
+                &Policy::always_block(),
+                deadline,
+                SleepRules::default(),
+            );
+            cv.leave();
+            out.timed_out()
+        })
+    }
+
+    /// Waits while `condition` holds.
+    fn wait_while<T>(&self, guard: &mut MutexGuard<'_, T>, mut condition: impl FnMut(&T) -> bool) {
+        while condition(guard) {
+            self.wait(guard, Deadline::NEVER);
+        }
+    }
+
+    /// Waits while `condition` holds, until `FAR`; returns whether it still
+    /// held when the wait gave up (at once under loom).
+    fn wait_while_timed<T>(
+        &self,
+        guard: &mut MutexGuard<'_, T>,
+        mut condition: impl FnMut(&T) -> bool,
+    ) -> bool {
+        let deadline = Deadline::after(FAR);
+        while condition(guard) {
+            if self.wait(guard, deadline) {
+                return condition(guard);
+            }
+        }
+        false
+    }
+}
+
+/// A flag, the mutex guarding it and a condition variable's words.
+type SharedFlag = Arc<(Mutex<bool>, CondWords)>;
 
 fn shared_flag() -> SharedFlag {
-    Arc::new((mutex(false), condvar()))
+    Arc::new((mutex(false), CondWords::new()))
 }
 
 /// Spawns a producer that sets the flag and notifies one waiter.
@@ -86,12 +162,12 @@ fn spawn_set_and_notify_one(shared: &SharedFlag) -> thread::JoinHandle<()> {
     let s2 = shared.clone();
     thread::spawn(move || {
         *s2.0.lock() = true;
-        s2.1.notify_one();
+        s2.1.view().notify_one();
     })
 }
 
 #[test]
-fn flag_then_notify_one_is_never_lost() {
+fn notify_one_wakes_the_waiter() {
     loom::model(|| {
         let shared = shared_flag();
         let producer = spawn_set_and_notify_one(&shared);
@@ -100,6 +176,35 @@ fn flag_then_notify_one_is_never_lost() {
         assert!(*g);
         drop(g);
         producer.join().unwrap();
+    });
+}
+
+/// Two waiters wait for a count to become non-zero and each takes one;
+/// the producer adds two, one at a time, each with its own `notify_one`.
+/// Each notify must reach a waiter that still waits (not one already woken
+/// or one not yet asleep), else the second waiter sleeps through it.
+#[test]
+fn two_notify_ones_release_two_waiters() {
+    loom::model(|| {
+        let shared = Arc::new((mutex(0u32), CondWords::new()));
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let s = shared.clone();
+                thread::spawn(move || {
+                    let mut g = s.0.lock();
+                    s.1.wait_while(&mut g, |count| *count == 0);
+                    *g -= 1;
+                })
+            })
+            .collect();
+        for _ in 0..2 {
+            *shared.0.lock() += 1;
+            shared.1.view().notify_one();
+        }
+        for w in waiters {
+            w.join().unwrap();
+        }
+        assert_eq!(*shared.0.lock(), 0);
     });
 }
 
@@ -117,62 +222,10 @@ fn notify_all_releases_two_waiters() {
             })
             .collect();
         *shared.0.lock() = true;
-        shared.1.notify_all();
+        shared.1.view().notify_all();
         for w in waiters {
             w.join().unwrap();
         }
-    });
-}
-
-#[test]
-fn timed_wait_sees_the_flag_or_times_out_with_the_lock_held() {
-    loom::model(|| {
-        let shared = shared_flag();
-        let producer = spawn_set_and_notify_one(&shared);
-        let mut g = shared.0.lock();
-        // Under loom any timed futex wait may time out at once. The timeout
-        // is far off so that the real clock never decides a branch.
-        let res = shared
-            .1
-            .wait_while_timeout(&mut g, Duration::from_secs(3600), |flag| !*flag);
-        assert!(res.timed_out() != *g);
-        assert!(shared.0.is_locked());
-        drop(g);
-        producer.join().unwrap();
-    });
-}
-
-/// Far enough that the real clock never decides a branch (a slow iteration
-/// would take another path and break loom's replay); under loom a timed
-/// futex wait times out at once, which is what explores the give-up paths.
-const FAR: Duration = Duration::from_secs(3600);
-
-/// Two waiters wait for a count to become non-zero and each takes one;
-/// the producer adds two, one at a time, each with its own `notify_one`.
-/// Each notify must reach a waiter that still waits (not one already woken
-/// or one still polling), else the second waiter sleeps through it.
-#[test]
-fn two_notify_ones_release_two_waiters() {
-    loom::model(|| {
-        let shared = Arc::new((mutex(0u32), condvar()));
-        let waiters: Vec<_> = (0..2)
-            .map(|_| {
-                let s = shared.clone();
-                thread::spawn(move || {
-                    let mut g = s.0.lock();
-                    s.1.wait_while(&mut g, |count| *count == 0);
-                    *g -= 1;
-                })
-            })
-            .collect();
-        for _ in 0..2 {
-            *shared.0.lock() += 1;
-            shared.1.notify_one();
-        }
-        for w in waiters {
-            w.join().unwrap();
-        }
-        assert_eq!(*shared.0.lock(), 0);
     });
 }
 
@@ -193,13 +246,13 @@ fn a_timed_waiter_giving_up_does_not_swallow_a_notify_one() {
             let s = shared.clone();
             thread::spawn(move || {
                 let mut g = s.0.lock();
-                let res = s.1.wait_while_timeout(&mut g, FAR, |flag| !*flag);
-                assert!(res.timed_out() != *g);
-                res.timed_out()
+                let timed_out = s.1.wait_while_timed(&mut g, |flag| !*flag);
+                assert!(timed_out != *g);
+                timed_out
             })
         };
         *shared.0.lock() = true;
-        shared.1.notify_one();
+        shared.1.view().notify_one();
         sleeper.join().unwrap();
         timed.join().unwrap()
     });
@@ -212,7 +265,7 @@ fn a_timed_waiter_giving_up_does_not_swallow_a_notify_one() {
 #[test]
 fn a_woken_or_timed_out_waiter_reads_under_the_mutex() {
     model_reaching_both("waiter timed out", || {
-        let shared = Arc::new((mutex(Cell::new(0)), condvar()));
+        let shared = Arc::new((mutex(Cell::new(0)), CondWords::new()));
         let producer = {
             let s = shared.clone();
             thread::spawn(move || {
@@ -220,20 +273,118 @@ fn a_woken_or_timed_out_waiter_reads_under_the_mutex() {
                     let g = s.0.lock();
                     g.set(g.get() + 1);
                 }
-                s.1.notify_one();
+                s.1.view().notify_one();
             })
         };
         let mut g = shared.0.lock();
-        let res = shared.1.wait_while_timeout(&mut g, FAR, |c| c.get() == 0);
+        let timed_out = shared.1.wait_while_timed(&mut g, |c| c.get() == 0);
         // Written under the mutex by both sides: a race unless the wait
         // returned holding it.
         let v = g.get();
         g.set(v + 10);
-        assert_eq!(res.timed_out(), v == 0);
+        assert_eq!(timed_out, v == 0);
         drop(g);
         producer.join().unwrap();
         assert_eq!(shared.0.lock().get(), 11);
-        res.timed_out()
+        timed_out
+    });
+}
+
+/// A waiter that is unwound right after its wait returned (a cancellation
+/// that lands after the kernel handed it the notify's wake-up) leaves with
+/// `leave_passing_on_wake`, as the interposer's cleanup does: the other
+/// waiter must still be released by the one `notify_one` (with a plain
+/// `leave` it is not).
+#[test]
+fn an_unwound_waiter_passes_its_wake_up_on() {
+    loom::model(|| {
+        let shared = shared_flag();
+        let waiter = {
+            let s = shared.clone();
+            thread::spawn(move || {
+                let mut g = s.0.lock();
+                s.1.wait_while(&mut g, |flag| !*flag);
+            })
+        };
+        let unwound = {
+            let s = shared.clone();
+            thread::spawn(move || {
+                let mut g = s.0.lock();
+                if !*g {
+                    let cv = s.1.view();
+                    let ticket = cv.enter();
+                    lock_api::MutexGuard::unlocked(&mut g, || {
+                        cv.wait(
+                            ticket,
+                            &Policy::always_block(),
+                            Deadline::NEVER,
+                            SleepRules::default(),
+                        );
+                        cv.leave_passing_on_wake();
+                    });
+                }
+            })
+        };
+        *shared.0.lock() = true;
+        shared.1.view().notify_one();
+        waiter.join().unwrap();
+        // The unwound waiter may still sleep, if the notify went to the
+        // other one.
+        shared.1.view().notify_all();
+        unwound.join().unwrap();
+    });
+}
+
+/// A destroy right after the broadcast (which POSIX allows) returns only
+/// after the notified waiter's last access to the words: loom reports the
+/// unsynchronized loads below if the waiter's `leave` (or its sleeper
+/// count's release) may still run after them.
+#[test]
+fn destroy_returns_after_the_notified_waiter_left() {
+    loom::model(|| {
+        let shared = shared_flag();
+        let waiter = {
+            let s = shared.clone();
+            thread::spawn(move || {
+                let mut g = s.0.lock();
+                s.1.wait_while(&mut g, |flag| !*flag);
+            })
+        };
+        *shared.0.lock() = true;
+        let words = &shared.1;
+        words.view().notify_all();
+        words.view().wait_for_waiters_to_leave();
+        // SAFETY: loom's checked load: it panics if a write to the word
+        // does not happen before it.
+        let left = unsafe {
+            (
+                words.waiters.value().unsync_load(),
+                words.sleepers.unsync_load(),
+            )
+        };
+        assert_eq!(left, (0, 0));
+        waiter.join().unwrap();
+    });
+}
+
+/// `Condvar` over the same algorithm: its waits and notifies reach the
+/// words as the front ends above do.
+#[test]
+fn condvar_flag_then_notify_one_is_never_lost() {
+    loom::model(|| {
+        let shared = Arc::new((mutex(false), condvar()));
+        let producer = {
+            let s2 = shared.clone();
+            thread::spawn(move || {
+                *s2.0.lock() = true;
+                s2.1.notify_one();
+            })
+        };
+        let mut g = shared.0.lock();
+        let res = shared.1.wait_while_timeout(&mut g, FAR, |flag| !*flag);
+        assert!(res.timed_out() != *g);
+        drop(g);
+        producer.join().unwrap();
     });
 }
 
