@@ -12,6 +12,7 @@
 //! waitwise [`waitwise::Deadline`]s and pay the calibration once.
 
 use std::sync::atomic::{AtomicU32, Ordering};
+use waitwise::{Deadline, Policy, SleepRules, WaitOutcome, WaitWordRef};
 
 /// Read the clock every this many polls (a power of two). Guessed: a PAUSE costs 10-140
 /// cycles depending on the CPU, so 16 of them are 0.1-1 µs, well under any
@@ -69,4 +70,24 @@ fn poll_with(word: &AtomicU32, end: u64, mut ready: impl FnMut(u32) -> bool) -> 
             return None;
         }
     }
+}
+
+/// A whole two-phase wait on `engine`'s word: poll for `limit_ns`, then
+/// block until `ready(value)` or `deadline`, the blocking phase ending as
+/// `rules` say (re-checking after every wake-up by default).
+#[inline]
+pub fn wait(
+    engine: WaitWordRef<'_>,
+    limit_ns: u64,
+    deadline: Deadline,
+    mut ready: impl FnMut(u32) -> bool,
+    rules: SleepRules,
+) -> WaitOutcome {
+    if let Some(value) = poll(engine.value(), deadline.cap_ns(limit_ns), &mut ready) {
+        return WaitOutcome::Ready {
+            value,
+            blocked: false,
+        };
+    }
+    engine.wait_with(&Policy::always_block(), deadline, ready, rules)
 }
