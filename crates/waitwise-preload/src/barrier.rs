@@ -18,27 +18,15 @@
 //!
 //! # Protocol
 //!
-//! A thread arrives with one CAS on `STATE`, which counts it and tells it
-//! its episode `e`. The last arrival's CAS also resets the count and opens
-//! episode `e + 1`; it then bumps `GEN`, wakes the sleepers (if any) and
-//! gets `PTHREAD_BARRIER_SERIAL_THREAD`; the others wait until `GEN` has
-//! passed `e` and get 0.
-//!
-//! Count and episode share one word because POSIX lets more threads than
-//! `count` use a barrier: a thread may arrive for the next episode while
-//! the last arrival of this one is still completing it. With two words (an
-//! arrival counter, reset by a store, next to `GEN`), an arrival between the
-//! last arrival's increment and its reset was overwritten (lost: that
-//! episode let `count + 1` threads through), and one that read `GEN` just
-//! before the bump left with this episode although it counted in the next.
-//!
-//! `GEN` counts completed episodes: each last arrival adds one, and the
-//! last arrivals of two consecutive episodes may bump in either order.
-//! "`GEN` has passed `e`" is `GEN - e > 0` (wrapping, as a signed
-//! difference): then at least `e + 1` episodes have bumped, and since an
-//! episode completes only after the one before it (its first arrival
-//! follows that one's last in `STATE`'s order), episodes `0..=e` are all
-//! complete.
+//! waitwise's central barrier ([`waitwise::barrier::CentralBarrierRef`],
+//! module `waitwise::barrier::central`, checked by the loom models in
+//! `crates/waitwise/tests/loom_barrier.rs`) on `STATE` and on `GEN` with
+//! its sleeper count `SLEEPERS`: one CAS on `STATE` counts an arrival and
+//! tells it its episode; the last arrival opens the next episode, bumps
+//! `GEN`, wakes the sleepers and gets `PTHREAD_BARRIER_SERIAL_THREAD`; the
+//! others wait until `GEN` has passed their episode and get 0. More
+//! threads than `count` may use the barrier (POSIX allows it): each
+//! episode lets exactly `count` through.
 //!
 //! Waiters poll for `alpha * B` (the barrier kind's alpha) only when the
 //! barrier has no more parties than the process has CPUs; with more, the
@@ -47,24 +35,16 @@
 //!
 //! # Memory ordering
 //!
-//! Arrivals are AcqRel CASes on `STATE`, all RMWs, so every later
-//! arrival's CAS acquires every earlier arrival's writes (release
-//! sequences). The last arrival of episode `e` or of any later episode has
-//! therefore seen the pre-barrier writes of every thread of episode `e`; it
-//! bumps `GEN` with a SeqCst (release) RMW, and a waiter that sees `GEN`
-//! past `e` has acquired (through `GEN`'s own RMW chain) a bump by such a
-//! last arrival (at least one of the `e + 1` bumps it counts comes from
-//! episode `e` or later). So every thread leaves having seen every thread's
-//! pre-barrier writes. The bump is SeqCst for the sleeper-count Dekker
-//! pattern of [`WaitWordRef`]. `PRESENT` is incremented before arriving and
-//! decremented (Release) as each thread's last access;
-//! `pthread_barrier_destroy` waits (Acquire, asleep on `PRESENT` with its
-//! `DESTROYING` bit set, woken by the last thread to leave) until it is
-//! zero, because programs routinely destroy a barrier as soon as the serial
-//! thread returns, while the others are still waking. The increment is Relaxed:
-//! it is sequenced before the thread's AcqRel arrival, so the last arrival,
-//! and whoever destroys the barrier after the episode, sees it (or the
-//! thread's later decrement).
+//! `STATE` and `GEN` follow the central barrier's argument (every thread
+//! leaves having seen every thread's pre-barrier writes). `PRESENT` is
+//! incremented before arriving and decremented (Release) as each thread's
+//! last access; `pthread_barrier_destroy` waits (Acquire, asleep on
+//! `PRESENT` with its `DESTROYING` bit set, woken by the last thread to
+//! leave) until it is zero, because programs routinely destroy a barrier
+//! as soon as the serial thread returns, while the others are still
+//! waking. The increment is Relaxed: it is sequenced before the thread's
+//! AcqRel arrival, so the last arrival, and whoever destroys the barrier
+//! after the episode, sees it (or the thread's later decrement).
 //!
 //! `COUNT`, `SHARED` and `POLL` are Relaxed: written by init before the
 //! barrier is shared (whatever shares it orders them) and fixed until
@@ -76,8 +56,10 @@ use crate::real::{self, forward};
 use libc::{pthread_barrier_t, pthread_barrierattr_t, EINVAL};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+use waitwise::barrier::{CentralBarrierRef, EpisodeArrival};
 use waitwise::platform::futex::{wake_address, Futex};
-use waitwise::{Deadline, SleepRules, SyncKind, WaitWordRef};
+use waitwise::{Deadline, Policy, SleepRules, SyncKind, WaitWordRef};
 
 const _: () = assert!(std::mem::size_of::<pthread_barrier_t>() == 32);
 // STATE is a 64-bit atomic at byte 24.
@@ -120,29 +102,19 @@ unsafe fn state<'a>(b: *mut pthread_barrier_t) -> &'a AtomicU64 {
     unsafe { AtomicU64::from_ptr((b as *mut u64).add(STATE)) }
 }
 
-/// `STATE`'s arrival count.
+/// The central barrier on `b`'s words.
+///
+/// # Safety
+///
+/// `b` points to a live `pthread_barrier_t` for `'a`.
 #[inline(always)]
-fn arrivals(s: u64) -> u32 {
-    s as u32
-}
-
-/// `STATE`'s episode number.
-#[inline(always)]
-fn episode(s: u64) -> u32 {
-    (s >> 32) as u32
-}
-
-/// `STATE` for `arrivals` threads in episode `episode`.
-#[inline(always)]
-fn pack(episode: u32, arrivals: u32) -> u64 {
-    (u64::from(episode) << 32) | u64::from(arrivals)
-}
-
-/// Whether `gen` (`GEN`, episodes completed) has passed `episode`: at
-/// least `episode + 1` episodes completed (module doc, "Protocol").
-#[inline(always)]
-fn passed(gen: u32, episode: u32) -> bool {
-    (gen.wrapping_sub(episode) as i32) > 0
+unsafe fn view<'a>(b: *mut pthread_barrier_t) -> CentralBarrierRef<'a> {
+    // SAFETY: by the caller's contract.
+    let (w, st) = unsafe { (words(b), state(b)) };
+    CentralBarrierRef::new(
+        st,
+        WaitWordRef::new(Futex::from_atomic(&w[GEN]), &w[SLEEPERS]),
+    )
 }
 
 /// CPUs this process may run on (its affinity mask), read at load time
@@ -233,10 +205,11 @@ pub unsafe extern "C-unwind" fn pthread_barrier_destroy(b: *mut pthread_barrier_
         // SAFETY: a glibc barrier; forwarding the caller's argument.
         return unsafe { forward!(real::BARRIER_DESTROY, fn(*mut pthread_barrier_t) -> c_int)(b) };
     }
-    // Relaxed: a best-effort EBUSY (destroying a barrier mid-episode is the
-    // caller's error); the PRESENT wait below orders the waiters' accesses.
+    // A snapshot: a best-effort EBUSY (destroying a barrier mid-episode is
+    // the caller's error); the PRESENT wait below orders the waiters'
+    // accesses.
     // SAFETY: caller's contract.
-    if arrivals(unsafe { state(b) }.load(Ordering::Relaxed)) != 0 {
+    if unsafe { view(b) }.arrivals() != 0 {
         return libc::EBUSY; // an episode is under way
     }
     // Ask the last thread to leave for a wake-up. Acquire: pairs with each
@@ -286,59 +259,39 @@ pub unsafe extern "C-unwind" fn pthread_barrier_wait(b: *mut pthread_barrier_t) 
     // and any destroy after the episode (module doc).
     w[PRESENT].fetch_add(1, Ordering::Relaxed);
     // SAFETY: caller's contract.
-    let st = unsafe { state(b) };
-    // Relaxed: a first guess for the CAS, which is what orders.
-    let mut s = st.load(Ordering::Relaxed);
-    // Arrive: count ourselves in our episode, or, as its last arrival,
-    // open the next one (module doc, "Protocol").
-    let (my_episode, last) = loop {
-        let (e, a) = (episode(s), arrivals(s));
-        // `count - 1`: count >= 1 (checked above), and a < count.
-        let last = a >= count - 1;
-        let next = if last {
-            pack(e.wrapping_add(1), 0)
-        } else {
-            pack(e, a + 1)
-        };
-        // AcqRel: the chain of arrivals (module doc, "Memory ordering").
-        // Failure Relaxed: the value is only the next guess.
-        match st.compare_exchange_weak(s, next, Ordering::AcqRel, Ordering::Relaxed) {
-            Ok(_) => break (e, last),
-            Err(now) => s = now,
+    let barrier = unsafe { view(b) };
+    let r = match barrier.arrive(count) {
+        EpisodeArrival::Last { .. } => {
+            barrier.complete();
+            barrier.gen().wake_all();
+            libc::PTHREAD_BARRIER_SERIAL_THREAD
         }
-    };
-    let engine = WaitWordRef::new(Futex::from_atomic(&w[GEN]), &w[SLEEPERS]);
-    let r = if last {
-        // GEN + 1 (SeqCst: release to the waiters, Dekker write before the
-        // sleeper check).
-        w[GEN].fetch_add(1, Ordering::SeqCst);
-        engine.wake_all();
-        libc::PTHREAD_BARRIER_SERIAL_THREAD
-    } else {
-        // More parties than CPUs: block at once, unless the user asked
-        // for spinning. Relaxed: POLL is fixed from init to destroy
-        // (module doc).
-        let polls = w[POLL].load(Ordering::Relaxed) != 0
-            || crate::config::choice() == crate::config::PolicyChoice::Spin;
-        let limit = if polls {
-            crate::config::poll_limit_ns(SyncKind::Barrier)
-        } else {
+        EpisodeArrival::Wait { episode } => {
+            // More parties than CPUs: block at once, unless the user asked
+            // for spinning. Relaxed: POLL is fixed from init to destroy
+            // (module doc).
+            let polls = w[POLL].load(Ordering::Relaxed) != 0
+                || crate::config::choice() == crate::config::PolicyChoice::Spin;
+            let limit = if polls {
+                crate::config::poll_limit_ns(SyncKind::Barrier)
+            } else {
+                0
+            };
+            let policy = Policy::poll_then_block(Duration::from_nanos(limit));
+            let start = profile::start();
+            let arrival = Arrival { b, episode };
+            // SAFETY: `unwound` takes an `Arrival` and never unwinds.
+            let out = unsafe {
+                cleanup::on_forced_unwind(&arrival, unwound, || {
+                    let ready = |gen| CentralBarrierRef::has_completed(gen, episode);
+                    barrier
+                        .gen()
+                        .wait_with(&policy, Deadline::NEVER, ready, SleepRules::default())
+                })
+            };
+            profile::finish(start, Kind::Barrier, b, out.blocked());
             0
-        };
-        let start = profile::start();
-        let arrival = Arrival {
-            b,
-            episode: my_episode,
-        };
-        // SAFETY: `unwound` takes an `Arrival` and never unwinds.
-        let out = unsafe {
-            cleanup::on_forced_unwind(&arrival, unwound, || {
-                let ready = |v| passed(v, my_episode);
-                crate::poll::wait(engine, limit, Deadline::NEVER, ready, SleepRules::default())
-            })
-        };
-        profile::finish(start, Kind::Barrier, b, out.blocked());
-        0
+        }
     };
     leave(w);
     r
@@ -363,17 +316,7 @@ unsafe extern "C" fn unwound(arrival: *mut std::ffi::c_void) {
     // SAFETY: caller's contract.
     let arrival = unsafe { &*(arrival as *const Arrival) };
     // SAFETY: the barrier stays alive while a thread waits on it (POSIX).
-    let (w, st) = unsafe { (words(arrival.b), state(arrival.b)) };
-    // Relaxed: a first guess for the CAS.
-    let mut s = st.load(Ordering::Relaxed);
-    // (e, a) => (e, a - 1) while our episode e is open (its last arrival
-    // has not come: it would have opened e + 1). AcqRel: an arrival like
-    // any other, in STATE's chain. Failure Relaxed: the next guess.
-    while episode(s) == arrival.episode && arrivals(s) > 0 {
-        match st.compare_exchange_weak(s, s - 1, Ordering::AcqRel, Ordering::Relaxed) {
-            Ok(_) => break,
-            Err(now) => s = now,
-        }
-    }
+    let (w, barrier) = unsafe { (words(arrival.b), view(arrival.b)) };
+    barrier.take_back(arrival.episode);
     leave(w);
 }

@@ -7,14 +7,24 @@
 //!
 //! The topology barrier runs the tree barrier's engine on another shape and
 //! is covered by `tree_*`, plus one model of a shape built from a topology.
+//!
+//! The central barrier's algorithm is `CentralBarrierRef`, which `Barrier`
+//! runs (`central_*`) and the interposer's `pthread_barrier_t` too; the
+//! `central_view_*` models drive the view over borrowed words as the
+//! interposer does, with what only it uses: more threads than parties, and
+//! an arrival taken back (a waiter that glibc unwinds).
 #![cfg(loom)]
 
 use loom::thread;
 use std::path::Path;
 use std::sync::OnceLock;
-use waitwise::barrier::{Barrier, DisseminationBarrier, PairBarrier, TopologyBarrier, TreeBarrier};
-use waitwise::{Policy, WaitOptions};
-use waitwise_platform::shim::{Arc, AtomicU32, Ordering};
+use waitwise::barrier::{
+    Barrier, CentralBarrierRef, DisseminationBarrier, EpisodeArrival, PairBarrier, TopologyBarrier,
+    TreeBarrier,
+};
+use waitwise::{Deadline, Policy, WaitOptions, WaitWordRef};
+use waitwise_platform::futex::Futex;
+use waitwise_platform::shim::{Arc, AtomicU32, AtomicU64, Ordering};
 use waitwise_platform::topology::Topology;
 
 /// What every model checks: per-thread "arrived at episode k" marks written
@@ -237,5 +247,154 @@ fn topology_three_threads_two_levels_two_episodes() {
         let b = TopologyBarrier::with_options(two_sockets(), &[0, 8, 1], blocking()).unwrap();
         assert_eq!(b.height(), 2);
         b
+    });
+}
+
+/// A central barrier's words outside any barrier type, driven through
+/// [`CentralBarrierRef`] as the interposer drives `pthread_barrier_t`'s.
+struct BorrowedCentral {
+    state: AtomicU64,
+    gen: Futex,
+    sleepers: AtomicU32,
+}
+
+impl BorrowedCentral {
+    fn new() -> Self {
+        Self {
+            state: AtomicU64::new(0),
+            gen: Futex::new(0),
+            sleepers: AtomicU32::new(0),
+        }
+    }
+
+    fn view(&self) -> CentralBarrierRef<'_> {
+        CentralBarrierRef::new(&self.state, WaitWordRef::new(&self.gen, &self.sleepers))
+    }
+
+    /// Waits until `episode` completed.
+    fn wait_for(&self, episode: u32) {
+        let out = self
+            .view()
+            .gen()
+            .wait_until(&Policy::always_block(), Deadline::NEVER, |gen| {
+                CentralBarrierRef::has_completed(gen, episode)
+            });
+        assert!(!out.timed_out());
+    }
+
+    /// One wait of a barrier of `parties`; whether this thread led.
+    fn wait(&self, parties: u32) -> bool {
+        let b = self.view();
+        match b.arrive(parties) {
+            EpisodeArrival::Last { .. } => {
+                b.complete();
+                b.gen().wake_all();
+                true
+            }
+            EpisodeArrival::Wait { episode } => {
+                self.wait_for(episode);
+                false
+            }
+        }
+    }
+
+    /// Completed episodes, after every thread is joined.
+    fn completed(&self) -> u32 {
+        // Relaxed: read after joining every thread that wrote it.
+        self.gen.value().load(Ordering::Relaxed)
+    }
+}
+
+/// Four threads on a barrier of two: two episodes, whichever pairs form,
+/// each with one leader, and each thread leaves having seen at least its
+/// partner's pre-barrier write. At most one preemption: with two, loom
+/// takes over five minutes (four threads).
+#[test]
+fn central_view_more_threads_than_parties() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(builder.preemption_bound.map_or(1, |b| b.min(1)));
+    builder.check(|| {
+        let b = Arc::new(BorrowedCentral::new());
+        let leaders = Arc::new(AtomicU32::new(0));
+        let marks: Arc<Vec<AtomicU32>> = Arc::new((0..4).map(|_| AtomicU32::new(0)).collect());
+        let run = {
+            let (b, leaders, marks) = (b.clone(), leaders.clone(), marks.clone());
+            move |t: usize| {
+                // Relaxed on purpose: only the barrier may order the mark
+                // before the other threads' loads.
+                marks[t].store(1, Ordering::Relaxed);
+                if b.wait(2) {
+                    // Relaxed: a count, read after every thread is joined.
+                    leaders.fetch_add(1, Ordering::Relaxed);
+                }
+                // At least one other thread (this episode's partner)
+                // arrived before this thread left.
+                let seen = marks
+                    .iter()
+                    .filter(|m| m.load(Ordering::Relaxed) == 1)
+                    .count();
+                assert!(seen >= 2, "left having seen {seen} arrivals");
+            }
+        };
+        let run = Arc::new(run);
+        let others: Vec<_> = (1..4)
+            .map(|t| {
+                let run = run.clone();
+                thread::spawn(move || run(t))
+            })
+            .collect();
+        run(0);
+        for o in others {
+            o.join().unwrap();
+        }
+        // Relaxed: every thread is joined.
+        assert_eq!(leaders.load(Ordering::Relaxed), 2);
+        assert_eq!(b.completed(), 2);
+        assert_eq!(b.view().arrivals(), 0);
+    });
+}
+
+/// A waiter that leaves (an arrival taken back, as the interposer does for
+/// a thread glibc unwinds) while another waits: if it got out before the
+/// episode completed, the episode waits for another arrival; if not, its
+/// arrival counted and it leaves with the episode. Either way one episode
+/// completes and nobody is stranded.
+#[test]
+fn central_view_taken_back_arrival() {
+    loom::model(|| {
+        let b = Arc::new(BorrowedCentral::new());
+        let leaving = {
+            let b = b.clone();
+            thread::spawn(move || {
+                let view = b.view();
+                match view.arrive(2) {
+                    EpisodeArrival::Last { .. } => {
+                        view.complete();
+                        view.gen().wake_all();
+                        false
+                    }
+                    EpisodeArrival::Wait { episode } => {
+                        if view.take_back(episode) {
+                            return true;
+                        }
+                        b.wait_for(episode);
+                        false
+                    }
+                }
+            })
+        };
+        let staying = {
+            let b = b.clone();
+            thread::spawn(move || {
+                b.wait(2);
+            })
+        };
+        if leaving.join().unwrap() {
+            // Taken back: the episode needs another arrival.
+            b.wait(2);
+        }
+        staying.join().unwrap();
+        assert_eq!(b.completed(), 1);
+        assert_eq!(b.view().arrivals(), 0);
     });
 }

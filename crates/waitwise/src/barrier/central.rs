@@ -1,21 +1,239 @@
-//! [`Barrier`]: the central counter barrier, sense-reversing, lock-free.
+//! The central barrier: one counter of arrivals that the last arrival of
+//! each episode resets, and a futex word of completed episodes that the
+//! waiters wait on. The algorithm is written once, as
+//! [`CentralBarrierRef`], a view over borrowed words; [`Barrier`] owns its
+//! words on a cache line of their own, and the interposer's
+//! `pthread_barrier_t` keeps them inside glibc's object.
 //!
-//! Every party adds itself to one counter; the last arrival flips the sense
-//! bit in the same word, which releases everyone at once, and makes a
-//! `futex_wake` system call only if some waiter went to sleep. The state
-//! word, its transitions and the memory-ordering argument are those of the
-//! [`CountingNode`] (module `node`): this barrier is one node.
+//! # Words
 //!
-//! Costs per episode: one `fetch_add` per party, one store and one load by
-//! the last arrival, and each waiter's polling (or sleeping) on the word.
-//! Every arrival changes the word the waiters poll, so with many parties a
-//! [`TreeBarrier`](super::TreeBarrier) spreads the traffic better.
+//! ```text
+//!  state (64 bits): episode (high half) | arrivals in that episode (low half)
+//!  gen   (32 bits): episodes completed, the futex the waiters wait on,
+//!                   with its sleeper count (a WaitWordRef)
+//! ```
+//!
+//! # Protocol
+//!
+//! A thread arrives with one CAS on `state`, which counts it and tells it
+//! its episode `e`. The last arrival's CAS also resets the count and opens
+//! episode `e + 1`; it then bumps `gen` and wakes the sleepers (if any):
+//! [`CentralBarrierRef::complete`]. The others wait until `gen` has passed
+//! `e` ([`CentralBarrierRef::has_completed`]).
+//!
+//! Count and episode share one word so that more threads than parties may
+//! use the barrier (POSIX allows it for `pthread_barrier_t`): a thread may
+//! arrive for the next episode while the last arrival of this one is still
+//! completing it. With two words (an arrival counter reset by a store, and
+//! the episode), an arrival between the last arrival's increment and its
+//! reset would be overwritten (that episode would let `parties + 1`
+//! threads through), and one that read the episode just before the bump
+//! would leave with this episode although it counted in the next.
+//!
+//! `gen` counts completed episodes: each last arrival adds one, and the
+//! last arrivals of two consecutive episodes may bump in either order.
+//! "`gen` has passed `e`" is `gen - e > 0` (wrapping, as a signed
+//! difference): then at least `e + 1` episodes have bumped, and since an
+//! episode completes only after the one before it (its first arrival
+//! follows that one's last in `state`'s order), episodes `0..=e` are all
+//! complete. A waiter's futex value can therefore never come back to what
+//! it slept on while it waits (no ABA), as long as fewer than `2^31`
+//! episodes complete meanwhile.
+//!
+//! An arrival may be taken back while its episode is open
+//! ([`CentralBarrierRef::take_back`]): the interposer does so for a waiter
+//! that glibc unwinds, so the episode waits for another thread instead of
+//! completing one short.
+//!
+//! # Memory ordering
+//!
+//! Arrivals (and take-backs) are `AcqRel` CASes on `state`, all RMWs, so
+//! every later arrival's CAS acquires every earlier arrival's writes
+//! (release sequences). The last arrival of episode `e` or of any later
+//! episode has therefore seen the pre-barrier writes of every thread of
+//! episode `e`; it bumps `gen` with a `SeqCst` (release) RMW, and a waiter
+//! that sees `gen` past `e` (an `Acquire` load in the engine) has acquired,
+//! through `gen`'s own RMW chain, a bump by such a last arrival (at least
+//! one of the `e + 1` bumps it counts comes from episode `e` or later). So
+//! every thread leaves having seen every thread's pre-barrier writes. The
+//! bump is `SeqCst` for the sleeper-count Dekker pattern of
+//! [`WaitWordRef`]. A failed CAS's value is only the next guess
+//! (`Relaxed`).
 
-use super::node::{Arrival, CountingNode};
+use super::node::MAX_PARTIES;
 use super::wait_policy::Waiting;
+use super::wake_chain::WakeChain;
+use crate::loom_const::const_unless_loom;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
+use crate::wait_word::WaitWordRef;
+use waitwise_platform::futex::Futex;
+use waitwise_platform::shim::{AtomicU32, AtomicU64, Ordering};
+
+/// `state`'s arrival count.
+#[inline(always)]
+fn arrivals(state: u64) -> u32 {
+    state as u32
+}
+
+/// `state`'s episode number.
+#[inline(always)]
+fn episode(state: u64) -> u32 {
+    (state >> 32) as u32
+}
+
+/// `state` for `arrivals` threads in episode `episode`.
+#[inline(always)]
+fn pack(episode: u32, arrivals: u32) -> u64 {
+    (u64::from(episode) << 32) | u64::from(arrivals)
+}
+
+/// What an arrival at a [`CentralBarrierRef`] learned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpisodeArrival {
+    /// This arrival completed `episode`: call
+    /// [`CentralBarrierRef::complete`], then wake the waiters.
+    Last {
+        /// The episode this arrival completed.
+        episode: u32,
+    },
+    /// Others are missing: wait until
+    /// [`CentralBarrierRef::has_completed`]`(gen, episode)`.
+    Wait {
+        /// The episode this arrival counts in.
+        episode: u32,
+    },
+}
+
+/// The central barrier over borrowed words (module docs: words, protocol,
+/// ordering): an arrival counter in `state`, completed episodes in the
+/// futex word of `gen`. Every thread that uses the barrier must go through
+/// a view of the same words, with the same number of parties.
+///
+/// # Examples
+/// ```
+/// use waitwise::barrier::{CentralBarrierRef, EpisodeArrival};
+/// use std::sync::atomic::{AtomicU32, AtomicU64};
+/// use waitwise::platform::futex::Futex;
+/// use waitwise::{Deadline, Policy, WaitWordRef};
+///
+/// let (state, gen, sleepers) = (AtomicU64::new(0), Futex::new(0), AtomicU32::new(0));
+/// let barrier = CentralBarrierRef::new(&state, WaitWordRef::new(&gen, &sleepers));
+/// std::thread::scope(|s| {
+///     for _ in 0..2 {
+///         s.spawn(|| match barrier.arrive(2) {
+///             EpisodeArrival::Last { .. } => {
+///                 barrier.complete();
+///                 barrier.gen().wake_all();
+///             }
+///             EpisodeArrival::Wait { episode } => {
+///                 let policy = Policy::always_block();
+///                 barrier.gen().wait_until(&policy, Deadline::NEVER, |g| {
+///                     CentralBarrierRef::has_completed(g, episode)
+///                 });
+///             }
+///         });
+///     }
+/// });
+/// assert_eq!(barrier.arrivals(), 0);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct CentralBarrierRef<'a> {
+    state: &'a AtomicU64,
+    gen: WaitWordRef<'a>,
+}
+
+impl<'a> CentralBarrierRef<'a> {
+    /// A view over `state` (arrivals and episode) and `gen` (completed
+    /// episodes, with its sleeper count). Zeroed words are a fresh barrier.
+    #[inline(always)]
+    pub fn new(state: &'a AtomicU64, gen: WaitWordRef<'a>) -> Self {
+        Self { state, gen }
+    }
+
+    /// The completed-episodes word, to wait on and to wake.
+    #[inline(always)]
+    pub fn gen(self) -> WaitWordRef<'a> {
+        self.gen
+    }
+
+    /// Counts one arrival in a barrier of `parties` (at least 1) per
+    /// episode; the last arrival of an episode opens the next one.
+    #[inline]
+    pub fn arrive(self, parties: u32) -> EpisodeArrival {
+        debug_assert!(parties >= 1);
+        // Relaxed: a first guess for the CAS, which is what orders.
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            let (e, a) = (episode(s), arrivals(s));
+            // a < parties: the last arrival resets the count.
+            let last = a + 1 >= parties;
+            // (e, a) => (e, a + 1), or as the last arrival (e + 1, 0).
+            let next = if last {
+                pack(e.wrapping_add(1), 0)
+            } else {
+                pack(e, a + 1)
+            };
+            // AcqRel: the chain of arrivals (module doc, "Memory
+            // ordering"). Failure Relaxed: the value is only the next guess.
+            match self
+                .state
+                .compare_exchange_weak(s, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) if last => return EpisodeArrival::Last { episode: e },
+                Ok(_) => return EpisodeArrival::Wait { episode: e },
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Completes an episode: `gen + 1`. Only an [`EpisodeArrival::Last`]
+    /// calls it, once; then it wakes the waiters
+    /// ([`WaitWordRef::wake_all`], or a wake of its own that ends in it).
+    #[inline]
+    pub fn complete(self) {
+        // gen + 1. SeqCst: release to the waiters, and the Dekker write
+        // before the waker's sleeper check.
+        self.gen.value().fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Whether `gen` (the completed-episodes word) has passed `episode`:
+    /// at least `episode + 1` episodes completed (module doc, "Protocol").
+    #[inline(always)]
+    pub fn has_completed(gen: u32, episode: u32) -> bool {
+        (gen.wrapping_sub(episode) as i32) > 0
+    }
+
+    /// Takes back an arrival in `episode` if that episode is still open
+    /// (its last arrival has not come); `false` if it completed, and the
+    /// arrival counted. For a waiter that leaves without waiting (the
+    /// interposer's, unwound by glibc).
+    pub fn take_back(self, episode_arrived: u32) -> bool {
+        // Relaxed: a first guess for the CAS.
+        let mut s = self.state.load(Ordering::Relaxed);
+        // (e, a) => (e, a - 1) while our episode e is open (its last
+        // arrival would have opened e + 1). AcqRel: an arrival like any
+        // other, in `state`'s chain. Failure Relaxed: the next guess.
+        while episode(s) == episode_arrived && arrivals(s) > 0 {
+            match self
+                .state
+                .compare_exchange_weak(s, s - 1, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+        false
+    }
+
+    /// Arrivals in the open episode (a snapshot).
+    #[inline]
+    pub fn arrivals(self) -> u32 {
+        // Relaxed: a snapshot that orders nothing.
+        arrivals(self.state.load(Ordering::Relaxed))
+    }
+}
 
 /// What [`Barrier::wait`] (and the other barriers' waits) returns: whether
 /// this thread is the episode's leader.
@@ -41,7 +259,8 @@ impl BarrierWaitResult {
     }
 }
 
-/// A reusable barrier for `n` threads: a central counter with a sense bit.
+/// A reusable barrier for `n` threads: a central counter and a futex word
+/// of completed episodes ([`CentralBarrierRef`] on words of its own).
 ///
 /// Use it where you would use [`std::sync::Barrier`]: same semantics, no
 /// lock inside, and waiters poll before sleeping (by default for `0.62 B`,
@@ -53,11 +272,17 @@ impl BarrierWaitResult {
 ///
 /// - `n == 0` is treated as `n == 1`, like std: every `wait` returns at once
 ///   and leads.
-/// - At most `n` threads may be inside `wait` at once. More is a logic
-///   error: some of them may be released early (never undefined behaviour).
+/// - More than `n` threads may wait at once: each episode lets exactly `n`
+///   through, in arrival order.
 /// - The barrier cannot be dropped while a thread waits in it: `wait`
 ///   borrows it, so sharing it needs an `Arc` or a scope that outlives
 ///   every waiter.
+///
+/// Costs per episode: one CAS per party, one RMW and the sleeper check by
+/// the last arrival, and each waiter's polling (or sleeping) on the
+/// completed-episodes word, which shares the counter's cache line. Every
+/// arrival writes that line, so with many parties a
+/// [`TreeBarrier`](super::TreeBarrier) spreads the traffic better.
 ///
 /// # Examples
 /// ```
@@ -83,8 +308,37 @@ impl BarrierWaitResult {
 /// ```
 #[derive(Debug)]
 pub struct Barrier {
-    node: CountingNode,
+    words: Words,
+    parties: u32,
+    policy: Policy,
+    chain: WakeChain,
     profiler: Profiler,
+}
+
+/// The barrier's words on a cache line of their own, as a
+/// [`WaitWord`](crate::WaitWord)'s.
+#[repr(align(128))]
+#[derive(Debug)]
+struct Words {
+    /// Completed episodes: the futex the waiters wait on.
+    gen: Futex,
+    /// Waiters registered as (about to be) asleep on `gen`.
+    sleepers: AtomicU32,
+    /// Episode and arrivals (module doc, "Words").
+    state: AtomicU64,
+}
+
+impl Words {
+    const_unless_loom! {
+        /// A fresh barrier's words.
+        fn new() -> Self {
+            Self {
+                gen: Futex::new(0),
+                sleepers: AtomicU32::new(0),
+                state: AtomicU64::new(0),
+            }
+        }
+    }
 }
 
 impl Barrier {
@@ -97,37 +351,60 @@ impl Barrier {
     /// A barrier for `n` threads with `options` (policy override,
     /// profiling). `n == 0` acts as 1.
     pub fn with_options(n: usize, options: WaitOptions) -> Self {
-        let n = n.max(1);
+        let n = n.clamp(1, MAX_PARTIES);
+        let waiting = Waiting::from_options(n, &options);
         Self {
-            node: CountingNode::new(n, Waiting::from_options(n, &options)),
+            words: Words::new(),
+            parties: n as u32,
+            policy: waiting.policy,
+            chain: WakeChain::new(waiting.breaks_chains),
             profiler: options.profiler(),
         }
+    }
+
+    /// The algorithm, over this barrier's words.
+    #[inline(always)]
+    fn view(&self) -> CentralBarrierRef<'_> {
+        let w = &self.words;
+        CentralBarrierRef::new(&w.state, WaitWordRef::new(&w.gen, &w.sleepers))
     }
 
     /// Blocks until all parties have called `wait` in this episode. Returns
     /// a leader result to exactly one of them (the last to arrive).
     #[inline]
     pub fn wait(&self) -> BarrierWaitResult {
-        match self.node.arrive() {
-            Arrival::Last { sense } => {
-                self.node.release(sense);
+        let b = self.view();
+        match b.arrive(self.parties) {
+            EpisodeArrival::Last { .. } => {
+                b.complete();
+                self.chain.wake(b.gen(), true);
                 BarrierWaitResult::new(true)
             }
-            Arrival::Wait { sense } => {
-                self.node.wait_release(sense, &self.profiler);
+            EpisodeArrival::Wait { episode } => {
+                self.wait_for(b, episode);
                 BarrierWaitResult::new(false)
             }
         }
     }
 
+    /// Waits until `episode` completed, profiled.
+    fn wait_for(&self, b: CentralBarrierRef<'_>, episode: u32) {
+        let start = self.profiler.start();
+        let out = self.chain.wait_until(b.gen(), &self.policy, |gen| {
+            CentralBarrierRef::has_completed(gen, episode)
+        });
+        debug_assert!(!out.timed_out(), "a wait without deadline timed out");
+        self.profiler.finish(start, out.blocked());
+    }
+
     /// Number of threads an episode waits for (`n`, or 1 for `n == 0`).
     pub fn parties(&self) -> usize {
-        self.node.parties()
+        self.parties as usize
     }
 
     /// The policy waits follow.
     pub fn policy(&self) -> &Policy {
-        self.node.policy()
+        &self.policy
     }
 
     /// The wait-time histogram of the waits so far (the last arrival does
@@ -169,6 +446,58 @@ mod tests {
         assert!(Barrier::with_options(2, WaitOptions::new().profile(false))
             .wait_profile()
             .is_none());
+    }
+
+    #[test]
+    fn more_threads_than_parties_pass_in_twos() {
+        let b = Barrier::with_options(2, WaitOptions::new().policy(Policy::always_block()));
+        let leaders = std::sync::atomic::AtomicUsize::new(0);
+        // Four threads, one wait each, per round: two episodes whichever
+        // pairs form. (With several waits per thread, three threads could
+        // pair among themselves to the end and strand the fourth.)
+        for _ in 0..50 {
+            std::thread::scope(|s| {
+                for _ in 0..4 {
+                    s.spawn(|| {
+                        if b.wait().is_leader() {
+                            // Relaxed: a count, read after the scopes joined.
+                            leaders.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    });
+                }
+            });
+        }
+        assert_eq!(leaders.into_inner(), 100);
+        assert_eq!(b.view().arrivals(), 0);
+    }
+
+    #[test]
+    fn an_arrival_is_taken_back_only_while_its_episode_is_open() {
+        let b = Barrier::new(2);
+        let view = b.view();
+        assert_eq!(view.arrive(2), EpisodeArrival::Wait { episode: 0 });
+        assert!(view.take_back(0));
+        assert_eq!(view.arrivals(), 0);
+        assert_eq!(view.arrive(2), EpisodeArrival::Wait { episode: 0 });
+        assert_eq!(view.arrive(2), EpisodeArrival::Last { episode: 0 });
+        view.complete();
+        assert!(!view.take_back(0), "episode 0 completed");
+        assert!(CentralBarrierRef::has_completed(
+            view.gen().value().load(Ordering::SeqCst),
+            0
+        ));
+        assert_eq!(view.arrive(2), EpisodeArrival::Wait { episode: 1 });
+        // An arrival of episode 0 cannot take back one of episode 1.
+        assert!(!view.take_back(0));
+        assert_eq!(view.arrivals(), 1);
+    }
+
+    #[test]
+    fn completion_is_a_wrapping_comparison() {
+        assert!(!CentralBarrierRef::has_completed(5, 5));
+        assert!(CentralBarrierRef::has_completed(6, 5));
+        assert!(CentralBarrierRef::has_completed(0, u32::MAX));
+        assert!(!CentralBarrierRef::has_completed(u32::MAX, 0));
     }
 
     #[test]

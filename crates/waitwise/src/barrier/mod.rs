@@ -9,6 +9,10 @@
 //! | [`DisseminationBarrier`] | `log2 n` rounds of pairwise flags | [`DisseminationHandle`] | many threads, no shared counter |
 //! | [`TopologyBarrier`] | tree along SMT siblings, cores, packages, NUMA nodes | [`TopologyHandle`] | pinned threads on a big machine |
 //!
+//! The central barrier's algorithm is [`CentralBarrierRef`], a view over
+//! borrowed words: [`Barrier`] runs it on words of its own, the
+//! `LD_PRELOAD` interposer inside glibc's `pthread_barrier_t`.
+//!
 //! Every `wait` returns a [`BarrierWaitResult`] whose
 //! [`is_leader`](BarrierWaitResult::is_leader) is true for exactly one
 //! thread per episode.
@@ -50,7 +54,7 @@ mod tree;
 mod wait_policy;
 mod wake_chain;
 
-pub use central::{Barrier, BarrierWaitResult};
+pub use central::{Barrier, BarrierWaitResult, CentralBarrierRef, EpisodeArrival};
 pub use dissemination::{DisseminationBarrier, DisseminationHandle};
 pub use handle::{HandleError, MAX_HANDLE_PARTIES};
 pub use pair::PairBarrier;

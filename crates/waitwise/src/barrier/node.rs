@@ -1,6 +1,6 @@
 //! [`CountingNode`]: a counter of arrivals with a sense bit on one
-//! [`WaitWord`]. It is the whole of the central [`Barrier`](super::Barrier)
-//! and one node of the combining trees ([`TreeBarrier`](super::TreeBarrier),
+//! [`WaitWord`], one node of the combining trees
+//! ([`TreeBarrier`](super::TreeBarrier),
 //! [`TopologyBarrier`](super::TopologyBarrier)).
 //!
 //! # State word
@@ -136,7 +136,7 @@ impl CountingNode {
     pub(crate) fn release(&self, sense: u32) {
         // (sense, parties) => (!sense, 0)
         self.word.value().store(sense ^ SENSE, Ordering::SeqCst);
-        self.chain.wake(&self.word, true);
+        self.chain.wake(self.word.as_ref(), true);
     }
 
     /// Waits until the sense differs from `sense_seen`; records the wait in
@@ -146,7 +146,7 @@ impl CountingNode {
         let start = profiler.start();
         let out = self
             .chain
-            .wait_until(&self.word, &self.policy, |w| sense(w) != sense_seen);
+            .wait_until(self.word.as_ref(), &self.policy, |w| sense(w) != sense_seen);
         debug_assert!(!out.timed_out(), "a wait without deadline timed out");
         profiler.finish(start, out.blocked());
         out.blocked()

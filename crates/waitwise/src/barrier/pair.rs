@@ -114,7 +114,7 @@ impl PairBarrier {
         // (e, 0) => (e, 1), or (e, 1) => (e + 1, 0)
         let old = self.word.value().fetch_add(ARRIVED, Ordering::SeqCst);
         if old & ARRIVED != 0 {
-            self.chain.wake(&self.word, false);
+            self.chain.wake(self.word.as_ref(), false);
             return BarrierWaitResult::new(true);
         }
         self.wait_for_partner(old.wrapping_add(ARRIVED));
@@ -126,7 +126,7 @@ impl PairBarrier {
         let start = self.profiler.start();
         let out = self
             .chain
-            .wait_until(&self.word, &self.policy, |w| w != waiting);
+            .wait_until(self.word.as_ref(), &self.policy, |w| w != waiting);
         self.profiler.finish(start, out.blocked());
     }
 

@@ -29,10 +29,10 @@
 //!
 //! Both stamps are hints: `Relaxed` everywhere. A stale stamp costs one
 //! poll that ends too early or too late, never a lost wake-up: the waits
-//! themselves run on the [`WaitWord`] protocol.
+//! themselves run on the [`WaitWord`](crate::WaitWord) protocol.
 
 use crate::policy::Policy;
-use crate::wait_word::{WaitOutcome, WaitWord};
+use crate::wait_word::{WaitOutcome, WaitWordRef};
 use waitwise_platform::clock::{cycle_clock, Deadline};
 use waitwise_platform::shim::{AtomicU64, Ordering};
 
@@ -55,7 +55,7 @@ pub(crate) struct WakeChain {
 
 impl WakeChain {
     /// A chain breaker, on or off (off: waits and wakes are the plain
-    /// [`WaitWord`] ones).
+    /// [`WaitWordRef`] ones).
     pub(crate) fn new(enabled: bool) -> Self {
         Self {
             // Under loom the stamps are skipped: the model explores the
@@ -69,7 +69,7 @@ impl WakeChain {
     /// After a `SeqCst` change of `word` that releases its waiters: wakes
     /// them (all of them, or one) if any sleeps, stamping the time first.
     #[inline]
-    pub(crate) fn wake(&self, word: &WaitWord, all: bool) {
+    pub(crate) fn wake(&self, word: WaitWordRef<'_>, all: bool) {
         if self.enabled {
             // Relaxed, all: the stamp is a hint (module doc, "Memory
             // ordering").
@@ -95,7 +95,7 @@ impl WakeChain {
     #[inline]
     pub(crate) fn wait_until(
         &self,
-        word: &WaitWord,
+        word: WaitWordRef<'_>,
         policy: &Policy,
         mut ready: impl FnMut(u32) -> bool,
     ) -> WaitOutcome {
@@ -103,9 +103,7 @@ impl WakeChain {
             if let Some(due) = self.woken_party_due() {
                 // The engine's polling phase alone: `enabled` only for
                 // policies that poll (`Waiting::default_with`).
-                let out = word
-                    .as_ref()
-                    .poll_until(policy.mechanism(), due, &mut ready);
+                let out = word.poll_until(policy.mechanism(), due, &mut ready);
                 if !out.timed_out() {
                     return out;
                 }
@@ -161,6 +159,7 @@ impl WakeChain {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::wait_word::WaitWord;
     use std::sync::atomic::AtomicBool;
     use std::time::Duration;
     // The tests' own accesses are Relaxed: each reads on the thread that
@@ -171,9 +170,9 @@ mod tests {
     fn off_means_plain_waits() {
         let chain = WakeChain::new(false);
         let word = WaitWord::new(0);
-        chain.wake(&word, true);
+        chain.wake(word.as_ref(), true);
         assert_eq!(chain.woke_at.load(O::Relaxed), 0);
-        let out = chain.wait_until(&word, &Policy::always_block(), |v| v == 0);
+        let out = chain.wait_until(word.as_ref(), &Policy::always_block(), |v| v == 0);
         assert!(!out.blocked());
     }
 
@@ -184,7 +183,7 @@ mod tests {
         let woke = AtomicBool::new(false);
         std::thread::scope(|s| {
             s.spawn(|| {
-                let out = chain.wait_until(&word, &Policy::always_block(), |v| v == 1);
+                let out = chain.wait_until(word.as_ref(), &Policy::always_block(), |v| v == 1);
                 assert!(out.blocked());
                 woke.store(true, O::Relaxed);
             });
@@ -192,7 +191,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(1));
             }
             word.value().store(1, O::SeqCst);
-            chain.wake(&word, true);
+            chain.wake(word.as_ref(), true);
         });
         assert!(woke.load(O::Relaxed));
         assert_ne!(chain.woke_at.load(O::Relaxed), 0);
@@ -201,7 +200,7 @@ mod tests {
         // The stamp is recent: a woken party is due, so a wait polls first.
         assert!(chain.woken_party_due().is_some());
         // A release that wakes nobody clears the stamp.
-        chain.wake(&word, true);
+        chain.wake(word.as_ref(), true);
         assert_eq!(chain.woke_at.load(O::Relaxed), 0);
         assert!(chain.woken_party_due().is_none());
     }
@@ -215,7 +214,7 @@ mod tests {
         let word = WaitWord::new(0);
         let polls = std::cell::Cell::new(0u32);
         // Never ready while polling; the policy's first check sees it ready.
-        let out = chain.wait_until(&word, &Policy::always_block(), |_| {
+        let out = chain.wait_until(word.as_ref(), &Policy::always_block(), |_| {
             polls.set(polls.get() + 1);
             polls.get() > 2
         });
