@@ -1,5 +1,6 @@
 //! `waitwise_semaphore_t`: [`waitwise_core::semaphore::Semaphore`], a
-//! counting semaphore, with POSIX `sem_*` return conventions.
+//! counting semaphore (the algorithm of `waitwise_core::semaphore::SemaphoreRef`,
+//! as the interposer's `sem_t`), with POSIX `sem_*` return conventions.
 
 use crate::error::{boundary, destroy, object, store_new, Error, WAITWISE_OK};
 use crate::policy::waitwise_policy_t;
@@ -10,6 +11,7 @@ use waitwise_core::semaphore::Semaphore;
 /// The largest value a semaphore holds (`INT_MAX`, like `SEM_VALUE_MAX`,
 /// so that `waitwise_semaphore_getvalue` can report it in an `int`).
 pub const WAITWISE_SEM_VALUE_MAX: u32 = 2147483647;
+const _: () = assert!(WAITWISE_SEM_VALUE_MAX == Semaphore::MAX_PERMITS);
 
 /// The object behind `waitwise_semaphore_t *`.
 #[derive(Debug)]
@@ -112,8 +114,7 @@ pub unsafe extern "C" fn waitwise_semaphore_timedwait_ns(
 }
 
 /// Returns one permit, waking a waiter if one sleeps. `WAITWISE_EOVERFLOW`
-/// (and nothing changes) if the value is `WAITWISE_SEM_VALUE_MAX` already;
-/// concurrent posts near the maximum may pass it by a few.
+/// (and nothing changes) if the value is `WAITWISE_SEM_VALUE_MAX` already.
 ///
 /// # Safety
 ///
@@ -123,10 +124,9 @@ pub unsafe extern "C" fn waitwise_semaphore_post(semaphore: *mut WaitwiseSemapho
     boundary(|| {
         // SAFETY: forwarded contract.
         let semaphore = unsafe { object(semaphore) }?;
-        if semaphore.0.available() >= WAITWISE_SEM_VALUE_MAX {
+        if semaphore.0.release_counted(1) == 0 {
             return Err(Error::Overflow);
         }
-        semaphore.0.release(1);
         Ok(WAITWISE_OK)
     })
 }
@@ -148,9 +148,9 @@ pub unsafe extern "C" fn waitwise_semaphore_getvalue(
         if value.is_null() {
             return Err(Error::Invalid);
         }
-        let now = semaphore.0.available().min(WAITWISE_SEM_VALUE_MAX);
-        // SAFETY: non-NULL and writable by the caller's contract; the
-        // clamp keeps it within `int`.
+        let now = semaphore.0.available();
+        // SAFETY: non-NULL and writable by the caller's contract; at most
+        // WAITWISE_SEM_VALUE_MAX, so within `int`.
         unsafe { value.write(now as c_int) };
         Ok(WAITWISE_OK)
     })

@@ -1,7 +1,7 @@
-//! `sem_*`: an unnamed semaphore as one counter word whose top bit says
-//! that a waiter may sleep, waiting two-phase until the count is positive.
-//! Errors go to `errno` with a -1 return, as POSIX specifies for
-//! semaphores.
+//! `sem_*`: waitwise's counting semaphore ([`SemaphoreRef`], the algorithm
+//! of `waitwise::semaphore::Semaphore`) on the words of the caller's
+//! `sem_t`, waiting two-phase until the count is positive. Errors go to
+//! `errno` with a -1 return, as POSIX specifies for semaphores.
 //!
 //! # Layout (glibc x86-64 `sem_t`, 32 bytes, as 32-bit words)
 //!
@@ -19,43 +19,24 @@
 //! `sem_open` (which this library does not replace) has 0 or 128 there,
 //! never [`NATIVE_MARK`], and every call on it is forwarded.
 //!
-//! # Protocol (musl's)
+//! # Algorithm
 //!
-//! - take: `n | bit => n - 1 | bit` for `n > 0` (one CAS; the bit stays).
-//! - sleep: a waiter that found `n = 0` counts itself in `SLEEPERS`, sets
-//!   `0 => MAY_SLEEP`, and sleeps while the word is exactly `MAY_SLEEP`.
-//! - post: reads `SLEEPERS` *before* its increment, then
-//!   `v => v + 1` (clearing `MAY_SLEEP` when at most one waiter sleeps),
-//!   and wakes when the old value had `MAY_SLEEP`: one sleeper if more than
-//!   one sleeps (the bit stays, so the next post wakes the next), all
-//!   otherwise (the bit is gone, and a sleeper that counted itself after the
-//!   read must wake to set it again).
+//! [`SemaphoreRef`] (module `waitwise::semaphore`, also behind the C
+//! ABI's semaphore, checked by the loom models in
+//! `crates/waitwise/tests/loom_semaphore.rs`) runs on `VALUE` and
+//! `SLEEPERS`: musl's protocol, with the count and a
+//! may-sleep bit in one word, whose `sem_post` never reads the semaphore
+//! after the increment that lets a waiter go (glibc bug 12674's pattern:
+//! that waiter may destroy and free the semaphore at once). Its memory
+//! orderings are stated there. `SEM_VALUE_MAX` is its largest count.
+//! What is here is the layout, the forwarding of glibc's semaphores,
+//! POSIX's error semantics and how a waiter polls and sleeps
+//! ([`SemWait`]): PAUSE-polling for the configured `alpha * B`, then a
+//! cancellable sleep that a signal may end.
 //!
-//! Whether to wake comes from the value the increment replaced, so a post
-//! never reads the semaphore after the increment that lets a waiter go:
-//! that waiter may take the unit, destroy the semaphore and free its
-//! memory at once (glibc bug 12674's pattern). The wake-up system call
-//! still names the address, which is harmless on freed memory (no sleeper
-//! is found there; glibc's `sem_post` does the same).
-//!
-//! No lost wake-up: a waiter sleeps only while the word is `MAY_SLEEP`
-//! (the kernel compares atomically), so any post after that changes the
-//! word from a value with the bit set and wakes; a post before it changes
-//! the word, and the sleep returns at once.
-//!
-//! # Memory ordering
-//!
-//! A successful take is an Acquire CAS, a post a Release (SeqCst) CAS:
-//! what the poster wrote before posting is visible to the thread that
-//! takes the unit. Setting `MAY_SLEEP` and counting in `SLEEPERS` are
-//! SeqCst (with the post's read of `SLEEPERS` and its CAS, the sleeper
-//! count must not be read stale *and* the bit missed; the bit alone
-//! decides the wake, the count only whether one or all). Loads that only
-//! seed a CAS loop, failed CASes and leaving `SLEEPERS` are Relaxed: the
-//! successful CAS is what orders, and a stale high count only makes a post
-//! keep the bit (one more wake call later). `MARK` is Relaxed: `sem_init`
-//! writes it before the semaphore is shared (whatever shares it orders the
-//! store) and it stays fixed until `sem_destroy`; it guards no other data.
+//! `MARK` is Relaxed: `sem_init` writes it before the semaphore is shared
+//! (whatever shares it orders the store) and it stays fixed until
+//! `sem_destroy`; it guards no other data.
 //!
 //! # Signals and cancellation
 //!
@@ -76,8 +57,10 @@ use crate::{cleanup, poll, time};
 use libc::{sem_t, timespec, EAGAIN, EINVAL};
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 use waitwise::platform::cancel;
-use waitwise::platform::futex::{wake_address, Futex, FutexWait, Interrupted, OnSignal};
+use waitwise::platform::futex::{Futex, FutexWait, Interrupted, OnSignal};
+use waitwise::semaphore::{AcquireOutcome, SemaphoreRef, SemaphoreWait, MAY_SLEEP};
 use waitwise::{Deadline, SyncKind};
 
 const _: () = assert!(std::mem::size_of::<sem_t>() == 32);
@@ -87,13 +70,9 @@ const SLEEPERS: usize = 1;
 const MARK: usize = 2;
 /// `MARK` of a native semaphore ("WWse"): neither of glibc's values.
 pub const NATIVE_MARK: u32 = 0x5757_7365;
-/// `VALUE`: a waiter may sleep on the word; a post that replaces a value
-/// with this bit wakes.
-const MAY_SLEEP: u32 = 1 << 31;
-/// `VALUE`: the count's bits.
-const COUNT_MASK: u32 = MAY_SLEEP - 1;
-/// `SEM_VALUE_MAX` on glibc (the count's largest value).
-const SEM_VALUE_MAX: u32 = i32::MAX as u32;
+/// `SEM_VALUE_MAX` on glibc: the algorithm's largest count.
+const SEM_VALUE_MAX: u32 = SemaphoreRef::MAX_PERMITS;
+const _: () = assert!(SEM_VALUE_MAX == i32::MAX as u32);
 
 type Words = [AtomicU32; 8];
 
@@ -112,10 +91,10 @@ fn native(w: &Words) -> bool {
     w[MARK].load(Ordering::Relaxed) == NATIVE_MARK
 }
 
-/// The count in a `VALUE`.
+/// The algorithm over a native semaphore's `VALUE` and `SLEEPERS`.
 #[inline(always)]
-fn count(v: u32) -> u32 {
-    v & COUNT_MASK
+fn sem(w: &Words) -> SemaphoreRef<'_> {
+    SemaphoreRef::new(Futex::from_atomic(&w[VALUE]), &w[SLEEPERS])
 }
 
 /// -1 with `errno = e`.
@@ -162,89 +141,67 @@ pub unsafe extern "C-unwind" fn sem_destroy(s: *mut sem_t) -> c_int {
     0
 }
 
-/// Takes one unit if there is one: `n | bit => n - 1 | bit`. Acquire:
-/// pairs with the post. The first load and CAS failures are Relaxed:
-/// guesses (module doc).
-#[inline]
-fn try_take(w: &Words) -> bool {
-    let mut v = w[VALUE].load(Ordering::Relaxed);
-    while count(v) > 0 {
-        match w[VALUE].compare_exchange_weak(v, v - 1, Ordering::Acquire, Ordering::Relaxed) {
-            Ok(_) => return true,
-            Err(now) => v = now,
-        }
-    }
-    false
-}
-
 /// Waits for a unit until `deadline`; 0 or an errno value (`ETIMEDOUT`,
 /// `EINTR`). A cancellation request ends the thread in the sleep.
 #[cold]
 fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
     let start = profile::start();
-    let limit = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
-    let mut blocked = false;
-    // Polling phase.
-    poll::poll(&w[VALUE], deadline.cap_ns(limit), |v| count(v) > 0);
-    let r = loop {
-        // A unit that is there is taken, whatever ended the last wait.
-        if try_take(w) {
-            break 0;
-        }
-        let timeout = deadline.remaining();
-        if timeout == Some(std::time::Duration::ZERO) {
-            break libc::ETIMEDOUT;
-        }
-        blocked = true;
-        match sleep(w, timeout) {
-            Err(Interrupted) => {
-                if try_take(w) {
-                    break 0;
-                }
-                break libc::EINTR;
-            }
-            Ok(FutexWait::TimedOut) if !try_take(w) => break libc::ETIMEDOUT,
-            Ok(FutexWait::TimedOut) => break 0,
-            Ok(_) => {}
-        }
+    let mut wait = SemWait {
+        poll_limit_ns: crate::config::poll_limit_ns(SyncKind::ProducerConsumer),
     };
-    profile::finish(start, Kind::Sem, s, blocked);
-    r
+    let out = sem(w).acquire_contended(&mut wait, deadline);
+    profile::finish(start, Kind::Sem, s, out.blocked());
+    match out {
+        AcquireOutcome::Acquired { .. } => 0,
+        AcquireOutcome::TimedOut { .. } => libc::ETIMEDOUT,
+        AcquireOutcome::Interrupted => libc::EINTR,
+    }
 }
 
-/// The blocking phase, once: count in `SLEEPERS`, set `MAY_SLEEP` on a
-/// zero count, sleep while the word is `MAY_SLEEP`, leave `SLEEPERS`.
-fn sleep(w: &Words, timeout: Option<std::time::Duration>) -> Result<FutexWait, Interrupted> {
-    // SeqCst: module doc, "Memory ordering".
-    w[SLEEPERS].fetch_add(1, Ordering::SeqCst);
-    // 0 => MAY_SLEEP (a failure means a unit came, or the bit is set).
-    let _ = w[VALUE].compare_exchange(0, MAY_SLEEP, Ordering::SeqCst, Ordering::Relaxed);
-    let futex = Futex::from_atomic(&w[VALUE]);
-    // SAFETY: `unwound` takes these words and never unwinds.
-    let r = unsafe {
-        cleanup::on_forced_unwind(w, unwound, || {
-            futex.wait_cancellable(MAY_SLEEP, timeout, OnSignal::Return)
-        })
-    };
-    // Relaxed: module doc.
-    w[SLEEPERS].fetch_sub(1, Ordering::Relaxed);
-    r
+/// How a contended `sem_*wait` waits: PAUSE-polls for the configured
+/// limit ([`poll::poll`]), then sleeps as a cancellation point that a
+/// signal handler ends (`EINTR`), with a cleanup handler that gives the
+/// registration back and passes on a wake-up when glibc unwinds the
+/// sleeper. No destructor: a forced unwind may pass through its owner's
+/// frame (crate docs, "Unwinding").
+struct SemWait {
+    /// The polling phase's limit in ns.
+    poll_limit_ns: u64,
+}
+
+impl SemaphoreWait for SemWait {
+    #[inline]
+    fn poll(&mut self, futex: &Futex, deadline: Deadline, ready: impl FnMut(u32) -> bool) {
+        poll::poll(futex.value(), deadline.cap_ns(self.poll_limit_ns), ready);
+    }
+
+    #[inline(never)]
+    fn sleep(
+        &mut self,
+        sem: SemaphoreRef<'_>,
+        timeout: Option<Duration>,
+    ) -> Result<FutexWait, Interrupted> {
+        // SAFETY: `unwound` takes the view it is given, alive in this
+        // frame, and never unwinds.
+        unsafe {
+            cleanup::on_forced_unwind(&sem, unwound, || {
+                sem.futex()
+                    .wait_cancellable(MAY_SLEEP, timeout, OnSignal::Return)
+            })
+        }
+    }
 }
 
 /// The cleanup of a sleeper that glibc unwinds (cancelled, or its signal
-/// handler called `pthread_exit`): it leaves `SLEEPERS` and wakes another
-/// sleeper, in case a post had woken this one (the unit is still in the
-/// count: a cancelled wait takes none).
+/// handler called `pthread_exit`): [`SemaphoreRef::abandon_sleep`].
 ///
 /// # Safety
 ///
-/// `w` points at the words of a live semaphore this thread sleeps on.
-unsafe extern "C" fn unwound(w: *mut c_void) {
+/// `sem` points at the [`SemaphoreRef`] of a live semaphore this thread
+/// sleeps on.
+unsafe extern "C" fn unwound(sem: *mut c_void) {
     // SAFETY: caller's contract.
-    let w = unsafe { &*(w as *const Words) };
-    // Relaxed: module doc.
-    w[SLEEPERS].fetch_sub(1, Ordering::Relaxed);
-    Futex::from_atomic(&w[VALUE]).wake(1);
+    unsafe { *(sem as *const SemaphoreRef<'_>) }.abandon_sleep();
 }
 
 /// The body of the three waits: a cancellation point, then the fast path,
@@ -258,7 +215,7 @@ unsafe fn wait(s: *mut sem_t, deadline: impl FnOnce() -> Result<Deadline, c_int>
     cancel::point();
     // SAFETY: caller's contract.
     let w = unsafe { words(s) };
-    if try_take(w) {
+    if sem(w).try_acquire() {
         return 0;
     }
     let deadline = match deadline() {
@@ -298,7 +255,7 @@ pub unsafe extern "C-unwind" fn sem_trywait(s: *mut sem_t) -> c_int {
         // SAFETY: a glibc semaphore; forwarding the caller's argument.
         return unsafe { forward!(real::SEM_TRYWAIT, fn(*mut sem_t) -> c_int)(s) };
     }
-    if try_take(w) {
+    if sem(w).try_acquire() {
         0
     } else {
         fail(EAGAIN)
@@ -364,32 +321,10 @@ pub unsafe extern "C-unwind" fn sem_post(s: *mut sem_t) -> c_int {
         // SAFETY: a glibc semaphore; forwarding the caller's argument.
         return unsafe { forward!(real::SEM_POST, fn(*mut sem_t) -> c_int)(s) };
     }
-    let word = w[VALUE].as_ptr();
-    // Relaxed: a first guess for the CAS below, which is what orders.
-    let mut v = w[VALUE].load(Ordering::Relaxed);
-    let sleepers = loop {
-        if count(v) >= SEM_VALUE_MAX {
-            return fail(libc::EOVERFLOW);
-        }
-        // Read before the increment, never after (module doc). SeqCst:
-        // module doc, "Memory ordering".
-        let sleepers = w[SLEEPERS].load(Ordering::SeqCst);
-        let new = if sleepers <= 1 {
-            (v + 1) & COUNT_MASK
-        } else {
-            v + 1
-        };
-        // v => v + 1. SeqCst: release to the taker, and ordered with the
-        // sleepers' announcements.
-        match w[VALUE].compare_exchange_weak(v, new, Ordering::SeqCst, Ordering::Relaxed) {
-            Ok(_) => break sleepers,
-            Err(now) => v = now,
-        }
-    };
-    if v & MAY_SLEEP != 0 {
-        // The semaphore is not touched again: only its address goes to the
-        // kernel (module doc).
-        wake_address(word, if sleepers > 1 { 1 } else { u32::MAX });
+    // After the increment the semaphore is not read again: only its
+    // address goes to the kernel (module doc).
+    if sem(w).release(1) == 0 {
+        return fail(libc::EOVERFLOW);
     }
     0
 }
@@ -408,9 +343,8 @@ pub unsafe extern "C-unwind" fn sem_getvalue(s: *mut sem_t, sval: *mut c_int) ->
             forward!(real::SEM_GETVALUE, fn(*mut sem_t, *mut c_int) -> c_int)(s, sval)
         };
     }
-    // Relaxed: a snapshot that may be stale by return anyway; it takes no
-    // unit, so it synchronizes with no post.
+    // At most SEM_VALUE_MAX, so it fits an `int`.
     // SAFETY: `sval` is writable (caller's contract).
-    unsafe { sval.write(count(w[VALUE].load(Ordering::Relaxed)) as c_int) };
+    unsafe { sval.write(sem(w).available() as c_int) };
     0
 }

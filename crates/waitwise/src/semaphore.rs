@@ -1,60 +1,465 @@
-//! [`Semaphore`]: a counting semaphore whose waits follow the
-//! producer-consumer policy.
+//! Counting semaphores: the algorithm once, as [`SemaphoreRef`], a view
+//! over two borrowed words, and [`Semaphore`] on top of it. The C ABI's
+//! `waitwise_semaphore_t` is a [`Semaphore`]; the interposer runs
+//! [`SemaphoreRef`] on the words of glibc's `sem_t`.
 //!
-//! # State word
+//! # Words
 //!
 //! ```text
-//!  bits 31..0: permits  permits available now, <= MAX_PERMITS
+//!  value     bits 30..0  permits available now, <= MAX_PERMITS (2^31 - 1)
+//!            bit  31     MAY_SLEEP: a waiter may sleep on the futex; a
+//!                        release that replaces a value with this bit wakes
+//!  sleepers  waiters in the blocking phase (counted before they sleep,
+//!            uncounted after)
 //! ```
 //!
-//! Transitions (each one CAS on the word):
-//! - acquire, fast: `permits > 0  =>  permits - 1` and return.
-//! - acquire, contended: wait on the [`WaitWord`] until `permits > 0`, then
-//!   try the fast transition again (another thread may have taken the
-//!   permit first: wait again).
-//! - release(n): `permits  =>  min(permits + n, MAX_PERMITS)`, then wake `n`
-//!   sleepers if any is registered on the [`WaitWord`]; no system call
-//!   otherwise. Already saturated, the word is written back unchanged (see
-//!   "Memory ordering") and nothing is woken.
+//! `value` is the futex; waiters sleep while it reads exactly
+//! [`MAY_SLEEP`] (no permit, the bit set).
 //!
-//! Waiters are not counted in the word: a release wakes sleepers through the
-//! [`WaitWord`]'s own sleeper count, and polling waiters see the count rise.
-//! Every release of `n` permits wakes up to `n` sleepers, and every woken
-//! sleeper either takes a permit or finds that another thread took it, so
-//! no permit is left unused while a thread sleeps. There is no FIFO order:
-//! a newcomer may take a permit before a sleeper that was woken for it.
+//! # Protocol (musl's)
+//!
+//! - acquire: `n | bit => n - 1 | bit` for `n > 0` (one CAS; the bit
+//!   stays).
+//! - sleep: a waiter that found `n = 0` counts itself in `sleepers`, sets
+//!   `0 => MAY_SLEEP`, and sleeps while the word is `MAY_SLEEP`; awake, it
+//!   leaves `sleepers` and tries to acquire again.
+//! - release(k): reads `sleepers` *before* its increment, then
+//!   `v => v + k`, keeping `MAY_SLEEP` when more than `k` wait and clearing
+//!   it otherwise; it wakes when the old value had `MAY_SLEEP`: `k`
+//!   sleepers when the bit stays (the next release wakes the next ones),
+//!   all of them when it is gone (no later release would wake a sleeper
+//!   left behind, and one that counted itself after the read must wake to
+//!   set the bit again).
+//! - a release into a full count ([`SemaphoreRef::MAX_PERMITS`]) adds
+//!   what fits and reports it; with nothing to add, it writes the word
+//!   back unchanged ("Memory ordering") and wakes nobody.
+//!
+//! No lost wake-up: a waiter sleeps only while the word is `MAY_SLEEP`
+//! (the kernel compares atomically), so a release after that changes the
+//! word from a value with the bit and wakes; a release before it changed
+//! the word, and the sleep returns at once. Only a release clears the bit,
+//! and it then wakes every sleeper. `sleepers` decides only between one
+//! and all, and either wrong reading of it is safe: too low, the release
+//! clears the bit and wakes all; too high, it keeps the bit and the next
+//! release wakes again (a system call that finds nobody, at worst).
+//!
+//! Whether to wake comes from the value the increment replaced, so a
+//! release never reads the semaphore after the increment that lets a
+//! waiter go: that waiter may take the permit, destroy the semaphore and
+//! free its memory at once (glibc bug 12674's pattern, which POSIX allows
+//! for `sem_t`). The wake-up system call still names the address, which
+//! is harmless on freed memory (the kernel finds no sleeper there).
+//!
+//! There is no FIFO order: a newcomer may take a permit before a sleeper
+//! that was woken for it; the sleeper then sleeps again, and the
+//! newcomer's own release wakes it.
 //!
 //! # Memory ordering
 //!
-//! `release` changes the word with a `SeqCst` CAS: it is the write half of
-//! the [`WaitWord`] sleeper protocol, and its release half makes the
-//! releasing thread's writes visible to the thread that takes the permit.
-//! The acquiring CAS is `Acquire` on success (pairs with that release) and
-//! `Relaxed` on failure (the value seen is only a hint for the next try);
-//! it needs no `SeqCst` because lowering the count never has to wake anyone.
-//! It is a CAS and not a `fetch_sub` because the count must not go below
-//! zero.
+//! The words' orderings are the same everywhere, so they are stated here
+//! once; the code comments only the exceptions. Every change of `value` is
+//! a read-modify-write, so the word has one modification order, which
+//! decides every wake-up (with the kernel's atomic comparison); no
+//! ordering between `value` and `sleepers` is needed (the count is advice,
+//! above). So:
+//! - a successful acquire is `Acquire` and a release `Release`: what the
+//!   releasing thread wrote before is visible to the thread that takes its
+//!   permit (through the word's release sequence, which the other
+//!   read-modify-writes continue);
+//! - setting `MAY_SLEEP`, every access to `sleepers`, failed CASes and the
+//!   loads that seed a CAS loop are `Relaxed`: they publish nothing.
 //!
-//! A release into a saturated count (`MAX_PERMITS`) changes nothing, but it
-//! still writes the word (a CAS of the value to itself) rather than
-//! returning after its load. A release that only looked would publish none
-//! of its writes: an acquire that follows it in the word's order (the count
-//! then ends at `MAX_PERMITS - 1`, not `MAX_PERMITS`) could miss them (the
-//! loom model `a_release_into_a_saturated_count_still_publishes` finds
-//! it). As a write, the saturated release either comes before that acquire
-//! in the word's modification order, which then synchronizes with it, or
-//! after, in which case its CAS fails and it adds a permit after all.
+//! A release into a full count changes nothing, but it still writes the
+//! word (a CAS of the value to itself) rather than returning after its
+//! load. A release that only looked would publish none of its writes: an
+//! acquire that follows it in the word's order (the count then ends one
+//! below the maximum, not at it) could miss them (the loom model
+//! `a_release_into_a_saturated_count_still_publishes` finds it). As a
+//! write, the saturated release either comes before that acquire in the
+//! word's modification order, which then synchronizes with it, or after,
+//! in which case its CAS fails and it adds a permit after all.
+//!
+//! # Waiting
+//!
+//! The front end hands its waiting in as a [`SemaphoreWait`]: its polling
+//! phase (its clock, its mechanism) and its futex sleep (a cancellation
+//! point, a signal that ends the wait, a cleanup when the thread is
+//! unwound). [`Semaphore`] waits with [`PolicySemaphoreWait`]; the
+//! interposer's `sem_wait` with its own.
 
 use crate::options::WaitOptions;
-use crate::policy::{Policy, SyncKind};
+use crate::policy::{Policy, PollBudget, SyncKind};
 use crate::profile::{Profiler, WaitProfile};
-use crate::wait_word::WaitWord;
+use crate::wait_word::poll_until;
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
-use waitwise_platform::shim::Ordering;
+use waitwise_platform::futex::{Futex, FutexWait, Interrupted};
+use waitwise_platform::shim::{AtomicU32, Ordering};
+
+/// `value`: a waiter may sleep on the word; a release that replaces a
+/// value with this bit wakes. With no permit, the value sleepers sleep on.
+pub const MAY_SLEEP: u32 = 1 << 31;
+/// `value`: the permit count's bits.
+const PERMITS_MASK: u32 = MAY_SLEEP - 1;
+
+/// The permits in a `value`.
+#[inline(always)]
+fn permits(v: u32) -> u32 {
+    v & PERMITS_MASK
+}
+
+/// How a contended acquisition of a [`SemaphoreRef`] waits: the front
+/// end's polling phase and its futex sleep, the services the algorithm
+/// asks for (as [`LockWait`](crate::mutex::LockWait) for the TTAS lock).
+/// [`PolicySemaphoreWait`] is the engine's; the interposer brings its own
+/// clock, and a sleep that is a cancellation point, ends on a signal, and
+/// gives its registration back when glibc unwinds the sleeping thread.
+pub trait SemaphoreWait {
+    /// The polling phase, once per contended acquisition: polls `futex`
+    /// until `ready(value)` holds or the phase's limit or `deadline`
+    /// passes; nothing at all for a front end without one. Loads are
+    /// `Acquire`. The acquisition tries the word after it either way.
+    fn poll(&mut self, futex: &Futex, deadline: Deadline, ready: impl FnMut(u32) -> bool);
+
+    /// Sleeps on `sem.futex()` while it holds [`MAY_SLEEP`], at most
+    /// `timeout`, with [`Futex::wait`]'s results, or [`Interrupted`] when
+    /// a signal handler ends the sleep and the front end reports that.
+    ///
+    /// The waiter is counted in `sem`'s sleepers for the whole call. A
+    /// sleep that can end in an unwind (a cancellation, a signal handler's
+    /// `pthread_exit`) must call [`SemaphoreRef::abandon_sleep`] on the
+    /// way out. The default ([`Futex::wait`]) does, from a drop guard.
+    #[inline]
+    fn sleep(
+        &mut self,
+        sem: SemaphoreRef<'_>,
+        timeout: Option<Duration>,
+    ) -> Result<FutexWait, Interrupted> {
+        /// Gives the registration back if an unwind leaves the sleep.
+        struct AbandonOnUnwind<'a>(SemaphoreRef<'a>);
+        impl Drop for AbandonOnUnwind<'_> {
+            fn drop(&mut self) {
+                self.0.abandon_sleep();
+            }
+        }
+        let guard = AbandonOnUnwind(sem);
+        let slept = sem.futex().wait(MAY_SLEEP, timeout);
+        std::mem::forget(guard);
+        Ok(slept)
+    }
+}
+
+/// The engine's [`SemaphoreWait`] for a [`Policy`]: polls with its
+/// mechanism for its limit on the cycle clock ([`poll_until`]), sleeps
+/// with [`Futex::wait`]. [`Semaphore`] waits with it.
+///
+/// Under loom there is no polling phase: the models explore the blocking
+/// protocol, where wake-ups can be lost.
+#[derive(Clone, Copy, Debug)]
+pub struct PolicySemaphoreWait {
+    budget: PollBudget,
+}
+
+impl PolicySemaphoreWait {
+    /// Waits as `policy` says. A randomized policy draws its limit here:
+    /// make one per acquisition.
+    #[inline]
+    pub fn new(policy: &Policy) -> Self {
+        Self {
+            budget: policy.poll_budget(),
+        }
+    }
+}
+
+impl SemaphoreWait for PolicySemaphoreWait {
+    #[inline]
+    fn poll(&mut self, futex: &Futex, deadline: Deadline, ready: impl FnMut(u32) -> bool) {
+        if cfg!(loom) || !self.budget.polls() {
+            return;
+        }
+        let end = self.budget.poll_deadline(deadline);
+        poll_until(futex, self.budget.mechanism, end, ready);
+    }
+}
+
+/// How [`SemaphoreRef::acquire_contended`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcquireOutcome {
+    /// The caller took a permit.
+    Acquired {
+        /// Whether the waiter slept in the kernel at least once.
+        blocked: bool,
+    },
+    /// The deadline passed first; no permit was taken.
+    TimedOut {
+        /// Whether the waiter slept in the kernel at least once.
+        blocked: bool,
+    },
+    /// A signal handler ended the sleep (the front end's
+    /// [`SemaphoreWait::sleep`] reported [`Interrupted`]) and no permit was
+    /// there to take.
+    Interrupted,
+}
+
+impl AcquireOutcome {
+    /// Whether the caller took a permit.
+    #[inline]
+    pub fn acquired(self) -> bool {
+        matches!(self, AcquireOutcome::Acquired { .. })
+    }
+
+    /// Whether the waiter slept in the kernel at least once.
+    #[inline]
+    pub fn blocked(self) -> bool {
+        match self {
+            AcquireOutcome::Acquired { blocked } | AcquireOutcome::TimedOut { blocked } => blocked,
+            AcquireOutcome::Interrupted => true,
+        }
+    }
+}
+
+/// The counting semaphore over borrowed words (module docs: words,
+/// protocol, ordering): the one copy of the algorithm, for [`Semaphore`]
+/// and for front ends whose words live elsewhere (the interposer's
+/// `sem_t`). Every thread that uses the words must go through this view.
+///
+/// # Examples
+/// ```
+/// use waitwise::platform::futex::Futex;
+/// use waitwise::semaphore::{PolicySemaphoreWait, SemaphoreRef};
+/// use waitwise::{Deadline, Policy};
+/// use std::sync::atomic::AtomicU32;
+///
+/// let (value, sleepers) = (Futex::new(1), AtomicU32::new(0));
+/// let sem = SemaphoreRef::new(&value, &sleepers);
+/// assert!(sem.try_acquire());
+/// assert!(!sem.try_acquire());
+/// let mut wait = PolicySemaphoreWait::new(&Policy::always_block());
+/// let now = Deadline::after(std::time::Duration::ZERO);
+/// assert!(!sem.acquire_contended(&mut wait, now).acquired());
+/// assert_eq!(sem.release(1), 1);
+/// assert_eq!(sem.available(), 1);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct SemaphoreRef<'a> {
+    value: &'a Futex,
+    sleepers: &'a AtomicU32,
+}
+
+impl<'a> SemaphoreRef<'a> {
+    /// Most permits the words hold (`SEM_VALUE_MAX` on glibc): the count
+    /// has 31 bits, the 32nd is [`MAY_SLEEP`].
+    pub const MAX_PERMITS: u32 = PERMITS_MASK;
+
+    /// A view over `value` (permits and [`MAY_SLEEP`]; the futex) and its
+    /// sleeper count `sleepers`. A fresh semaphore holds its permit count
+    /// (at most [`SemaphoreRef::MAX_PERMITS`]) in `value` and 0 in
+    /// `sleepers`.
+    #[inline(always)]
+    pub fn new(value: &'a Futex, sleepers: &'a AtomicU32) -> Self {
+        Self { value, sleepers }
+    }
+
+    /// The futex word (for a [`SemaphoreWait::sleep`]).
+    #[inline(always)]
+    pub fn futex(self) -> &'a Futex {
+        self.value
+    }
+
+    /// Permits available now (a snapshot: it may change at once).
+    #[inline]
+    pub fn available(self) -> u32 {
+        // Relaxed: a snapshot; it takes no permit, so it synchronizes with
+        // no release.
+        permits(self.value.value().load(Ordering::Relaxed))
+    }
+
+    /// Takes a permit if one is available now; never waits.
+    #[inline]
+    pub fn try_acquire(self) -> bool {
+        let word = self.value.value();
+        let mut v = word.load(Ordering::Relaxed);
+        while permits(v) > 0 {
+            // n | bit => n - 1 | bit
+            match word.compare_exchange_weak(v, v - 1, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => v = now,
+            }
+        }
+        false
+    }
+
+    /// The contended acquisition, after a failed
+    /// [`SemaphoreRef::try_acquire`]: the front end's polling phase, then
+    /// sleeps, until a permit is taken, `deadline` passes, or a signal
+    /// ends a sleep (when `wait` reports it). A permit that is there is
+    /// taken whatever ended the last sleep.
+    ///
+    /// Holds no value with a destructor: a forced unwind out of `wait`'s
+    /// sleep passes through it (`wait` gives the registration back).
+    pub fn acquire_contended(
+        self,
+        wait: &mut impl SemaphoreWait,
+        deadline: Deadline,
+    ) -> AcquireOutcome {
+        wait.poll(self.value, deadline, |v| permits(v) > 0);
+        let mut blocked = false;
+        loop {
+            if self.try_acquire() {
+                return AcquireOutcome::Acquired { blocked };
+            }
+            let timeout = deadline.remaining();
+            if timeout == Some(Duration::ZERO) {
+                return AcquireOutcome::TimedOut { blocked };
+            }
+            blocked = true;
+            match self.sleep(wait, timeout) {
+                Err(Interrupted) if self.try_acquire() => {
+                    return AcquireOutcome::Acquired { blocked }
+                }
+                Err(Interrupted) => return AcquireOutcome::Interrupted,
+                // The kernel's word on the timeout is final (it was
+                // computed from `deadline`; loom's model says so at once).
+                Ok(FutexWait::TimedOut) => {
+                    return if self.try_acquire() {
+                        AcquireOutcome::Acquired { blocked }
+                    } else {
+                        AcquireOutcome::TimedOut { blocked }
+                    };
+                }
+                Ok(FutexWait::Woken | FutexWait::ValueChanged) => {}
+            }
+        }
+    }
+
+    /// The blocking phase, once: count in `sleepers`, `0 => MAY_SLEEP`,
+    /// sleep through `wait` while the word is `MAY_SLEEP`, leave
+    /// `sleepers`.
+    #[inline]
+    fn sleep(
+        self,
+        wait: &mut impl SemaphoreWait,
+        timeout: Option<Duration>,
+    ) -> Result<FutexWait, Interrupted> {
+        self.sleepers.fetch_add(1, Ordering::Relaxed);
+        // 0 => MAY_SLEEP (a failure: a permit came, or the bit is set).
+        let _ =
+            self.value
+                .value()
+                .compare_exchange(0, MAY_SLEEP, Ordering::Relaxed, Ordering::Relaxed);
+        let slept = wait.sleep(self, timeout);
+        self.sleepers.fetch_sub(1, Ordering::Relaxed);
+        slept
+    }
+
+    /// The cleanup of a sleeper that leaves [`SemaphoreWait::sleep`] by an
+    /// unwind: it leaves `sleepers` and wakes another sleeper, in case a
+    /// release had woken this one (the permit is still in the count: an
+    /// abandoned wait takes none). Never panics.
+    #[inline]
+    pub fn abandon_sleep(self) {
+        self.sleepers.fetch_sub(1, Ordering::Relaxed);
+        self.value.wake(1);
+    }
+
+    /// Adds `n` permits, as many as fit under
+    /// [`SemaphoreRef::MAX_PERMITS`], and wakes sleepers for them (module
+    /// docs); returns how many were added (0: the count was full, and
+    /// nothing changed). One CAS, plus a `futex_wake` system call only
+    /// when a waiter may sleep.
+    ///
+    /// After the increment it reads nothing of the semaphore: only the
+    /// word's address goes to the kernel, so a waiter that takes the
+    /// permit may free the words at once.
+    #[inline]
+    pub fn release(self, n: u32) -> u32 {
+        if n == 0 {
+            // No permit released: no acquirer can take one of ours, so
+            // there is nobody to publish to (the count orders nothing).
+            return 0;
+        }
+        let word = self.value.value();
+        let wake_at = WakeAddress::of(self.value);
+        let mut v = word.load(Ordering::Relaxed);
+        loop {
+            let added = n.min(Self::MAX_PERMITS - permits(v));
+            // Read before the increment, never after (module docs).
+            let sleepers = self.sleepers.load(Ordering::Relaxed);
+            let keep_bit = sleepers > added;
+            // v => v + added (MAY_SLEEP kept or cleared); full, v => v:
+            // written back, not only looked at (module docs, "Memory
+            // ordering").
+            let next = match (added, keep_bit) {
+                (0, _) => v,
+                (_, true) => v + added,
+                (_, false) => (v + added) & PERMITS_MASK,
+            };
+            match word.compare_exchange_weak(v, next, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => {
+                    if added > 0 && v & MAY_SLEEP != 0 {
+                        wake_at.wake(if keep_bit { added } else { u32::MAX });
+                    }
+                    return added;
+                }
+                Err(now) => v = now,
+            }
+        }
+    }
+}
+
+/// Where a release's wake-up goes, taken before its increment: the word's
+/// address alone, so the wake reads nothing of a semaphore that a waiter
+/// may have freed. Under loom, the model futex itself (the models never
+/// free it).
+#[derive(Clone, Copy)]
+struct WakeAddress<'a> {
+    #[cfg(not(loom))]
+    word: *const u32,
+    #[cfg(not(loom))]
+    _futex: std::marker::PhantomData<&'a Futex>,
+    #[cfg(loom)]
+    futex: &'a Futex,
+}
+
+impl<'a> WakeAddress<'a> {
+    #[inline(always)]
+    fn of(futex: &'a Futex) -> Self {
+        Self {
+            #[cfg(not(loom))]
+            word: futex.value().as_ptr(),
+            #[cfg(not(loom))]
+            _futex: std::marker::PhantomData,
+            #[cfg(loom)]
+            futex,
+        }
+    }
+
+    /// Wakes up to `count` sleepers.
+    #[inline]
+    fn wake(self, count: u32) {
+        #[cfg(not(loom))]
+        waitwise_platform::futex::wake_address(self.word, count);
+        #[cfg(loom)]
+        self.futex.wake(count);
+    }
+}
+
+/// The semaphore's words on a cache line of their own, as a
+/// [`WaitWord`](crate::WaitWord)'s: hardware monitors see no false
+/// wake-ups from neighbours.
+#[repr(align(128))]
+#[derive(Debug)]
+struct SemaphoreWords {
+    /// Permits and [`MAY_SLEEP`]; the futex.
+    value: Futex,
+    /// Waiters in the blocking phase.
+    sleepers: AtomicU32,
+}
 
 /// A counting semaphore: at most `permits` threads get past
 /// [`Semaphore::acquire`] until someone calls [`Semaphore::release`].
+/// [`SemaphoreRef`] on words of its own, waiting with
+/// [`PolicySemaphoreWait`].
 ///
 /// Use it to bound how many threads use a resource at once (connections,
 /// buffers, CPUs). Permits are not tied to threads: any thread may release.
@@ -75,17 +480,18 @@ use waitwise_platform::shim::Ordering;
 /// ```
 #[derive(Debug)]
 pub struct Semaphore {
-    /// The number of available permits (see the module docs).
-    permits: WaitWord,
+    words: SemaphoreWords,
     policy: Policy,
     profiler: Profiler,
 }
 
 impl Semaphore {
-    /// Most permits a semaphore holds; [`Semaphore::release`] saturates here.
-    pub const MAX_PERMITS: u32 = u32::MAX;
+    /// Most permits a semaphore holds (2^31 - 1, `SEM_VALUE_MAX` on
+    /// glibc); [`Semaphore::release`] saturates here.
+    pub const MAX_PERMITS: u32 = SemaphoreRef::MAX_PERMITS;
 
-    /// A semaphore with `permits` available, waiting with the
+    /// A semaphore with `permits` available (at most
+    /// [`Semaphore::MAX_PERMITS`]: more are cut to it), waiting with the
     /// producer-consumer policy (`s/b/ln(e-1)` unless `WAITWISE_ALPHA` says
     /// otherwise): a thread waiting for a permit waits for another thread to
     /// produce one, and such waits are near exponential.
@@ -93,7 +499,8 @@ impl Semaphore {
         Self::with_options(permits, WaitOptions::new())
     }
 
-    /// A semaphore with `permits` available and explicit waiting settings.
+    /// A semaphore with `permits` available (at most
+    /// [`Semaphore::MAX_PERMITS`]) and explicit waiting settings.
     ///
     /// # Examples
     /// ```
@@ -105,10 +512,19 @@ impl Semaphore {
     /// ```
     pub fn with_options(permits: u32, options: WaitOptions) -> Self {
         Self {
-            permits: WaitWord::new(permits),
+            words: SemaphoreWords {
+                value: Futex::new(permits.min(Self::MAX_PERMITS)),
+                sleepers: AtomicU32::new(0),
+            },
             policy: options.resolve_policy(SyncKind::ProducerConsumer),
             profiler: options.profiler(),
         }
+    }
+
+    /// The algorithm, over this semaphore's words.
+    #[inline(always)]
+    fn view(&self) -> SemaphoreRef<'_> {
+        SemaphoreRef::new(&self.words.value, &self.words.sleepers)
     }
 
     /// The policy waits follow.
@@ -123,8 +539,7 @@ impl Semaphore {
 
     /// Permits available now (a snapshot: it may change at once).
     pub fn available(&self) -> u32 {
-        // Relaxed: a snapshot for reports; nothing is read on its strength.
-        self.permits.value().load(Ordering::Relaxed)
+        self.view().available()
     }
 
     /// Takes a permit, waiting as long as it takes.
@@ -148,17 +563,7 @@ impl Semaphore {
     /// ```
     #[inline]
     pub fn try_acquire(&self) -> bool {
-        let word = self.permits.value();
-        // Relaxed: only a first guess for the CAS, which validates it.
-        let mut p = word.load(Ordering::Relaxed);
-        while p > 0 {
-            // permits > 0 => permits - 1 (Acquire: see the module docs).
-            match word.compare_exchange_weak(p, p - 1, Ordering::Acquire, Ordering::Relaxed) {
-                Ok(_) => return true,
-                Err(now) => p = now,
-            }
-        }
-        false
+        self.view().try_acquire()
     }
 
     /// Takes a permit, waiting at most `timeout`; returns whether it got
@@ -187,76 +592,52 @@ impl Semaphore {
         self.try_acquire() || self.acquire_contended(deadline)
     }
 
+    /// The contended acquisition, profiled; `true` if a permit was taken.
     #[cold]
     fn acquire_contended(&self, deadline: Deadline) -> bool {
         let start = self.profiler.start();
-        let mut blocked = false;
-        let acquired = loop {
-            if deadline.has_passed() {
-                break self.try_acquire();
-            }
-            let out = self
-                .permits
-                .wait_until(&self.policy, deadline, |permits| permits > 0);
-            blocked |= out.blocked();
-            // Try even when timed out: a permit may have arrived with the
-            // deadline, and a woken sleeper must not waste its wake-up.
-            if self.try_acquire() {
-                break true;
-            }
-            if out.timed_out() {
-                break false;
-            }
-        };
-        self.profiler.finish(start, blocked);
-        acquired
+        let mut wait = PolicySemaphoreWait::new(&self.policy);
+        let out = self.view().acquire_contended(&mut wait, deadline);
+        self.profiler.finish(start, out.blocked());
+        out.acquired()
     }
 
-    /// Returns `n` permits, waking up to `n` waiting threads.
+    /// Returns `n` permits, waking waiting threads for them.
     ///
     /// The count saturates at [`Semaphore::MAX_PERMITS`]: permits beyond it
     /// are dropped rather than wrapping the count or panicking, so a buggy
     /// over-release cannot turn into "no permits". One CAS, plus a
-    /// `futex_wake` system call only if a waiter sleeps in the kernel.
+    /// `futex_wake` system call only if a waiter may sleep in the kernel.
     ///
     /// # Examples
     /// ```
     /// use waitwise::semaphore::Semaphore;
     ///
-    /// let sem = Semaphore::new(u32::MAX - 1);
+    /// let sem = Semaphore::new(Semaphore::MAX_PERMITS - 1);
     /// sem.release(5);
     /// assert_eq!(sem.available(), Semaphore::MAX_PERMITS);
     /// ```
     #[inline]
     pub fn release(&self, n: u32) {
-        if n == 0 {
-            // No permit released: no acquirer can take one of ours, so there
-            // is nobody to publish to (the count orders nothing here).
-            return;
-        }
-        let word = self.permits.value();
-        // Relaxed: only a first guess for the CAS, which validates it.
-        let mut p = word.load(Ordering::Relaxed);
-        loop {
-            // permits => min(permits + n, MAX_PERMITS) (failure Relaxed: the
-            // value seen is only the next guess). Already saturated, the
-            // count stays as it is, but still by a CAS that writes it back
-            // rather than a return after the Relaxed load: a release that
-            // only looked would publish nothing to an acquirer that comes
-            // after it (module doc, "Memory ordering").
-            let next = p.saturating_add(n);
-            match word.compare_exchange_weak(p, next, Ordering::SeqCst, Ordering::Relaxed) {
-                // Saturated: nothing changed, nobody to wake.
-                Ok(_) if next == p => return,
-                Ok(_) => break,
-                Err(now) => p = now,
-            }
-        }
-        if n == 1 {
-            self.permits.wake_one();
-        } else if self.permits.has_sleepers() {
-            self.permits.futex().wake(n);
-        }
+        self.view().release(n);
+    }
+
+    /// [`Semaphore::release`], returning how many permits were added:
+    /// fewer than `n` only at saturation, 0 when the count was full
+    /// already (and nothing changed), which a `sem_post` reports as
+    /// `EOVERFLOW`.
+    ///
+    /// # Examples
+    /// ```
+    /// use waitwise::semaphore::Semaphore;
+    ///
+    /// let sem = Semaphore::new(Semaphore::MAX_PERMITS - 1);
+    /// assert_eq!(sem.release_counted(5), 1);
+    /// assert_eq!(sem.release_counted(1), 0);
+    /// ```
+    #[inline]
+    pub fn release_counted(&self, n: u32) -> u32 {
+        self.view().release(n)
     }
 }
 
@@ -266,23 +647,58 @@ mod tests {
     use std::sync::Arc;
     use std::time::Instant;
 
+    /// A view over fresh words holding `value` and `sleepers`.
+    fn words(value: u32, sleepers: u32) -> (Futex, AtomicU32) {
+        (Futex::new(value), AtomicU32::new(sleepers))
+    }
+
     #[test]
     fn release_without_waiters_makes_no_syscall() {
         let sem = Semaphore::new(0);
-        sem.release(3);
-        assert!(!sem.permits.has_sleepers());
+        assert_eq!(sem.release_counted(3), 3);
+        // No MAY_SLEEP: nobody was told to sleep, so nobody was woken.
+        assert_eq!(sem.words.value.value().load(Ordering::Relaxed), 3);
         assert_eq!(sem.available(), 3);
-        sem.release(0);
+        assert_eq!(sem.release_counted(0), 0);
         assert_eq!(sem.available(), 3);
     }
 
     #[test]
     fn saturates_instead_of_overflowing() {
-        let sem = Semaphore::new(Semaphore::MAX_PERMITS);
-        sem.release(u32::MAX);
+        let sem = Semaphore::new(u32::MAX);
+        assert_eq!(sem.available(), Semaphore::MAX_PERMITS);
+        assert_eq!(sem.release_counted(u32::MAX), 0);
         assert_eq!(sem.available(), Semaphore::MAX_PERMITS);
         assert!(sem.try_acquire());
         assert_eq!(sem.available(), Semaphore::MAX_PERMITS - 1);
+        assert_eq!(sem.release_counted(2), 1);
+    }
+
+    #[test]
+    fn the_bit_stays_when_more_sleep_than_a_release_wakes() {
+        // Two sleepers, one permit: the bit stays, the next release wakes
+        // the other.
+        let (value, sleepers) = words(MAY_SLEEP, 2);
+        let sem = SemaphoreRef::new(&value, &sleepers);
+        assert_eq!(sem.release(1), 1);
+        assert_eq!(value.value().load(Ordering::Relaxed), MAY_SLEEP | 1);
+        // An acquire keeps it too.
+        assert!(sem.try_acquire());
+        assert_eq!(value.value().load(Ordering::Relaxed), MAY_SLEEP);
+        // As many permits as sleepers: the bit goes (and all are woken).
+        assert_eq!(sem.release(2), 2);
+        assert_eq!(value.value().load(Ordering::Relaxed), 2);
+        // One sleeper, one permit: likewise.
+        let (value, sleepers) = words(MAY_SLEEP, 1);
+        assert_eq!(SemaphoreRef::new(&value, &sleepers).release(1), 1);
+        assert_eq!(value.value().load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn an_abandoned_sleep_gives_its_count_back() {
+        let (value, sleepers) = words(MAY_SLEEP, 1);
+        SemaphoreRef::new(&value, &sleepers).abandon_sleep();
+        assert_eq!(sleepers.load(Ordering::Relaxed), 0);
     }
 
     #[test]
@@ -314,5 +730,30 @@ mod tests {
         }
         assert_eq!(sem.available(), 0);
         assert_eq!(sem.wait_profile().unwrap().total_waits, 3);
+        assert_eq!(sem.words.sleepers.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn one_release_at_a_time_wakes_every_sleeper_in_turn() {
+        let sem = Arc::new(Semaphore::with_options(
+            0,
+            WaitOptions::new().policy(Policy::always_block()),
+        ));
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let sem = sem.clone();
+                std::thread::spawn(move || sem.acquire())
+            })
+            .collect();
+        while sem.words.sleepers.load(Ordering::Relaxed) < 3 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for _ in 0..3 {
+            assert_eq!(sem.release_counted(1), 1);
+        }
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(sem.available(), 0);
     }
 }

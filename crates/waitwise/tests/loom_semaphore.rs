@@ -1,9 +1,14 @@
-//! Loom models of `Semaphore`: mutual exclusion with one permit,
-//! publication (whoever takes a permit, by any path, sees the writes of the
-//! release it took it from, saturated or not) and no lost wake-up on
-//! release, also with timed and barging acquirers. Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p waitwise --release --test loom_semaphore`
-//! (a few seconds on 2 cores).
+//! Loom models of the counting semaphore's one algorithm,
+//! `SemaphoreRef` (musl's protocol: a permit count with a may-sleep bit,
+//! and a sleeper count), driven through `Semaphore` and directly over
+//! borrowed words with single releases, as the interposer's `sem_post`
+//! makes them: mutual exclusion with one permit, publication (whoever
+//! takes a permit, by any path, sees the writes of the release it took it
+//! from, saturated or not), no lost wake-up (two sleepers and one release
+//! each, which exercises the bit's one-or-all wake rule; timed and barging
+//! acquirers). Run with
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom cargo test -p waitwise --release --test loom_semaphore`
+//! (about 10 s on 2 cores).
 #![cfg(loom)]
 
 mod loom_common;
@@ -13,8 +18,9 @@ use loom_common::model_reaching_both;
 use loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use loom::thread;
 use std::time::Duration;
-use waitwise::semaphore::Semaphore;
-use waitwise::{Policy, WaitOptions};
+use waitwise::semaphore::{PolicySemaphoreWait, Semaphore, SemaphoreRef};
+use waitwise::{Deadline, Policy, WaitOptions};
+use waitwise_platform::futex::Futex;
 use waitwise_platform::shim::Arc;
 
 fn semaphore(permits: u32) -> Semaphore {
@@ -214,5 +220,61 @@ fn a_sleeper_robbed_by_a_barger_is_woken_by_the_next_release() {
         let got = barger.join().unwrap();
         assert_eq!(sem.available(), 0);
         got
+    });
+}
+
+/// A semaphore's two words kept outside any semaphore type, as the
+/// interposer finds them inside glibc's `sem_t`.
+struct Words {
+    value: Futex,
+    sleepers: AtomicU32,
+}
+
+impl Words {
+    fn new(permits: u32) -> Arc<Self> {
+        Arc::new(Self {
+            value: Futex::new(permits),
+            sleepers: AtomicU32::new(0),
+        })
+    }
+
+    fn view(&self) -> SemaphoreRef<'_> {
+        SemaphoreRef::new(&self.value, &self.sleepers)
+    }
+
+    /// `sem_wait`'s algorithm: the fast path, then the contended
+    /// acquisition with no polling phase.
+    fn acquire(&self) {
+        let sem = self.view();
+        if !sem.try_acquire() {
+            let mut wait = PolicySemaphoreWait::new(&Policy::always_block());
+            assert!(sem.acquire_contended(&mut wait, Deadline::NEVER).acquired());
+        }
+    }
+}
+
+/// Two sleepers, two single releases (`sem_post`): each release keeps the
+/// may-sleep bit and wakes one when it read two sleepers, or clears it
+/// and wakes all; either way both sleepers must get a permit. Waking one
+/// while clearing the bit strands the other (the rule's mutation fails
+/// here).
+#[test]
+fn two_single_releases_wake_two_sleepers() {
+    loom::model(|| {
+        let words = Words::new(0);
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let words = words.clone();
+                thread::spawn(move || words.acquire())
+            })
+            .collect();
+        assert_eq!(words.view().release(1), 1);
+        assert_eq!(words.view().release(1), 1);
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(words.view().available(), 0);
+        // Relaxed: every thread that touched it is joined.
+        assert_eq!(words.sleepers.load(Ordering::Relaxed), 0);
     });
 }
