@@ -1,18 +1,10 @@
-//! The polling phase of the waits on a [`waitwise::WaitWordRef`]: PAUSE-poll
-//! a word until a condition holds or the poll limit passes; the caller
-//! then blocks with the `WaitWordRef`. (Mutexes and condition variables
-//! poll with the engine's polling phase: modules `mutex` and `cond`.)
-//!
-//! The poll limit is measured with `CLOCK_MONOTONIC` (the vDSO, no system
-//! call) rather than waitwise's cycle clock: the cycle clock calibrates
-//! itself on first use (about 10 ms of busy loop on CPUs whose CPUID does
-//! not state the TSC frequency), a cost every process that ever contends
-//! would pay, which is too much for short-lived programs under the
-//! interposer. Untimed blocking never reads a clock; timed waits use
-//! waitwise [`waitwise::Deadline`]s and pay the calibration once.
+//! `CLOCK_MONOTONIC` time for the interposer's own loops, and a PAUSE poll
+//! of a word on it: the semaphore's polling phase, the rwlock's polling
+//! and its absolute futex timeouts, and the spinlock's switch to yielding.
+//! (Mutexes, condition variables and barriers poll with the engine's
+//! polling phase, on waitwise's clock: modules `mutex`, `cond`, `barrier`.)
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use waitwise::{Deadline, Policy, SleepRules, WaitOutcome, WaitWordRef};
 
 /// Read the clock every this many polls (a power of two). Guessed: a PAUSE costs 10-140
 /// cycles depending on the CPU, so 16 of them are 0.1-1 µs, well under any
@@ -70,24 +62,4 @@ fn poll_with(word: &AtomicU32, end: u64, mut ready: impl FnMut(u32) -> bool) -> 
             return None;
         }
     }
-}
-
-/// A whole two-phase wait on `engine`'s word: poll for `limit_ns`, then
-/// block until `ready(value)` or `deadline`, the blocking phase ending as
-/// `rules` say (re-checking after every wake-up by default).
-#[inline]
-pub fn wait(
-    engine: WaitWordRef<'_>,
-    limit_ns: u64,
-    deadline: Deadline,
-    mut ready: impl FnMut(u32) -> bool,
-    rules: SleepRules,
-) -> WaitOutcome {
-    if let Some(value) = poll(engine.value(), deadline.cap_ns(limit_ns), &mut ready) {
-        return WaitOutcome::Ready {
-            value,
-            blocked: false,
-        };
-    }
-    engine.wait_with(&Policy::always_block(), deadline, ready, rules)
 }
