@@ -43,6 +43,71 @@ pub fn point() {
     unsafe { sys::pthread_testcancel() };
 }
 
+/// glibc's `struct _pthread_cleanup_buffer` (`<pthread.h>`), on the
+/// caller's stack for the span of [`on_forced_unwind`].
+#[cfg(not(loom))]
+#[repr(C)]
+struct CleanupBuffer {
+    routine: unsafe extern "C" fn(*mut std::ffi::c_void),
+    arg: *mut std::ffi::c_void,
+    cancel_type: std::ffi::c_int,
+    prev: *mut CleanupBuffer,
+}
+
+#[cfg(not(loom))]
+extern "C" {
+    fn _pthread_cleanup_push(
+        buffer: *mut CleanupBuffer,
+        routine: unsafe extern "C" fn(*mut std::ffi::c_void),
+        arg: *mut std::ffi::c_void,
+    );
+    fn _pthread_cleanup_pop(buffer: *mut CleanupBuffer, execute: std::ffi::c_int);
+}
+
+/// Runs `body`; if the C library unwinds the thread out of it
+/// (`pthread_exit`, also from a signal handler, or a cancellation),
+/// `routine(ctx)` runs first, on the way out. On a normal return it does
+/// not run.
+///
+/// The routine is registered with the C library's own
+/// `_pthread_cleanup_push` / `_pthread_cleanup_pop`, whose handlers the
+/// forced unwind runs innermost first as it leaves their frames. This
+/// needs no landing pad (no `Drop` guard) in the caller's frames, which
+/// matters because an unwind that a signal handler starts may start at any
+/// instruction, and Rust's personality routine aborts one that starts
+/// between the call sites of a function that has landing pads.
+///
+/// # Safety
+///
+/// `routine` may be called with `ctx` at any point during `body`, on this
+/// thread, while `ctx` is still borrowed here; it must not unwind. `body`
+/// must not panic (the registration would outlive this frame).
+#[cfg(not(loom))]
+#[inline(always)]
+pub unsafe fn on_forced_unwind<C, R>(
+    ctx: &C,
+    routine: unsafe extern "C" fn(*mut std::ffi::c_void),
+    body: impl FnOnce() -> R,
+) -> R {
+    let mut buffer = std::mem::MaybeUninit::<CleanupBuffer>::uninit();
+    // SAFETY: `buffer` stays on this frame, unmoved, until the pop below
+    // (or until the unwinder leaves this frame, when it unlinks it); the C
+    // library fills it in. `ctx` outlives both.
+    unsafe {
+        _pthread_cleanup_push(
+            buffer.as_mut_ptr(),
+            routine,
+            ctx as *const C as *mut std::ffi::c_void,
+        )
+    };
+    let r = body();
+    // SAFETY: the buffer pushed above, the innermost one of this thread
+    // (every push inside `body` was popped, or `body` did not return);
+    // 0: do not run the routine.
+    unsafe { _pthread_cleanup_pop(buffer.as_mut_ptr(), 0) };
+    r
+}
+
 /// The bits of glibc's per-thread `cancelhandling` word that say a
 /// cancellation signal is on its way (`nptl/descr.h`; unchanged since
 /// NPTL's first release): `pthread_cancel` of a thread whose type is

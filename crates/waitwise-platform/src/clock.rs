@@ -89,12 +89,36 @@ const NEVER: u32 = 3;
 /// A fast monotonic nanosecond counter (see the module doc).
 #[derive(Debug)]
 pub struct CycleClock {
-    epoch: Instant,
+    /// `CLOCK_MONOTONIC` at creation, ns.
+    epoch_ns: u64,
     scale: TscScale,
     /// The first paired reading (TSC, clock ns) the rate is learned from.
     learn_from: (u64, u64),
     /// Median read cost in ns, measured when first asked; 0 until then.
     read_overhead_ns: AtomicU64,
+}
+
+/// `clock_gettime`, declared as a function that may unwind: a signal
+/// handler that calls `pthread_exit` may interrupt it (inside the vDSO),
+/// and the forced unwind must find a call-site entry for the call in the
+/// caller's frame (a call to a function declared `extern "C"`, which Rust
+/// takes never to unwind, gets none, and the unwind would abort there).
+mod sys {
+    extern "C-unwind" {
+        pub fn clock_gettime(clock: libc::clockid_t, ts: *mut libc::timespec) -> libc::c_int;
+    }
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds.
+#[inline(always)]
+fn monotonic_raw_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is writable; CLOCK_MONOTONIC always exists.
+    unsafe { sys::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// The process's cycle clock, set up on first use (one paired reading of
@@ -118,7 +142,7 @@ impl CycleClock {
     /// A clock on `CLOCK_MONOTONIC`, which learns the TSC's rate if `learn`.
     fn monotonic(learn: bool) -> Self {
         let mut clock = Self {
-            epoch: Instant::now(),
+            epoch_ns: monotonic_raw_ns(),
             scale: TscScale {
                 state: AtomicU32::new(if learn { LEARNING } else { NEVER }),
                 hz: AtomicU64::new(0),
@@ -170,7 +194,7 @@ impl CycleClock {
     /// Nanoseconds of `CLOCK_MONOTONIC` since this clock was created.
     #[inline]
     fn monotonic_ns(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
+        monotonic_raw_ns().saturating_sub(self.epoch_ns)
     }
 
     /// The TSC and the monotonic nanoseconds read back to back, retried

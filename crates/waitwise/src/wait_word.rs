@@ -440,35 +440,24 @@ impl<'a> WaitWordRef<'a> {
         let mut blocked = false;
         loop {
             // POLLING => REGISTERING
-            let registered = Registered::new(self.sleepers);
+            register(self.sleepers);
             dekker_fence();
             let v = self.futex.value().load(Ordering::SeqCst);
             if ready(v) {
                 // REGISTERING => done, without sleeping.
-                drop(registered);
+                unregister(self.sleepers);
                 return WaitOutcome::Ready { value: v, blocked };
             }
             let timeout = deadline.remaining();
             if timeout == Some(std::time::Duration::ZERO) {
-                drop(registered);
+                unregister(self.sleepers);
                 return WaitOutcome::TimedOut { value: v, blocked };
             }
             // REGISTERING => ASLEEP (the kernel re-checks `v` atomically).
-            let slept = if rules.cancellable {
-                let on_signal = if rules.return_on_signal {
-                    OnSignal::Return
-                } else {
-                    OnSignal::Retry
-                };
-                self.futex.wait_cancellable(v, timeout, on_signal)
-            } else if rules.return_on_signal {
-                self.futex.wait_interruptible(v, timeout)
-            } else {
-                Ok(self.futex.wait(v, timeout))
-            };
+            let slept = self.sleep_registered(v, timeout, rules);
             blocked = true;
             // ASLEEP => awake: unregister, re-check.
-            drop(registered);
+            unregister(self.sleepers);
             // Acquire: pairs with the waker's SeqCst (release) change.
             let v = self.futex.value().load(Ordering::Acquire);
             if ready(v) {
@@ -489,6 +478,47 @@ impl<'a> WaitWordRef<'a> {
                 return WaitOutcome::Interrupted { value: v };
             }
         }
+    }
+
+    /// REGISTERING => ASLEEP: one futex sleep while the word is `v`, as
+    /// `rules` say; a forced unwind out of it (a cancellation, or a signal
+    /// handler's `pthread_exit`) gives the registration back on its way.
+    #[inline]
+    fn sleep_registered(
+        &self,
+        v: u32,
+        timeout: Option<std::time::Duration>,
+        rules: SleepRules,
+    ) -> Result<FutexWait, Interrupted> {
+        let sleep = || {
+            if rules.cancellable {
+                let on_signal = if rules.return_on_signal {
+                    OnSignal::Return
+                } else {
+                    OnSignal::Retry
+                };
+                self.futex.wait_cancellable(v, timeout, on_signal)
+            } else if rules.return_on_signal {
+                self.futex.wait_interruptible(v, timeout)
+            } else {
+                Ok(self.futex.wait(v, timeout))
+            }
+        };
+        #[cfg(not(loom))]
+        {
+            // SAFETY: `give_back_sleeper` decrements `self.sleepers`,
+            // borrowed for the whole call, and cannot unwind; the futex
+            // waits do not panic.
+            unsafe {
+                waitwise_platform::cancel::on_forced_unwind(
+                    self.sleepers,
+                    give_back_sleeper,
+                    sleep,
+                )
+            }
+        }
+        #[cfg(loom)]
+        sleep()
     }
 }
 
@@ -553,28 +583,42 @@ fn poll_from(
     }
 }
 
-/// A waiter counted in `sleepers`, from its registration until this is
-/// dropped: on every return path, and on an unwind out of the sleep (a
-/// cancellation, or a signal handler's `pthread_exit`), so a thread that
-/// never comes back leaves no count behind.
-struct Registered<'a>(&'a AtomicU32);
-
-impl<'a> Registered<'a> {
-    /// POLLING => REGISTERING. SeqCst: the Dekker write (module doc).
-    #[inline]
-    fn new(sleepers: &'a AtomicU32) -> Self {
-        sleepers.fetch_add(1, Ordering::SeqCst);
-        Self(sleepers)
-    }
+/// POLLING => REGISTERING: counts the caller in `sleepers`. SeqCst: the
+/// Dekker write (module doc).
+///
+/// Registration is a plain increment and [`unregister`] a plain decrement
+/// on every path, not a `Drop` guard: the blocking loop has no landing pad,
+/// so a forced unwind that a signal handler's `pthread_exit` starts at any
+/// of its instructions passes through it (Rust's personality routine
+/// aborts an unwind that starts between the call sites of a function with
+/// landing pads). An unwind out of the sleep itself gives the count back
+/// through a cleanup handler ([`WaitWordRef::sleep_registered`]); one that
+/// starts in the few instructions between the increment and that handler's
+/// registration, or a panic in the caller's `ready`, leaves the count one
+/// too high, which costs wakers a needless wake call, never a lost one.
+#[inline(always)]
+fn register(sleepers: &AtomicU32) {
+    sleepers.fetch_add(1, Ordering::SeqCst);
 }
 
-impl Drop for Registered<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        // Relaxed: a stale non-zero count only costs a waker a needless
-        // wake call (module doc, "Memory ordering").
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
+/// Leaves `sleepers` (see [`register`]). Relaxed: a stale non-zero count
+/// only costs a waker a needless wake call (module doc, "Memory ordering").
+#[inline(always)]
+fn unregister(sleepers: &AtomicU32) {
+    sleepers.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// The cleanup handler of a sleep: a forced unwind out of it gives the
+/// sleeper count back.
+///
+/// # Safety
+///
+/// `sleepers` is the `&AtomicU32` that [`WaitWordRef::sleep_registered`]
+/// registered it with, still borrowed there.
+#[cfg(not(loom))]
+unsafe extern "C" fn give_back_sleeper(sleepers: *mut std::ffi::c_void) {
+    // SAFETY: by the contract above.
+    unregister(unsafe { &*(sleepers as *const AtomicU32) });
 }
 
 impl Default for WaitWord {
