@@ -6,9 +6,10 @@
 //! takes a permit, by any path, sees the writes of the release it took it
 //! from, saturated or not), no lost wake-up (two sleepers and one release
 //! each, which exercises the bit's one-or-all wake rule; timed and barging
-//! acquirers). Run with
+//! acquirers; a sleeper cancelled in its sleep, whose cleanup passes its
+//! wake-up on). Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom cargo test -p waitwise --release --test loom_semaphore`
-//! (about 10 s on 2 cores).
+//! (about 3 s on 2 cores once built).
 #![cfg(loom)]
 
 mod loom_common;
@@ -18,9 +19,9 @@ use loom_common::model_reaching_both;
 use loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use loom::thread;
 use std::time::Duration;
-use waitwise::semaphore::{PolicySemaphoreWait, Semaphore, SemaphoreRef};
+use waitwise::semaphore::{PolicySemaphoreWait, Semaphore, SemaphoreRef, SemaphoreWait, MAY_SLEEP};
 use waitwise::{Deadline, Policy, WaitOptions};
-use waitwise_platform::futex::Futex;
+use waitwise_platform::futex::{Futex, FutexWait, Interrupted};
 use waitwise_platform::shim::Arc;
 
 fn semaphore(permits: u32) -> Semaphore {
@@ -274,6 +275,74 @@ fn two_single_releases_wake_two_sleepers() {
             h.join().unwrap();
         }
         assert_eq!(words.view().available(), 0);
+        // Relaxed: every thread that touched it is joined.
+        assert_eq!(words.sleepers.load(Ordering::Relaxed), 0);
+    });
+}
+
+/// The unwind a cancellation starts in a sleeper, here a panic payload
+/// that the sleeper's own thread catches.
+struct Cancelled;
+
+/// A [`SemaphoreWait`] whose sleep ends the thread's wait as a
+/// cancellation does: after the futex sleep, whatever ended it, the
+/// cleanup (`abandon_sleep`, what the interposer's glibc cleanup handler
+/// runs) and an unwind through `acquire_contended`.
+struct CancelledInTheSleep;
+
+impl SemaphoreWait for CancelledInTheSleep {
+    fn poll(&mut self, _: &Futex, _: Deadline, _: impl FnMut(u32) -> bool) {}
+
+    fn sleep(
+        &mut self,
+        sem: SemaphoreRef<'_>,
+        timeout: Option<Duration>,
+    ) -> Result<FutexWait, Interrupted> {
+        sem.futex().wait(MAY_SLEEP, timeout);
+        sem.abandon_sleep();
+        std::panic::resume_unwind(Box::new(Cancelled))
+    }
+}
+
+/// A sleeper cancelled in its sleep may have been the one a release woke:
+/// its cleanup passes the wake-up on, so the other sleeper gets the
+/// permit. Without the pass-on, a release that read two sleepers keeps the
+/// bit and wakes only the cancelled one, and the other sleeps forever. A
+/// second release then ends the cancelled thread's sleep if it still
+/// sleeps (a cancellation request would interrupt it); a permit it takes
+/// before sleeping it gives back.
+#[test]
+fn a_cancelled_sleeper_passes_its_wake_up_on() {
+    loom::model(|| {
+        let words = Words::new(0);
+        let cancelled = {
+            let words = words.clone();
+            thread::spawn(move || {
+                let sem = words.view();
+                let got = sem.try_acquire()
+                    || match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        sem.acquire_contended(&mut CancelledInTheSleep, Deadline::NEVER)
+                    })) {
+                        Ok(out) => out.acquired(),
+                        Err(payload) => {
+                            assert!(payload.is::<Cancelled>());
+                            false
+                        }
+                    };
+                if got {
+                    sem.release(1);
+                }
+            })
+        };
+        let sleeper = {
+            let words = words.clone();
+            thread::spawn(move || words.acquire())
+        };
+        assert_eq!(words.view().release(1), 1);
+        sleeper.join().unwrap();
+        assert_eq!(words.view().release(1), 1);
+        cancelled.join().unwrap();
+        assert_eq!(words.view().available(), 1);
         // Relaxed: every thread that touched it is joined.
         assert_eq!(words.sleepers.load(Ordering::Relaxed), 0);
     });
