@@ -49,11 +49,10 @@
 //!
 //! # Memory ordering
 //!
-//! The lock word's are [`TtasLockRef`]'s. `__owner` and `__count` are
-//! written only by the
-//! holder, inside the critical section, and read by others only to compare
-//! against their own id (which they never see unless they hold the lock):
-//! Relaxed.
+//! The lock word's orderings are [`TtasLockRef`]'s. `__owner` and
+//! `__count` are written only by the holder, inside the critical section,
+//! and read by others only to compare against their own id (which they
+//! never see unless they hold the lock): Relaxed.
 //!
 //! `__kind` is Relaxed too: `pthread_mutex_init` (or a static initializer)
 //! writes it before the mutex is shared, so whatever shares the mutex
