@@ -45,22 +45,24 @@
 //! arrives while they sleep ends the thread there. A thread that glibc
 //! unwinds out of the sleep (that, or a signal handler's `pthread_exit`)
 //! leaves `SLEEPERS` and passes on a wake-up it may have been handed
-//! ([`unwound`]). A signal handler that interrupts the sleep and returns
-//! ends the wait with `EINTR`, as glibc does (`sem_wait` only without
-//! `SA_RESTART`, the timed waits always: the kernel's rule for an untimed
-//! and a timed futex wait). Programs rely on it to leave a wait loop on a
-//! signal.
+//! ([`abandon_unwound_sleep`], a glibc cleanup handler). A signal handler
+//! that interrupts the sleep and returns ends the wait with `EINTR`, as
+//! glibc does (`sem_wait` only without `SA_RESTART`, the timed waits
+//! always: the kernel's rule for an untimed and a timed futex wait).
+//! Programs rely on it to leave a wait loop on a signal.
 
 use crate::profile::{self, Kind};
 use crate::real::{self, forward, set_errno};
 use crate::{cleanup, poll, time};
 use libc::{sem_t, timespec, EAGAIN, EINVAL};
-use std::ffi::{c_int, c_uint, c_void};
+use std::ffi::{c_int, c_uint};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use waitwise::platform::cancel;
 use waitwise::platform::futex::{Futex, FutexWait, Interrupted, OnSignal};
-use waitwise::semaphore::{AcquireOutcome, SemaphoreRef, SemaphoreWait, MAY_SLEEP};
+use waitwise::semaphore::{
+    abandon_unwound_sleep, AcquireOutcome, SemaphoreRef, SemaphoreWait, MAY_SLEEP,
+};
 use waitwise::{Deadline, SyncKind};
 
 const _: () = assert!(std::mem::size_of::<sem_t>() == 32);
@@ -181,27 +183,15 @@ impl SemaphoreWait for SemWait {
         sem: SemaphoreRef<'_>,
         timeout: Option<Duration>,
     ) -> Result<FutexWait, Interrupted> {
-        // SAFETY: `unwound` takes the view it is given, alive in this
-        // frame, and never unwinds.
+        // SAFETY: `abandon_unwound_sleep` takes the view it is given,
+        // alive in this frame, and never unwinds.
         unsafe {
-            cleanup::on_forced_unwind(&sem, unwound, || {
+            cleanup::on_forced_unwind(&sem, abandon_unwound_sleep, || {
                 sem.futex()
                     .wait_cancellable(MAY_SLEEP, timeout, OnSignal::Return)
             })
         }
     }
-}
-
-/// The cleanup of a sleeper that glibc unwinds (cancelled, or its signal
-/// handler called `pthread_exit`): [`SemaphoreRef::abandon_sleep`].
-///
-/// # Safety
-///
-/// `sem` points at the [`SemaphoreRef`] of a live semaphore this thread
-/// sleeps on.
-unsafe extern "C" fn unwound(sem: *mut c_void) {
-    // SAFETY: caller's contract.
-    unsafe { *(sem as *const SemaphoreRef<'_>) }.abandon_sleep();
 }
 
 /// The body of the three waits: a cancellation point, then the fast path,

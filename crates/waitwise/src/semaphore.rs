@@ -128,25 +128,40 @@ pub trait SemaphoreWait {
     /// The waiter is counted in `sem`'s sleepers for the whole call. A
     /// sleep that can end in an unwind (a cancellation, a signal handler's
     /// `pthread_exit`) must call [`SemaphoreRef::abandon_sleep`] on the
-    /// way out. The default ([`Futex::wait`]) does, from a drop guard.
+    /// way out, from a cleanup handler rather than a drop guard (an unwind
+    /// that a signal handler starts at any instruction aborts in a frame
+    /// with landing pads). The default ([`Futex::wait`]) does.
     #[inline]
     fn sleep(
         &mut self,
         sem: SemaphoreRef<'_>,
         timeout: Option<Duration>,
     ) -> Result<FutexWait, Interrupted> {
-        /// Gives the registration back if an unwind leaves the sleep.
-        struct AbandonOnUnwind<'a>(SemaphoreRef<'a>);
-        impl Drop for AbandonOnUnwind<'_> {
-            fn drop(&mut self) {
-                self.0.abandon_sleep();
+        let sleep = || Ok(sem.futex().wait(MAY_SLEEP, timeout));
+        #[cfg(not(loom))]
+        {
+            // SAFETY: `abandon_unwound_sleep` takes the view it is given,
+            // alive in this frame, and never unwinds; the futex wait does
+            // not panic.
+            unsafe {
+                waitwise_platform::cancel::on_forced_unwind(&sem, abandon_unwound_sleep, sleep)
             }
         }
-        let guard = AbandonOnUnwind(sem);
-        let slept = sem.futex().wait(MAY_SLEEP, timeout);
-        std::mem::forget(guard);
-        Ok(slept)
+        #[cfg(loom)]
+        sleep()
     }
+}
+
+/// The cleanup handler of a sleep that a forced unwind leaves:
+/// [`SemaphoreRef::abandon_sleep`] on the view `sem` points at.
+///
+/// # Safety
+///
+/// `sem` points at a live [`SemaphoreRef`].
+#[cfg(not(loom))]
+pub unsafe extern "C" fn abandon_unwound_sleep(sem: *mut std::ffi::c_void) {
+    // SAFETY: caller's contract.
+    unsafe { *(sem as *const SemaphoreRef<'_>) }.abandon_sleep();
 }
 
 /// The engine's [`SemaphoreWait`] for a [`Policy`]: polls with its
