@@ -51,6 +51,9 @@ pub const CALIBRATION_BUDGET: Duration = Duration::from_millis(40);
 pub const SPIN_ROUND_TRIPS: usize = 200;
 /// Futex round trips measured (at most; the budget may cut them short).
 pub const FUTEX_ROUND_TRIPS: usize = 40;
+/// Round trips of each kind measured whatever the budget (the first is
+/// dropped as a warm-up).
+pub const MIN_ROUND_TRIPS: usize = 3;
 /// `B` a process starts from when neither `WAITWISE_BLOCK_NS` nor a
 /// machine profile gives one, until its own wake-ups teach it. Guessed: a
 /// typical futex sleep/wake cost between a bare-metal machine (~2-5 µs)
@@ -417,7 +420,11 @@ pub mod round_trips {
             t0.elapsed().as_nanos() as f64
         };
         let mut spin = Vec::with_capacity(SPIN_ROUND_TRIPS);
-        while spin.len() < SPIN_ROUND_TRIPS && start.elapsed() < budget / 4 {
+        // At least MIN_ROUND_TRIPS of each, however slow the machine: a
+        // loaded machine gives a noisy figure, never none.
+        while spin.len() < MIN_ROUND_TRIPS
+            || (spin.len() < SPIN_ROUND_TRIPS && start.elapsed() < budget / 4)
+        {
             spin.push(round(false));
         }
         // Switch modes only between rounds: the partner reads the mode
@@ -425,7 +432,9 @@ pub mod round_trips {
         // Release store after it, the partner's `now_mode` read sees it.
         shared.mode.store(MODE_FUTEX, Ordering::Release);
         let mut futex = Vec::with_capacity(FUTEX_ROUND_TRIPS);
-        while futex.len() < FUTEX_ROUND_TRIPS && start.elapsed() < budget {
+        while futex.len() < MIN_ROUND_TRIPS
+            || (futex.len() < FUTEX_ROUND_TRIPS && start.elapsed() < budget)
+        {
             futex.push(round(true));
         }
         // Release, both: the partner Acquire-loads the token, then reads
