@@ -51,7 +51,7 @@ use crate::real::{self, forward};
 use crate::{cleanup, mutex, time};
 use libc::{pthread_cond_t, pthread_condattr_t, pthread_mutex_t, timespec, EINVAL};
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicU32, AtomicU8, Ordering};
 use std::time::Duration;
 use waitwise::condvar::CondSeqRef;
 use waitwise::platform::cancel;
@@ -317,18 +317,30 @@ unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadli
     cancel::point();
     // SAFETY: caller's contract.
     let cond_seq = cond_seq(unsafe { words(c) });
-    let ticket = cond_seq.enter();
-    // SAFETY: caller's contract.
-    let r = unsafe { mutex::unlock(m) };
-    if r != 0 {
-        // Not the owner of an error-checking mutex: EPERM, no wait.
-        cond_seq.leave();
-        return r;
-    }
-    let waiter = Waiter { c, m };
-    // SAFETY: `unwound` takes a `Waiter` and never unwinds.
-    let timed_out = unsafe {
+    let waiter = Waiter {
+        c,
+        m,
+        step: AtomicU8::new(OUTSIDE),
+    };
+    // From enter to leave, the cleanup routine knows what to undo: a
+    // signal handler's `pthread_exit` may end the thread at any
+    // instruction, and a waiter count left behind would keep
+    // `pthread_cond_destroy` waiting forever.
+    // SAFETY: `unwound` takes a `Waiter` and never unwinds; `m` is a live
+    // mutex (caller's contract) for the unlock inside.
+    let waited = unsafe {
         cleanup::on_forced_unwind(&waiter, unwound, || {
+            let ticket = cond_seq.enter();
+            waiter.now(HOLDING);
+            // `m` is a live mutex (caller's contract; outer unsafe block).
+            let r = mutex::unlock(m);
+            if r != 0 {
+                // Not the owner of an error-checking mutex: EPERM, no wait.
+                waiter.now(OUTSIDE);
+                cond_seq.leave();
+                return Err(r);
+            }
+            waiter.now(WAITING);
             let start = profile::start();
             let limit = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
             let policy = Policy::poll_then_block(Duration::from_nanos(limit));
@@ -338,10 +350,17 @@ unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadli
             };
             let out = cond_seq.wait(ticket, &policy, deadline, rules);
             profile::finish(start, Kind::Cond, c, out.blocked());
-            out.timed_out()
+            // Marked first: an unwind between the two leaks a count rather
+            // than giving one back twice.
+            waiter.now(OUTSIDE);
+            cond_seq.leave();
+            Ok(out.timed_out())
         })
     };
-    cond_seq.leave();
+    let timed_out = match waited {
+        Ok(timed_out) => timed_out,
+        Err(r) => return r,
+    };
     // SAFETY: caller's contract.
     match unsafe { mutex::lock(m) } {
         0 if timed_out => libc::ETIMEDOUT,
@@ -349,17 +368,40 @@ unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadli
     }
 }
 
-/// What [`unwound`] needs of a waiter.
+/// [`Waiter::step`]: not entered, or already left; nothing to undo.
+const OUTSIDE: u8 = 0;
+/// [`Waiter::step`]: entered, still holding the mutex.
+const HOLDING: u8 = 1;
+/// [`Waiter::step`]: entered, the mutex released.
+const WAITING: u8 = 2;
+
+/// What [`unwound`] needs of a waiter. No destructor (crate docs,
+/// "Unwinding").
 struct Waiter {
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
+    /// How far the wait got: [`OUTSIDE`], [`HOLDING`] or [`WAITING`].
+    step: AtomicU8,
+}
+
+impl Waiter {
+    /// Records the step the wait has reached. Only this thread reads it
+    /// (its cleanup routine runs on it), so Relaxed; the compiler fences
+    /// keep the store between the steps it separates.
+    #[inline(always)]
+    fn now(&self, step: u8) {
+        compiler_fence(Ordering::SeqCst);
+        self.step.store(step, Ordering::Relaxed);
+        compiler_fence(Ordering::SeqCst);
+    }
 }
 
 /// The cleanup of a waiter that glibc unwinds (cancelled, or its signal
-/// handler called `pthread_exit`): it passes on a signal it may have been
-/// handed and leaves ([`CondSeqRef::leave_passing_on_wake`], as glibc
-/// does), and re-locks the mutex, which POSIX requires to be held when the
-/// thread's own cleanup handlers run.
+/// handler called `pthread_exit`), as far as the wait got: a waiter that
+/// released the mutex passes on a signal it may have been handed and
+/// leaves ([`CondSeqRef::leave_passing_on_wake`], as glibc does), and
+/// re-locks the mutex, which POSIX requires to be held when the thread's
+/// own cleanup handlers run; one that still holds it only leaves.
 ///
 /// # Safety
 ///
@@ -368,7 +410,15 @@ unsafe extern "C" fn unwound(waiter: *mut std::ffi::c_void) {
     // SAFETY: caller's contract.
     let waiter = unsafe { &*(waiter as *const Waiter) };
     // SAFETY: the condvar stays alive while a thread waits on it (POSIX).
-    cond_seq(unsafe { words(waiter.c) }).leave_passing_on_wake();
-    // SAFETY: the waiter's mutex, which it unlocked to wait.
-    unsafe { mutex::lock(waiter.m) };
+    let cond_seq = cond_seq(unsafe { words(waiter.c) });
+    // Relaxed: written by this thread (Waiter::now).
+    match waiter.step.load(Ordering::Relaxed) {
+        HOLDING => cond_seq.leave(),
+        WAITING => {
+            cond_seq.leave_passing_on_wake();
+            // SAFETY: the waiter's mutex, which it unlocked to wait.
+            unsafe { mutex::lock(waiter.m) };
+        }
+        _ => {}
+    }
 }
