@@ -133,7 +133,12 @@ impl<'a> CondSeqRef<'a> {
 
     /// Enters a wait, holding the mutex: counts the waiter in `WAITERS`
     /// and reads `SEQ`. Unlock the mutex next, then [`CondSeqRef::wait`].
-    #[inline]
+    ///
+    /// Inlined always (also unoptimized): a front end that undoes the
+    /// count from a cleanup routine marks the step right after it, and the
+    /// fewer instructions in between, the smaller the window an
+    /// asynchronous unwind can leak it in.
+    #[inline(always)]
     pub fn enter(self) -> WaitTicket {
         // WAITERS += 1. Relaxed, and the SEQ read too: ordered by the mutex
         // (module doc, "Memory ordering").
@@ -171,7 +176,9 @@ impl<'a> CondSeqRef<'a> {
     /// access to the words but for the address of a wake-up that a waiting
     /// destroyer asked for (a wake on memory the destroyer may already have
     /// freed is harmless: the kernel finds no sleeper there).
-    #[inline]
+    ///
+    /// Inlined always, as [`CondSeqRef::enter`].
+    #[inline(always)]
     pub fn leave(self) {
         let waiters = self.waiters;
         #[cfg(not(loom))]
