@@ -375,9 +375,14 @@ pub fn wake_address(word: *const u32, count: u32) -> usize {
     usize::try_from(rc).unwrap_or(0)
 }
 
+/// The calling thread's `errno`, read in place: an `io::Error` would be a
+/// value with a destructor, whose landing pad in a wait's frame makes a
+/// forced unwind that a signal handler starts there abort.
 #[cfg(not(loom))]
+#[inline(always)]
 fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+    // SAFETY: errno's slot is the calling thread's, always valid.
+    unsafe { *libc::__errno_location() }
 }
 
 /// `now(CLOCK_MONOTONIC) + timeout`, or `None` when that overflows (wait

@@ -92,6 +92,13 @@ extern "C" fn on_load() {
     profile::load();
     mutex::register_fork_handler();
     waitwise_platform::cancel::prepare();
+    // The lazy state a wait may need later, set up now: an initializer
+    // runs code with landing pads (allocation, a `Once`'s reset guard), and
+    // a signal handler's `pthread_exit` that interrupted a waiter there
+    // would abort. The CPU features (a hundred microseconds of CPUID on a
+    // virtual machine) are read when the clock learns the TSC's rate.
+    let _ = waitwise_platform::features::cpu();
+    let _ = waitwise_platform::clock::cycle_clock();
 }
 
 /// At exit (`exit` or return from `main`; not `_exit`): write the profile.
