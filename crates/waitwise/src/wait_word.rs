@@ -510,11 +510,7 @@ impl<'a> WaitWordRef<'a> {
             // borrowed for the whole call, and cannot unwind; the futex
             // waits do not panic.
             unsafe {
-                waitwise_platform::cancel::on_forced_unwind(
-                    self.sleepers,
-                    give_back_sleeper,
-                    sleep,
-                )
+                waitwise_platform::cancel::on_forced_unwind(self.sleepers, give_back_sleeper, sleep)
             }
         }
         #[cfg(loom)]
