@@ -25,15 +25,19 @@ fn threads() -> usize {
 }
 
 /// Runs `test_name` in a fresh process of this binary with the scenario
-/// variable set, and checks that it passed there.
+/// variable set (and `WAITWISE_BLOCK_NS` unset), and checks that it passed
+/// there.
 fn in_fresh_process(test_name: &str) {
+    in_fresh_process_with(test_name, |cmd| cmd.env_remove("WAITWISE_BLOCK_NS"));
+}
+
+/// [`in_fresh_process`] with the child's command adjusted by `setup`.
+fn in_fresh_process_with(test_name: &str, setup: impl FnOnce(&mut Command) -> &mut Command) {
     let exe = std::env::current_exe().unwrap();
-    let out = Command::new(exe)
-        .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(SCENARIO, "1")
-        .env_remove("WAITWISE_BLOCK_NS")
-        .output()
-        .unwrap();
+    let mut cmd = Command::new(exe);
+    cmd.args([test_name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(SCENARIO, "1");
+    let out = setup(&mut cmd).output().unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -147,23 +151,9 @@ fn first_timed_acquire_starts_no_thread_and_calibrates_nothing() {
 #[test]
 fn the_starting_block_cost_follows_the_environment() {
     if !child() {
-        let exe = std::env::current_exe().unwrap();
-        let out = Command::new(exe)
-            .args([
-                "the_starting_block_cost_follows_the_environment",
-                "--exact",
-                "--test-threads=1",
-            ])
-            .env(SCENARIO, "1")
-            .env("WAITWISE_BLOCK_NS", "7777")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        return;
+        return in_fresh_process_with("the_starting_block_cost_follows_the_environment", |cmd| {
+            cmd.env("WAITWISE_BLOCK_NS", "7777")
+        });
     }
     let start = starting_block_cost();
     assert_eq!(start.source, BlockCostSource::Environment);
