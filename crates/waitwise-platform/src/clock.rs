@@ -109,9 +109,10 @@ mod sys {
     }
 }
 
-/// `CLOCK_MONOTONIC` in nanoseconds.
+/// `CLOCK_MONOTONIC` in nanoseconds (a vDSO call that a forced unwind may
+/// pass through).
 #[inline(always)]
-fn monotonic_raw_ns() -> u64 {
+pub fn monotonic_raw_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

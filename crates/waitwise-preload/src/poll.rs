@@ -11,17 +11,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// useful poll limit, and the ~20 ns clock read stays a small fraction.
 const CLOCK_CHECK_INTERVAL: u32 = 16;
 
-/// `CLOCK_MONOTONIC` in ns (a vDSO call).
-#[inline]
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is writable; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+/// `CLOCK_MONOTONIC` in ns: the platform's reader, whose call a forced
+/// unwind from a signal handler may pass through.
+pub use waitwise_platform::clock::monotonic_raw_ns as monotonic_ns;
 
 /// Polls `word` (Acquire loads, PAUSE between them) for at most `limit_ns`
 /// until `ready(value)`; returns the ready value, or `None` when the limit

@@ -156,13 +156,22 @@ fn read_starting_block_cost() -> BlockCost {
 /// `B` learned from this process's wake-ups so far, once there are enough
 /// (`None` under loom, where nothing sleeps for real).
 pub fn learned_block_cost() -> Option<BlockCost> {
+    learned().map(|(ns, samples)| BlockCost {
+        ns,
+        source: BlockCostSource::Learned { samples },
+    })
+}
+
+/// The learned `B` (floored and capped as a measured one) and its sample
+/// count; plain numbers, so the wait path that reads it holds no value
+/// with a destructor.
+#[inline]
+fn learned() -> Option<(f64, u64)> {
     #[cfg(not(loom))]
     {
         let w = waitwise_platform::wake_latency::estimate()?;
-        Some(BlockCost {
-            ns: (w.median_ns as f64).clamp(MIN_MEASURED_BLOCK_NS, env::MAX_BLOCK_NS as f64),
-            source: BlockCostSource::Learned { samples: w.samples },
-        })
+        let ns = (w.median_ns as f64).clamp(MIN_MEASURED_BLOCK_NS, env::MAX_BLOCK_NS as f64);
+        Some((ns, w.samples))
     }
     #[cfg(loom)]
     None
@@ -183,11 +192,7 @@ pub fn block_ns() -> f64 {
     if let Some(b) = FIXED.get() {
         return b.ns;
     }
-    #[cfg(not(loom))]
-    if let Some(w) = waitwise_platform::wake_latency::estimate() {
-        return (w.median_ns as f64).clamp(MIN_MEASURED_BLOCK_NS, env::MAX_BLOCK_NS as f64);
-    }
-    starting_block_cost().ns
+    learned().map_or_else(|| starting_block_cost().ns, |(ns, _)| ns)
 }
 
 /// Fixes the process's `B` to `b` for the rest of its life (no learning),
