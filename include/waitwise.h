@@ -6,11 +6,16 @@
  * measured on this machine. Objects: event, barrier, mutex, condition
  * variable, semaphore; a policy value chooses how each object waits.
  *
- * Build:  cargo build --release -p waitwise-ffi
- * Link:   cc -Iinclude prog.c -Ltarget/release -lwaitwise -lpthread
- *         (run with LD_LIBRARY_PATH=target/release), or statically:
- *         cc -Iinclude prog.c target/release/libwaitwise.a \
- *            -lpthread -ldl -lm -lrt -lgcc_s
+ * Build:   cargo build --release -p waitwise-ffi
+ * Install: crates/waitwise-ffi/install.sh /usr/local
+ *          (the library as libwaitwise.so.VERSION with the links
+ *          libwaitwise.so.0 (its SONAME) and libwaitwise.so, libwaitwise.a,
+ *          this header, and lib/pkgconfig/waitwise.pc and
+ *          waitwise-static.pc; DESTDIR is honoured)
+ * Link:    cc prog.c $(pkg-config --cflags --libs waitwise), or statically:
+ *          cc prog.c $(pkg-config --cflags --libs waitwise-static)
+ *          (PKG_CONFIG_PATH=PREFIX/lib/pkgconfig for a prefix that
+ *          pkg-config does not search)
  *
  * Conventions
  * - Names are waitwise_<object>_<verb>; objects are opaque, made by
@@ -48,6 +53,24 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- Version ---- */
+
+/** The version this header belongs to (the crate's, MAJOR.MINOR.PATCH). */
+#define WAITWISE_VERSION_MAJOR 0
+#define WAITWISE_VERSION_MINOR 1
+#define WAITWISE_VERSION_PATCH 0
+/** MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons. */
+#define WAITWISE_VERSION_NUMBER 100
+#define WAITWISE_VERSION_STRING "0.1.0"
+/** The C ABI's major version: the N of the SONAME libwaitwise.so.N. */
+#define WAITWISE_ABI_VERSION 0
+
+/** The loaded library's version, "MAJOR.MINOR.PATCH"; a static string,
+ *  never NULL, never freed. Compare with WAITWISE_VERSION_STRING. */
+const char *waitwise_version(void);
+/** The loaded library's WAITWISE_VERSION_NUMBER. */
+uint32_t waitwise_version_number(void);
 
 /* ---- Return codes (values equal to the Linux errno of the same name) ---- */
 

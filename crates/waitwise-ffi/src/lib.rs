@@ -13,6 +13,11 @@
 //! | `semaphore.rs` | `waitwise_semaphore_t` | [`waitwise_core::semaphore::Semaphore`] |
 //! | `policy.rs` | `waitwise_policy_t` (a value) | [`waitwise_core::Policy`] |
 //! | `probe.rs` | `char *` JSON | [`waitwise_core::probe::Probe`] |
+//! | `version.rs` | `const char *`, `uint32_t` | the crate's version |
+//!
+//! The shared object's SONAME is `libwaitwise.so.0` (`build.rs`);
+//! `install.sh` installs the library, the header and a pkg-config file
+//! (`waitwise.pc.in`) under a prefix.
 //!
 //! `error.rs` holds the return codes and [`error::boundary`], which every
 //! `extern "C"` body runs in so that no panic unwinds into C.
@@ -28,3 +33,4 @@ pub mod policy;
 pub mod probe;
 pub mod semaphore;
 pub mod timeout;
+pub mod version;

@@ -23,7 +23,9 @@ struct Signature {
 }
 
 fn header_path() -> PathBuf {
-    Path::new(MANIFEST_DIR).join("../../include/waitwise.h")
+    // A link to the repository's `include/waitwise.h`, so that the
+    // packaged crate carries the header.
+    Path::new(MANIFEST_DIR).join("include/waitwise.h")
 }
 
 fn header() -> String {
@@ -197,6 +199,8 @@ fn header_constants() -> BTreeMap<String, i128> {
         .filter_map(|l| l.trim().strip_prefix("#define "))
         .filter_map(|l| l.trim().split_once(char::is_whitespace))
         .filter(|(name, _)| name.starts_with("WAITWISE_"))
+        // Strings (WAITWISE_VERSION_STRING) are checked by tests/version.rs.
+        .filter(|(_, v)| !v.trim().starts_with('"'))
         .map(|(name, v)| (name.to_string(), value(v)))
         .collect()
 }

@@ -105,6 +105,16 @@ static void test_errors_and_policies(void) {
     printf("errors, policies: ok\n");
 }
 
+static void test_version(void) {
+    /* The loaded library is the one this header describes. */
+    CHECK(strcmp(waitwise_version(), WAITWISE_VERSION_STRING) == 0);
+    CHECK(waitwise_version_number() == WAITWISE_VERSION_NUMBER);
+    CHECK(WAITWISE_VERSION_NUMBER == WAITWISE_VERSION_MAJOR * 10000 +
+                                         WAITWISE_VERSION_MINOR * 100 +
+                                         WAITWISE_VERSION_PATCH);
+    printf("version: ok\n");
+}
+
 static void test_null_handling(void) {
     CHECK_RC(waitwise_event_new(NULL), WAITWISE_EINVAL);
     CHECK_RC(waitwise_event_new_with_policy(NULL, waitwise_policy_block()), WAITWISE_EINVAL);
@@ -519,6 +529,7 @@ static void section(const char *name, void (*test)(void)) {
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     section("errors", test_errors_and_policies);
+    section("version", test_version);
     section("null", test_null_handling);
     section("event", test_event);
     section("mutex", test_mutex);

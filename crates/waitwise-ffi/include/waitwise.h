@@ -1,0 +1,1 @@
+../../../include/waitwise.h
