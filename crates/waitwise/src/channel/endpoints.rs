@@ -358,6 +358,21 @@ impl<T> Receiver<T> {
         Iter { rx: self }
     }
 
+    /// An iterator over the values in the channel now: it never waits, and
+    /// ends at the first [`Receiver::try_recv`] that finds none.
+    ///
+    /// # Examples
+    /// ```
+    /// let (tx, rx) = waitwise::channel::bounded(4);
+    /// tx.send(1).unwrap();
+    /// tx.send(2).unwrap();
+    /// assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1, 2]);
+    /// assert_eq!(rx.try_iter().next(), None); // empty, and tx still lives
+    /// ```
+    pub fn try_iter(&self) -> TryIter<'_, T> {
+        TryIter { rx: self }
+    }
+
     /// Whether every sender is gone (once the channel is empty, receives
     /// will fail).
     pub fn is_disconnected(&self) -> bool {
@@ -426,6 +441,58 @@ impl<'a, T> IntoIterator for &'a Receiver<T> {
     }
 }
 
+/// Non-blocking iterator over a [`Receiver`]'s values
+/// ([`Receiver::try_iter`]).
+#[derive(Debug)]
+pub struct TryIter<'a, T> {
+    rx: &'a Receiver<T>,
+}
+
+impl<T> Iterator for TryIter<'_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        self.rx.try_recv().ok()
+    }
+}
+
+/// Blocking iterator that owns a [`Receiver`] (`for v in rx`); it ends when
+/// the channel is empty and every sender is gone, and drops the receiver
+/// with itself.
+#[derive(Debug)]
+pub struct IntoIter<T> {
+    rx: Receiver<T>,
+}
+
+impl<T> Iterator for IntoIter<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        self.rx.recv().ok()
+    }
+}
+
+/// `for v in rx`: the receiver moves into the loop (into a thread, say).
+///
+/// # Examples
+/// ```
+/// let (tx, rx) = waitwise::channel::bounded(2);
+/// let consumer = std::thread::spawn(move || rx.into_iter().sum::<u32>());
+/// for i in 1..=4 {
+///     tx.send(i).unwrap();
+/// }
+/// drop(tx);
+/// assert_eq!(consumer.join().unwrap(), 10);
+/// ```
+impl<T> IntoIterator for Receiver<T> {
+    type Item = T;
+    type IntoIter = IntoIter<T>;
+
+    fn into_iter(self) -> IntoIter<T> {
+        IntoIter { rx: self }
+    }
+}
+
 impl<T> Clone for Sender<T> {
     fn clone(&self) -> Self {
         // Relaxed: see the module's memory-ordering paragraph.
@@ -467,14 +534,26 @@ impl<T> Drop for Receiver<T> {
     }
 }
 
+/// What a user can act on: how full the channel is and whether the other
+/// side is gone (a snapshot). The values themselves are not shown (`T`
+/// need not be `Debug`, and reading them would take them).
 impl<T> fmt::Debug for Sender<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad("Sender { .. }")
+        f.debug_struct("Sender")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .field("disconnected", &self.is_disconnected())
+            .finish()
     }
 }
 
+/// As [`Sender`]'s: length, capacity, whether every sender is gone.
 impl<T> fmt::Debug for Receiver<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad("Receiver { .. }")
+        f.debug_struct("Receiver")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .field("disconnected", &self.is_disconnected())
+            .finish()
     }
 }

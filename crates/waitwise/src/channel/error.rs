@@ -63,15 +63,28 @@ pub enum RecvTimeoutError {
     Disconnected,
 }
 
-/// [`try_bounded`](super::try_bounded) was asked for more slots than a
-/// channel can index.
+/// [`try_bounded`](super::try_bounded) was asked for no slot (a
+/// rendezvous channel, which waitwise does not offer) or for more slots
+/// than a channel can index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
-#[error("channel capacity {requested} exceeds the maximum {max}")]
+#[error("{}", capacity_message(*requested, *max))]
 pub struct CapacityError {
     /// The capacity asked for.
     pub requested: usize,
     /// The largest capacity possible for this element type.
     pub max: usize,
+}
+
+/// The text of a [`CapacityError`].
+fn capacity_message(requested: usize, max: usize) -> String {
+    if requested == 0 {
+        "channel capacity 0 is not supported: a zero-capacity (rendezvous) \
+         channel, where a send waits for a receiver, is not offered; use a \
+         capacity of at least 1"
+            .to_string()
+    } else {
+        format!("channel capacity {requested} exceeds the maximum {max}")
+    }
 }
 
 impl<T> SendError<T> {

@@ -26,13 +26,13 @@
 //!
 //! # Capacity
 //!
-//! `cap == 0` is treated as `cap == 1`: a zero-capacity (rendezvous)
-//! channel, where a send waits for a receiver to take the value, is not
-//! offered, and a channel of one slot is the closest behaviour that never
-//! deadlocks a program written for it (a send returns once the value is in
-//! the slot, not once it is received). [`Sender::capacity`] reports 1.
-//! Capacities beyond [`max_capacity`] cannot be indexed: [`try_bounded`]
-//! reports them as [`CapacityError`]; [`bounded`] panics.
+//! A channel has at least one slot. `cap == 0` is rejected: in crossbeam
+//! and std's `sync_channel` it means a rendezvous channel, where a send
+//! waits until a receiver takes the value, and waitwise does not offer
+//! one; quietly giving such a program a slot would change when its sends
+//! return. [`try_bounded`] reports `0`, and capacities beyond
+//! [`max_capacity`] (which cannot be indexed), as a [`CapacityError`];
+//! [`bounded`] panics with the same message.
 //!
 //! # Examples
 //! ```
@@ -64,7 +64,7 @@ mod error;
 mod index;
 mod ring;
 
-pub use endpoints::{Iter, Receiver, Sender};
+pub use endpoints::{IntoIter, Iter, Receiver, Sender, TryIter};
 pub use error::{
     CapacityError, RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError,
     TrySendError,
@@ -79,20 +79,25 @@ pub fn max_capacity<T>() -> usize {
     ring::max_capacity::<T>()
 }
 
-/// A channel of `cap` slots (`0` means 1; see the [module docs](self)),
-/// waiting with the producer-consumer policy.
+/// A channel of `cap` slots, waiting with the producer-consumer policy.
 ///
 /// # Panics
 ///
-/// If `cap > max_capacity::<T>()`; use [`try_bounded`] to get an error
-/// instead.
+/// If `cap == 0` (a rendezvous channel, not offered: see the [module
+/// docs](self)) or `cap > max_capacity::<T>()`; use [`try_bounded`] to get
+/// an error instead.
 ///
 /// # Examples
 /// ```
-/// let (tx, rx) = waitwise::channel::bounded(0);
+/// let (tx, rx) = waitwise::channel::bounded(1);
 /// assert_eq!(tx.capacity(), 1);
 /// tx.send("hi").unwrap();
 /// assert_eq!(rx.recv(), Ok("hi"));
+/// ```
+///
+/// ```should_panic
+/// // Panics: "channel capacity 0 is not supported ..."
+/// let _ = waitwise::channel::bounded::<u8>(0);
 /// ```
 pub fn bounded<T>(cap: usize) -> (Sender<T>, Receiver<T>) {
     match try_bounded(cap) {
@@ -101,13 +106,14 @@ pub fn bounded<T>(cap: usize) -> (Sender<T>, Receiver<T>) {
     }
 }
 
-/// A channel of `cap` slots, or an error if `cap` is too large.
+/// A channel of `cap` slots, or an error if `cap` is 0 or too large.
 ///
 /// # Examples
 /// ```
 /// use waitwise::channel;
 ///
 /// assert!(channel::try_bounded::<u64>(usize::MAX).is_err());
+/// assert!(channel::try_bounded::<u64>(0).is_err());
 /// let (tx, _rx) = channel::try_bounded::<u64>(8).unwrap();
 /// assert_eq!(tx.capacity(), 8);
 /// ```
@@ -116,7 +122,7 @@ pub fn try_bounded<T>(cap: usize) -> Result<(Sender<T>, Receiver<T>), CapacityEr
 }
 
 /// A channel of `cap` slots with explicit waiting settings (policy,
-/// profiling), or an error if `cap` is too large.
+/// profiling), or an error if `cap` is 0 or too large.
 ///
 /// # Examples
 /// ```
@@ -133,13 +139,13 @@ pub fn bounded_with_options<T>(
     options: WaitOptions,
 ) -> Result<(Sender<T>, Receiver<T>), CapacityError> {
     let max = max_capacity::<T>();
-    if cap > max {
+    if cap == 0 || cap > max {
         return Err(CapacityError {
             requested: cap,
             max,
         });
     }
-    Ok(endpoints::pair(cap.max(1), options))
+    Ok(endpoints::pair(cap, options))
 }
 
 #[cfg(all(test, not(loom)))]
@@ -160,12 +166,51 @@ mod tests {
     }
 
     #[test]
-    fn capacity_zero_is_one_and_too_large_is_an_error() {
-        let (tx, _rx) = bounded::<u8>(0);
-        assert_eq!(tx.capacity(), 1);
+    fn capacity_zero_and_too_large_are_errors() {
+        let err = try_bounded::<u8>(0).unwrap_err();
+        assert_eq!(err.requested, 0);
+        assert!(err.to_string().contains("rendezvous"), "{err}");
         let err = try_bounded::<u8>(usize::MAX).unwrap_err();
         assert_eq!(err.requested, usize::MAX);
         assert!(err.to_string().contains("exceeds"));
+        let (tx, _rx) = bounded::<u8>(1);
+        assert_eq!(tx.capacity(), 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "channel capacity 0 is not supported")]
+    fn bounded_zero_panics_with_the_reason() {
+        let _ = bounded::<u8>(0);
+    }
+
+    #[test]
+    fn receiver_iterates_by_value_and_without_waiting() {
+        let (tx, rx) = bounded(4);
+        tx.send(1).unwrap();
+        tx.send(2).unwrap();
+        assert_eq!(rx.try_iter().collect::<Vec<_>>(), vec![1, 2]);
+        // Empty with a live sender: try_iter ends at once.
+        assert_eq!(rx.try_iter().next(), None);
+        tx.send(3).unwrap();
+        drop(tx);
+        let mut by_value = rx.into_iter();
+        assert_eq!(by_value.next(), Some(3));
+        assert_eq!(by_value.next(), None);
+    }
+
+    #[test]
+    fn debug_shows_fill_and_disconnection() {
+        let (tx, rx) = bounded(3);
+        tx.send(7u8).unwrap();
+        assert_eq!(
+            format!("{tx:?}"),
+            "Sender { len: 1, capacity: 3, disconnected: false }"
+        );
+        drop(tx);
+        assert_eq!(
+            format!("{rx:?}"),
+            "Receiver { len: 1, capacity: 3, disconnected: true }"
+        );
     }
 
     #[test]
