@@ -36,6 +36,7 @@ pub mod mechanism;
 pub mod mutex;
 pub mod options;
 pub mod policy;
+pub mod pool;
 // The probe measures the real machine; loom models have nothing to measure.
 #[cfg(not(loom))]
 pub mod probe;

@@ -1,0 +1,31 @@
+//! A small pool of worker threads for helper/worker jobs and short tasks:
+//! [`ThreadPool::spawn`], [`ThreadPool::scope`], [`ThreadPool::join`].
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | [`idle`] | how an idle worker waits and how a submitter wakes it with one store |
+//! | [`placement`] | one worker per core first, SMT siblings last, extras unpinned |
+//! | [`gate`] | seed 004's parking rule: the SMT threshold `2 / T2 - 1` and the measured utilization |
+//! | `thread_pool` | the workers, the queue, submission, the worker loop |
+//! | `scope`, `task` | the front ends: borrowing scopes, `join`, task handles |
+//!
+//! Under `--cfg loom` only the idle protocol (and the pure placement and
+//! gate code) is built: the loom model `tests/loom_pool.rs` checks it.
+
+pub mod gate;
+pub mod idle;
+pub mod placement;
+#[cfg(not(loom))]
+mod scope;
+#[cfg(not(loom))]
+mod task;
+#[cfg(not(loom))]
+mod thread_pool;
+
+pub use placement::{Tier, WorkerPlace};
+#[cfg(not(loom))]
+pub use scope::Scope;
+#[cfg(not(loom))]
+pub use task::Task;
+#[cfg(not(loom))]
+pub use thread_pool::{PoolBuilder, ThreadPool};
