@@ -41,6 +41,25 @@ impl ScopeState {
 }
 
 /// A scope to spawn borrowing tasks in; see [`ThreadPool::scope`].
+///
+/// A task may borrow only what outlives the scope; the compiler refuses
+/// a borrow of a local of the scope's closure:
+///
+/// ```compile_fail
+/// let pool = waitwise::pool::ThreadPool::new(1).unwrap();
+/// pool.scope(|s| {
+///     let x = 5;
+///     s.spawn(|| println!("{x}"));
+/// });
+/// ```
+///
+/// and the scope cannot escape its closure:
+///
+/// ```compile_fail
+/// let pool = waitwise::pool::ThreadPool::new(1).unwrap();
+/// let mut escaped = None;
+/// pool.scope(|s| escaped = Some(s));
+/// ```
 #[derive(Debug)]
 pub struct Scope<'scope, 'env: 'scope> {
     pool: &'scope Inner,

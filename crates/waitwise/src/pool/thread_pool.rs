@@ -237,6 +237,7 @@ pub struct PoolBuilder {
     pin: bool,
     pair_throughput: f64,
     name: String,
+    places: Option<Vec<WorkerPlace>>,
 }
 
 impl Default for PoolBuilder {
@@ -255,6 +256,7 @@ impl PoolBuilder {
             pin: true,
             pair_throughput: SEED_004_PAIR_THROUGHPUT,
             name: "waitwise-pool".into(),
+            places: None,
         }
     }
 
@@ -293,22 +295,46 @@ impl PoolBuilder {
         self
     }
 
+    /// Places the workers as given instead of by this machine's topology
+    /// (one worker per entry, ordered `Core`, `Sibling`, `Extra`), for
+    /// tests of the sibling gate on machines without SMT.
+    #[doc(hidden)]
+    pub fn with_places(mut self, places: Vec<WorkerPlace>) -> Self {
+        self.places = Some(places);
+        self
+    }
+
     /// Starts the workers. Fails if asked for 0 workers or if a thread
     /// cannot be spawned.
     pub fn build(self) -> io::Result<ThreadPool> {
         let allowed = waitwise_platform::affinity::allowed_cpus().unwrap_or_default();
-        let n = match self.workers {
-            Some(0) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "a pool needs at least one worker",
-                ))
-            }
-            Some(n) => n,
-            None => allowed.len().max(1),
+        let n = match (&self.places, self.workers) {
+            (Some(p), _) => p.len(),
+            (None, w) => w.unwrap_or(allowed.len().max(1)),
         };
-        let topology = waitwise_platform::topology::Topology::current().ok();
-        let places = place(n, topology.as_ref(), &allowed);
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a pool needs at least one worker",
+            ));
+        }
+        let places = match self.places {
+            Some(p) => {
+                let mut sorted = p.clone();
+                sorted.sort_by_key(|w| w.tier as u8);
+                if sorted != p || p[0].tier == Tier::Sibling {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "places must be ordered Core, Sibling, Extra, with a Core before any Sibling",
+                    ));
+                }
+                p
+            }
+            None => {
+                let topology = waitwise_platform::topology::Topology::current().ok();
+                place(n, topology.as_ref(), &allowed)
+            }
+        };
         let count = |t: Tier| places.iter().filter(|p| p.tier == t).count();
         let (c, s) = (count(Tier::Core), count(Tier::Sibling));
         let inner = Arc::new(Inner {
