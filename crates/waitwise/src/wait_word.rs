@@ -400,7 +400,25 @@ impl<'a> WaitWordRef<'a> {
         ready: &mut dyn FnMut(u32) -> bool,
         rules: SleepRules,
     ) -> WaitOutcome {
-        let budget = policy.poll_budget();
+        // `adapt/b` learns from the wait: it reads this object's summary
+        // (keyed by the word's address) and records the wait at the end.
+        let (budget, learning) = policy.begin_wait(self.futex as *const Futex as usize);
+        let out = self.poll_then_block(budget, deadline, v, ready, rules);
+        if let Some(learning) = learning {
+            learning.finish(out.blocked(), out.timed_out());
+        }
+        out
+    }
+
+    #[inline]
+    fn poll_then_block(
+        &self,
+        budget: crate::policy::PollBudget,
+        deadline: Deadline,
+        v: u32,
+        ready: &mut dyn FnMut(u32) -> bool,
+        rules: SleepRules,
+    ) -> WaitOutcome {
         // Polling phase (under loom the first load above was the poll: the
         // model explores the blocking protocol, where wake-ups can be lost).
         if !cfg!(loom) && budget.polls() {

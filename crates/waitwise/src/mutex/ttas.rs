@@ -133,6 +133,15 @@ impl PolicyLockWait {
             poll_end: Deadline::NEVER,
         }
     }
+
+    /// Waits with a budget already drawn (by [`Policy::begin_wait`]).
+    #[inline]
+    pub fn with_budget(budget: PollBudget) -> Self {
+        Self {
+            budget,
+            poll_end: Deadline::NEVER,
+        }
+    }
 }
 
 impl LockWait for PolicyLockWait {
@@ -492,8 +501,14 @@ impl RawTtasMutex {
     fn lock_contended(&self, deadline: Deadline) -> bool {
         let profiler = self.waits.profiler();
         let start = profiler.start();
-        let mut wait = PolicyLockWait::new(&self.waits.policy());
+        // `adapt/b` learns from the acquisition (keyed by the word's address).
+        let word = self.lock_ref().futex as *const Futex as usize;
+        let (budget, learning) = self.waits.policy().begin_wait(word);
+        let mut wait = PolicyLockWait::with_budget(budget);
         let out = self.lock_ref().lock_contended(&mut wait, deadline);
+        if let Some(learning) = learning {
+            learning.finish(out.blocked(), !out.acquired());
+        }
         profiler.finish(start, out.blocked());
         out.acquired()
     }

@@ -12,6 +12,7 @@
 //! | `Ss/b/ALPHA` | yield-poll (switch-spin) for `ALPHA * B`, then block |
 //! | `hw/b/ALPHA` | hardware wait (UMWAIT/MWAITX, with fallback) for `ALPHA * B`, then block |
 //! | `rand/b` | poll for a limit drawn per wait from `e^(x/B)/(B(e-1))` on `[0,B]` |
+//! | `adapt/b` | per object, follow the bounded poll-limit law that cost least on its recent waits ([`adaptive`]) |
 //!
 //! `B` is the block cost on this machine ([`block_cost()`](fn@block_cost): a
 //! documented starting value, then learned from the program's own
@@ -22,6 +23,7 @@
 //! Policies advise, callers block: a policy only answers "which mechanism,
 //! and for how long" ([`Policy::poll_budget`]); [`crate::WaitWord`] runs it.
 
+pub mod adaptive;
 pub mod block_cost;
 pub mod kind;
 pub mod machine_profile;
@@ -47,6 +49,9 @@ pub enum PollLimit {
     Fixed(Duration),
     /// Drawn per wait from the randomized density on `[0, B]`.
     Randomized,
+    /// Drawn per wait from the law the object's own summary of recent
+    /// waits chooses ([`adaptive`]); always in `[0, B]`.
+    Adaptive,
     /// `s//inf`: poll forever, or until the deadlock-avoidance timeout, then
     /// block.
     Forever {
@@ -168,6 +173,17 @@ impl Policy {
         }
     }
 
+    /// The adaptive two-phase policy (`adapt/b`): each object follows the
+    /// bounded poll-limit law that cost least on its recent waits, within
+    /// [`adaptive::WORST_CASE_FACTOR`] of the off-line optimum on any wait
+    /// sequence ([`adaptive`]).
+    pub const fn adaptive() -> Self {
+        Self {
+            mechanism: Mechanism::Pause,
+            limit: PollLimit::Adaptive,
+        }
+    }
+
     /// The default policy for a synchronization kind: `s/b/alpha(kind)`,
     /// with `WAITWISE_ALPHA` taking precedence when it is set and valid.
     pub fn for_kind(kind: SyncKind) -> Self {
@@ -215,19 +231,24 @@ impl Policy {
     }
 
     /// The expected poll limit in ns with the measured `B` (for reports;
-    /// `None` for `s//inf` without timeout; the mean `B/(e-1)` for `rand/b`).
+    /// `None` for `s//inf` without timeout; the mean `B/(e-1)` for `rand/b`,
+    /// and for `adapt/b`, whose objects start there before they learn).
     pub fn poll_limit_ns(&self) -> Option<f64> {
         match self.limit {
             PollLimit::Zero => Some(0.0),
             PollLimit::Alpha(a) => Some(a * block_ns()),
             PollLimit::Fixed(d) => Some(d.as_nanos() as f64),
-            PollLimit::Randomized => Some(block_ns() / (std::f64::consts::E - 1.0)),
+            PollLimit::Randomized | PollLimit::Adaptive => {
+                Some(block_ns() / (std::f64::consts::E - 1.0))
+            }
             PollLimit::Forever { timeout } => timeout.map(|d| d.as_nanos() as f64),
         }
     }
 
     /// What one wait should do: poll with which mechanism, for how long.
-    /// `limit_ns == Some(0.0)` means block at once.
+    /// `limit_ns == Some(0.0)` means block at once. `adapt/b` knows no
+    /// object here and draws like `rand/b` (its starting arm): waits that
+    /// learn call [`Policy::begin_wait`].
     #[inline]
     pub fn poll_budget(&self) -> PollBudget {
         if self.mechanism == Mechanism::Block {
@@ -240,7 +261,9 @@ impl Policy {
             PollLimit::Zero => Some(0.0),
             PollLimit::Alpha(a) => Some(a * block_ns()),
             PollLimit::Fixed(d) => Some(d.as_nanos() as f64),
-            PollLimit::Randomized => Some(randomized::draw_poll_limit(block_ns())),
+            PollLimit::Randomized | PollLimit::Adaptive => {
+                Some(randomized::draw_poll_limit(block_ns()))
+            }
             PollLimit::Forever { timeout } => timeout.map(|d| d.as_nanos() as f64),
         };
         PollBudget {
@@ -249,8 +272,27 @@ impl Policy {
         }
     }
 
+    /// What one wait on the word at `word_addr` should do, and, for
+    /// `adapt/b`, the handle that records the wait in that object's summary
+    /// when it ends ([`adaptive::Learning::finish`]). Other policies: as
+    /// [`Policy::poll_budget`], no handle. Under loom no wait learns.
+    #[inline]
+    pub fn begin_wait(&self, word_addr: usize) -> (PollBudget, Option<adaptive::Learning>) {
+        #[cfg(not(loom))]
+        if self.limit == PollLimit::Adaptive && self.mechanism != Mechanism::Block {
+            let (limit_ns, learning) = adaptive::Learning::begin(word_addr, block_ns());
+            let budget = PollBudget {
+                mechanism: self.mechanism.effective(),
+                limit_ns: Some(limit_ns),
+            };
+            return (budget, Some(learning));
+        }
+        let _ = word_addr;
+        (self.poll_budget(), None)
+    }
+
     /// The Lim & Agarwal name: `s//inf`, `/b/0`, `s/b/0.54`, `Ss/b/1`,
-    /// `hw/b/0.62`, `rand/b`, `s/b/5us`.
+    /// `hw/b/0.62`, `rand/b`, `adapt/b`, `s/b/5us`.
     pub fn name(&self) -> String {
         self.to_string()
     }
@@ -290,6 +332,7 @@ impl fmt::Display for Policy {
             PollLimit::Alpha(a) => write!(f, "{p}/b/{}", format_alpha(a)),
             PollLimit::Fixed(d) => write!(f, "{p}/b/{}us", d.as_micros()),
             PollLimit::Randomized => write!(f, "rand/b"),
+            PollLimit::Adaptive => write!(f, "adapt/b"),
             PollLimit::Forever { timeout: None } => write!(f, "{p}//inf"),
             PollLimit::Forever { timeout: Some(d) } => write!(f, "{p}//inf({}ms)", d.as_millis()),
         }
@@ -298,14 +341,14 @@ impl fmt::Display for Policy {
 
 /// A policy name that does not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown waiting policy `{0}` (expected s//inf, /b/0, s/b/ALPHA, Ss/b/ALPHA, hw/b/ALPHA or rand/b)")]
+#[error("unknown waiting policy `{0}` (expected s//inf, /b/0, s/b/ALPHA, Ss/b/ALPHA, hw/b/ALPHA, rand/b or adapt/b)")]
 pub struct UnknownPolicy(pub String);
 
 impl FromStr for Policy {
     type Err = UnknownPolicy;
 
     /// Parses `s//inf`, `/b/0`, `s/b/ALPHA`, `Ss/b/ALPHA`, `hw/b/ALPHA`
-    /// (UMWAIT with its fallback chain) and `rand/b`.
+    /// (UMWAIT with its fallback chain), `rand/b` and `adapt/b`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || UnknownPolicy(s.to_string());
         let s = s.trim();
@@ -313,6 +356,7 @@ impl FromStr for Policy {
             "s//inf" => return Ok(Self::always_spin()),
             "/b/0" => return Ok(Self::always_block()),
             "rand/b" => return Ok(Self::randomized()),
+            "adapt/b" => return Ok(Self::adaptive()),
             _ => {}
         }
         let (prefix, alpha) = s.split_once("/b/").ok_or_else(err)?;
@@ -372,6 +416,7 @@ mod tests {
             "s//inf(20ms)"
         );
         assert_eq!(Policy::randomized().name(), "rand/b");
+        assert_eq!(Policy::adaptive().name(), "adapt/b");
         assert_eq!(Policy::fixed_alpha(SyncKind::Mutex).name(), "s/b/0.54");
         assert_eq!(Policy::fixed_alpha(SyncKind::Unknown).name(), "s/b/1");
         assert_eq!(
@@ -393,6 +438,7 @@ mod tests {
             "Ss/b/1",
             "hw/b/0.62",
             "rand/b",
+            "adapt/b",
             "s/b/2",
         ] {
             assert_eq!(name.parse::<Policy>().unwrap().name(), name);
@@ -413,6 +459,16 @@ mod tests {
             let r = Policy::randomized().poll_budget().limit_ns.unwrap();
             assert!((0.0..=b).contains(&r));
         }
+        let word = 0u32;
+        let addr = &word as *const u32 as usize;
+        for _ in 0..100 {
+            let r = Policy::adaptive().poll_budget().limit_ns.unwrap();
+            assert!((0.0..=b).contains(&r));
+            let (budget, learning) = Policy::adaptive().begin_wait(addr);
+            assert!((0.0..=b).contains(&budget.limit_ns.unwrap()));
+            learning.unwrap().finish(false, false);
+        }
+        assert!(Policy::two_phase(0.5).begin_wait(addr).1.is_none());
         assert_eq!(
             Policy::two_phase(1.0)
                 .with_mechanism(Mechanism::Block)

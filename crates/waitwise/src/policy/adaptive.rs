@@ -1,0 +1,491 @@
+//! The adaptive two-phase policy `adapt/b`: each object learns which of a
+//! few *bounded* poll-limit laws costs least on its own recent waits, and
+//! follows that one.
+//!
+//! # The menu (arms)
+//!
+//! Every arm is a law for the poll limit `L` on `[0, B]` whose expected
+//! cost is within a fixed factor of the off-line optimum `min(t, B)` for
+//! *every* wait `t` (`B` = the block cost, [`block_ns`](super::block_ns)):
+//!
+//! | arm | poll limit `L` | expected cost of a wait `t` | worst factor |
+//! |---|---|---|---|
+//! | `F(a)`, `a` in [`TRUNCATED_SCALES`] | density `e^(x/B) / (B (e^a - 1))` on `[0, aB]` | `K(a) min(t, aB)`, `K(a) = 1/(1 - e^-a)` | `K(a)` |
+//! | `D` | `B` (`s/b/1`) | `t` if `t <= B`, else `2B` | 2 |
+//!
+//! `F(1)` is Karlin et al.'s `rand/b` (`K(1) = e/(e-1)`). A smaller `a`
+//! leans towards blocking: `F(1/8)` costs at most `1.064 B` on a long wait
+//! (always-block's `B` plus a little), where `rand/b` costs `1.58 B`; `D`
+//! leans towards polling: a wait shorter than `B` costs exactly its length.
+//!
+//! The cost of `F(a)`: for `t <= aB`, polling succeeds when `L > t` and a
+//! blocked wait pays `x + B`, so `E = t P(L > t) + int_0^t (x + B) p(x) dx
+//! = t (e^a - e^(t/B))/(e^a - 1) + t e^(t/B)/(e^a - 1) = t K(a)`; for
+//! `t >= aB` every wait blocks and `E = aB K(a)`. With `a <= 1` the ratio
+//! to `min(t, B)` is `K(a)` up to `t = aB` and falls after it.
+//!
+//! # The bound (any sequence, adversarial and switching)
+//!
+//! Whatever the summary holds when a wait starts (an adversary may even
+//! choose each wait knowing it), the wait runs one arm, so its expected
+//! cost given everything before it is at most
+//! `R = max(K(1/8), 2) = 1/(1 - e^(-1/8)) ≈ 8.51` ([`WORST_CASE_FACTOR`])
+//! times `min(t, B)`. Summing over the waits (linearity of expectation,
+//! conditioning on the past), the expected total cost of *any* wait
+//! sequence is at most `R` times the off-line optimum, with no additive
+//! term. For comparison `s/b/0.54` is 2.85-competitive, `s/b/1` 2, and
+//! always-block and always-spin are unbounded. `R` is the price of leaning
+//! towards blocking: the Pareto frontier of randomized ski rental (Purohit,
+//! Svitkina and Kumar, NeurIPS 2018; Wei and Zhang, 2020) says that no law
+//! costing `a K(a) B` on long waits can do better than `K(a)` on short
+//! ones, so a menu whose best long-wait arm is close to always-block must
+//! accept a large worst case. The model crate checks the bound with
+//! adversarial and switching sequences
+//! (`waitwise_model::adaptive`, its property test).
+//!
+//! # The summary (per object)
+//!
+//! The summary of an object's recent waits is, for each arm, the
+//! exponentially decayed sum of what that arm *would have* cost on them
+//! (window [`DECAY_SHIFT`]: the last ~16 waits weigh most): a sufficient
+//! statistic for "the poll limit minimizing expected cost under the recent
+//! wait-time distribution", since each arm's cost is linear in the
+//! empirical law. Every arm's cost is known for every wait, whichever arm
+//! ran (full information: no exploration needed). A wait that ended while
+//! polling knows its length; a wait that blocked counts `max(L, elapsed -
+//! B)` (its sleep less one wake-up), and one that timed out counts only
+//! when it lasted at least `B` (then every arm's cost is saturated).
+//!
+//! Cost per wait: choosing reads one word (the current arm) and draws like
+//! `rand/b`; recording is one clock read and, per arm, a load, a shift, a
+//! subtract, an add and a store, then a 5-way minimum. No allocation, no
+//! lock, no read-modify-write.
+//!
+//! Objects do not carry the summary themselves: it lives in a static table
+//! of [`SLOTS`] cache-line-sized summaries indexed by a hash of the wait
+//! word's address (parking_lot hashes addresses to its queues the same
+//! way). Two objects that share a slot share one summary; the bound above
+//! holds regardless, only the learning is shared.
+//!
+//! # Memory ordering
+//!
+//! All accesses are `Relaxed`: the summary publishes no other memory, and
+//! each word is a self-contained number. Two threads recording at once may
+//! lose one sample (load, load, store, store), and a reader may see the
+//! arm of an older summary; both only delay the learning, and every arm
+//! keeps the bound.
+
+use waitwise_platform::shim::{AtomicU32, Ordering};
+
+/// The `a` of the truncated-exponential arms `F(a)`, smallest first.
+/// Guessed: `1/8` is the smallest whose worst case stays under 10 and whose
+/// long-wait cost (`1.064 B`) is within 7% of always-block; the others fill
+/// the range up to `rand/b` (`a = 1`).
+pub const TRUNCATED_SCALES: [f64; 4] = [0.125, 0.25, 0.5, 1.0];
+
+/// `K(a) = 1/(1 - e^-a)` for [`TRUNCATED_SCALES`] (derived).
+const TRUNCATED_FACTORS: [f64; 4] = [
+    8.510_413_955_001_844,
+    4.520_811_664_187_799,
+    2.541_494_082_536_798,
+    1.581_976_706_869_326_5,
+];
+
+/// `e^a - 1` for [`TRUNCATED_SCALES`] (derived).
+const TRUNCATED_EXPM1: [f64; 4] = [
+    0.133_148_453_066_826_32,
+    0.284_025_416_687_741_5,
+    0.648_721_270_700_128_2,
+    1.718_281_828_459_045,
+];
+
+/// Number of arms: the four `F(a)` and `D`.
+pub const ARMS: usize = 5;
+
+/// Index of the deterministic arm `D` (poll for `B`).
+pub const ARM_POLL_B: usize = 4;
+
+/// Index of `rand/b` (`F(1)`), the arm of an object with no history: the
+/// best worst case of the menu.
+pub const START_ARM: usize = 3;
+
+/// The worst-case factor of `adapt/b` against the off-line optimum, per
+/// wait and so for any sequence: `K(1/8) = 1/(1 - e^(-1/8))` (derived,
+/// module docs).
+pub const WORST_CASE_FACTOR: f64 = 8.510_413_955_001_844;
+
+/// Each recorded wait keeps `1 - 2^-DECAY_SHIFT` of the old scores: a
+/// window of about 16 waits. Guessed, checked in the model
+/// (`waitwise_model::adaptive`): long enough that the arm does not flip on
+/// one odd wait, short enough that a switch between short and long waits
+/// is followed within a few dozen waits.
+pub const DECAY_SHIFT: u32 = 4;
+
+/// Fixed-point unit of a score: one `B` of cost. A wait adds at most `2B`
+/// (`D` on a long wait), so a score stays below `2 * SCORE_UNIT *
+/// 2^DECAY_SHIFT`, far from `u32::MAX`.
+const SCORE_UNIT: f64 = 4096.0;
+
+/// Number of summaries in the static table (a power of two).
+pub const SLOTS: usize = 128;
+
+/// The expected cost of arm `arm` on a wait of `x = t / B`, in units of
+/// `B` (module docs, the table).
+///
+/// # Panics
+///
+/// When `arm >= ARMS`.
+#[inline]
+pub fn arm_cost(arm: usize, x: f64) -> f64 {
+    if arm == ARM_POLL_B {
+        if x <= 1.0 {
+            x
+        } else {
+            2.0
+        }
+    } else {
+        TRUNCATED_FACTORS[arm] * x.min(TRUNCATED_SCALES[arm])
+    }
+}
+
+/// The worst ratio of arm `arm`'s expected cost to `min(t, B)` over all
+/// waits: `K(a)` for `F(a)`, 2 for `D`.
+pub fn arm_worst_factor(arm: usize) -> f64 {
+    if arm == ARM_POLL_B {
+        2.0
+    } else {
+        TRUNCATED_FACTORS[arm]
+    }
+}
+
+/// The poll limit of arm `arm` for a uniform draw `u` in `[0, 1)` and
+/// block cost `b`: inverse CDF `B ln(1 + u (e^a - 1))` for `F(a)`, `B` for
+/// `D` (pure, so the laws are testable).
+#[inline]
+pub fn poll_limit_from_uniform(arm: usize, u: f64, b: f64) -> f64 {
+    if arm == ARM_POLL_B {
+        b
+    } else {
+        b * (u * TRUNCATED_EXPM1[arm]).ln_1p()
+    }
+}
+
+/// A short name for arm `arm` (`F(0.125)`, ..., `rand/b`, `s/b/1`).
+pub fn arm_name(arm: usize) -> &'static str {
+    ["F(1/8)", "F(1/4)", "F(1/2)", "rand/b", "s/b/1"][arm]
+}
+
+/// The wait length a finished wait counts as, ns, or `None` when it
+/// teaches nothing: `elapsed_ns` for a wait that ended while polling;
+/// `max(limit, elapsed - B)` for one that blocked (its sleep less one
+/// wake-up, and at least the poll limit it outlasted); `elapsed_ns` for a
+/// timed-out wait that lasted at least `B` (every arm's cost is saturated
+/// there), `None` for a shorter one (its real length is unknown).
+#[inline]
+pub fn observed_wait_ns(
+    elapsed_ns: f64,
+    blocked: bool,
+    timed_out: bool,
+    limit_ns: f64,
+    b_ns: f64,
+) -> Option<f64> {
+    if timed_out {
+        return (elapsed_ns >= b_ns).then_some(elapsed_ns);
+    }
+    if blocked {
+        Some((elapsed_ns - b_ns).max(limit_ns).max(0.0))
+    } else {
+        Some(elapsed_ns.max(0.0))
+    }
+}
+
+/// One object's summary: per arm, the decayed sum of its cost on recent
+/// waits, and the arm with the least (module docs).
+#[derive(Debug)]
+#[repr(align(64))]
+pub struct AdaptiveSummary {
+    /// Decayed cost of each arm, in `SCORE_UNIT`s per `B`.
+    scores: [AtomicU32; ARMS],
+    /// The arm with the least score (as of the last record), `< ARMS`.
+    arm: AtomicU32,
+}
+
+impl AdaptiveSummary {
+    crate::loom_const::const_unless_loom! {
+        /// A summary with no history: it runs [`START_ARM`].
+        pub fn new() -> Self {
+            Self {
+                scores: [
+                    AtomicU32::new(0),
+                    AtomicU32::new(0),
+                    AtomicU32::new(0),
+                    AtomicU32::new(0),
+                    AtomicU32::new(0),
+                ],
+                arm: AtomicU32::new(START_ARM as u32),
+            }
+        }
+    }
+
+    /// The arm the next wait runs (always `< ARMS`).
+    #[inline]
+    pub fn arm(&self) -> usize {
+        // Relaxed: a number on its own (module docs).
+        let a = self.arm.load(Ordering::Relaxed) as usize;
+        if a < ARMS {
+            a
+        } else {
+            panic!("adaptive summary holds arm {a}")
+        }
+    }
+
+    /// The decayed score of each arm, in units of `B`.
+    pub fn scores(&self) -> [f64; ARMS] {
+        // Relaxed: a snapshot of numbers (module docs).
+        std::array::from_fn(|i| f64::from(self.scores[i].load(Ordering::Relaxed)) / SCORE_UNIT)
+    }
+
+    /// Adds one wait of `t_ns` with block cost `b_ns`: every score decays
+    /// by `2^-DECAY_SHIFT` and gains its arm's cost, and the arm becomes
+    /// the one with the least score (the current one on a tie).
+    #[inline]
+    pub fn record(&self, t_ns: f64, b_ns: f64) {
+        if !(b_ns > 0.0 && b_ns.is_finite() && t_ns >= 0.0) {
+            return;
+        }
+        let x = t_ns / b_ns;
+        let current = self.arm();
+        let mut best = current;
+        let mut best_score = u32::MAX;
+        for (i, slot) in self.scores.iter().enumerate() {
+            let add = (arm_cost(i, x) * SCORE_UNIT) as u32;
+            // Relaxed load and store, not a read-modify-write: a sample
+            // lost to a concurrent record only slows the learning.
+            let old = slot.load(Ordering::Relaxed);
+            let new = old - (old >> DECAY_SHIFT) + add;
+            slot.store(new, Ordering::Relaxed);
+            if new < best_score || (new == best_score && i == current) {
+                best = i;
+                best_score = new;
+            }
+        }
+        if best != current {
+            self.arm.store(best as u32, Ordering::Relaxed);
+        }
+    }
+
+    /// A poll limit for the next wait, ns, drawn from the current arm with
+    /// the uniform `u` in `[0, 1)`.
+    #[inline]
+    pub fn poll_limit_ns(&self, u: f64, b_ns: f64) -> f64 {
+        poll_limit_from_uniform(self.arm(), u, b_ns)
+    }
+}
+
+#[cfg(not(loom))]
+impl Default for AdaptiveSummary {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The static table of summaries (module docs).
+#[cfg(not(loom))]
+static SUMMARIES: [AdaptiveSummary; SLOTS] = [const { AdaptiveSummary::new() }; SLOTS];
+
+/// The slot of a wait word at `addr`: two rounds of Fibonacci hashing
+/// (multiply, fold the high half down, multiply) of the address without
+/// its two low bits, top bits kept, so that objects at any common stride
+/// (4 bytes in an array, 128 for a `WaitWord`) spread like random ones.
+#[inline]
+pub fn slot_of(addr: usize) -> usize {
+    const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = ((addr >> 2) as u64).wrapping_mul(GOLDEN);
+    h ^= h >> 32;
+    h = h.wrapping_mul(GOLDEN);
+    (h >> (64 - SLOTS.trailing_zeros())) as usize
+}
+
+/// The summary of the object whose wait word is at `addr`.
+#[cfg(not(loom))]
+#[inline]
+pub fn summary_for(addr: usize) -> &'static AdaptiveSummary {
+    &SUMMARIES[slot_of(addr)]
+}
+
+/// One wait of an object under `adapt/b`, from its poll limit to its
+/// record: [`Learning::begin`] draws the limit from the object's summary
+/// and reads the cycle clock; [`Learning::finish`] reads it again and
+/// records the wait.
+#[cfg(not(loom))]
+#[derive(Clone, Copy, Debug)]
+pub struct Learning {
+    summary: &'static AdaptiveSummary,
+    start_ticks: u64,
+    limit_ns: f64,
+    b_ns: f64,
+}
+
+#[cfg(not(loom))]
+impl Learning {
+    /// Starts a wait on the word at `addr` with block cost `b_ns`; returns
+    /// the poll limit, ns, and the handle to finish with.
+    #[inline]
+    pub fn begin(addr: usize, b_ns: f64) -> (f64, Self) {
+        let summary = summary_for(addr);
+        let limit_ns = summary.poll_limit_ns(super::randomized::next_uniform(), b_ns);
+        let start_ticks = waitwise_platform::clock::cycle_clock().now();
+        (
+            limit_ns,
+            Self {
+                summary,
+                start_ticks,
+                limit_ns,
+                b_ns,
+            },
+        )
+    }
+
+    /// Records the wait that began here, as [`observed_wait_ns`] counts it.
+    #[inline]
+    pub fn finish(self, blocked: bool, timed_out: bool) {
+        let clock = waitwise_platform::clock::cycle_clock();
+        let elapsed = clock.ticks_to_ns(clock.now().saturating_sub(self.start_ticks));
+        if let Some(t) = observed_wait_ns(elapsed, blocked, timed_out, self.limit_ns, self.b_ns) {
+            self.summary.record(t, self.b_ns);
+        }
+    }
+}
+
+/// Under loom no wait learns (the table is static, loom's atomics are
+/// not): the handle exists so that callers compile the same.
+#[cfg(loom)]
+#[derive(Clone, Copy, Debug)]
+pub struct Learning;
+
+#[cfg(loom)]
+impl Learning {
+    /// Nothing under loom.
+    #[inline]
+    pub fn finish(self, _blocked: bool, _timed_out: bool) {}
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constants_match_their_formulas() {
+        for (i, &a) in TRUNCATED_SCALES.iter().enumerate() {
+            assert!((TRUNCATED_FACTORS[i] - 1.0 / (1.0 - (-a).exp())).abs() < 1e-12);
+            assert!((TRUNCATED_EXPM1[i] - a.exp_m1()).abs() < 1e-12);
+        }
+        assert_eq!(WORST_CASE_FACTOR, TRUNCATED_FACTORS[0]);
+        let worst = (0..ARMS).map(arm_worst_factor).fold(0.0, f64::max);
+        assert_eq!(worst, WORST_CASE_FACTOR);
+        assert_eq!(arm_name(START_ARM), "rand/b");
+    }
+
+    /// The closed-form cost against a midpoint sum over the arm's law.
+    #[test]
+    fn arm_cost_is_the_expected_cost_of_its_law() {
+        let b = 1.0;
+        for arm in 0..ARMS {
+            for &t in &[0.0, 0.01, 0.1, 0.2, 0.4, 0.9, 1.0, 1.5, 7.0] {
+                let n = 100_000;
+                let mut sum = 0.0;
+                for k in 0..n {
+                    let u = (k as f64 + 0.5) / n as f64;
+                    let l = poll_limit_from_uniform(arm, u, b);
+                    assert!((0.0..=b).contains(&l));
+                    sum += if t <= l { t } else { l + b };
+                }
+                let mean = sum / n as f64;
+                let closed = arm_cost(arm, t / b);
+                assert!(
+                    (mean - closed).abs() < 1e-3,
+                    "arm {arm} t {t}: {mean} vs {closed}"
+                );
+                if t > 0.0 {
+                    assert!(closed / t.min(b) <= arm_worst_factor(arm) + 1e-9);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn short_waits_choose_polling_and_long_ones_blocking() {
+        let s = AdaptiveSummary::new();
+        assert_eq!(s.arm(), START_ARM);
+        for _ in 0..40 {
+            s.record(50.0, 1000.0);
+        }
+        assert_eq!(s.arm(), ARM_POLL_B);
+        assert_eq!(s.poll_limit_ns(0.3, 1000.0), 1000.0);
+        for _ in 0..40 {
+            s.record(20_000.0, 1000.0);
+        }
+        assert_eq!(s.arm(), 0);
+        assert!(s.poll_limit_ns(0.999, 1000.0) <= 125.0 + 1e-9);
+        // Bad input is ignored.
+        s.record(f64::NAN, 1000.0);
+        s.record(10.0, 0.0);
+        assert_eq!(s.arm(), 0);
+    }
+
+    #[test]
+    fn one_odd_wait_does_not_flip_a_settled_arm() {
+        let s = AdaptiveSummary::new();
+        for _ in 0..64 {
+            s.record(30_000.0, 1000.0);
+        }
+        s.record(10.0, 1000.0);
+        assert_eq!(s.arm(), 0);
+    }
+
+    #[test]
+    fn scores_stay_bounded() {
+        let s = AdaptiveSummary::new();
+        for _ in 0..10_000 {
+            s.record(1e12, 1.0);
+        }
+        let max = 2.0 * f64::from(1u32 << DECAY_SHIFT);
+        assert!(
+            s.scores().iter().all(|&v| v <= max + 1e-3),
+            "{:?}",
+            s.scores()
+        );
+    }
+
+    #[test]
+    fn observed_waits() {
+        assert_eq!(
+            observed_wait_ns(300.0, false, false, 500.0, 1000.0),
+            Some(300.0)
+        );
+        assert_eq!(
+            observed_wait_ns(5000.0, true, false, 500.0, 1000.0),
+            Some(4000.0)
+        );
+        assert_eq!(
+            observed_wait_ns(1200.0, true, false, 500.0, 1000.0),
+            Some(500.0)
+        );
+        assert_eq!(observed_wait_ns(200.0, false, true, 500.0, 1000.0), None);
+        assert_eq!(
+            observed_wait_ns(2000.0, true, true, 500.0, 1000.0),
+            Some(2000.0)
+        );
+    }
+
+    #[test]
+    fn slots_spread_nearby_objects() {
+        for stride in [4, 64, 128, 4096] {
+            let used: std::collections::HashSet<usize> = (0..64)
+                .map(|i| slot_of(0x7f00_0000_0000 + i * stride))
+                .collect();
+            assert!(used.len() > 40, "stride {stride}: {}", used.len());
+        }
+        assert!((0..1000).all(|i| slot_of(i * 4) < SLOTS));
+    }
+}

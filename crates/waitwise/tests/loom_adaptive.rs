@@ -1,0 +1,92 @@
+//! Loom models of the `adapt/b` summary ([`waitwise::policy::adaptive`]):
+//! one object's summary recorded into by two waiters at once while a third
+//! thread draws poll limits from it. Every word is touched with `Relaxed`
+//! loads and stores (no read-modify-write), so a concurrent record may be
+//! lost; these models check that nothing worse happens: the arm is always
+//! one of the menu's, every drawn limit lies in `[0, B]`, and each score
+//! ends as the result of some subset of the records applied in some order.
+//! Run with
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom cargo test -p waitwise --release --test loom_adaptive`
+//! (under a second).
+#![cfg(loom)]
+
+use loom::thread;
+use waitwise::policy::adaptive::{AdaptiveSummary, ARMS};
+use waitwise_platform::shim::Arc;
+
+const B: f64 = 1000.0;
+
+/// The scores after recording `waits` in order into a fresh summary.
+fn sequential(waits: &[f64]) -> [f64; ARMS] {
+    let s = AdaptiveSummary::new();
+    for &t in waits {
+        s.record(t, B);
+    }
+    s.scores()
+}
+
+/// Every score one of the results of recording a subset of `waits` (in
+/// any order) into a fresh summary.
+fn assert_some_subset(scores: [f64; ARMS], waits: [f64; 2]) {
+    let outcomes = [
+        sequential(&[]),
+        sequential(&[waits[0]]),
+        sequential(&[waits[1]]),
+        sequential(&waits),
+        sequential(&[waits[1], waits[0]]),
+    ];
+    for (i, score) in scores.iter().enumerate() {
+        assert!(
+            outcomes.iter().any(|o| o[i] == *score),
+            "arm {i}: {score} not in {outcomes:?}"
+        );
+    }
+}
+
+/// A short and a long wait recorded at once: each score is one of the
+/// serial outcomes (or one record lost), the arm valid throughout.
+#[test]
+fn concurrent_records_keep_the_summary_valid() {
+    loom::model(|| {
+        let s = Arc::new(AdaptiveSummary::new());
+        let waits = [50.0, 20_000.0];
+        let handles: Vec<_> = waits
+            .iter()
+            .map(|&t| {
+                let s = s.clone();
+                thread::spawn(move || s.record(t, B))
+            })
+            .collect();
+        let limit = s.poll_limit_ns(0.999, B);
+        assert!((0.0..=B).contains(&limit), "{limit}");
+        assert!(s.arm() < ARMS);
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert!(s.arm() < ARMS);
+        assert_some_subset(s.scores(), waits);
+    });
+}
+
+/// A record racing draws: a reader sees either arm, never a torn one, and
+/// after the join the summary holds the record.
+#[test]
+fn a_reader_sees_a_valid_arm_while_a_waiter_records() {
+    loom::model(|| {
+        let s = Arc::new(AdaptiveSummary::new());
+        let writer = {
+            let s = s.clone();
+            thread::spawn(move || {
+                s.record(20_000.0, B);
+                s.record(20_000.0, B);
+            })
+        };
+        for u in [0.0, 0.5] {
+            let limit = s.poll_limit_ns(u, B);
+            assert!((0.0..=B).contains(&limit), "{limit}");
+        }
+        writer.join().unwrap();
+        assert_eq!(s.scores(), sequential(&[20_000.0, 20_000.0]));
+        assert_eq!(s.arm(), 0);
+    });
+}

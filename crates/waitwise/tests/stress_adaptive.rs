@@ -1,0 +1,121 @@
+//! Stress tests of `adapt/b` ([`waitwise::policy::adaptive`]), as parameter
+//! tables: the per-object summary recorded into by many threads at once
+//! (the arm stays in the menu, drawn limits in `[0, B]`, scores bounded),
+//! and real waits under `adapt/b` (an event ping-pong, a counter under a
+//! mutex) that must complete with nothing lost while their objects learn.
+//! Validation only: no timing is asserted. Run with
+//! `cargo test -p waitwise --release --test stress_adaptive` (a few seconds).
+#![cfg(not(loom))]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use waitwise::policy::adaptive::{AdaptiveSummary, ARMS, DECAY_SHIFT};
+use waitwise::{Event, Mutex, Policy, WaitOptions};
+
+/// (recording threads, records per thread).
+const SUMMARY_CASES: [(usize, usize); 3] = [(2, 200_000), (4, 100_000), (8, 50_000)];
+
+#[test]
+fn summary_touched_by_many_threads_stays_valid() {
+    for (threads, records) in SUMMARY_CASES {
+        let s = AdaptiveSummary::new();
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let mut draws = 0u64;
+                while !done.load(Ordering::Relaxed) {
+                    assert!(s.arm() < ARMS);
+                    let u = (draws % 1000) as f64 / 1000.0;
+                    let l = s.poll_limit_ns(u, 1000.0);
+                    assert!((0.0..=1000.0).contains(&l), "{l}");
+                    draws += 1;
+                }
+            });
+            let recorders: Vec<_> = (0..threads)
+                .map(|k| {
+                    let s = &s;
+                    scope.spawn(move || {
+                        // Half the threads see long waits, half short ones,
+                        // and each switches every 1000 records.
+                        for i in 0..records {
+                            let long = (k + i / 1000) % 2 == 0;
+                            let t = if long { 30_000.0 } else { (i % 700) as f64 };
+                            s.record(t, 1000.0);
+                        }
+                    })
+                })
+                .collect();
+            for r in recorders {
+                r.join().unwrap();
+            }
+            done.store(true, Ordering::Relaxed);
+            reader.join().unwrap();
+        });
+        let max = 2.0 * f64::from(1u32 << DECAY_SHIFT) + 1e-3;
+        assert!(
+            s.scores().iter().all(|&v| (0.0..=max).contains(&v)),
+            "{threads} threads: {:?}",
+            s.scores()
+        );
+        assert!(s.arm() < ARMS);
+    }
+}
+
+/// (round trips, producer's pause every this many rounds): waits switch
+/// between immediate and slept-through so the events' summaries move.
+const PING_PONG_CASES: [(u32, u32); 2] = [(20_000, 0), (2_000, 50)];
+
+#[test]
+fn event_ping_pong_under_adapt_b_loses_no_notify() {
+    for (rounds, pause_every) in PING_PONG_CASES {
+        let opts = WaitOptions::new().policy(Policy::adaptive());
+        let ping = Event::with_options(opts);
+        let pong = Event::with_options(opts);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for i in 0..rounds {
+                    ping.wait();
+                    if pause_every > 0 && i % pause_every == 0 {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                    pong.notify();
+                }
+            });
+            for _ in 0..rounds {
+                ping.notify();
+                assert!(pong.wait_timeout(Duration::from_secs(30)), "lost notify");
+            }
+        });
+        assert_eq!(ping.policy().name(), "adapt/b");
+    }
+}
+
+/// (threads, increments per thread).
+const MUTEX_CASES: [(usize, u64); 3] = [(2, 100_000), (4, 50_000), (8, 20_000)];
+
+#[test]
+fn mutex_under_adapt_b_counts_every_increment() {
+    for (threads, increments) in MUTEX_CASES {
+        let m = Mutex::from_raw(
+            waitwise::mutex::RawDefault::with_options(
+                WaitOptions::new().policy(Policy::adaptive()),
+            ),
+            0u64,
+        );
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    for i in 0..increments {
+                        let mut g = m.lock();
+                        *g += 1;
+                        if i % 1000 == 0 {
+                            // An occasional long hold: some waits block.
+                            std::thread::sleep(Duration::from_micros(50));
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(*m.lock(), threads as u64 * increments);
+    }
+}
