@@ -13,6 +13,8 @@
 //! - [`WaitWord`]: the engine that runs a policy on a futex word, and lets
 //!   wakers skip the system call when nobody sleeps;
 //! - primitives built on it: [`Event`];
+//! - [`helper`]: a worker and helper threads that precompute ahead of it,
+//!   throttled through a policy (seed 000's speculative precomputation);
 //! - [`probe`]: what this machine offers for waiting and what waiting costs
 //!   here, as data (`waitwise probe` and the C ABI print it);
 //! - [`env`](mod@env): the `WAITWISE_*` variables, read once per process
@@ -31,6 +33,7 @@ pub mod channel;
 pub mod condvar;
 pub mod env;
 pub mod event;
+pub mod helper;
 mod loom_const;
 pub mod mechanism;
 pub mod mutex;
