@@ -16,7 +16,8 @@
 //! Every thread that finishes a task takes queued tasks until the queue is
 //! empty before it waits for anything, and a worker waiting for a task of
 //! its own ([`Scope`](super::Scope), [`Task::join`](super::Task::join))
-//! runs queued tasks while it waits. Workers on cores of their own take
+//! runs queued tasks while it waits, newest first (so helping nests about
+//! as deep as the caller's joins, as rayon's LIFO local deques keep it). Workers on cores of their own take
 //! queued work whenever they are idle, so a queued task always runs, also
 //! while the gate keeps every sibling parked.
 
@@ -136,6 +137,19 @@ impl Inner {
         job
     }
 
+    /// The newest queued task, if any: what a waiting worker helps with,
+    /// most likely the task it waits for (a `join`'s other half), and a
+    /// small one, so that helping nests about as deep as the joins do.
+    fn pop_newest(&self) -> Option<Job> {
+        if self.queued.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        let mut q = self.queue.lock();
+        let job = q.pop_back();
+        self.queued.store(q.len(), Ordering::SeqCst);
+        job
+    }
+
     /// Runs a job on the calling thread (spill jobs timed for the gate).
     pub(crate) fn run(&self, job: Job) {
         if job.spill {
@@ -153,7 +167,7 @@ impl Inner {
     pub(crate) fn wait_helping(&self, word: &WaitWord, ready: impl Fn(u32) -> bool) {
         if self.is_current_worker() {
             while !ready(word.value().load(Ordering::SeqCst)) {
-                match self.pop() {
+                match self.pop_newest() {
                     Some(job) => self.run(job),
                     None => break,
                 }

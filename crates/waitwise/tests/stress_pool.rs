@@ -1,0 +1,145 @@
+//! Stress tests for `waitwise::pool::ThreadPool`, with more workers than
+//! CPUs: every task runs exactly once under concurrent submitters, nested
+//! joins and every idle policy. Validation only; timing is for the
+//! benchmarks (`cargo run -p waitwise-bench --release --example pool_vs_rayon`).
+#![cfg(not(loom))]
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use waitwise::pool::ThreadPool;
+use waitwise::{Mechanism, Policy};
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// `submitters` threads each spawn `per` tasks on a pool of `workers`;
+/// every task bumps its own counter once.
+fn many_submitters(workers: usize, submitters: usize, per: usize, policy: Policy) {
+    let pool = Arc::new(
+        ThreadPool::builder()
+            .workers(workers)
+            .policy(policy)
+            .build()
+            .unwrap(),
+    );
+    let counts: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..submitters * per).map(|_| AtomicUsize::new(0)).collect());
+    std::thread::scope(|s| {
+        for k in 0..submitters {
+            let (pool, counts) = (pool.clone(), counts.clone());
+            s.spawn(move || {
+                let tasks: Vec<_> = (0..per)
+                    .map(|j| {
+                        let counts = counts.clone();
+                        pool.spawn(move || {
+                            counts[k * per + j].fetch_add(1, Ordering::Relaxed);
+                        })
+                    })
+                    .collect();
+                for t in tasks {
+                    t.join();
+                }
+            });
+        }
+    });
+    for (i, c) in counts.iter().enumerate() {
+        assert_eq!(
+            c.load(Ordering::Relaxed),
+            1,
+            "task {i}, {workers} workers, {policy}"
+        );
+    }
+}
+
+#[test]
+fn more_workers_than_cpus_every_task_once() {
+    let n = cpus();
+    // (workers, submitters, tasks per submitter, policy)
+    let table: [(usize, usize, usize, Policy); 6] = [
+        (
+            2 * n,
+            2,
+            20_000,
+            Policy::for_kind(waitwise::SyncKind::ProducerConsumer),
+        ),
+        (4 * n, 3, 10_000, Policy::always_block()),
+        (
+            4 * n,
+            3,
+            10_000,
+            Policy::always_spin_with_timeout(std::time::Duration::from_micros(50)),
+        ),
+        (
+            8 * n,
+            4,
+            5_000,
+            Policy::two_phase(0.5).with_mechanism(Mechanism::Yield),
+        ),
+        (16 * n, 2, 5_000, Policy::randomized()),
+        (1, 4, 5_000, Policy::two_phase(1.0)),
+    ];
+    for (workers, submitters, per, policy) in table {
+        many_submitters(workers, submitters, per, policy);
+    }
+}
+
+fn tree(pool: &ThreadPool, depth: u32, leaves: &AtomicU64) {
+    if depth == 0 {
+        leaves.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    pool.join(
+        || tree(pool, depth - 1, leaves),
+        || tree(pool, depth - 1, leaves),
+    );
+}
+
+#[test]
+fn nested_joins_with_more_workers_than_cpus() {
+    for workers in [1, cpus() + 1, 8 * cpus()] {
+        let pool = ThreadPool::new(workers).unwrap();
+        let leaves = AtomicU64::new(0);
+        for _ in 0..5 {
+            tree(&pool, 12, &leaves);
+        }
+        assert_eq!(leaves.load(Ordering::Relaxed), 5 << 12, "{workers} workers");
+    }
+}
+
+#[test]
+fn scopes_from_many_threads_at_once() {
+    let pool = ThreadPool::new(4 * cpus()).unwrap();
+    let total = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for round in 0..200u64 {
+                    pool.scope(|sc| {
+                        for i in 0..20u64 {
+                            let total = &total;
+                            sc.spawn(move || {
+                                total.fetch_add(round * 20 + i, Ordering::Relaxed);
+                            });
+                        }
+                    });
+                }
+            });
+        }
+    });
+    // 4 threads x sum over 0..4000
+    assert_eq!(total.load(Ordering::Relaxed), 4 * (3999 * 4000 / 2));
+}
+
+#[test]
+fn pools_built_and_dropped_repeatedly() {
+    for i in 0..200 {
+        let pool = ThreadPool::new(1 + i % (3 * cpus())).unwrap();
+        let t = pool.spawn(move || i * 3);
+        if i % 2 == 0 {
+            assert_eq!(t.join(), i * 3);
+        } else {
+            drop(t);
+        }
+    }
+}
