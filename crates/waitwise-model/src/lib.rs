@@ -11,6 +11,7 @@
 //! | [`distribution`] | wait-time laws: exponential, uniform, Erlang, barrier mixture (Eq. 8-10), M/M/1//M mutex (Eq. 11-13), recorded log2 histograms |
 //! | [`cost`] | expected costs (Eq. 1-2, closed forms Eq. 4-7 and Appendix B), competitive factors |
 //! | [`randomized`] | Karlin et al.'s randomized policy: cost for a fixed wait, ratio `e/(e-1)` |
+//! | [`adaptive`] | `adapt/b`: its menu of bounded laws, the learner, exact sequence costs, stationary and switching factors |
 //! | [`minimax`] | the alpha minimizing the worst-case factor for a family of laws (Theorems 3-4 and beyond) |
 //! | [`curves`] | the data of the paper's Figures 2 and 3 |
 //! | [`fit`] | exponential and uniform fits to a recorded wait profile (Appendix A) and the alpha they recommend |
@@ -31,6 +32,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod adaptive;
 pub mod algorithm;
 pub mod cost;
 pub mod curves;

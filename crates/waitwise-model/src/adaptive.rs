@@ -1,0 +1,464 @@
+//! The adaptive policy `adapt/b` as a model: its menu of bounded poll-limit
+//! laws, the learner that picks among them, its expected cost on any wait
+//! sequence, and its stationary and switching factors.
+//!
+//! This mirrors `waitwise::policy::adaptive` (whose module docs hold the
+//! derivation; `waitwise-bench` checks that the two agree) without
+//! depending on it: the model crate stays pure.
+//!
+//! # The menu
+//!
+//! | arm | poll limit `L` | expected cost of a wait `t` | worst factor |
+//! |---|---|---|---|
+//! | `F(a)`, `a` in [`SCALES`] | density `e^(x/B) / (B (e^a - 1))` on `[0, aB]` | `K(a) min(t, aB)`, `K(a) = 1/(1 - e^-a)` | `K(a)` |
+//! | `D` | `B` | `t` if `t <= B`, else `2B` | 2 |
+//!
+//! # The bound
+//!
+//! Every wait runs one arm, whatever the learner's state, so its expected
+//! cost given the past is at most [`WORST_CASE_FACTOR`] `= K(1/8) ≈ 8.51`
+//! times `min(t, B)`; summed, any sequence (adversarial, switching, even
+//! chosen knowing the learner's state) costs at most that factor times the
+//! off-line optimum. [`sequence_cost`] computes the expected cost of a
+//! sequence exactly (the learner is deterministic given the waits; each
+//! arm's randomness is integrated in closed form), and the property tests
+//! below search adversarial sequences for the worst ratio.
+//!
+//! # Stationary and switching laws
+//!
+//! Under a stationary law the learner's scores estimate each arm's expected
+//! cost, so it settles on the cheapest arm: [`stationary_factor`] is that
+//! limit (`min` over arms of `E[arm cost] / E[min(t, B)]`), and
+//! [`simulated_factor`] runs the learner on drawn waits, switching laws
+//! every `period` waits when given several.
+
+use crate::distribution::WaitDistribution;
+use crate::error::{self, Result};
+use crate::rng::Rng;
+
+/// The `a` of the arms `F(a)` (as `waitwise::policy::adaptive::TRUNCATED_SCALES`).
+pub const SCALES: [f64; 4] = [0.125, 0.25, 0.5, 1.0];
+
+/// Number of arms: the four `F(a)` and `D`.
+pub const ARMS: usize = 5;
+
+/// Index of the arm `D` (poll for `B`).
+pub const ARM_POLL_B: usize = 4;
+
+/// Index of `rand/b` (`F(1)`): the arm before any wait was seen.
+pub const START_ARM: usize = 3;
+
+/// Scores keep `1 - 2^-DECAY_SHIFT` of their value per wait (as
+/// `waitwise::policy::adaptive::DECAY_SHIFT`).
+pub const DECAY_SHIFT: u32 = 4;
+
+/// `K(1/8) = 1/(1 - e^(-1/8))`: the factor `adapt/b` never exceeds, per wait
+/// and so on any sequence.
+pub const WORST_CASE_FACTOR: f64 = 8.510_413_955_001_844;
+
+/// `K(a) = 1/(1 - e^-a)`.
+fn k(a: f64) -> f64 {
+    1.0 / -(-a).exp_m1()
+}
+
+/// Expected cost of arm `arm` on a wait `t` when its limit is drawn for
+/// block cost `d` (the process's `B`) but a block costs `b`: for `F(a)`,
+/// with `u = min(t/d, a)`,
+/// `t (e^a - e^u)/(e^a - 1) + d ((u - 1) e^u + 1)/(e^a - 1) + b (e^u - 1)/(e^a - 1)`
+/// (polls through, blocked limits, blocks); for `D`, `t` if `t <= d` else
+/// `d + b`. With `d = b` it is the table's `K(a) min(t, aB)`.
+pub fn arm_cost_scaled(arm: usize, t: f64, d: f64, b: f64) -> f64 {
+    if arm == ARM_POLL_B {
+        return if t <= d { t } else { d + b };
+    }
+    let a = SCALES[arm];
+    let z = a.exp_m1();
+    let u = (t / d).min(a);
+    let eu = u.exp();
+    let polled = if t < a * d {
+        t * (a.exp() - eu) / z
+    } else {
+        0.0
+    };
+    polled + d * ((u - 1.0) * eu + 1.0) / z + b * (eu - 1.0) / z
+}
+
+/// Expected cost of arm `arm` on a wait `t` with block cost `b`.
+pub fn arm_cost(arm: usize, t: f64, b: f64) -> f64 {
+    if arm == ARM_POLL_B {
+        if t <= b {
+            t
+        } else {
+            2.0 * b
+        }
+    } else {
+        let a = SCALES[arm];
+        k(a) * t.min(a * b)
+    }
+}
+
+/// The worst ratio of arm `arm`'s expected cost to `min(t, B)`.
+pub fn arm_worst_factor(arm: usize) -> f64 {
+    if arm == ARM_POLL_B {
+        2.0
+    } else {
+        k(SCALES[arm])
+    }
+}
+
+/// Expected cost of arm `arm` under `dist` with block cost `b`.
+pub fn arm_expected_cost(arm: usize, dist: &WaitDistribution, b: f64) -> f64 {
+    if arm == ARM_POLL_B {
+        let (_, tail, pe) = dist.cdf_tail_pe(b);
+        pe + 2.0 * b * tail
+    } else {
+        let a = SCALES[arm];
+        let (_, tail, pe) = dist.cdf_tail_pe(a * b);
+        k(a) * (pe + a * b * tail)
+    }
+}
+
+/// The learner of one object: per arm, the decayed sum of its cost on the
+/// waits seen, and the arm with the least (ties keep the current arm).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Learner {
+    scores: [f64; ARMS],
+    arm: usize,
+}
+
+impl Default for Learner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Learner {
+    /// No history: [`START_ARM`].
+    pub fn new() -> Self {
+        Self {
+            scores: [0.0; ARMS],
+            arm: START_ARM,
+        }
+    }
+
+    /// The arm the next wait runs.
+    pub fn arm(&self) -> usize {
+        self.arm
+    }
+
+    /// Records a wait `t` (block cost `b`), in units of `b` like the
+    /// library's fixed-point scores.
+    pub fn record(&mut self, t: f64, b: f64) {
+        let keep = 1.0 - 1.0 / f64::from(1u32 << DECAY_SHIFT);
+        let mut best = self.arm;
+        for i in 0..ARMS {
+            self.scores[i] = self.scores[i] * keep + arm_cost(i, t, b) / b;
+            if self.scores[i] < self.scores[best] {
+                best = i;
+            }
+        }
+        self.arm = best;
+    }
+}
+
+/// The expected cost of a wait sequence under `adapt/b` and its off-line
+/// optimum.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SequenceCost {
+    /// `sum E[cost]` (each arm's randomness integrated).
+    pub cost: f64,
+    /// `sum min(t, B)`.
+    pub optimal: f64,
+}
+
+impl SequenceCost {
+    /// `cost / optimal` (`1` for an all-zero sequence).
+    pub fn factor(&self) -> f64 {
+        if self.optimal > 0.0 {
+            self.cost / self.optimal
+        } else {
+            1.0
+        }
+    }
+}
+
+/// The exact expected cost of `waits` (block cost `b`) under `adapt/b`,
+/// starting from `learner` (left as the sequence leaves it).
+pub fn sequence_cost_from(learner: &mut Learner, waits: &[f64], b: f64) -> SequenceCost {
+    let mut out = SequenceCost {
+        cost: 0.0,
+        optimal: 0.0,
+    };
+    for &t in waits {
+        out.cost += arm_cost(learner.arm(), t, b);
+        out.optimal += t.min(b);
+        learner.record(t, b);
+    }
+    out
+}
+
+/// The exact expected cost of `waits` (block cost `b > 0`, waits `>= 0`)
+/// under `adapt/b` from a fresh object.
+///
+/// # Examples
+/// ```
+/// use waitwise_model::adaptive::{sequence_cost, WORST_CASE_FACTOR};
+/// let waits: Vec<f64> = (0..400).map(|i| if (i / 50) % 2 == 0 { 0.01 } else { 30.0 }).collect();
+/// let c = sequence_cost(&waits, 1.0).unwrap();
+/// assert!(c.factor() <= WORST_CASE_FACTOR);
+/// ```
+pub fn sequence_cost(waits: &[f64], b: f64) -> Result<SequenceCost> {
+    let b = error::positive("B", b)?;
+    for &t in waits {
+        error::non_negative_or_inf("t", t)?;
+    }
+    Ok(sequence_cost_from(&mut Learner::new(), waits, b))
+}
+
+/// The factor `adapt/b` settles at under a stationary `dist`: the least
+/// `E[arm cost] / E[min(t, B)]` over the arms.
+///
+/// # Examples
+/// ```
+/// use waitwise_model::{adaptive, distribution::WaitDistribution};
+/// // Long waits (lambda B = 0.1): close to always-block's 1.05.
+/// let long = WaitDistribution::exponential(0.1).unwrap();
+/// assert!(adaptive::stationary_factor(&long, 1.0).unwrap() < 1.12);
+/// ```
+pub fn stationary_factor(dist: &WaitDistribution, b: f64) -> Result<f64> {
+    dist.validate()?;
+    let b = error::positive("B", b)?;
+    let (_, tail, pe) = dist.cdf_tail_pe(b);
+    let optimal = pe + b * tail;
+    let best = (0..ARMS)
+        .map(|arm| arm_expected_cost(arm, dist, b))
+        .fold(f64::INFINITY, f64::min);
+    Ok(best / optimal)
+}
+
+/// The arm `adapt/b` settles on under `dist`.
+pub fn stationary_arm(dist: &WaitDistribution, b: f64) -> usize {
+    (0..ARMS)
+        .min_by(|&i, &j| arm_expected_cost(i, dist, b).total_cmp(&arm_expected_cost(j, dist, b)))
+        .unwrap_or(START_ARM)
+}
+
+/// `adapt/b`'s factor on `waits` waits drawn (seed `seed`) from `laws`,
+/// moving to the next law every `period` waits (one law: stationary), from
+/// a fresh object.
+///
+/// # Examples
+/// ```
+/// use waitwise_model::{adaptive, distribution::WaitDistribution};
+/// let short = WaitDistribution::exponential(10.0).unwrap();
+/// let long = WaitDistribution::exponential(0.1).unwrap();
+/// let f = adaptive::simulated_factor(&[short, long], 200, 20_000, 1.0, 7).unwrap();
+/// assert!(f < 1.4);
+/// ```
+pub fn simulated_factor(
+    laws: &[WaitDistribution],
+    period: usize,
+    waits: usize,
+    b: f64,
+    seed: u64,
+) -> Result<f64> {
+    let b = error::positive("B", b)?;
+    for law in laws {
+        law.validate()?;
+    }
+    if laws.is_empty() || period == 0 {
+        return Err(crate::error::ModelError::InvalidParameter {
+            name: "laws/period",
+            value: 0.0,
+            requirement: "at least one law and a period of at least one wait",
+        });
+    }
+    let mut rng = Rng::new(seed);
+    let drawn: Vec<f64> = (0..waits)
+        .map(|i| laws[(i / period) % laws.len()].sample(&mut rng))
+        .collect();
+    Ok(sequence_cost_from(&mut Learner::new(), &drawn, b).factor())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worst_case_is_the_worst_arm() {
+        let worst = (0..ARMS).map(arm_worst_factor).fold(0.0, f64::max);
+        assert!((worst - WORST_CASE_FACTOR).abs() < 1e-12);
+    }
+
+    #[test]
+    fn scaled_cost_agrees_with_the_table_and_a_sum() {
+        for arm in 0..ARMS {
+            for t in [0.0, 0.05, 0.2, 0.6, 1.0, 3.0] {
+                let a = arm_cost_scaled(arm, t, 1.0, 1.0);
+                assert!((a - arm_cost(arm, t, 1.0)).abs() < 1e-12, "{arm} {t}");
+            }
+        }
+        // d != b against a midpoint sum over the drawn limit.
+        let (t, d, b) = (0.07, 1.0, 2.5);
+        for arm in 0..ARM_POLL_B {
+            let a = SCALES[arm];
+            let n = 200_000;
+            let mut sum = 0.0;
+            for i in 0..n {
+                let u = (i as f64 + 0.5) / n as f64;
+                let l = d * (u * a.exp_m1()).ln_1p();
+                sum += if t <= l { t } else { l + b };
+            }
+            let closed = arm_cost_scaled(arm, t, d, b);
+            assert!((sum / n as f64 - closed).abs() < 1e-5, "{arm}");
+        }
+    }
+
+    #[test]
+    fn expected_arm_cost_matches_sampling() {
+        let d = WaitDistribution::exponential(0.7).unwrap();
+        let mut rng = Rng::new(3);
+        let draws: Vec<f64> = (0..200_000).map(|_| d.sample(&mut rng)).collect();
+        for arm in 0..ARMS {
+            let mean = draws.iter().map(|&t| arm_cost(arm, t, 1.0)).sum::<f64>() / 200_000.0;
+            let exact = arm_expected_cost(arm, &d, 1.0);
+            assert!((mean - exact).abs() < 0.01 * exact, "{arm}: {mean} {exact}");
+        }
+    }
+
+    /// The issue's targets, on the model: at most 1.25 in every stationary
+    /// cell of `waitwise model calibrate` except exponential `lambda B = 1`,
+    /// where every on-line policy costs exactly `B` (memoryless waits, Lim
+    /// & Agarwal Theorem 2) and the factor is `e/(e-1)` for all of them;
+    /// and uniform `U/B = 3`, where even always-block costs 1.20 and the
+    /// menu's best is 1.250.
+    #[test]
+    fn stationary_factors_in_the_calibration_cells() {
+        for scale in [0.1, 0.3, 3.0, 10.0] {
+            let f = stationary_factor(&WaitDistribution::exponential(scale).unwrap(), 1.0).unwrap();
+            assert!(f <= 1.25, "exponential {scale}: {f}");
+        }
+        let one = stationary_factor(&WaitDistribution::exponential(1.0).unwrap(), 1.0).unwrap();
+        assert!((one - crate::algorithm::E_OVER_E_MINUS_1).abs() < 1e-9);
+        for scale in [0.1, 0.3, 1.0, 10.0] {
+            let f = stationary_factor(&WaitDistribution::uniform(scale).unwrap(), 1.0).unwrap();
+            assert!(f <= 1.25, "uniform {scale}: {f}");
+        }
+        let three = stationary_factor(&WaitDistribution::uniform(3.0).unwrap(), 1.0).unwrap();
+        assert!((three - 1.25).abs() < 1e-3, "{three}");
+    }
+
+    #[test]
+    fn the_learner_settles_on_the_stationary_arm() {
+        for law in [
+            WaitDistribution::exponential(0.1).unwrap(),
+            WaitDistribution::exponential(10.0).unwrap(),
+            WaitDistribution::uniform(0.3).unwrap(),
+        ] {
+            let mut rng = Rng::new(11);
+            let mut l = Learner::new();
+            for _ in 0..2000 {
+                l.record(law.sample(&mut rng), 1.0);
+            }
+            assert_eq!(l.arm(), stationary_arm(&law, 1.0), "{law:?}");
+            let f = simulated_factor(&[law.clone()], 1, 20_000, 1.0, 5).unwrap();
+            let s = stationary_factor(&law, 1.0).unwrap();
+            assert!(f <= s * 1.05, "{law:?}: {f} vs {s}");
+        }
+    }
+
+    #[test]
+    fn switching_cell_stays_under_its_target() {
+        let short = WaitDistribution::exponential(10.0).unwrap();
+        let long = WaitDistribution::exponential(0.1).unwrap();
+        for seed in 0..5 {
+            let f =
+                simulated_factor(&[short.clone(), long.clone()], 200, 40_000, 1.0, seed).unwrap();
+            assert!(f <= 1.4, "seed {seed}: {f}");
+        }
+    }
+
+    /// Property test: adversaries that see the learner's state choose each
+    /// wait to hurt it most; random switching sequences; and sequences
+    /// that alternate to exploit its lag. The worst ratio found is within
+    /// the proven bound (and the adaptive adversary comes close to 2, the
+    /// worst a learner that follows it can be made to pay on average).
+    #[test]
+    fn adversarial_sequences_stay_within_the_bound() {
+        let b = 1.0;
+        let mut worst: f64 = 0.0;
+        // 1. Adaptive adversary: per wait, the t in a grid maximizing the
+        //    current arm's ratio.
+        let grid: Vec<f64> = (0..200).map(|i| 1e-4 * 1.08f64.powi(i)).collect();
+        for epsilon_bias in [0.0, 0.5] {
+            let mut l = Learner::new();
+            let mut c = SequenceCost {
+                cost: 0.0,
+                optimal: 0.0,
+            };
+            for _ in 0..5000 {
+                let arm = l.arm();
+                let t = grid
+                    .iter()
+                    .copied()
+                    .max_by(|&x, &y| {
+                        let r = |t: f64| arm_cost(arm, t, b) / t.min(b) + epsilon_bias * t;
+                        r(x).total_cmp(&r(y))
+                    })
+                    .unwrap();
+                c.cost += arm_cost(arm, t, b);
+                c.optimal += t.min(b);
+                l.record(t, b);
+                assert!(arm_cost(arm, t, b) <= WORST_CASE_FACTOR * t.min(b) * (1.0 + 1e-12));
+            }
+            worst = worst.max(c.factor());
+        }
+        // 2. Random switching sequences: laws, phase lengths and waits all
+        //    drawn.
+        let mut rng = Rng::new(42);
+        for _ in 0..300 {
+            let mut waits = Vec::new();
+            while waits.len() < 2000 {
+                let len = 1 + rng.below(300) as usize;
+                let scale = 10f64.powf(rng.next_f64() * 6.0 - 4.0);
+                let law = if rng.below(2) == 0 {
+                    WaitDistribution::exponential(1.0 / scale).unwrap()
+                } else {
+                    WaitDistribution::uniform(scale).unwrap()
+                };
+                waits.extend((0..len).map(|_| law.sample(&mut rng)));
+            }
+            worst = worst.max(sequence_cost(&waits, b).unwrap().factor());
+        }
+        // 3. Lag exploitation: tiny waits until the learner leaves F(1/8),
+        //    then just-over-B waits until it leaves D, repeated.
+        let mut l = Learner::new();
+        let mut c = SequenceCost {
+            cost: 0.0,
+            optimal: 0.0,
+        };
+        for _ in 0..10_000 {
+            let t = if l.arm() == ARM_POLL_B {
+                1.0 + 1e-9
+            } else {
+                1e-6
+            };
+            c.cost += arm_cost(l.arm(), t, b);
+            c.optimal += t.min(b);
+            l.record(t, b);
+        }
+        worst = worst.max(c.factor());
+        eprintln!("adapt/b: worst ratio found {worst:.3} (bound {WORST_CASE_FACTOR:.3})");
+        assert!(worst <= WORST_CASE_FACTOR, "{worst}");
+        assert!(worst > 1.5, "the adversaries found nothing: {worst}");
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        assert!(sequence_cost(&[1.0], 0.0).is_err());
+        assert!(sequence_cost(&[-1.0], 1.0).is_err());
+        let d = WaitDistribution::exponential(1.0).unwrap();
+        assert!(simulated_factor(&[], 1, 10, 1.0, 1).is_err());
+        assert!(simulated_factor(&[d], 0, 10, 1.0, 1).is_err());
+    }
+}
