@@ -13,12 +13,14 @@
 //! ```
 //!
 //! A NaN or infinite number (which JSON cannot hold) is written the same way,
-//! `null` with a note. The objects are assembled here, one per line, so the
-//! keys keep the table's column order (`serde_json::Map` would sort them);
-//! serde_json still encodes every key and value.
+//! `null` with a note. Each row is a `serde_json::Map`, which keeps its keys
+//! in insertion order (serde_json's `preserve_order` feature), so the keys
+//! come in the table's column order.
+
+use serde_json::{Map, Value};
 
 use super::exporter::{ExportError, Exporter};
-use super::table::{Cell, Table, MISSING_NOTE_SUFFIX};
+use super::table::{Cell, Table, MISSING_NOTE_SUFFIX, NOTE_KEY};
 
 /// JSON: an array of one object per row, keyed like the CSV header.
 ///
@@ -40,28 +42,26 @@ impl Exporter for JsonExporter {
     fn export(&self, table: &Table) -> Result<String, ExportError> {
         table.validate()?;
         let keys = table.header_keys();
-        let mut out = String::from("[");
-        for (index, row) in table.rows.iter().enumerate() {
-            let mut members = Vec::with_capacity(keys.len() + 1);
-            for (key, cell) in keys.iter().zip(row) {
-                let (value, note) = encode(cell)?;
-                members.push(member(key, &value)?);
-                if let Some(note) = note {
-                    let note_key = format!("{key}{MISSING_NOTE_SUFFIX}");
-                    members.push(member(&note_key, &serde_json::to_string(&note)?)?);
+        let rows: Vec<Value> = table
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(index, row)| {
+                let mut object = Map::new();
+                for (key, cell) in keys.iter().zip(row) {
+                    let (value, note) = encode(cell);
+                    object.insert(key.clone(), value);
+                    if let Some(note) = note {
+                        object.insert(format!("{key}{MISSING_NOTE_SUFFIX}"), Value::String(note));
+                    }
                 }
-            }
-            let row_note = serde_json::to_string(&table.row_note(index))?;
-            members.push(member(super::NOTE_KEY, &row_note)?);
-            out.push_str(if index == 0 { "\n  {" } else { ",\n  {" });
-            out.push_str(&members.join(", "));
-            out.push('}');
-        }
-        out.push_str(if table.rows.is_empty() {
-            "]\n"
-        } else {
-            "\n]\n"
-        });
+                let note = table.row_note(index).map(str::to_owned);
+                object.insert(NOTE_KEY.to_owned(), note.map_or(Value::Null, Value::String));
+                Value::Object(object)
+            })
+            .collect();
+        let mut out = serde_json::to_string_pretty(&rows)?;
+        out.push('\n');
         Ok(out)
     }
 
@@ -70,24 +70,18 @@ impl Exporter for JsonExporter {
     }
 }
 
-/// `"key": value`, with the key encoded by serde_json.
-fn member(key: &str, value: &str) -> Result<String, ExportError> {
-    Ok(format!("{}: {value}", serde_json::to_string(key)?))
-}
-
 /// A cell's JSON value and, for a missing or non-finite value, the note that
 /// goes under `<key>_note`.
-fn encode(cell: &Cell) -> Result<(String, Option<String>), ExportError> {
-    Ok(match cell {
-        Cell::Text(text) => (serde_json::to_string(text)?, None),
-        Cell::Number(value) if value.is_finite() => (serde_json::to_string(value)?, None),
-        Cell::Number(value) => (
-            "null".to_owned(),
-            Some(format!("not a finite number: {value}")),
-        ),
-        Cell::Integer(value) => (value.to_string(), None),
-        Cell::Missing(reason) => ("null".to_owned(), Some(reason.clone())),
-    })
+fn encode(cell: &Cell) -> (Value, Option<String>) {
+    match cell {
+        Cell::Text(text) => (Value::String(text.clone()), None),
+        Cell::Number(value) => match serde_json::Number::from_f64(*value) {
+            Some(number) => (Value::Number(number), None),
+            None => (Value::Null, Some(format!("not a finite number: {value}"))),
+        },
+        Cell::Integer(value) => (Value::from(*value), None),
+        Cell::Missing(reason) => (Value::Null, Some(reason.clone())),
+    }
 }
 
 #[cfg(test)]
@@ -162,9 +156,7 @@ mod tests {
                 .keys()
                 .filter(|k| !k.ends_with(MISSING_NOTE_SUFFIX))
                 .collect();
-            let mut sorted_header: Vec<&String> = header.iter().collect();
-            sorted_header.sort();
-            assert_eq!(keys, sorted_header, "row {index}");
+            assert_eq!(keys, header.iter().collect::<Vec<_>>(), "row {index}");
             // Each note key sits beside a null value of a CSV key.
             for key in object.keys().filter(|k| k.ends_with(MISSING_NOTE_SUFFIX)) {
                 let base = key.trim_end_matches(MISSING_NOTE_SUFFIX);
@@ -179,14 +171,18 @@ mod tests {
     #[test]
     fn json_values_are_typed_and_keys_keep_column_order() {
         let table = sample();
-        let text = JsonExporter.export(&table).unwrap();
-        let first = text.lines().nth(1).unwrap();
-        let positions: Vec<usize> = ["\"contender\"", "\"t_wakeup_ns\"", "\"rounds\"", "\"note\""]
-            .iter()
-            .map(|k| first.find(k).unwrap())
-            .collect();
-        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{first}");
-
+        let rows = parse(&table);
+        let keys: Vec<&str> = rows[1].keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "contender",
+                "t_wakeup_ns",
+                "t_wakeup_ns_note",
+                "rounds",
+                "note"
+            ]
+        );
         let rows = parse(&table);
         assert_eq!(rows[0]["contender"], "spin");
         assert_eq!(rows[0]["t_wakeup_ns"], 81.523);
