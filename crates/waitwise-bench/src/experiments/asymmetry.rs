@@ -18,7 +18,8 @@
 //! cell gets one warm-up run (a quarter of the iterations, dropped) and
 //! [`Config::runs`] measured runs, interleaved across implementations;
 //! the first and last 10% of runs are trimmed, and median, mean and 95% CI
-//! reported; a CI wider than 20% of the median flags the cell as noisy.
+//! reported; a median whose 95% CI is wider than 20% of it flags the cell
+//! as noisy.
 
 use super::load::{load_average, load_note};
 use super::table_parts::name_and_family;
@@ -330,7 +331,7 @@ impl ExperimentOutput for AsymmetryResult {
             }
             let note = (!noisy.is_empty()).then(|| {
                 format!(
-                    "noisy (CI wider than 20% of the median) at light load {}",
+                    "noisy (median 95% CI wider than 20% of the median) at light load {}",
                     noisy.join(", ")
                 )
             });

@@ -44,8 +44,8 @@
 //!
 //! Statistics: warm-up rounds (Table 2) or one warm-up run per cell
 //! (episode cost) are dropped, then the first and last 10% of rounds;
-//! median, mean and 95% CI; a CI wider than 20% of the median flags the
-//! row as noisy.
+//! median, mean and 95% CIs; a median whose 95% CI is wider than 20% of it
+//! flags the row as noisy.
 
 use super::load::{load_average, load_note};
 use super::table_parts::{
@@ -652,9 +652,9 @@ impl BarriersResult {
                 format!("{n} threads: wall time per episode (median over runs)"),
             ));
             columns.push(Column::new(
-                format!("t{n}_episode_ci95"),
+                format!("t{n}_episode_median_ci95"),
                 Some("ns"),
-                format!("{n} threads: half-width of the 95% CI of the mean"),
+                format!("{n} threads: half the width of the 95% CI of the median"),
             ));
             columns.push(Column::new(
                 format!("t{n}_min_episodes"),
@@ -675,7 +675,7 @@ impl BarriersResult {
                     (None, Some(s)) => {
                         cells.extend([
                             Cell::Number(s.median),
-                            Cell::Number(s.ci95_width() / 2.0),
+                            Cell::Number(s.median_ci95_half_width()),
                             Cell::Integer(e.min_episodes as i64),
                         ]);
                         if s.is_noisy() {

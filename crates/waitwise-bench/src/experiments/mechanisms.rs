@@ -20,7 +20,8 @@
 //! `T_call = t1 - t0`, `T_wakeup = t2 - t0` (invariant TSCs agree across
 //! CPUs), each less one clock read. Warm-up rounds are dropped, then the
 //! first and last 10% of rounds (seed 004), and median, mean and 95% CI are
-//! reported; a CI wider than 20% of the median flags the row as noisy.
+//! reported; a median whose 95% CI is wider than 20% of it flags the row as
+//! noisy.
 //!
 //! In the work and short regimes one worker and one waiter run every
 //! contender in turn, one round each, cycle after cycle: on a VM the

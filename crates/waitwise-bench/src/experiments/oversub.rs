@@ -47,7 +47,7 @@
 //! Per (loop, thread count) every waiting choice gets one warm-up run (a
 //! quarter of the iterations, dropped) and [`Config::runs`] measured runs,
 //! interleaved; the first and last 10% are trimmed; median, mean and 95% CI
-//! are reported, and a CI wider than 20% of the median flags the row. The
+//! are reported, and a median whose 95% CI is wider than 20% of it flags the row. The
 //! normalized runtime is the median over rounds of the run's time over the
 //! same round's `/b/0` run: on a VM whose speed drifts between rounds, a
 //! ratio of two medians taken from different rounds once put `s/b/0.5` at
@@ -553,9 +553,9 @@ impl OversubResult {
                     "wall time of the loop (median over runs)",
                 ),
                 Column::new(
-                    "runtime_ci95",
+                    "runtime_median_ci95",
                     Some("ms"),
-                    "half-width of the 95% CI of the mean runtime",
+                    "half the width of the 95% CI of the median runtime",
                 ),
                 Column::new(
                     "normalized_runtime",
@@ -590,7 +590,10 @@ impl OversubResult {
                     Cell::text(&r.waiting),
                     Cell::text(r.family.name()),
                     Cell::number_or_missing(c.runtime_ms.map(|s| s.median), "no data"),
-                    Cell::number_or_missing(c.runtime_ms.map(|s| s.ci95_width() / 2.0), "no data"),
+                    Cell::number_or_missing(
+                        c.runtime_ms.map(|s| s.median_ci95_half_width()),
+                        "no data",
+                    ),
                     Cell::number_or_missing(c.normalized, "no /b/0 figure"),
                     Cell::number_or_missing(c.blocks, "n/a: no wait profile"),
                     Cell::number_or_missing(c.wait_overhead_ms.map(|s| s.median), "no data"),

@@ -8,8 +8,9 @@ use crate::export::{Cell, Column, Table};
 use crate::measure::Timing;
 use crate::stats::Summary;
 
-/// Row note of a figure whose 95% CI is wider than 20% of its median.
-pub const NOISY_NOTE: &str = "noisy: CI wider than 20% of the median";
+/// Row note of a figure whose median's 95% CI is wider than 20% of the
+/// median ([`Summary::is_noisy`]).
+pub const NOISY_NOTE: &str = "noisy: median 95% CI wider than 20% of the median";
 
 /// Why a figure is missing when its measurement produced no samples.
 const NO_DATA: &str = "no data";
@@ -33,9 +34,9 @@ pub fn hand_off_columns(wakeup: &str, call: &str, waiter_cpu: &str) -> Vec<Colum
         ),
         Column::new("t_wakeup", Some("ns"), wakeup),
         Column::new(
-            "t_wakeup_ci95",
+            "t_wakeup_median_ci95",
             Some("ns"),
-            "half-width of the 95% CI of the mean wake-up",
+            "half the width of the 95% CI of the median wake-up (order statistics; its ends are in results.json)",
         ),
         Column::new("t_wakeup", Some("cycles"), wakeup),
         Column::new("t_call", Some("ns"), call),
@@ -55,7 +56,7 @@ pub fn hand_off_cells(
     vec![
         median_ms(t_work_ns),
         median_ns(t_wakeup),
-        ci95_half_width_ns(t_wakeup),
+        median_ci95_half_width_ns(t_wakeup),
         median_cycles(t_wakeup),
         median_ns(t_call),
         median_cycles(t_call),
@@ -73,9 +74,9 @@ pub fn median_cycles(t: Option<&Timing>) -> Cell {
     Cell::number_or_missing(t.map(|t| t.cycles.median), NO_DATA)
 }
 
-/// The half-width of the 95% CI of `t`'s mean, ns.
-fn ci95_half_width_ns(t: Option<&Timing>) -> Cell {
-    Cell::number_or_missing(t.map(|t| t.ns.ci95_width() / 2.0), NO_DATA)
+/// Half the width of the 95% CI of `t`'s median, ns.
+fn median_ci95_half_width_ns(t: Option<&Timing>) -> Cell {
+    Cell::number_or_missing(t.map(|t| t.ns.median_ci95_half_width()), NO_DATA)
 }
 
 /// The median of `s`, a summary in ns, in ms.

@@ -52,8 +52,8 @@
 //! Every interval has one clock read's overhead subtracted (seed 004 reads
 //! the counter 1001 times to measure it; [`crate::measure`]). Warm-up rounds
 //! are dropped, then the first and last 10% of the samples, and the mean,
-//! its 95% CI and the median are reported in ns and cycles; a CI wider than
-//! 20% of the median flags the cell as noisy.
+//! its 95% CI and the median with its 95% CI are reported in ns and cycles;
+//! a median whose 95% CI is wider than 20% of it flags the cell as noisy.
 //!
 //! # Contenders and notify delay
 //!
@@ -957,12 +957,13 @@ impl ExperimentOutput for WakeupMatrixResult {
                 Column::new("mechanism", None, "how the waiter waits (mechanism or policy)"),
                 Column::new("setup", None, "normal (both directions averaged) or reduced (waker's clock only, includes the flag back)"),
                 Column::new("mean", Some("ns"), "mean wake-up latency after trimming"),
-                Column::new("ci95", Some("ns"), "half-width of the 95% CI of the mean"),
+                Column::new("mean_ci95", Some("ns"), "half-width of the 95% CI of the mean"),
                 Column::new("median", Some("ns"), "median wake-up latency"),
+                Column::new("median_ci95", Some("ns"), "half the width of the 95% CI of the median (order statistics)"),
                 Column::new("mean", Some("cycles"), "mean wake-up latency in clock ticks"),
                 Column::new("call_median", Some("ns"), "normal setup: median time in the store and wake_one"),
                 Column::new("samples", None, "samples summarized (after trimming)"),
-                Column::new("noisy", None, "yes when the 95% CI is wider than 20% of the median"),
+                Column::new("noisy", None, "yes when the median's 95% CI is wider than 20% of the median"),
             ],
         );
         for m in &self.mechanisms {
@@ -971,7 +972,7 @@ impl ExperimentOutput for WakeupMatrixResult {
                     let mut row = vec![Cell::missing(na.clone()); 3];
                     row.push(Cell::text(&m.name));
                     row.push(Cell::text(setup.name()));
-                    row.extend(std::iter::repeat_n(Cell::missing(na.clone()), 7));
+                    row.extend(std::iter::repeat_n(Cell::missing(na.clone()), 8));
                     t.push_row(row, Some(na.clone()));
                 }
                 continue;
@@ -997,6 +998,7 @@ impl ExperimentOutput for WakeupMatrixResult {
                                 Cell::Number(l.ns.mean),
                                 Cell::Number(l.ns.ci95_width() / 2.0),
                                 Cell::Number(l.ns.median),
+                                Cell::Number(l.ns.median_ci95_half_width()),
                                 Cell::Number(l.cycles.mean),
                                 call,
                                 Cell::Integer(l.ns.n as i64),
@@ -1005,7 +1007,7 @@ impl ExperimentOutput for WakeupMatrixResult {
                             noisy.then(|| NOISY_NOTE.to_string())
                         }
                         None => {
-                            row.extend(std::iter::repeat_n(Cell::missing("no data"), 4));
+                            row.extend(std::iter::repeat_n(Cell::missing("no data"), 5));
                             row.extend([call, Cell::Integer(0), Cell::missing("no data")]);
                             Some("no samples".to_string())
                         }
@@ -1114,7 +1116,7 @@ impl ExperimentOutput for WakeupMatrixResult {
             .count();
         if noisy > 0 {
             n.push(format!(
-                "{noisy} cells are noisy (95% CI wider than 20% of the median)."
+                "{noisy} cells are noisy (median 95% CI wider than 20% of the median)."
             ));
         }
         n.push(format!(
@@ -1145,8 +1147,9 @@ mod tests {
             "mechanism",
             "setup",
             "mean_ns",
-            "ci95_ns",
+            "mean_ci95_ns",
             "median_ns",
+            "median_ci95_ns",
             "mean_cycles",
             "noisy",
         ] {
