@@ -18,6 +18,7 @@ pub mod chart;
 pub mod contender;
 pub mod experiments;
 pub mod export;
+pub mod helpers;
 pub mod html;
 pub mod kernel;
 pub mod measure;

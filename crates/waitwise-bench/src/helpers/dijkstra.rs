@@ -1,0 +1,414 @@
+//! Single-source shortest paths: serial Dijkstra with a binary heap, and
+//! the helper-threaded scheme of seed 001 part II, with atomic fetch-min on
+//! distances where the seed used hardware transactional memory.
+//!
+//! # The helper-threaded scheme
+//!
+//! The main thread runs the serial algorithm. Each iteration, after taking
+//! the minimum vertex `u` from its heap, it hands the next minimum vertices
+//! still in the heap to the helpers (one each), publishes the iteration as
+//! the phase ([`waitwise::helper`], distance 0), and relaxes `u`'s edges.
+//! Meanwhile each helper relaxes the edges of its vertex `x` from `x`'s
+//! distance as it stands (speculation: that distance may not be final),
+//! and stops when the main thread has moved to the next iteration (the
+//! seed's "the main thread stops all helpers at the end of each
+//! iteration"). A helper that relaxed all of `x`'s edges records the
+//! distance it relaxed from; when the main thread later takes `x` with
+//! that same (now final) distance, it skips `x`'s edges: that relaxation
+//! was kept. Otherwise the main thread relaxes them itself, correcting
+//! whatever the helper did from a sub-optimal distance.
+//!
+//! # Why the result equals serial Dijkstra's
+//!
+//! - `dist[v]` only decreases (every write is a fetch-min) and always
+//!   holds the length of a real path, so `dist[v] >= d(v)`, the true
+//!   distance.
+//! - Whoever lowers `dist[v]` to `s` (or finds it already `s`) queues
+//!   `(s, v)` for the heap: the main thread pushes directly, a helper into
+//!   its buffer, which the main thread drains before every heap pop. A
+//!   relaxation that finds `dist[v] == s` queues too: the helper that wrote
+//!   `s` may not have handed its entry over yet.
+//! - Every vertex the main thread settles has its edges relaxed, by itself
+//!   or by a helper that finished all of them from the same final distance
+//!   and whose entries were drained first (its completion mark is stored,
+//!   with release, after its entries).
+//! - So when the main thread pops `(k, u)` with `k == dist[u]` as the
+//!   heap's minimum, the first unsettled vertex `q` on a shortest path to
+//!   `u` has the entry `(d(q), q)` in the heap (queued by the relaxation of
+//!   its settled predecessor), so `k <= d(q) <= d(u) <= dist[u] = k`: `u`'s
+//!   distance is final, as in the serial proof. Entries with `k >
+//!   dist[u]` are stale and skipped. When the heap runs empty the main
+//!   thread waits for every helper to finish its current vertex, drains
+//!   again, and stops only if it is still empty.
+//!
+//! # Memory ordering
+//!
+//! Distances are `Relaxed`: each is one atomic location whose fetch-mins
+//! are totally ordered, and the main thread never needs another thread's
+//! distance before that thread's heap entry for it, which arrives through
+//! the buffer's mutex (acquire/release). A helper's completion mark is a
+//! release store after its entries are in its buffer; the main thread
+//! loads it with acquire before draining. The vertex handed to a helper
+//! is `Relaxed`: the publish of the phase that follows it is a `SeqCst`
+//! store the helper's throttle reads with acquire.
+
+use super::graph::Graph;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use waitwise::helper::{self, HelperConfig, Pinning, RunReport, Step};
+
+/// Distance of an unreachable vertex.
+pub const UNREACHABLE: u64 = u64::MAX;
+
+/// No vertex handed to a helper.
+const NO_VERTEX: u32 = u32::MAX;
+
+/// How often (in edges) a helper checks whether its iteration ended.
+/// Guessed: a grid vertex's 4 edges are never interrupted, an R-MAT hub's
+/// thousands are.
+const STALE_CHECK_EDGES: usize = 8;
+
+/// Shortest distances from `source` with a binary heap (lazy deletion).
+/// `UNREACHABLE` for vertices without a path; an out-of-range `source`
+/// reaches nothing.
+pub fn serial(g: &Graph, source: usize) -> Vec<u64> {
+    let n = g.vertices();
+    let mut dist = vec![UNREACHABLE; n];
+    if source >= n {
+        return dist;
+    }
+    let mut heap = BinaryHeap::new();
+    dist[source] = 0;
+    heap.push(Reverse((0u64, source as u32)));
+    while let Some(Reverse((k, u))) = heap.pop() {
+        let u = u as usize;
+        if k > dist[u] {
+            continue;
+        }
+        for (v, w) in g.neighbours(u) {
+            let s = k + w;
+            if s < dist[v] {
+                dist[v] = s;
+                heap.push(Reverse((s, v as u32)));
+            }
+        }
+    }
+    dist
+}
+
+/// What the helper-threaded run did, beyond the distances.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct SpeculationStats {
+    /// Vertices the main thread settled.
+    pub settled: u64,
+    /// Vertices whose edges a helper started relaxing.
+    pub helper_started: u64,
+    /// Of those, vertices whose edges a helper relaxed completely.
+    pub helper_completed: u64,
+    /// Settled vertices whose edges the main thread skipped because a
+    /// helper had relaxed them from the final distance: relaxations kept.
+    pub kept: u64,
+    /// Heap pushes by the main thread (its own and drained ones).
+    pub heap_pushes: u64,
+    /// Heap pops skipped as stale.
+    pub stale_pops: u64,
+}
+
+impl SpeculationStats {
+    /// Fraction of the vertices helpers started that the main thread kept.
+    pub fn kept_fraction(&self) -> f64 {
+        if self.helper_started == 0 {
+            0.0
+        } else {
+            self.kept as f64 / self.helper_started as f64
+        }
+    }
+}
+
+/// Heap entries a helper queued for the main thread, and whether there
+/// are any (a hint the main thread reads without taking the lock).
+type Buffer = (waitwise::Mutex<Vec<(u64, u32)>>, AtomicBool);
+
+/// State shared by the main thread and the helpers.
+struct Shared<'g> {
+    graph: &'g Graph,
+    dist: Vec<AtomicU64>,
+    /// Per vertex: the distance a helper relaxed all its edges from.
+    relaxed_from: Vec<AtomicU64>,
+    /// Per helper: the vertex handed to it.
+    assigned: Vec<AtomicU32>,
+    /// Per helper: its queued heap entries.
+    buffers: Vec<Buffer>,
+    started: AtomicU64,
+    completed: AtomicU64,
+}
+
+impl Shared<'_> {
+    /// Relaxes `(v, s)`: lowers `dist[v]` to `s` if that is lower and
+    /// queues `(s, v)` with `queue` when `dist[v]` ends at `s`.
+    #[inline]
+    fn relax(&self, v: usize, s: u64, mut queue: impl FnMut(u64, u32)) {
+        let d = &self.dist[v];
+        // Relaxed: module doc.
+        if s <= d.load(Ordering::Relaxed) && s <= d.fetch_min(s, Ordering::Relaxed) {
+            queue(s, v as u32);
+        }
+    }
+
+    /// One helper's precomputation for one iteration.
+    fn speculate(&self, helper: usize, step: &Step<'_>, local: &mut Vec<(u64, u32)>) {
+        // Relaxed: module doc (the phase's publish orders it).
+        let x = self.assigned[helper].load(Ordering::Relaxed);
+        if x == NO_VERTEX {
+            return;
+        }
+        let x = x as usize;
+        let dx = self.dist[x].load(Ordering::Relaxed);
+        if dx == UNREACHABLE || self.relaxed_from[x].load(Ordering::Relaxed) == dx {
+            return;
+        }
+        // Relaxed: counters read after the join.
+        self.started.fetch_add(1, Ordering::Relaxed);
+        local.clear();
+        let mut complete = true;
+        for (i, (y, w)) in self.graph.neighbours(x).enumerate() {
+            if i % STALE_CHECK_EDGES == STALE_CHECK_EDGES - 1 && step.is_stale() {
+                complete = false;
+                break;
+            }
+            self.relax(y, dx + w, |s, v| local.push((s, v)));
+        }
+        if !local.is_empty() {
+            let (buf, pending) = &self.buffers[helper];
+            buf.lock().extend_from_slice(local);
+            // Relaxed: a hint only; the mutex orders the entries.
+            pending.store(true, Ordering::Relaxed);
+        }
+        if complete {
+            // Release: the entries above before the mark (module doc).
+            self.relaxed_from[x].store(dx, Ordering::Release);
+            self.completed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Moves every helper's queued entries into `heap`.
+    fn drain(&self, heap: &mut BinaryHeap<Reverse<(u64, u32)>>, pushes: &mut u64) {
+        for (buf, pending) in &self.buffers {
+            if pending.swap(false, Ordering::Relaxed) {
+                let mut b = buf.lock();
+                *pushes += b.len() as u64;
+                heap.extend(b.drain(..).map(Reverse));
+            }
+        }
+    }
+
+    /// Moves every helper's queued entries into `heap`, also those not yet
+    /// flagged as pending (after a completion mark was seen).
+    fn drain_all(&self, heap: &mut BinaryHeap<Reverse<(u64, u32)>>, pushes: &mut u64) {
+        for (buf, pending) in &self.buffers {
+            pending.store(false, Ordering::Relaxed);
+            let mut b = buf.lock();
+            *pushes += b.len() as u64;
+            heap.extend(b.drain(..).map(Reverse));
+        }
+    }
+}
+
+/// Shortest distances from `source` with `helpers` helper threads
+/// speculatively relaxing the edges of the next minimum vertices (module
+/// doc), waiting between iterations as `config.policy` says
+/// (`config.distance` is ignored: helpers work on the current iteration).
+/// Equal to [`serial`]'s result for any number of helpers, including 0
+/// and more than the CPUs.
+pub fn with_helpers(
+    g: &Graph,
+    source: usize,
+    helpers: usize,
+    config: &HelperConfig,
+    pinning: Pinning,
+) -> (Vec<u64>, SpeculationStats, RunReport) {
+    let n = g.vertices();
+    let shared = Shared {
+        graph: g,
+        dist: (0..n).map(|_| AtomicU64::new(UNREACHABLE)).collect(),
+        relaxed_from: (0..n).map(|_| AtomicU64::new(UNREACHABLE)).collect(),
+        assigned: (0..helpers).map(|_| AtomicU32::new(NO_VERTEX)).collect(),
+        buffers: (0..helpers)
+            .map(|_| (waitwise::Mutex::new(Vec::new()), AtomicBool::new(false)))
+            .collect(),
+        started: AtomicU64::new(0),
+        completed: AtomicU64::new(0),
+    };
+    let config = HelperConfig {
+        distance: 0,
+        ..*config
+    };
+    let shared_ref = &shared;
+    let closures: Vec<_> = (0..helpers)
+        .map(|i| {
+            let mut local = Vec::new();
+            move |step: &Step<'_>| shared_ref.speculate(i, step, &mut local)
+        })
+        .collect();
+    let (mut stats, report) = helper::run(&config, pinning, closures, |worker| {
+        main_thread(shared_ref, source, worker)
+    });
+    stats.helper_started = shared.started.load(Ordering::Relaxed);
+    stats.helper_completed = shared.completed.load(Ordering::Relaxed);
+    let dist = shared.dist.into_iter().map(AtomicU64::into_inner).collect();
+    (dist, stats, report)
+}
+
+/// The main thread of [`with_helpers`].
+fn main_thread(sh: &Shared<'_>, source: usize, worker: &helper::Worker<'_>) -> SpeculationStats {
+    let n = sh.graph.vertices();
+    let mut stats = SpeculationStats::default();
+    if source >= n {
+        return stats;
+    }
+    let mut settled = vec![false; n];
+    let mut heap = BinaryHeap::new();
+    sh.dist[source].store(0, Ordering::Relaxed);
+    heap.push(Reverse((0u64, source as u32)));
+    let mut phase = 0u32;
+    loop {
+        sh.drain(&mut heap, &mut stats.heap_pushes);
+        let Some((k, u)) = pop_current(sh, &mut heap, &settled, &mut stats) else {
+            // Empty: let every helper finish its vertex, then look again.
+            for i in 0..worker.helpers() {
+                worker.wait_for_helper(i, phase);
+            }
+            sh.drain_all(&mut heap, &mut stats.heap_pushes);
+            if heap.is_empty() {
+                break;
+            }
+            continue;
+        };
+        settled[u] = true;
+        stats.settled += 1;
+        // Hand the next minimum vertices to the helpers.
+        let mut candidates = heap
+            .as_slice()
+            .iter()
+            .map(|&Reverse((_, v))| v)
+            .filter(|&v| !settled[v as usize]);
+        for slot in &sh.assigned {
+            // Relaxed: module doc.
+            slot.store(candidates.next().unwrap_or(NO_VERTEX), Ordering::Relaxed);
+        }
+        phase = phase.saturating_add(1).min(helper::LAST_PHASE);
+        worker.publish(phase);
+        // Acquire: pairs with the helper's release mark (module doc).
+        if sh.relaxed_from[u].load(Ordering::Acquire) == k {
+            sh.drain_all(&mut heap, &mut stats.heap_pushes);
+            stats.kept += 1;
+            continue;
+        }
+        for (v, w) in sh.graph.neighbours(u) {
+            sh.relax(v, k + w, |s, v| {
+                heap.push(Reverse((s, v)));
+                stats.heap_pushes += 1;
+            });
+        }
+    }
+    stats
+}
+
+/// Pops the heap's current minimum: skips settled vertices and entries
+/// above their vertex's distance.
+fn pop_current(
+    sh: &Shared<'_>,
+    heap: &mut BinaryHeap<Reverse<(u64, u32)>>,
+    settled: &[bool],
+    stats: &mut SpeculationStats,
+) -> Option<(u64, usize)> {
+    while let Some(Reverse((k, u))) = heap.pop() {
+        let u = u as usize;
+        if settled[u] || k > sh.dist[u].load(Ordering::Relaxed) {
+            stats.stale_pops += 1;
+            continue;
+        }
+        return Some((k, u));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::helpers::graph::Family;
+    use waitwise::Policy;
+    use waitwise_model::rng::Rng;
+
+    fn spin() -> HelperConfig {
+        HelperConfig {
+            distance: 0,
+            policy: Policy::always_spin_with_timeout(std::time::Duration::from_millis(1)),
+        }
+    }
+
+    #[test]
+    fn serial_dijkstra_on_a_small_graph() {
+        // 0 -1-> 1 -1-> 2, and 0 -5-> 2; 3 unreachable.
+        let g = Graph::from_edges(4, &[(0, 1, 1), (1, 2, 1), (0, 2, 5)]);
+        assert_eq!(serial(&g, 0), vec![0, 1, 2, UNREACHABLE]);
+        assert_eq!(serial(&g, 9), vec![UNREACHABLE; 4]);
+    }
+
+    /// Property: over random graphs of every family, sizes and densities,
+    /// 0 to 3 helpers give serial Dijkstra's distances.
+    #[test]
+    fn helpers_give_serial_distances_on_random_graphs() {
+        let mut rng = Rng::new(15);
+        for case in 0..60u64 {
+            let n = 1 + rng.below(300) as usize;
+            let g = match case % 4 {
+                0 => Family::Grid.generate(n, case),
+                1 => Family::Rmat.generate(n, case),
+                2 => Family::Random.generate(n, case),
+                _ => Graph::random(n, rng.below(4 * n as u64) as usize, 3, case),
+            };
+            let source = rng.below(g.vertices() as u64) as usize;
+            let expected = serial(&g, source);
+            let helpers = (case % 4) as usize;
+            let policy = if case % 2 == 0 {
+                spin()
+            } else {
+                HelperConfig {
+                    distance: 0,
+                    policy: Policy::two_phase(0.5),
+                }
+            };
+            let (got, stats, _) = with_helpers(&g, source, helpers, &policy, Pinning::Auto);
+            assert_eq!(got, expected, "case {case}: n {n}, {helpers} helpers");
+            let reachable = expected.iter().filter(|&&d| d != UNREACHABLE).count();
+            assert_eq!(stats.settled as usize, reachable, "case {case}");
+            assert!(stats.kept <= stats.helper_completed);
+        }
+    }
+
+    /// More helpers than CPUs, blocking and spinning.
+    #[test]
+    fn oversubscribed_helpers_give_serial_distances() {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for (i, policy) in [
+            Policy::always_block(),
+            Policy::two_phase(0.5),
+            spin().policy,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let g = Family::ALL[i].generate(2000, i as u64);
+            let expected = serial(&g, 0);
+            let config = HelperConfig {
+                distance: 0,
+                policy,
+            };
+            let (got, _, report) = with_helpers(&g, 0, 2 * cpus + 1, &config, Pinning::Auto);
+            assert_eq!(got, expected, "{}", Family::ALL[i].name());
+            assert_eq!(report.helpers.len(), 2 * cpus + 1);
+        }
+    }
+}
