@@ -98,6 +98,7 @@ fn curves_print_the_figure_and_write_svg() {
         "s/b/2",
         "s//inf",
         "rand/b",
+        "adapt/b",
     ] {
         assert!(out.contains(name), "{name} missing: {out}");
     }
@@ -109,7 +110,7 @@ fn curves_print_the_figure_and_write_svg() {
     let json: serde_json::Value =
         serde_json::from_str(&ok(&["model", "curves", "--dist", "uniform", "--json"])).unwrap();
     assert_eq!(json["dist"], "uniform");
-    assert_eq!(json["series"].as_array().unwrap().len(), 7);
+    assert_eq!(json["series"].as_array().unwrap().len(), 8);
 }
 
 #[test]

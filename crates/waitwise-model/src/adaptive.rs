@@ -97,6 +97,16 @@ pub fn arm_cost(arm: usize, t: f64, b: f64) -> f64 {
     }
 }
 
+/// Draws arm `arm`'s poll limit for block cost `b`: `b ln(1 + u (e^a - 1))`
+/// for `F(a)` (inverse CDF), `b` for `D`.
+pub fn sample_poll_limit(arm: usize, rng: &mut Rng, b: f64) -> f64 {
+    if arm == ARM_POLL_B {
+        b
+    } else {
+        b * (rng.next_f64() * SCALES[arm].exp_m1()).ln_1p()
+    }
+}
+
 /// The worst ratio of arm `arm`'s expected cost to `min(t, B)`.
 pub fn arm_worst_factor(arm: usize) -> f64 {
     if arm == ARM_POLL_B {

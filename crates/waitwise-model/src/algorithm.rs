@@ -13,8 +13,9 @@
 //! | `Ss/b/0.54` | switch-spin up to cost `0.54 B` (length `0.54 beta B`), then block | [`WaitingAlgorithm::SwitchSpinTwoPhase`] |
 //! | `Ss//inf` | always switch-spin | `SwitchSpinTwoPhase { alpha: inf, .. }` |
 //! | `rand/b` | Karlin et al.'s randomized two-phase | [`WaitingAlgorithm::Randomized`] |
+//! | `adapt/b` | per object, the cheapest of a menu of bounded laws on its recent waits | [`WaitingAlgorithm::Adaptive`] |
 //!
-//! `rand/b` is our name (the paper has none for it).
+//! `rand/b` and `adapt/b` are our names (the paper has none for them).
 
 use std::fmt;
 use std::str::FromStr;
@@ -89,6 +90,11 @@ pub enum WaitingAlgorithm {
     /// `rand/b`: Karlin et al.'s randomized two-phase algorithm; each wait draws its
     /// polling limit from the density `e^(x/B) / (B (e - 1))` on `[0, B]`, then spins.
     Randomized,
+    /// `adapt/b`: the adaptive policy ([`crate::adaptive`]). Its cost depends on the
+    /// waits before; the stateless cost functions ([`crate::cost`]) give its stationary
+    /// limit (the cheapest arm of its menu for the law), and
+    /// [`crate::adaptive::sequence_cost`] the exact cost of a sequence.
+    Adaptive,
 }
 
 impl WaitingAlgorithm {
@@ -119,7 +125,7 @@ impl WaitingAlgorithm {
     pub fn validate(&self) -> Result<()> {
         match *self {
             Self::AlwaysSpin { timeout } => Self::always_spin(timeout).map(drop),
-            Self::AlwaysBlock | Self::Randomized => Ok(()),
+            Self::AlwaysBlock | Self::Randomized | Self::Adaptive => Ok(()),
             Self::TwoPhase { alpha } => Self::two_phase(alpha).map(drop),
             Self::SwitchSpinTwoPhase { alpha, beta } => {
                 Self::switch_spin_two_phase(alpha, beta).map(drop)
@@ -137,14 +143,14 @@ impl WaitingAlgorithm {
 
     /// The static polling cost limit as a multiple of `block_cost`: `Some(alpha)` for the
     /// deterministic algorithms (`inf` for always-spin without timeout), `None` for
-    /// [`WaitingAlgorithm::Randomized`].
+    /// [`WaitingAlgorithm::Randomized`] and [`WaitingAlgorithm::Adaptive`].
     pub fn alpha(&self, block_cost: f64) -> Option<f64> {
         match *self {
             Self::AlwaysSpin { timeout: None } => Some(f64::INFINITY),
             Self::AlwaysSpin { timeout: Some(t) } => Some(t / block_cost),
             Self::AlwaysBlock => Some(0.0),
             Self::TwoPhase { alpha } | Self::SwitchSpinTwoPhase { alpha, .. } => Some(alpha),
-            Self::Randomized => None,
+            Self::Randomized | Self::Adaptive => None,
         }
     }
 
@@ -159,6 +165,7 @@ impl WaitingAlgorithm {
             Self::TwoPhase { alpha } => phase_name("s", alpha),
             Self::SwitchSpinTwoPhase { alpha, .. } => phase_name("Ss", alpha),
             Self::Randomized => "rand/b".to_owned(),
+            Self::Adaptive => "adapt/b".to_owned(),
         }
     }
 }
@@ -193,7 +200,7 @@ impl fmt::Display for WaitingAlgorithm {
 impl FromStr for WaitingAlgorithm {
     type Err = ModelError;
 
-    /// Parses `s//inf`, `Ss//inf`, `/b/0`, `s/b/ALPHA`, `Ss/b/ALPHA`, `rand/b`
+    /// Parses `s//inf`, `Ss//inf`, `/b/0`, `s/b/ALPHA`, `Ss/b/ALPHA`, `rand/b`, `adapt/b`
     /// (`inf` or `∞` accepted for alpha). `Ss` names get [`DEFAULT_SWITCH_SPIN_BETA`].
     fn from_str(s: &str) -> Result<Self> {
         let bad = |reason| ModelError::ParseAlgorithm {
@@ -203,6 +210,9 @@ impl FromStr for WaitingAlgorithm {
         let text = s.trim();
         if text == "rand/b" || text == "rand" {
             return Ok(Self::Randomized);
+        }
+        if text == "adapt/b" || text == "adapt" {
+            return Ok(Self::Adaptive);
         }
         let parts: Vec<&str> = text.split('/').collect();
         let [phase1, phase2, limit] = parts[..] else {
@@ -286,6 +296,7 @@ mod tests {
                 "Ss//inf",
             ),
             (WaitingAlgorithm::Randomized, "rand/b"),
+            (WaitingAlgorithm::Adaptive, "adapt/b"),
         ];
         for (alg, name) in cases {
             assert_eq!(alg.name(), name);
@@ -302,6 +313,7 @@ mod tests {
             "Ss/b/0.62",
             "Ss//inf",
             "rand/b",
+            "adapt/b",
         ] {
             let alg: WaitingAlgorithm = name.parse().unwrap();
             assert_eq!(alg.name(), name);

@@ -19,6 +19,7 @@
 //! own closed forms (Eq. 4-7, Appendix B) are [`exponential_cost`], [`exponential_optimal_cost`],
 //! [`uniform_cost`] and [`uniform_optimal_cost`]. The tests check all three agree.
 
+use crate::adaptive;
 use crate::algorithm::WaitingAlgorithm;
 use crate::distribution::WaitDistribution;
 use crate::error::{self, Result};
@@ -62,6 +63,12 @@ pub fn cost_for_wait(alg: &WaitingAlgorithm, t: f64, block_cost: f64) -> Result<
     alg.validate()?;
     let b = error::positive("B", block_cost)?;
     let t = error::non_negative_or_inf("t", t)?;
+    if *alg == WaitingAlgorithm::Adaptive {
+        // Stationary limit for waits all of length t: the cheapest arm.
+        return Ok((0..adaptive::ARMS)
+            .map(|arm| adaptive::arm_cost(arm, t, b))
+            .fold(f64::INFINITY, f64::min));
+    }
     match alg.alpha(b) {
         Some(alpha) => Ok(two_phase_cost_for_wait(t, alpha, alg.beta(), b)),
         None => randomized::expected_cost_for_wait_closed_form(t, b),
@@ -93,6 +100,12 @@ pub fn expected_cost(
     alg.validate()?;
     dist.validate()?;
     let b = error::positive("B", block_cost)?;
+    if *alg == WaitingAlgorithm::Adaptive {
+        // Stationary limit: the cheapest arm for the law.
+        return Ok((0..adaptive::ARMS)
+            .map(|arm| adaptive::arm_expected_cost(arm, dist, b))
+            .fold(f64::INFINITY, f64::min));
+    }
     match alg.alpha(b) {
         Some(alpha) => Ok(two_phase_expected(dist, alpha, alg.beta(), b)),
         None => randomized::expected_cost(dist, b),
@@ -110,6 +123,9 @@ pub fn expected_cost_numeric(
     alg.validate()?;
     dist.validate()?;
     let b = error::positive("B", block_cost)?;
+    if *alg == WaitingAlgorithm::Adaptive {
+        return Ok(adaptive_expected_numeric(dist, b));
+    }
     let beta = alg.beta();
     let end = dist.support_end();
     let mut points = vec![0.0, end, beta * b, b];
@@ -139,6 +155,24 @@ pub fn expected_cost_numeric(
     let scale = dist.mean().max(b);
     let body = integrate::integrate_pieces(&integrand, &points, panels, 1e-11 * scale);
     Ok(body + tail_cost * dist.tail(end))
+}
+
+/// `adapt/b`'s stationary cost by integration: each arm's cost integrated
+/// over the law, the least of them.
+fn adaptive_expected_numeric(dist: &WaitDistribution, b: f64) -> f64 {
+    let end = dist.support_end();
+    let mut points = vec![0.0, end, b];
+    points.extend(adaptive::SCALES.iter().map(|a| a * b));
+    points.extend(dist.breakpoints());
+    let points: Vec<f64> = points.into_iter().filter(|&p| p <= end).collect();
+    let scale = dist.mean().max(b);
+    (0..adaptive::ARMS)
+        .map(|arm| {
+            let integrand = |t: f64| adaptive::arm_cost(arm, t, b) * dist.pdf(t);
+            let body = integrate::integrate_pieces(&integrand, &points, 64, 1e-11 * scale);
+            body + adaptive::arm_cost(arm, end, b) * dist.tail(end)
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// Expected cost of the optimal off-line algorithm `Ss/b/Opt` with efficiency `beta` (Eq. 2).
@@ -265,6 +299,7 @@ mod tests {
                 beta: 2.0,
             },
             WaitingAlgorithm::Randomized,
+            WaitingAlgorithm::Adaptive,
         ]
     }
 

@@ -6,14 +6,18 @@
 //!
 //! Series: `alpha` in `{0, ln(e-1), (sqrt5-1)/2, 1, 2, inf}` (the paper's 0.54 and 0.62
 //! are the exact Theorem 3 and 4 constants here, so the names read `0.541` and `0.618`)
-//! plus the randomized policy, a flat line at `e/(e-1)`. Because the factor depends on
+//! plus the randomized policy, a flat line at `e/(e-1)`, and `adapt/b` at its stationary
+//! limit (the cheapest arm of its menu for the law, [`crate::adaptive::stationary_factor`];
+//! a learner that has seen enough waits of one law). Because the factor depends on
 //! `beta` only through x, the series carry `s/...` names; with switch-spinning they are
 //! the `Ss/...` curves of the paper.
 
 use serde::{Deserialize, Serialize};
 
+use crate::adaptive;
 use crate::algorithm::{WaitingAlgorithm, ALPHA_EXPONENTIAL, ALPHA_UNIFORM, E_OVER_E_MINUS_1};
 use crate::cost;
+use crate::distribution::WaitDistribution;
 
 /// Smallest x plotted.
 const X_MIN: f64 = 0.01;
@@ -70,7 +74,7 @@ pub const FIGURE_ALPHAS: [f64; 6] = [
 /// ```
 /// use waitwise_model::curves::{figure, CurveDistribution};
 /// let c = figure(CurveDistribution::Exponential);
-/// assert_eq!(c.series.len(), 7);
+/// assert_eq!(c.series.len(), 8);
 /// // Theorem 2: every curve passes through e/(e-1) at x = 1.
 /// for s in &c.series {
 ///     let (_, y) = s.points.iter().find(|(x, _)| (x - 1.0).abs() < 1e-9).unwrap();
@@ -96,6 +100,20 @@ pub fn figure(dist: CurveDistribution) -> Curves {
     series.push(Series {
         name: WaitingAlgorithm::Randomized.name(),
         points: xs.iter().map(|&x| (x, E_OVER_E_MINUS_1)).collect(),
+    });
+    let law = |x: f64| match dist {
+        CurveDistribution::Exponential => WaitDistribution::exponential(x),
+        CurveDistribution::Uniform => WaitDistribution::uniform(x),
+    };
+    series.push(Series {
+        name: WaitingAlgorithm::Adaptive.name(),
+        points: xs
+            .iter()
+            .map(|&x| {
+                let f = law(x).and_then(|d| adaptive::stationary_factor(&d, 1.0));
+                (x, f.unwrap_or(f64::NAN))
+            })
+            .collect(),
     });
     let x_label = match dist {
         CurveDistribution::Exponential => "lambda * beta * B",
@@ -142,9 +160,17 @@ mod tests {
                 "s/b/1",
                 "s/b/2",
                 "s//inf",
-                "rand/b"
+                "rand/b",
+                "adapt/b"
             ]
         );
+        // adapt/b is bounded by its worst case everywhere, and below rand/b
+        // away from x = 1 (where every on-line policy costs the same).
+        let adapt = &c.series[7];
+        assert!(adapt
+            .points
+            .iter()
+            .all(|&(_, y)| y <= adaptive::WORST_CASE_FACTOR && y <= E_OVER_E_MINUS_1 + 1e-9));
     }
 
     #[test]

@@ -62,6 +62,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use waitwise::policy::{block_cost, BlockCost, Policy};
 use waitwise::{Event, WaitOptions};
+use waitwise_model::adaptive;
 use waitwise_model::algorithm::WaitingAlgorithm;
 use waitwise_model::cost;
 use waitwise_model::distribution::WaitDistribution;
@@ -636,9 +637,11 @@ fn cost_in_cell(
             t,
             b_cell,
         ),
-        WaitingAlgorithm::AlwaysSpin { .. } | WaitingAlgorithm::AlwaysBlock => {
-            cost::cost_for_wait(alg, t, b_cell)
-        }
+        // adapt/b's cost depends on the waits before (`summarize` runs its
+        // learner over the cell's waits); on its own, its stationary limit.
+        WaitingAlgorithm::AlwaysSpin { .. }
+        | WaitingAlgorithm::AlwaysBlock
+        | WaitingAlgorithm::Adaptive => cost::cost_for_wait(alg, t, b_cell),
     }
 }
 
@@ -717,6 +720,9 @@ fn summarize(
     let max_poll = alg.alpha(b).unwrap_or(1.0) * b;
     row.outliers = 0;
     let mut pairs = Vec::with_capacity(n);
+    // adapt/b: the model's learner sees the cell's waits in the order they
+    // happened, as the event's own summary did.
+    let mut learner = adaptive::Learner::new();
     for s in samples {
         let cpu = s.cpu_ns - overhead;
         let poll = if s.blocked {
@@ -738,7 +744,13 @@ fn summarize(
         cost_sum += cost;
         opt_sum += s.wait_ns.min(b_cell);
         pairs.push((cost, s.wait_ns.min(b_cell)));
-        model_sum += cost_in_cell(alg, s.wait_ns, b, b_cell).unwrap_or(f64::NAN);
+        model_sum += if *alg == WaitingAlgorithm::Adaptive {
+            let c = adaptive::arm_cost_scaled(learner.arm(), s.wait_ns, b, b_cell);
+            learner.record(s.wait_ns, b);
+            c
+        } else {
+            cost_in_cell(alg, s.wait_ns, b, b_cell).unwrap_or(f64::NAN)
+        };
     }
     row.mean_drawn_wait_ns = samples.iter().map(|s| s.drawn_ns).sum::<f64>() / nf;
     row.mean_wait_ns = samples.iter().map(|s| s.wait_ns).sum::<f64>() / nf;

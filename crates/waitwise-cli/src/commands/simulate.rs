@@ -58,7 +58,7 @@ pub struct SimulateArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "/b/0,s/b/1,Ss/b/1,Ss/b/0.541,s//inf,Ss//inf,rand/b"
+        default_value = "/b/0,s/b/1,Ss/b/1,Ss/b/0.541,s//inf,Ss//inf,rand/b,adapt/b"
     )]
     pub algorithms: Vec<String>,
     /// Block cost B, cycles (Alewife: 500).

@@ -243,6 +243,7 @@ impl Default for TableConfig {
                     beta,
                 },
                 WaitingAlgorithm::Randomized,
+                WaitingAlgorithm::Adaptive,
             ],
             deadlock_timeout: Some(ALEWIFE_SPIN_TIMEOUT_CYCLES),
             seed: 1,

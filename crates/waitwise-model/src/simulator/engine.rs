@@ -9,6 +9,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use crate::adaptive::{self, Learner};
 use crate::algorithm::WaitingAlgorithm;
 use crate::randomized;
 use crate::rng::Rng;
@@ -91,6 +92,11 @@ pub(crate) struct Sim<'a> {
     blocks: u64,
     timeouts: u64,
     waits: u64,
+    /// `adapt/b`'s summary: one for the workload (its waits are all on the
+    /// workload's synchronization objects, which share it).
+    learner: Learner,
+    /// When each thread's current wait began, cycles (for `adapt/b`).
+    wait_started: Vec<f64>,
 }
 
 impl<'a> Sim<'a> {
@@ -132,6 +138,8 @@ impl<'a> Sim<'a> {
             blocks: 0,
             timeouts: 0,
             waits: 0,
+            learner: Learner::new(),
+            wait_started: vec![0.0; cfg.threads as usize],
         }
     }
 
@@ -325,6 +333,9 @@ impl<'a> Sim<'a> {
             // Polling phase *length* is alpha beta B for a polling *cost* of alpha B.
             WaitingAlgorithm::SwitchSpinTwoPhase { alpha, beta } => alpha * beta * b,
             WaitingAlgorithm::Randomized => randomized::sample_poll_limit(&mut self.policy_rng, b),
+            WaitingAlgorithm::Adaptive => {
+                adaptive::sample_poll_limit(self.learner.arm(), &mut self.policy_rng, b)
+            }
         };
         match (length.is_infinite(), self.cfg.deadlock_timeout) {
             (true, Some(t)) => (t, true),
@@ -335,6 +346,7 @@ impl<'a> Sim<'a> {
     /// Loaded thread `th` must wait.
     fn start_wait(&mut self, th: u32) {
         self.waits += 1;
+        self.wait_started[th as usize] = self.now;
         let (limit, is_timeout) = self.poll_limit_cycles();
         if limit <= 0.0 {
             self.threads[th as usize].state = ThreadState::Unloading { woken: false };
@@ -406,7 +418,17 @@ impl<'a> Sim<'a> {
     }
 
     fn wake(&mut self, th: u32) {
-        match self.threads[th as usize].state {
+        let state = self.threads[th as usize].state;
+        let first_wake = matches!(
+            state,
+            ThreadState::Polling | ThreadState::Unloading { woken: false } | ThreadState::Blocked
+        );
+        if first_wake && self.cfg.algorithm == WaitingAlgorithm::Adaptive {
+            // The wait's condition holds now: its length is known exactly.
+            let t = self.now - self.wait_started[th as usize];
+            self.learner.record(t, self.cfg.machine.block_cost);
+        }
+        match state {
             ThreadState::Polling => {
                 self.stop_polling(th);
                 self.start_job(Task::Resume(th));
