@@ -66,11 +66,13 @@
 //! the object happen before the destroy returns; after its decrement a
 //! waiter uses only the address of `WAITERS` (for the wake-up).
 
-use crate::options::WaitOptions;
+use crate::loom_const::const_unless_loom;
+use crate::options::{LazyWaits, WaitOptions};
 use crate::policy::{Policy, SyncKind};
-use crate::profile::{Profiler, WaitProfile};
+use crate::profile::WaitProfile;
 use crate::wait_word::{SleepRules, WaitOutcome, WaitWord, WaitWordRef};
 use lock_api::{MutexGuard, RawMutex};
+use std::fmt;
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::futex::Futex;
@@ -303,39 +305,55 @@ impl WaitTimeoutResult {
 /// drop(ready);
 /// producer.join().unwrap();
 /// ```
-#[derive(Debug)]
+///
+/// `new` is `const`, so a condition variable can be a `static` (beside a
+/// static mutex):
+/// ```
+/// use waitwise::{condvar::Condvar, Mutex};
+///
+/// static QUEUE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// static NON_EMPTY: Condvar = Condvar::new();
+/// let consumer = std::thread::spawn(|| {
+///     let mut q = QUEUE.lock();
+///     NON_EMPTY.wait_while(&mut q, |q| q.is_empty());
+///     q.pop()
+/// });
+/// QUEUE.lock().push(7);
+/// NON_EMPTY.notify_one();
+/// assert_eq!(consumer.join().unwrap(), Some(7));
+/// ```
 pub struct Condvar {
     /// `SEQ` and `SLEEPERS` (module docs), on a cache line of their own.
     seq: WaitWord,
     /// `WAITERS` (module docs).
     waiters: Futex,
-    policy: Policy,
-    profiler: Profiler,
+    waits: LazyWaits,
 }
 
 impl Condvar {
-    /// A condition variable waiting with the producer-consumer policy
-    /// (`s/b/ln(e-1)` unless `WAITWISE_ALPHA` says otherwise), profiling as
-    /// `WAITWISE_PROFILE` says.
-    pub fn new() -> Self {
-        Self::with_options(WaitOptions::new())
-    }
+    const_unless_loom! {
+        /// A condition variable waiting with the producer-consumer policy
+        /// (`s/b/ln(e-1)` unless `WAITWISE_ALPHA` says otherwise), profiling
+        /// as `WAITWISE_PROFILE` says (both read on the first wait).
+        pub fn new() -> Self {
+            Self::with_options(WaitOptions::new())
+        }
 
-    /// A condition variable with explicit waiting settings.
-    ///
-    /// # Examples
-    /// ```
-    /// use waitwise::{condvar::Condvar, Policy, WaitOptions};
-    ///
-    /// let cv = Condvar::with_options(WaitOptions::new().policy(Policy::always_block()));
-    /// assert_eq!(cv.policy().name(), "/b/0");
-    /// ```
-    pub fn with_options(options: WaitOptions) -> Self {
-        Self {
-            seq: WaitWord::new(0),
-            waiters: Futex::new(0),
-            policy: options.resolve_policy(SyncKind::ProducerConsumer),
-            profiler: options.profiler(),
+        /// A condition variable with explicit waiting settings.
+        ///
+        /// # Examples
+        /// ```
+        /// use waitwise::{condvar::Condvar, Policy, WaitOptions};
+        ///
+        /// let cv = Condvar::with_options(WaitOptions::new().policy(Policy::always_block()));
+        /// assert_eq!(cv.policy().name(), "/b/0");
+        /// ```
+        pub fn with_options(options: WaitOptions) -> Self {
+            Self {
+                seq: WaitWord::new(0),
+                waiters: Futex::new(0),
+                waits: LazyWaits::new(options, SyncKind::ProducerConsumer),
+            }
         }
     }
 
@@ -347,12 +365,14 @@ impl Condvar {
 
     /// The policy waits follow.
     pub fn policy(&self) -> &Policy {
-        &self.policy
+        self.waits.policy()
     }
 
     /// The wait-time histogram so far (`None` when profiling is off).
     pub fn wait_profile(&self) -> Option<WaitProfile> {
-        self.profiler.snapshot(SyncKind::ProducerConsumer.name())
+        self.waits
+            .profiler()
+            .snapshot(SyncKind::ProducerConsumer.name())
     }
 
     /// Unlocks the guard's mutex, waits for a notify, and locks it again.
@@ -423,13 +443,14 @@ impl Condvar {
     ) -> WaitTimeoutResult {
         let cond_seq = self.cond_seq();
         let ticket = cond_seq.enter();
-        let start = self.profiler.start();
+        let profiler = self.waits.profiler();
+        let start = profiler.start();
         let out = MutexGuard::unlocked(guard, || {
-            let out = cond_seq.wait(ticket, &self.policy, deadline, SleepRules::default());
+            let out = cond_seq.wait(ticket, self.waits.policy(), deadline, SleepRules::default());
             cond_seq.leave();
             out
         });
-        self.profiler.finish(start, out.blocked());
+        profiler.finish(start, out.blocked());
         if out.timed_out() {
             WaitTimeoutResult::TimedOut
         } else {
@@ -501,6 +522,19 @@ impl Condvar {
 impl Default for Condvar {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// The state a user can act on (a snapshot): how many threads wait in it,
+/// and the policy by name.
+impl fmt::Debug for Condvar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Relaxed: a snapshot for display that orders nothing.
+        let waiters = self.waiters.value().load(Ordering::Relaxed) & !DESTROYING;
+        f.debug_struct("Condvar")
+            .field("waiters", &waiters)
+            .field("policy", &format_args!("{}", self.policy().name()))
+            .finish()
     }
 }
 
@@ -582,6 +616,19 @@ mod tests {
             shared.1.notify_one();
             h.join().unwrap();
         }
+    }
+
+    #[test]
+    fn const_new_static_and_debug() {
+        static CV: Condvar = Condvar::new();
+        CV.notify_all();
+        assert_eq!(CV.policy(), &Policy::for_kind(SyncKind::ProducerConsumer));
+        let cv = Condvar::with_options(WaitOptions::new().policy(Policy::always_block()));
+        assert_eq!(format!("{cv:?}"), "Condvar { waiters: 0, policy: /b/0 }");
+        let m = crate::Mutex::new(());
+        let mut g = m.lock();
+        assert!(cv.wait_timeout(&mut g, Duration::ZERO).timed_out());
+        assert_eq!(format!("{cv:?}"), "Condvar { waiters: 0, policy: /b/0 }");
     }
 
     #[test]
