@@ -56,10 +56,12 @@
 //! synchronizes with it, or after, in which case its CAS fails and it adds
 //! a permit of its own.
 
-use crate::options::WaitOptions;
+use crate::loom_const::const_unless_loom;
+use crate::options::{LazyWaits, WaitOptions};
 use crate::policy::{Policy, SyncKind};
-use crate::profile::{Profiler, WaitProfile};
+use crate::profile::WaitProfile;
 use crate::wait_word::{WaitOutcome, WaitWord};
+use std::fmt;
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::shim::Ordering;
@@ -102,42 +104,55 @@ fn waiters(s: u32) -> u32 {
 /// // ...and it was consumed:
 /// assert!(!ev.wait_timeout(std::time::Duration::ZERO));
 /// ```
-#[derive(Debug)]
+///
+/// The constructors are `const`, so an event can be a `static`:
+/// ```
+/// use waitwise::Event;
+///
+/// static READY: Event = Event::new();
+/// let worker = std::thread::spawn(|| READY.wait());
+/// READY.notify();
+/// worker.join().unwrap();
+/// assert!(!READY.is_signalled());
+/// ```
 pub struct Event {
     word: WaitWord,
-    policy: Policy,
-    profiler: Profiler,
+    waits: LazyWaits,
 }
 
 impl Event {
-    /// A non-signalled event waiting with the producer-consumer policy
-    /// (`s/b/ln(e-1)` unless `WAITWISE_ALPHA` says otherwise).
-    pub fn new() -> Self {
-        Self::with_options(WaitOptions::new())
-    }
+    const_unless_loom! {
+        /// A non-signalled event waiting with the producer-consumer policy
+        /// (`s/b/ln(e-1)` unless `WAITWISE_ALPHA` says otherwise, read on
+        /// the first wait).
+        pub fn new() -> Self {
+            Self::with_options(WaitOptions::new())
+        }
 
-    /// A non-signalled event waiting with `policy`.
-    pub fn with_policy(policy: Policy) -> Self {
-        Self::with_options(WaitOptions::new().policy(policy))
-    }
+        /// A non-signalled event waiting with `policy`.
+        pub fn with_policy(policy: Policy) -> Self {
+            Self::with_options(WaitOptions::new().policy(policy))
+        }
 
-    /// A non-signalled event with explicit options (policy, profiling).
-    pub fn with_options(options: WaitOptions) -> Self {
-        Self {
-            word: WaitWord::new(0),
-            policy: options.resolve_policy(SyncKind::ProducerConsumer),
-            profiler: options.profiler(),
+        /// A non-signalled event with explicit options (policy, profiling).
+        pub fn with_options(options: WaitOptions) -> Self {
+            Self {
+                word: WaitWord::new(0),
+                waits: LazyWaits::new(options, SyncKind::ProducerConsumer),
+            }
         }
     }
 
     /// The wait-time histogram, when profiling is on.
     pub fn wait_profile(&self) -> Option<WaitProfile> {
-        self.profiler.snapshot(SyncKind::ProducerConsumer.name())
+        self.waits
+            .profiler()
+            .snapshot(SyncKind::ProducerConsumer.name())
     }
 
     /// The policy waits follow.
     pub fn policy(&self) -> &Policy {
-        &self.policy
+        self.waits.policy()
     }
 
     /// Waits until notified (consumes one notify).
@@ -157,15 +172,16 @@ impl Event {
     /// Waits until notified or `deadline`; returns `true` when notified.
     #[inline]
     pub fn wait_deadline(&self, deadline: Deadline) -> bool {
+        let profiler = self.waits.profiler();
         if self.try_consume_fast() {
-            if self.profiler.is_enabled() {
-                self.profiler.finish(self.profiler.start(), false);
+            if profiler.is_enabled() {
+                profiler.finish(profiler.start(), false);
             }
             return true;
         }
-        let start = self.profiler.start();
+        let start = profiler.start();
         let (notified, blocked) = self.wait_contended(deadline);
-        self.profiler.finish(start, blocked);
+        profiler.finish(start, blocked);
         notified
     }
 
@@ -214,7 +230,7 @@ impl Event {
         loop {
             let out = self
                 .word
-                .wait_until(&self.policy, deadline, |s| permits(s) > 0);
+                .wait_until(self.waits.policy(), deadline, |s| permits(s) > 0);
             blocked |= out.blocked();
             match out {
                 WaitOutcome::Ready { mut value, .. } => loop {
@@ -319,11 +335,49 @@ impl Default for Event {
     }
 }
 
+/// The state a user can act on (a snapshot): whether a notify is pending,
+/// how many threads wait, and the policy by name.
+impl fmt::Debug for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Relaxed: a snapshot for display that orders nothing.
+        let s = self.word.value().load(Ordering::Relaxed);
+        f.debug_struct("Event")
+            .field("signalled", &(permits(s) > 0))
+            .field("waiters", &waiters(s))
+            .field("policy", &format_args!("{}", self.policy().name()))
+            .finish()
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;
     use std::time::Instant;
+
+    #[test]
+    fn debug_shows_signal_and_waiters() {
+        let e = Event::with_policy(Policy::always_block());
+        assert_eq!(
+            format!("{e:?}"),
+            "Event { signalled: false, waiters: 0, policy: /b/0 }"
+        );
+        e.notify();
+        assert!(format!("{e:?}").contains("signalled: true"));
+    }
+
+    #[test]
+    fn const_new_makes_a_static_event_that_reads_the_default_policy() {
+        static EVENT: Event = Event::new();
+        assert_eq!(
+            EVENT.policy(),
+            &Policy::for_kind(SyncKind::ProducerConsumer)
+        );
+        EVENT.notify();
+        assert!(EVENT.wait_timeout(Duration::ZERO));
+        let defaulted: Event = Default::default();
+        assert!(!defaulted.is_signalled());
+    }
 
     #[test]
     fn profiling_records_each_wait() {

@@ -1,9 +1,12 @@
 //! [`WaitOptions`]: the per-object settings every primitive accepts — its
 //! waiting policy (default: the one for its [`SyncKind`]) and whether it
-//! records a wait-time profile.
+//! records a wait-time profile — and [`LazyWaits`], their resolution on an
+//! object's first wait.
 
 use crate::policy::{Policy, SyncKind};
 use crate::profile::Profiler;
+use std::fmt;
+use waitwise_platform::once::ForkSafeOnce;
 
 /// Per-object waiting settings.
 ///
@@ -61,5 +64,66 @@ impl WaitOptions {
             Some(on) => Profiler::enabled(on),
             None => Profiler::from_env(),
         }
+    }
+}
+
+/// An object's [`WaitOptions`], resolved into its policy and profiler on
+/// first use rather than at construction, so that the primitives have
+/// `const fn` constructors (for statics, as std's) and still honour
+/// `WAITWISE_ALPHA` and `WAITWISE_PROFILE`, which are read at run time.
+///
+/// The resolution is a [`ForkSafeOnce`]: a `fork()` while another thread
+/// resolves cannot leave the child's copy waiting forever. After it, each
+/// use costs one `Acquire` load.
+pub(crate) struct LazyWaits {
+    options: WaitOptions,
+    kind: SyncKind,
+    resolved: ForkSafeOnce<Resolved>,
+}
+
+/// What [`LazyWaits`] resolves to.
+struct Resolved {
+    policy: Policy,
+    profiler: Profiler,
+}
+
+impl LazyWaits {
+    /// Waits of an object of `kind` configured by `options`.
+    pub(crate) const fn new(options: WaitOptions, kind: SyncKind) -> Self {
+        Self {
+            options,
+            kind,
+            resolved: ForkSafeOnce::new(),
+        }
+    }
+
+    #[inline]
+    fn resolved(&self) -> &Resolved {
+        self.resolved.get_or_init(|| Resolved {
+            policy: self.options.resolve_policy(self.kind),
+            profiler: self.options.profiler(),
+        })
+    }
+
+    /// The policy waits follow: the options' explicit one, else the kind's.
+    #[inline]
+    pub(crate) fn policy(&self) -> &Policy {
+        &self.resolved().policy
+    }
+
+    /// The profiler (off unless the options or `WAITWISE_PROFILE` say on).
+    #[inline]
+    pub(crate) fn profiler(&self) -> &Profiler {
+        &self.resolved().profiler
+    }
+}
+
+/// The policy by name (resolving it), as the primitives' `Debug` show it.
+impl fmt::Debug for LazyWaits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LazyWaits")
+            .field("policy", &format_args!("{}", self.policy().name()))
+            .field("profiling", &self.profiler().is_enabled())
+            .finish()
     }
 }

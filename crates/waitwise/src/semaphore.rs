@@ -87,10 +87,12 @@
 //! unwound). [`Semaphore`] waits with [`PolicySemaphoreWait`]; the
 //! interposer's `sem_wait` with its own.
 
-use crate::options::WaitOptions;
+use crate::loom_const::const_unless_loom;
+use crate::options::{LazyWaits, WaitOptions};
 use crate::policy::{Policy, PollBudget, SyncKind};
-use crate::profile::{Profiler, WaitProfile};
+use crate::profile::WaitProfile;
 use crate::wait_word::poll_until;
+use std::fmt;
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::futex::{Futex, FutexWait, Interrupted};
@@ -493,11 +495,19 @@ struct SemaphoreWords {
 /// waiter.join().unwrap();
 /// assert_eq!(sem.available(), 1);
 /// ```
-#[derive(Debug)]
+///
+/// The constructors are `const`, so a semaphore can be a `static`:
+/// ```
+/// use waitwise::semaphore::Semaphore;
+///
+/// static SLOTS: Semaphore = Semaphore::new(2);
+/// SLOTS.acquire();
+/// assert_eq!(SLOTS.available(), 1);
+/// SLOTS.release(1);
+/// ```
 pub struct Semaphore {
     words: SemaphoreWords,
-    policy: Policy,
-    profiler: Profiler,
+    waits: LazyWaits,
 }
 
 impl Semaphore {
@@ -505,34 +515,42 @@ impl Semaphore {
     /// glibc); [`Semaphore::release`] saturates here.
     pub const MAX_PERMITS: u32 = SemaphoreRef::MAX_PERMITS;
 
-    /// A semaphore with `permits` available (at most
-    /// [`Semaphore::MAX_PERMITS`]: more are cut to it), waiting with the
-    /// producer-consumer policy (`s/b/ln(e-1)` unless `WAITWISE_ALPHA` says
-    /// otherwise): a thread waiting for a permit waits for another thread to
-    /// produce one, and such waits are near exponential.
-    pub fn new(permits: u32) -> Self {
-        Self::with_options(permits, WaitOptions::new())
-    }
+    const_unless_loom! {
+        /// A semaphore with `permits` available (at most
+        /// [`Semaphore::MAX_PERMITS`]: more are cut to it), waiting with the
+        /// producer-consumer policy (`s/b/ln(e-1)` unless `WAITWISE_ALPHA`
+        /// says otherwise, read on the first wait): a thread waiting for a
+        /// permit waits for another thread to produce one, and such waits
+        /// are near exponential.
+        pub fn new(permits: u32) -> Self {
+            Self::with_options(permits, WaitOptions::new())
+        }
 
-    /// A semaphore with `permits` available (at most
-    /// [`Semaphore::MAX_PERMITS`]) and explicit waiting settings.
-    ///
-    /// # Examples
-    /// ```
-    /// use waitwise::{semaphore::Semaphore, Policy, WaitOptions};
-    ///
-    /// let sem = Semaphore::with_options(2, WaitOptions::new().policy(Policy::always_block()));
-    /// assert_eq!(sem.policy().name(), "/b/0");
-    /// assert_eq!(sem.available(), 2);
-    /// ```
-    pub fn with_options(permits: u32, options: WaitOptions) -> Self {
-        Self {
-            words: SemaphoreWords {
-                value: Futex::new(permits.min(Self::MAX_PERMITS)),
-                sleepers: AtomicU32::new(0),
-            },
-            policy: options.resolve_policy(SyncKind::ProducerConsumer),
-            profiler: options.profiler(),
+        /// A semaphore with `permits` available (at most
+        /// [`Semaphore::MAX_PERMITS`]) and explicit waiting settings.
+        ///
+        /// # Examples
+        /// ```
+        /// use waitwise::{semaphore::Semaphore, Policy, WaitOptions};
+        ///
+        /// let sem = Semaphore::with_options(2, WaitOptions::new().policy(Policy::always_block()));
+        /// assert_eq!(sem.policy().name(), "/b/0");
+        /// assert_eq!(sem.available(), 2);
+        /// ```
+        pub fn with_options(permits: u32, options: WaitOptions) -> Self {
+            // `min`, spelled out: `Ord::min` is not `const`.
+            let permits = if permits > Self::MAX_PERMITS {
+                Self::MAX_PERMITS
+            } else {
+                permits
+            };
+            Self {
+                words: SemaphoreWords {
+                    value: Futex::new(permits),
+                    sleepers: AtomicU32::new(0),
+                },
+                waits: LazyWaits::new(options, SyncKind::ProducerConsumer),
+            }
         }
     }
 
@@ -544,12 +562,14 @@ impl Semaphore {
 
     /// The policy waits follow.
     pub fn policy(&self) -> &Policy {
-        &self.policy
+        self.waits.policy()
     }
 
     /// The wait-time histogram so far (`None` when profiling is off).
     pub fn wait_profile(&self) -> Option<WaitProfile> {
-        self.profiler.snapshot(SyncKind::ProducerConsumer.name())
+        self.waits
+            .profiler()
+            .snapshot(SyncKind::ProducerConsumer.name())
     }
 
     /// Permits available now (a snapshot: it may change at once).
@@ -610,10 +630,11 @@ impl Semaphore {
     /// The contended acquisition, profiled; `true` if a permit was taken.
     #[cold]
     fn acquire_contended(&self, deadline: Deadline) -> bool {
-        let start = self.profiler.start();
-        let mut wait = PolicySemaphoreWait::new(&self.policy);
+        let profiler = self.waits.profiler();
+        let start = profiler.start();
+        let mut wait = PolicySemaphoreWait::new(self.waits.policy());
         let out = self.view().acquire_contended(&mut wait, deadline);
-        self.profiler.finish(start, out.blocked());
+        profiler.finish(start, out.blocked());
         out.acquired()
     }
 
@@ -656,6 +677,20 @@ impl Semaphore {
     }
 }
 
+/// The state a user can act on (a snapshot): the permits available, the
+/// threads asleep waiting for one, and the policy by name.
+impl fmt::Debug for Semaphore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Relaxed: a snapshot for display that orders nothing.
+        let sleepers = self.words.sleepers.load(Ordering::Relaxed);
+        f.debug_struct("Semaphore")
+            .field("available", &self.available())
+            .field("sleepers", &sleepers)
+            .field("policy", &format_args!("{}", self.policy().name()))
+            .finish()
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -665,6 +700,19 @@ mod tests {
     /// A view over fresh words holding `value` and `sleepers`.
     fn words(value: u32, sleepers: u32) -> (Futex, AtomicU32) {
         (Futex::new(value), AtomicU32::new(sleepers))
+    }
+
+    #[test]
+    fn const_new_static_and_debug() {
+        static SEM: Semaphore = Semaphore::new(u32::MAX);
+        assert_eq!(SEM.available(), Semaphore::MAX_PERMITS);
+        assert_eq!(SEM.policy(), &Policy::for_kind(SyncKind::ProducerConsumer));
+        let sem = Semaphore::with_options(3, WaitOptions::new().policy(Policy::always_block()));
+        assert!(sem.try_acquire());
+        assert_eq!(
+            format!("{sem:?}"),
+            "Semaphore { available: 2, sleepers: 0, policy: /b/0 }"
+        );
     }
 
     #[test]

@@ -68,7 +68,9 @@ use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
 use crate::wait_word::WaitWordRef;
+use std::fmt;
 use waitwise_platform::futex::Futex;
+use waitwise_platform::once::ForkSafeOnce;
 use waitwise_platform::shim::{AtomicU32, AtomicU64, Ordering};
 
 /// `state`'s arrival count.
@@ -306,10 +308,30 @@ impl BarrierWaitResult {
 /// assert_eq!(barrier.parties(), 3);
 /// assert!(Barrier::new(0).wait().is_leader()); // n == 0 acts as 1
 /// ```
-#[derive(Debug)]
+///
+/// The constructors are `const` (as std's `Barrier::new`), so a barrier
+/// can be a `static`:
+/// ```
+/// use waitwise::barrier::Barrier;
+///
+/// static START: Barrier = Barrier::new(2);
+/// let other = std::thread::spawn(|| START.wait().is_leader());
+/// let here = START.wait().is_leader();
+/// assert!(here != other.join().unwrap()); // exactly one leader
+/// ```
 pub struct Barrier {
     words: Words,
     parties: u32,
+    options: WaitOptions,
+    /// How waits wait, resolved from `options` on the first wait (so the
+    /// constructors are `const`, and `WAITWISE_ALPHA`, `WAITWISE_PROFILE`
+    /// and the allowed CPUs are read at run time).
+    waits: ForkSafeOnce<BarrierWaits>,
+}
+
+/// A [`Barrier`]'s resolved waiting: its policy, its wake-up chain breaker
+/// (on for default policies that poll), its profiler.
+struct BarrierWaits {
     policy: Policy,
     chain: WakeChain,
     profiler: Profiler,
@@ -342,24 +364,46 @@ impl Words {
 }
 
 impl Barrier {
-    /// A barrier for `n` threads with the default policy for `n` parties
-    /// ([`default_policy`](super::default_policy)). `n == 0` acts as 1.
-    pub fn new(n: usize) -> Self {
-        Self::with_options(n, WaitOptions::new())
+    const_unless_loom! {
+        /// A barrier for `n` threads with the default policy for `n`
+        /// parties ([`default_policy`](super::default_policy)). `n == 0`
+        /// acts as 1.
+        pub fn new(n: usize) -> Self {
+            Self::with_options(n, WaitOptions::new())
+        }
+
+        /// A barrier for `n` threads with `options` (policy override,
+        /// profiling). `n == 0` acts as 1.
+        pub fn with_options(n: usize, options: WaitOptions) -> Self {
+            // `clamp(1, MAX_PARTIES)`, spelled out: `Ord::clamp` is not
+            // `const`.
+            let n = if n == 0 {
+                1
+            } else if n > MAX_PARTIES {
+                MAX_PARTIES
+            } else {
+                n
+            };
+            Self {
+                words: Words::new(),
+                parties: n as u32,
+                options,
+                waits: ForkSafeOnce::new(),
+            }
+        }
     }
 
-    /// A barrier for `n` threads with `options` (policy override,
-    /// profiling). `n == 0` acts as 1.
-    pub fn with_options(n: usize, options: WaitOptions) -> Self {
-        let n = n.clamp(1, MAX_PARTIES);
-        let waiting = Waiting::from_options(n, &options);
-        Self {
-            words: Words::new(),
-            parties: n as u32,
-            policy: waiting.policy,
-            chain: WakeChain::new(waiting.breaks_chains),
-            profiler: options.profiler(),
-        }
+    /// The resolved waiting (on the first call).
+    #[inline]
+    fn waits(&self) -> &BarrierWaits {
+        self.waits.get_or_init(|| {
+            let waiting = Waiting::from_options(self.parties(), &self.options);
+            BarrierWaits {
+                policy: waiting.policy,
+                chain: WakeChain::new(waiting.breaks_chains),
+                profiler: self.options.profiler(),
+            }
+        })
     }
 
     /// The algorithm, over this barrier's words.
@@ -377,7 +421,7 @@ impl Barrier {
         match b.arrive(self.parties) {
             EpisodeArrival::Last { .. } => {
                 b.complete();
-                self.chain.wake(b.gen(), true);
+                self.waits().chain.wake(b.gen(), true);
                 BarrierWaitResult::new(true)
             }
             EpisodeArrival::Wait { episode } => {
@@ -389,12 +433,13 @@ impl Barrier {
 
     /// Waits until `episode` completed, profiled.
     fn wait_for(&self, b: CentralBarrierRef<'_>, episode: u32) {
-        let start = self.profiler.start();
-        let out = self.chain.wait_until(b.gen(), &self.policy, |gen| {
+        let waits = self.waits();
+        let start = waits.profiler.start();
+        let out = waits.chain.wait_until(b.gen(), &waits.policy, |gen| {
             CentralBarrierRef::has_completed(gen, episode)
         });
         debug_assert!(!out.timed_out(), "a wait without deadline timed out");
-        self.profiler.finish(start, out.blocked());
+        waits.profiler.finish(start, out.blocked());
     }
 
     /// Number of threads an episode waits for (`n`, or 1 for `n == 0`).
@@ -404,19 +449,44 @@ impl Barrier {
 
     /// The policy waits follow.
     pub fn policy(&self) -> &Policy {
-        &self.policy
+        &self.waits().policy
     }
 
     /// The wait-time histogram of the waits so far (the last arrival does
     /// not wait and is not recorded); `None` unless profiling is on.
     pub fn wait_profile(&self) -> Option<WaitProfile> {
-        self.profiler.snapshot("barrier")
+        self.waits().profiler.snapshot("barrier")
+    }
+}
+
+/// The state a user can act on (a snapshot): the parties, how many of
+/// them have arrived in the current episode, and the policy by name.
+impl fmt::Debug for Barrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Barrier")
+            .field("parties", &self.parties)
+            .field("arrived", &self.view().arrivals())
+            .field("policy", &format_args!("{}", self.policy().name()))
+            .finish()
     }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn const_new_static_and_debug() {
+        static ONE: Barrier = Barrier::new(0);
+        assert!(ONE.wait().is_leader());
+        assert_eq!(ONE.parties(), 1);
+        assert_eq!(ONE.policy(), &super::super::default_policy(1));
+        let b = Barrier::with_options(3, WaitOptions::new().policy(Policy::always_block()));
+        assert_eq!(
+            format!("{b:?}"),
+            "Barrier { parties: 3, arrived: 0, policy: /b/0 }"
+        );
+    }
 
     #[test]
     fn single_party_always_leads() {
