@@ -325,19 +325,23 @@ unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadli
     // From enter to leave, the cleanup routine knows what to undo: a
     // signal handler's `pthread_exit` may end the thread at any
     // instruction, and a waiter count left behind would keep
-    // `pthread_cond_destroy` waiting forever.
+    // `pthread_cond_destroy` waiting forever. The count and its mark
+    // change as one step (`enter_marking`, `leave_marking`).
+    //
+    // Known window: an unwind that starts inside the unlock just below,
+    // after the mutex was released and before `WAITING` is marked, runs the
+    // thread's cleanup handlers without the mutex (the count is still
+    // given back).
     // SAFETY: `unwound` takes a `Waiter` and never unwinds; `m` is a live
     // mutex (caller's contract) for the unlock inside.
     let waited = unsafe {
         cleanup::on_forced_unwind(&waiter, unwound, || {
-            let ticket = cond_seq.enter();
-            waiter.now(HOLDING);
+            let ticket = cond_seq.enter_marking(&waiter.step, HOLDING);
             // `m` is a live mutex (caller's contract; outer unsafe block).
             let r = mutex::unlock(m);
             if r != 0 {
                 // Not the owner of an error-checking mutex: EPERM, no wait.
-                waiter.now(OUTSIDE);
-                cond_seq.leave();
+                cond_seq.leave_marking(&waiter.step, OUTSIDE);
                 return Err(r);
             }
             waiter.now(WAITING);
@@ -350,10 +354,7 @@ unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadli
             };
             let out = cond_seq.wait(ticket, &policy, deadline, rules);
             profile::finish(start, Kind::Cond, c, out.blocked());
-            // Marked first: an unwind between the two leaks a count rather
-            // than giving one back twice.
-            waiter.now(OUTSIDE);
-            cond_seq.leave();
+            cond_seq.leave_marking(&waiter.step, LEFT);
             Ok(out.timed_out())
         })
     };
@@ -368,19 +369,23 @@ unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadli
     }
 }
 
-/// [`Waiter::step`]: not entered, or already left; nothing to undo.
+/// [`Waiter::step`]: not entered, or refused; nothing to undo.
 const OUTSIDE: u8 = 0;
 /// [`Waiter::step`]: entered, still holding the mutex.
 const HOLDING: u8 = 1;
 /// [`Waiter::step`]: entered, the mutex released.
 const WAITING: u8 = 2;
+/// [`Waiter::step`]: left, the mutex not re-locked yet; a destroyer may
+/// wait for the wake-up that the leave was about to make.
+const LEFT: u8 = 3;
 
 /// What [`unwound`] needs of a waiter. No destructor (crate docs,
 /// "Unwinding").
 struct Waiter {
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
-    /// How far the wait got: [`OUTSIDE`], [`HOLDING`] or [`WAITING`].
+    /// How far the wait got: [`OUTSIDE`], [`HOLDING`], [`WAITING`] or
+    /// [`LEFT`].
     step: AtomicU8,
 }
 
@@ -401,7 +406,8 @@ impl Waiter {
 /// released the mutex passes on a signal it may have been handed and
 /// leaves ([`CondSeqRef::leave_passing_on_wake`], as glibc does), and
 /// re-locks the mutex, which POSIX requires to be held when the thread's
-/// own cleanup handlers run; one that still holds it only leaves.
+/// own cleanup handlers run; one that still holds it only leaves; one that
+/// left wakes a destroyer that may wait for it and re-locks.
 ///
 /// # Safety
 ///
@@ -411,9 +417,18 @@ unsafe extern "C" fn unwound(waiter: *mut std::ffi::c_void) {
     let waiter = unsafe { &*(waiter as *const Waiter) };
     // SAFETY: the condvar stays alive while a thread waits on it (POSIX).
     let cond_seq = cond_seq(unsafe { words(waiter.c) });
-    // Relaxed: written by this thread (Waiter::now).
+    // A signal that ended the thread between a count change and its mark
+    // left the mark to store.
+    cancel::complete_interrupted_mark();
+    // Relaxed: written by this thread (Waiter::now, and the marking enter
+    // and leave).
     match waiter.step.load(Ordering::Relaxed) {
         HOLDING => cond_seq.leave(),
+        LEFT => {
+            cond_seq.wake_destroyer();
+            // SAFETY: the waiter's mutex, which it unlocked to wait.
+            unsafe { mutex::lock(waiter.m) };
+        }
         WAITING => {
             cond_seq.leave_passing_on_wake();
             // SAFETY: the waiter's mutex, which it unlocked to wait.

@@ -182,19 +182,66 @@ impl<'a> CondSeqRef<'a> {
     /// Inlined always, as [`CondSeqRef::enter`].
     #[inline(always)]
     pub fn leave(self) {
-        let waiters = self.waiters;
-        #[cfg(not(loom))]
-        let address = waiters.value().as_ptr().cast_const();
         // WAITERS -= 1. Release: the waiter's last access to the object
         // (module doc); a destroyer reads it with Acquire.
-        if waiters.value().fetch_sub(1, Ordering::Release) == DESTROYING | 1 {
-            // The last waiter out wakes the destroyer.
-            #[cfg(not(loom))]
-            waitwise_platform::futex::wake_address(address, u32::MAX);
-            // Loom's models keep every object alive until they end.
-            #[cfg(loom)]
-            waiters.wake(u32::MAX);
+        let previous = self.waiters.value().fetch_sub(1, Ordering::Release);
+        self.left(previous);
+    }
+
+    /// [`CondSeqRef::enter`], marking `step = mark` right after the count
+    /// changes, for a front end whose cleanup routine undoes the count when
+    /// the thread is unwound (a signal handler's `pthread_exit` may end it
+    /// at any instruction). Where the platform has
+    /// [`add_then_mark`](waitwise_platform::arch::add_then_mark)'s gap, a
+    /// routine that calls
+    /// [`complete_interrupted_mark`](waitwise_platform::cancel::complete_interrupted_mark)
+    /// first never finds the count changed and the mark not: the count
+    /// and the mark change as one step.
+    #[inline(always)]
+    pub fn enter_marking(self, step: &std::sync::atomic::AtomicU8, mark: u8) -> WaitTicket {
+        // WAITERS += 1, then the mark (SeqCst RMW: stronger than enter's
+        // Relaxed, which suffices).
+        add_then_mark(self.waiters, 1, step, mark);
+        WaitTicket {
+            // Relaxed: ordered by the mutex (module doc).
+            seq: self.seq.value().load(Ordering::Relaxed),
         }
+    }
+
+    /// [`CondSeqRef::leave`], marking `step = mark` right after the count
+    /// changes (see [`CondSeqRef::enter_marking`]). A waiter unwound after
+    /// the mark has left, and may owe a waiting destroyer its wake-up: its
+    /// cleanup routine calls [`CondSeqRef::wake_destroyer`].
+    #[inline(always)]
+    pub fn leave_marking(self, step: &std::sync::atomic::AtomicU8, mark: u8) {
+        // WAITERS -= 1, then the mark (SeqCst RMW: stronger than leave's
+        // Release, which suffices).
+        let previous = add_then_mark(self.waiters, u32::MAX, step, mark);
+        self.left(previous);
+    }
+
+    /// After the decrement that read `previous`: the last waiter out wakes
+    /// the destroyer.
+    #[inline(always)]
+    fn left(self, previous: u32) {
+        if previous == DESTROYING | 1 {
+            self.wake_destroyer();
+        }
+    }
+
+    /// Wakes a destroyer that waits for the waiters to leave, if any (a
+    /// system call; harmless when none waits, also on memory the destroyer
+    /// has freed since: the kernel finds no sleeper there). Never unwinds.
+    #[inline]
+    pub fn wake_destroyer(self) {
+        #[cfg(not(loom))]
+        waitwise_platform::futex::wake_address(
+            self.waiters.value().as_ptr().cast_const(),
+            u32::MAX,
+        );
+        // Loom's models keep every object alive until they end.
+        #[cfg(loom)]
+        self.waiters.wake(u32::MAX);
     }
 
     /// Leaves the wait of a waiter that is being unwound out of it (a
@@ -256,6 +303,22 @@ impl<'a> CondSeqRef<'a> {
         // DESTROYING => 0. Relaxed: nobody uses the words any more, until
         // whatever shares them again orders this store.
         word.store(0, Ordering::Relaxed);
+    }
+}
+
+/// `waiters += delta`, then `step = mark`; returns the previous count. One
+/// step for a signal handler where the platform can tell
+/// ([`waitwise_platform::arch::add_then_mark`]).
+#[inline(always)]
+fn add_then_mark(waiters: &Futex, delta: u32, step: &std::sync::atomic::AtomicU8, mark: u8) -> u32 {
+    #[cfg(not(loom))]
+    return waitwise_platform::arch::add_then_mark(waiters.value(), delta, step, mark);
+    #[cfg(loom)]
+    {
+        let previous = waiters.value().fetch_add(delta, Ordering::SeqCst);
+        // Relaxed: the mark is this thread's own (its cleanup routine).
+        step.store(mark, std::sync::atomic::Ordering::Relaxed);
+        previous
     }
 }
 
@@ -545,6 +608,19 @@ mod tests {
     use std::time::Instant;
 
     #[test]
+    fn const_new_static_and_debug() {
+        static CV: Condvar = Condvar::new();
+        CV.notify_all();
+        assert_eq!(CV.policy(), &Policy::for_kind(SyncKind::ProducerConsumer));
+        let cv = Condvar::with_options(WaitOptions::new().policy(Policy::always_block()));
+        assert_eq!(format!("{cv:?}"), "Condvar { waiters: 0, policy: /b/0 }");
+        let m = crate::Mutex::new(());
+        let mut g = m.lock();
+        assert!(cv.wait_timeout(&mut g, Duration::ZERO).timed_out());
+        assert_eq!(format!("{cv:?}"), "Condvar { waiters: 0, policy: /b/0 }");
+    }
+
+    #[test]
     fn notify_without_waiters_makes_no_syscall() {
         let cv = Condvar::new();
         cv.notify_one();
@@ -616,19 +692,6 @@ mod tests {
             shared.1.notify_one();
             h.join().unwrap();
         }
-    }
-
-    #[test]
-    fn const_new_static_and_debug() {
-        static CV: Condvar = Condvar::new();
-        CV.notify_all();
-        assert_eq!(CV.policy(), &Policy::for_kind(SyncKind::ProducerConsumer));
-        let cv = Condvar::with_options(WaitOptions::new().policy(Policy::always_block()));
-        assert_eq!(format!("{cv:?}"), "Condvar { waiters: 0, policy: /b/0 }");
-        let m = crate::Mutex::new(());
-        let mut g = m.lock();
-        assert!(cv.wait_timeout(&mut g, Duration::ZERO).timed_out());
-        assert_eq!(format!("{cv:?}"), "Condvar { waiters: 0, policy: /b/0 }");
     }
 
     #[test]

@@ -66,3 +66,31 @@ pub unsafe fn monitorx(_addr: *const u8) {}
 /// # Safety
 /// Never call: there is no such instruction here.
 pub unsafe fn mwaitx(_timer_ticks: u32) {}
+
+/// `word += delta`, then `step = mark`; returns the word's previous value.
+/// Here a signal between the two is not recognized ([`add_then_mark_gap`]
+/// matches no instruction).
+#[inline]
+pub fn add_then_mark(
+    word: &core::sync::atomic::AtomicU32,
+    delta: u32,
+    step: &core::sync::atomic::AtomicU8,
+    mark: u8,
+) -> u32 {
+    use core::sync::atomic::Ordering;
+    let previous = word.fetch_add(delta, Ordering::SeqCst);
+    // Relaxed: only this thread's cleanup routine reads it.
+    step.store(mark, Ordering::Relaxed);
+    previous
+}
+
+/// No instruction pointer is in the gap on this architecture.
+#[inline]
+pub fn add_then_mark_gap() -> usize {
+    usize::MAX
+}
+
+/// Unused here (no gap).
+pub const ADD_THEN_MARK_STEP_REGISTER: i32 = -1;
+/// Unused here (no gap).
+pub const ADD_THEN_MARK_MARK_REGISTER: i32 = -1;

@@ -171,3 +171,80 @@ pub unsafe fn mwaitx(timer_ticks: u32) {
         )
     };
 }
+
+// An atomic add followed by a one-byte store that a signal may interrupt
+// between the two at one instruction only, so that a cleanup routine can
+// tell (see `add_then_mark`).
+//
+// `waitwise_add_then_mark(word: rdi, delta: esi, step: rdx, mark: cl)`:
+// `LOCK XADD` (baseline x86-64), then `MOV byte [step], cl`, returning the
+// word's previous value in `eax`. The label `waitwise_add_then_mark_added`
+// is the address of the store: a thread interrupted with that
+// instruction pointer has added but not marked. A leaf without stack
+// frame: its CFI is the default one (return address at the CFA - 8), so
+// an unwind passes through it.
+core::arch::global_asm!(
+    ".pushsection .text.waitwise_add_then_mark,\"ax\",@progbits",
+    ".p2align 4",
+    ".hidden waitwise_add_then_mark",
+    ".hidden waitwise_add_then_mark_added",
+    ".globl waitwise_add_then_mark",
+    ".globl waitwise_add_then_mark_added",
+    ".type waitwise_add_then_mark,@function",
+    "waitwise_add_then_mark:",
+    ".cfi_startproc",
+    "lock xadd dword ptr [rdi], esi",
+    "waitwise_add_then_mark_added:",
+    "mov byte ptr [rdx], cl",
+    "mov eax, esi",
+    "ret",
+    ".cfi_endproc",
+    ".size waitwise_add_then_mark, . - waitwise_add_then_mark",
+    ".popsection",
+);
+
+extern "sysv64" {
+    fn waitwise_add_then_mark(
+        word: *const core::sync::atomic::AtomicU32,
+        delta: u32,
+        step: *const core::sync::atomic::AtomicU8,
+        mark: u8,
+    ) -> u32;
+    static waitwise_add_then_mark_added: u8;
+}
+
+/// `word += delta` (wrapping, sequentially consistent: a locked RMW), then
+/// `step = mark` (a plain store, for this thread's cleanup routine); returns
+/// the word's previous value. A signal handler that interrupts the call
+/// finds it either before the add, or between the add and the store with
+/// the instruction pointer [`add_then_mark_gap`] exactly (then the mark
+/// stands in the registers [`ADD_THEN_MARK_STEP_REGISTER`] and
+/// [`ADD_THEN_MARK_MARK_REGISTER`]), or after the store.
+#[inline(always)]
+pub fn add_then_mark(
+    word: &core::sync::atomic::AtomicU32,
+    delta: u32,
+    step: &core::sync::atomic::AtomicU8,
+    mark: u8,
+) -> u32 {
+    // SAFETY: both pointers come from live references; the function only
+    // does the locked add on `word` and the byte store to `step` (an
+    // atomic's memory, stored to as a plain byte, which an `AtomicU8` permits
+    // since x86-64 byte stores are atomic).
+    unsafe { waitwise_add_then_mark(word, delta, step, mark) }
+}
+
+/// The instruction pointer of a thread interrupted in [`add_then_mark`]
+/// after its add and before its mark.
+#[inline]
+pub fn add_then_mark_gap() -> usize {
+    // Only the label's address is taken, never its contents.
+    core::ptr::addr_of!(waitwise_add_then_mark_added) as usize
+}
+
+/// DWARF number of the register that holds [`add_then_mark`]'s `step`
+/// pointer at [`add_then_mark_gap`] (RDX).
+pub const ADD_THEN_MARK_STEP_REGISTER: i32 = 1;
+/// DWARF number of the register whose low byte holds [`add_then_mark`]'s
+/// `mark` at [`add_then_mark_gap`] (RCX).
+pub const ADD_THEN_MARK_MARK_REGISTER: i32 = 2;
