@@ -8,6 +8,7 @@
 //! | [`stats`] | pure statistics: trimming warm-up/cool-down rounds, median, mean, 95% CI, the "noisy" flag |
 //! | [`chart`] | SVG charts (line, grouped bar, heatmap) rendered with plotters, as strings |
 //! | [`export`] | result tables ([`export::Table`]) and one file per export format (CSV, JSON) behind [`export::Exporter`] |
+//! | [`findings`] | the measured facts the report's summary opens with, as data ([`findings::Finding`]) |
 //! | [`html`] | a self-contained HTML page builder for `waitwise report` |
 //!
 //! Data flows one way: experiments produce samples, [`stats`] summarizes them,
@@ -18,6 +19,7 @@ pub mod chart;
 pub mod contender;
 pub mod experiments;
 pub mod export;
+pub mod findings;
 pub mod helpers;
 pub mod html;
 pub mod kernel;

@@ -1,0 +1,527 @@
+//! Findings: the few measured facts `waitwise report` opens with.
+//!
+//! Each [`Finding`] is data (the figures it rests on) and says itself in
+//! words through `Display`; detection functions read one experiment's
+//! result and push the findings it supports, and the report lists them with
+//! a link to the section that holds the figures ([`Finding::section`]).
+//! A finding whose figures are missing (a row that did not run, a tiny
+//! run) is simply not pushed.
+//!
+//! The wording says what was measured and how it compares; it carries no
+//! pass/fail threshold.
+
+use std::fmt;
+
+use crate::experiments::barriers::BarriersResult;
+use crate::experiments::calibration::CalibrationResult;
+use crate::experiments::mechanisms::MechanismsResult;
+use crate::experiments::oversub::OversubResult;
+use crate::export::{Cell, Table};
+use crate::probe::Probe;
+
+/// One measured fact worth a line in the report's summary.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Finding {
+    /// The default two-phase policy against pure spinning: wake-up when the
+    /// notify comes within its poll limit, and CPU burned on a long wait.
+    TwoPhaseWaiting {
+        /// The policy (`s/b/0.54`).
+        policy: String,
+        /// Its median wake-up for a notify within the poll limit, ns.
+        short_wakeup_ns: f64,
+        /// `spin`'s median wake-up in the same regime, ns.
+        spin_short_wakeup_ns: f64,
+        /// The long wait's length, ms.
+        long_wait_ms: u64,
+        /// The waiter's CPU time over the long wait, percent (median).
+        long_cpu_pct: f64,
+        /// `spin`'s, percent.
+        spin_long_cpu_pct: f64,
+    },
+    /// The PAUSE loop's wake-up over the plain load loop's, per cycle of
+    /// interleaved rounds: median and its 95% CI.
+    PauseVsPlainLoop {
+        /// Median ratio (below 1: PAUSE wakes faster).
+        ratio: f64,
+        /// Lower end of the median's 95% CI.
+        low: f64,
+        /// Upper end.
+        high: f64,
+    },
+    /// `pthread_barrier_wait` against waitwise's default `Barrier`, one
+    /// episode with one thread per CPU.
+    BarrierVsPthread {
+        /// Threads in the episode.
+        threads: usize,
+        /// waitwise's median ns per episode.
+        waitwise_ns: f64,
+        /// pthread's median ns per episode.
+        pthread_ns: f64,
+        /// pthread's over waitwise's, median over rounds of the ratio.
+        ratio: f64,
+    },
+    /// Always-spin against the objects' default waiting with more threads
+    /// than CPUs.
+    SpinOversubscribed {
+        /// The loop ("barrier", "producer-consumer", "mutex").
+        workload: String,
+        /// Threads per CPU.
+        multiplier: usize,
+        /// Always-spin's median runtime, ms.
+        spin_ms: f64,
+        /// The default waiting's median runtime, ms.
+        default_ms: f64,
+    },
+    /// How often the cost model orders two policies as measured.
+    ModelOrdering {
+        /// Pairs of policies the model and the measurement order alike.
+        concordant: usize,
+        /// Pairs whose measured order is beyond noise.
+        decided: usize,
+        /// Wait-time laws and scales checked.
+        cells: usize,
+    },
+    /// Hardware waits this CPU does not have (never run, listed as n/a).
+    HardwareWaitsMissing {
+        /// Their names (`umwait`, `mwaitx`, ...).
+        mechanisms: Vec<String>,
+    },
+    /// Measured rows whose median's 95% CI is wider than 20% of it.
+    NoisyRows {
+        /// Rows flagged noisy.
+        noisy: usize,
+        /// Rows with measured figures.
+        measured: usize,
+    },
+}
+
+impl Finding {
+    /// The report section that holds the figures (its id in the page, its
+    /// key in `results.json`).
+    pub fn section(&self) -> &'static str {
+        match self {
+            Finding::TwoPhaseWaiting { .. } | Finding::PauseVsPlainLoop { .. } => "mechanisms",
+            Finding::BarrierVsPthread { .. } => "barriers",
+            Finding::SpinOversubscribed { .. } => "oversub",
+            Finding::ModelOrdering { .. } => "calibration",
+            Finding::HardwareWaitsMissing { .. } => "machine",
+            Finding::NoisyRows { .. } => "summary",
+        }
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Finding::TwoPhaseWaiting {
+                policy,
+                short_wakeup_ns,
+                spin_short_wakeup_ns,
+                long_wait_ms,
+                long_cpu_pct,
+                spin_long_cpu_pct,
+            } => write!(
+                f,
+                "Two-phase waiting ({policy}, the producer-consumer default) wakes in {:.2}x spinning's time \
+                 when the notify comes within its poll limit ({short_wakeup_ns:.0} vs {spin_short_wakeup_ns:.0} ns, medians), \
+                 and burns {long_cpu_pct:.2}% of a CPU during a {long_wait_ms} ms wait, where spinning burns {spin_long_cpu_pct:.0}%.",
+                short_wakeup_ns / spin_short_wakeup_ns
+            ),
+            Finding::PauseVsPlainLoop { ratio, low, high } => {
+                let verdict = if *high < 1.0 {
+                    "wakes faster than"
+                } else if *low > 1.0 {
+                    "wakes slower than"
+                } else {
+                    "wakes as fast, within noise, as"
+                };
+                write!(
+                    f,
+                    "On this CPU the PAUSE loop {verdict} the plain load loop: {ratio:.2}x its wake-up time \
+                     (per-cycle ratio, median, 95% CI {low:.2} to {high:.2})."
+                )
+            }
+            Finding::BarrierVsPthread {
+                threads,
+                waitwise_ns,
+                pthread_ns,
+                ratio,
+            } => {
+                let compare = if *ratio >= 1.0 {
+                    format!("{ratio:.0}x slower than")
+                } else {
+                    format!("{:.1}x faster than", 1.0 / ratio)
+                };
+                write!(
+                    f,
+                    "With {threads} threads, pthread_barrier_wait is {compare} waitwise's Barrier here \
+                     ({} vs {} per episode, medians).",
+                    ns(*pthread_ns),
+                    ns(*waitwise_ns)
+                )
+            }
+            Finding::SpinOversubscribed {
+                workload,
+                multiplier,
+                spin_ms,
+                default_ms,
+            } => write!(
+                f,
+                "With {multiplier}x as many threads as CPUs, always-spin runs the {workload} loop in {:.1}x the time \
+                 of the default waiting ({spin_ms:.0} vs {default_ms:.0} ms, medians): spinning waiters hold CPUs \
+                 the threads they wait for need.",
+                spin_ms / default_ms
+            ),
+            Finding::ModelOrdering {
+                concordant,
+                decided,
+                cells,
+            } => write!(
+                f,
+                "The cost model (Lim & Agarwal 1993) orders policies as measured in {concordant} of {decided} pairs \
+                 whose measured order is beyond noise, over {cells} wait-time laws and scales."
+            ),
+            Finding::HardwareWaitsMissing { mechanisms } => write!(
+                f,
+                "Not available on this CPU, so never run here: {}; waitwise falls back to PAUSE for them.",
+                mechanisms.join(", ")
+            ),
+            Finding::NoisyRows { noisy, measured } => write!(
+                f,
+                "{noisy} of {measured} measured rows ({:.0}%) are flagged noisy: the 95% CI of their median is wider \
+                 than 20% of it (with 5 runs or fewer the interval is the whole range of the runs).",
+                100.0 * *noisy as f64 / (*measured).max(1) as f64
+            ),
+        }
+    }
+}
+
+/// `v` ns in the unit that reads best.
+fn ns(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2} ms", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1} us", v / 1e3)
+    } else {
+        format!("{v:.0} ns")
+    }
+}
+
+/// The mechanisms experiment's findings: two-phase waiting against
+/// spinning (the row whose policy is `default_policy`, the
+/// producer-consumer default) and PAUSE against the plain loop.
+pub fn from_mechanisms(r: &MechanismsResult, default_policy: &str) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let two_phase = r
+        .rows
+        .iter()
+        .find(|row| row.policy.as_deref() == Some(default_policy) && row.not_available.is_none());
+    let short_wakeup = |name: &str| r.short_wakeup_ns(name);
+    let long_cpu = |name: &str| {
+        let s = r.row(name)?.sleep.as_ref()?.waiter_cpu_fraction?;
+        Some(100.0 * s.median)
+    };
+    if let Some(row) = two_phase {
+        if let (Some(short), Some(spin_short), Some(cpu), Some(spin_cpu)) = (
+            short_wakeup(&row.name),
+            short_wakeup("spin"),
+            long_cpu(&row.name),
+            long_cpu("spin"),
+        ) {
+            found.push(Finding::TwoPhaseWaiting {
+                policy: default_policy.to_owned(),
+                short_wakeup_ns: short,
+                spin_short_wakeup_ns: spin_short,
+                long_wait_ms: r.config.sleep_ms,
+                long_cpu_pct: cpu,
+                spin_long_cpu_pct: spin_cpu,
+            });
+        }
+    }
+    if let Some(s) = r.row("pause").and_then(|p| p.work_wakeup_vs_spin) {
+        found.push(Finding::PauseVsPlainLoop {
+            ratio: s.median,
+            low: s.median_ci95_low,
+            high: s.median_ci95_high,
+        });
+    }
+    found
+}
+
+/// The barriers experiment's finding: pthread against waitwise's default
+/// `Barrier` at the smallest thread count measured.
+pub fn from_barriers(r: &BarriersResult) -> Vec<Finding> {
+    let (default, pthread) = ("Barrier (default", "pthread_barrier_wait");
+    let Some(&threads) = r.config.threads.iter().min() else {
+        return Vec::new();
+    };
+    match (
+        r.episode_ns(default, threads),
+        r.episode_ns(pthread, threads),
+        r.episode_ratio(pthread, default, threads),
+    ) {
+        (Some(waitwise_ns), Some(pthread_ns), Some(ratio)) => vec![Finding::BarrierVsPthread {
+            threads,
+            waitwise_ns,
+            pthread_ns,
+            ratio,
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// The oversubscription experiment's findings: always-spin (`s//inf`)
+/// against the default waiting at the largest multiplier, per loop where
+/// spinning took at least twice as long.
+pub fn from_oversub(r: &OversubResult) -> Vec<Finding> {
+    let Some(&multiplier) = r.config.multipliers.iter().max().filter(|&&m| m > 1) else {
+        return Vec::new();
+    };
+    let mut workloads = Vec::new();
+    for row in &r.rows {
+        if !workloads.contains(&row.workload) {
+            workloads.push(row.workload);
+        }
+    }
+    workloads
+        .into_iter()
+        .filter_map(|w| {
+            let runtime = |waiting| r.cell(w, waiting, multiplier)?.runtime_ms.map(|s| s.median);
+            let (spin_ms, default_ms) = (runtime(Some("s//inf"))?, runtime(None)?);
+            (spin_ms >= 2.0 * default_ms).then(|| Finding::SpinOversubscribed {
+                workload: w.name().to_owned(),
+                multiplier,
+                spin_ms,
+                default_ms,
+            })
+        })
+        .collect()
+}
+
+/// The calibration experiment's finding: how often the model's order of
+/// two policies matches the measured one.
+pub fn from_calibration(r: &CalibrationResult) -> Vec<Finding> {
+    let decided: usize = r.ordering.iter().map(|o| o.decided_pairs).sum();
+    if decided == 0 {
+        return Vec::new();
+    }
+    vec![Finding::ModelOrdering {
+        concordant: r.ordering.iter().map(|o| o.concordant_pairs).sum(),
+        decided,
+        cells: r.ordering.len(),
+    }]
+}
+
+/// The probe's finding: the hardware waits this CPU lacks.
+pub fn from_probe(p: &Probe) -> Vec<Finding> {
+    let missing: Vec<String> = p
+        .mechanisms
+        .iter()
+        .filter(|(_, m)| !m.available)
+        .map(|(name, _)| (*name).to_owned())
+        .collect();
+    if missing.is_empty() {
+        Vec::new()
+    } else {
+        vec![Finding::HardwareWaitsMissing {
+            mechanisms: missing,
+        }]
+    }
+}
+
+/// The share of measured rows flagged noisy over `tables`: a row is
+/// measured when it has a number, noisy when its note says "noisy".
+pub fn noisy_rows(tables: &[Table]) -> Option<Finding> {
+    let (mut noisy, mut measured) = (0, 0);
+    for t in tables {
+        for (i, row) in t.rows.iter().enumerate() {
+            if !row
+                .iter()
+                .any(|c| matches!(c, Cell::Number(_) | Cell::Integer(_)))
+            {
+                continue;
+            }
+            measured += 1;
+            if t.row_note(i).is_some_and(|n| n.contains("noisy")) {
+                noisy += 1;
+            }
+        }
+    }
+    (measured > 0).then_some(Finding::NoisyRows { noisy, measured })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contender::Family;
+    use crate::experiments::mechanisms::{Config, RegimeResult, Row};
+    use crate::export::Column;
+    use crate::measure::Timing;
+    use crate::placement::PairPlacement;
+    use crate::stats::{summarize, Summary};
+
+    /// A summary of 50 samples around `median` (+-1%).
+    fn around(median: f64) -> Summary {
+        let v: Vec<f64> = (0..50)
+            .map(|i| median * (0.99 + 0.02 * f64::from(i) / 49.0))
+            .collect();
+        summarize(&v).unwrap()
+    }
+
+    fn regime(wakeup_ns: f64, cpu_fraction: f64) -> RegimeResult {
+        let t = Timing {
+            ns: around(wakeup_ns),
+            cycles: around(wakeup_ns),
+        };
+        RegimeResult {
+            t_work_ns: None,
+            t_wakeup: Some(t),
+            t_call: Some(t),
+            waiter_cpu_fraction: Some(around(cpu_fraction)),
+        }
+    }
+
+    fn row(name: &str, policy: &str, short_ns: f64, long_cpu: f64) -> Row {
+        Row {
+            name: name.into(),
+            family: Family::Waitwise,
+            policy: Some(policy.into()),
+            not_available: None,
+            work: None,
+            short: Some(regime(short_ns, 1.0)),
+            sleep: Some(regime(30_000.0, long_cpu)),
+            work_wakeup_vs_spin: None,
+        }
+    }
+
+    fn mechanisms(rows: Vec<Row>) -> MechanismsResult {
+        MechanismsResult {
+            config: Config::tiny(),
+            placement: PairPlacement {
+                worker_cpu: Some(0),
+                waiter_cpu: Some(1),
+                relation: "separate core".into(),
+            },
+            default_poll_limit_ns: 2000.0,
+            short_delay_ns: 500.0,
+            rows,
+        }
+    }
+
+    #[test]
+    fn two_phase_and_pause_findings_come_from_the_mechanism_rows() {
+        let mut pause = row("pause", "s//inf", 90.0, 1.0);
+        pause.work_wakeup_vs_spin = Some(around(0.8));
+        let r = mechanisms(vec![
+            row("spin", "s//inf", 100.0, 1.0),
+            pause,
+            row("s/b/0.54 (pause)", "s/b/0.54", 105.0, 0.001),
+        ]);
+        let found = from_mechanisms(&r, "s/b/0.54");
+        assert_eq!(found.len(), 2, "{found:?}");
+        match &found[0] {
+            Finding::TwoPhaseWaiting {
+                policy,
+                short_wakeup_ns,
+                spin_short_wakeup_ns,
+                long_cpu_pct,
+                spin_long_cpu_pct,
+                long_wait_ms,
+            } => {
+                assert_eq!(policy, "s/b/0.54");
+                assert!((short_wakeup_ns / spin_short_wakeup_ns - 1.05).abs() < 0.01);
+                assert!((long_cpu_pct - 0.1).abs() < 0.01);
+                assert!((spin_long_cpu_pct - 100.0).abs() < 1.0);
+                assert_eq!(*long_wait_ms, r.config.sleep_ms);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(found[1], Finding::PauseVsPlainLoop { high, .. } if high < 1.0));
+        let text = found[0].to_string();
+        assert!(text.contains("1.05x spinning's time"), "{text}");
+        assert!(text.contains("0.10% of a CPU"), "{text}");
+        assert!(found[1]
+            .to_string()
+            .contains("wakes faster than the plain load loop"));
+        assert_eq!(found[0].section(), "mechanisms");
+    }
+
+    #[test]
+    fn missing_rows_give_no_finding() {
+        // No default two-phase row, no pause ratio: nothing to say.
+        let r = mechanisms(vec![row("spin", "s//inf", 100.0, 1.0)]);
+        assert!(from_mechanisms(&r, "s/b/0.54").is_empty());
+        // A default row that did not run is not used.
+        let mut na = row("s/b/0.54 (pause)", "s/b/0.54", 105.0, 0.001);
+        na.not_available = Some("n/a".into());
+        let r = mechanisms(vec![row("spin", "s//inf", 100.0, 1.0), na]);
+        assert!(from_mechanisms(&r, "s/b/0.54").is_empty());
+    }
+
+    #[test]
+    fn pause_verdict_follows_the_interval() {
+        let say = |ratio, low, high| Finding::PauseVsPlainLoop { ratio, low, high }.to_string();
+        assert!(say(0.8, 0.7, 0.9).contains("wakes faster than"));
+        assert!(say(1.2, 1.1, 1.3).contains("wakes slower than"));
+        assert!(say(1.0, 0.9, 1.1).contains("as fast, within noise"));
+    }
+
+    #[test]
+    fn comparisons_are_stated_without_thresholds() {
+        let barrier = Finding::BarrierVsPthread {
+            threads: 2,
+            waitwise_ns: 92.0,
+            pthread_ns: 34_700.0,
+            ratio: 377.0,
+        }
+        .to_string();
+        assert!(
+            barrier.contains("377x slower than waitwise's Barrier"),
+            "{barrier}"
+        );
+        assert!(barrier.contains("34.7 us vs 92 ns"), "{barrier}");
+        let spin = Finding::SpinOversubscribed {
+            workload: "barrier".into(),
+            multiplier: 4,
+            spin_ms: 5156.0,
+            default_ms: 41.4,
+        }
+        .to_string();
+        assert!(spin.contains("124.5x the time"), "{spin}");
+        for text in [barrier, spin] {
+            assert!(!text.contains("goal"), "{text}");
+        }
+    }
+
+    #[test]
+    fn noisy_share_counts_measured_rows_only() {
+        let mut t = Table::new(
+            "t",
+            "T",
+            vec![
+                Column::new("name", None, ""),
+                Column::new("x", Some("ns"), ""),
+            ],
+        );
+        t.push_row(vec![Cell::text("a"), Cell::Number(1.0)], None);
+        t.push_row(
+            vec![Cell::text("b"), Cell::Number(1.0)],
+            Some("noisy: median 95% CI wider than 20% of the median".into()),
+        );
+        t.push_row(
+            vec![
+                Cell::text("umwait"),
+                Cell::missing("n/a: CPU lacks WAITPKG"),
+            ],
+            Some("n/a: CPU lacks WAITPKG".into()),
+        );
+        assert_eq!(
+            noisy_rows(&[t]),
+            Some(Finding::NoisyRows {
+                noisy: 1,
+                measured: 2
+            })
+        );
+        assert_eq!(noisy_rows(&[]), None);
+    }
+}
