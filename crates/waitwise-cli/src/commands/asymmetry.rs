@@ -1,9 +1,10 @@
-//! `waitwise asymmetry`: seed 000 Fig. 4, total time of a two-thread
-//! barrier loop per implementation as the light thread's load goes 0..10.
+//! `waitwise asymmetry`: Anastopoulos & Koziris 2008, Fig. 4: total time of
+//! a two-thread barrier loop per implementation as the light thread's load
+//! goes 0..10.
 
 use super::output::{emit, OutputArgs};
 use super::preset::preset;
-use waitwise_bench::experiments::asymmetry::{run as run_experiment, Config};
+use waitwise_bench::experiments::asymmetry::{implementations, run as run_experiment, Config};
 
 /// Options of `waitwise asymmetry`.
 #[derive(clap::Args, Debug)]
@@ -35,6 +36,21 @@ pub fn config(args: &AsymmetryArgs) -> Config {
     }
     c.only = args.only.clone();
     c
+}
+
+/// Checks `--only` and the export paths.
+///
+/// # Errors
+/// An `--only` entry that names no implementation, or an export path that
+/// cannot be written.
+pub fn validate(args: &AsymmetryArgs) -> anyhow::Result<()> {
+    let specs = implementations();
+    super::check_only(
+        &args.only,
+        specs.iter().map(|s| s.name.as_str()),
+        "barrier implementation",
+    )?;
+    args.output.validate()
 }
 
 /// Runs the experiment and prints it.

@@ -1,5 +1,6 @@
-//! `waitwise barriers`: seed 000 Table 2 (worker/helper barrier) and the
-//! cost of one barrier episode, per implementation and policy.
+//! `waitwise barriers`: the worker/helper barrier of Anastopoulos & Koziris
+//! 2008, Table 2, and the cost of one barrier episode, per implementation
+//! and policy.
 
 use super::output::{emit, OutputArgs};
 use super::preset::preset;
@@ -47,6 +48,21 @@ pub fn config(args: &BarriersArgs) -> Config {
     }
     c.only = args.only.clone();
     c
+}
+
+/// Checks `--only` and the export paths.
+///
+/// # Errors
+/// An `--only` entry that names no implementation, or an export path that
+/// cannot be written.
+pub fn validate(args: &BarriersArgs) -> anyhow::Result<()> {
+    let specs = waitwise_bench::contender::barrier::all();
+    super::check_only(
+        &args.only,
+        specs.iter().map(|s| s.name.as_str()),
+        "barrier implementation",
+    )?;
+    args.output.validate()
 }
 
 /// Runs the experiment and prints it.

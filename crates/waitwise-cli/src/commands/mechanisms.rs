@@ -1,4 +1,5 @@
-//! `waitwise mechanisms`: condition wait/notify per mechanism, policy and peer.
+//! `waitwise mechanisms`: condition wait/notify per mechanism, policy and
+//! peer (Anastopoulos & Koziris 2008, Table 1).
 
 use super::output::{emit, OutputArgs};
 use super::preset::preset;
@@ -34,6 +35,21 @@ pub fn config(args: &MechanismsArgs) -> Config {
     }
     c.only = args.only.clone();
     c
+}
+
+/// Checks `--only` and the export paths.
+///
+/// # Errors
+/// An `--only` entry that names no contender, or an export path that cannot
+/// be written.
+pub fn validate(args: &MechanismsArgs) -> anyhow::Result<()> {
+    let contenders = waitwise_bench::contender::all();
+    super::check_only(
+        &args.only,
+        contenders.iter().map(|c| c.name.as_str()),
+        "contender",
+    )?;
+    args.output.validate()
 }
 
 /// Runs the experiment and prints it.

@@ -1,4 +1,4 @@
-//! `waitwise model`: Lim & Agarwal's cost model made executable.
+//! `waitwise model`: the cost model of Lim & Agarwal 1993 made executable.
 //!
 //! | subcommand | what it prints |
 //! |---|---|
@@ -7,11 +7,13 @@
 //! | `fit PROFILE.json [--block-ns B]` | exponential and uniform fits per object (Appendix A) and the alpha they recommend |
 //! | `calibrate [--full]` | the model checked against this machine (`waitwise_bench::experiments::calibration`) |
 
-use super::output::{emit, print_table, OutputArgs};
+use super::output::{emit, OutputArgs, Printout};
+use super::paths::{check_writable_dir, check_writable_file};
 use super::preset::preset;
 use super::profile::{
     block_cost_ns, load, no_waits_or, positive_f64, static_alpha, static_and_profile_alpha_columns,
 };
+use super::stdout::{errln, outln};
 use anyhow::Context;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -31,6 +33,16 @@ use waitwise_model::minimax::{optimal_alpha, worst_case, AlphaResult, MinimaxMod
 /// In the text table of `model curves`, one row per this many points (the
 /// curves have 25 points per decade; `--csv` and `--json` give all of them).
 const TEXT_ROW_STRIDE: usize = 5;
+
+/// Largest `M` of `--dist barrier:M` (measured: the search takes about 2 ms
+/// per participant in a release build, so about 2 s at the limit).
+const MAX_BARRIER_PARTICIPANTS: u32 = 1024;
+/// Largest `M` of `--dist mutex:M[:LOAD]` (measured: about 50 ms per
+/// requester when the adversary picks the load, so about 3 s at the limit).
+const MAX_MUTEX_REQUESTERS: u32 = 64;
+/// Largest `R` of `--dist erlang:R` (measured: about 2 ms per order, so
+/// about 2 s at the limit).
+const MAX_ERLANG_ORDER: u32 = 1000;
 
 /// Options of `waitwise model`.
 #[derive(clap::Args, Debug)]
@@ -85,8 +97,9 @@ pub struct CurvesArgs {
 /// Options of `waitwise model alpha`.
 #[derive(clap::Args, Debug)]
 pub struct AlphaArgs {
-    /// Wait-time model: exponential, uniform, erlang:R, barrier[:M] (default
-    /// M = 64) or mutex[:M[:LOAD]] (default M = 16, the adversary picks the load).
+    /// Wait-time model: exponential, uniform, erlang:R (R in 1..=1000),
+    /// barrier[:M] (M in 2..=1024, default 64) or mutex[:M[:LOAD]] (M in
+    /// 2..=64, default 16; LOAD > 0, default: the adversary picks it).
     #[arg(long, value_parser = parse_model, required_unless_present = "all", conflicts_with = "all")]
     pub dist: Option<MinimaxModel>,
     /// The table for every synchronization kind, model vs static default.
@@ -128,8 +141,51 @@ pub struct CalibrateArgs {
     pub output: OutputArgs,
 }
 
+/// Parses `--dist` and bounds the sizes, whose search time grows with them
+/// (see the `MAX_*` constants).
 fn parse_model(s: &str) -> Result<MinimaxModel, String> {
-    s.parse::<MinimaxModel>().map_err(|e| e.to_string())
+    let model = s.parse::<MinimaxModel>().map_err(|e| e.to_string())?;
+    let (what, value, max) = match model {
+        MinimaxModel::Erlang { order } => ("erlang:R accepts R in 1", order, MAX_ERLANG_ORDER),
+        MinimaxModel::BarrierMixture { participants } => (
+            "barrier:M accepts M in 2",
+            participants,
+            MAX_BARRIER_PARTICIPANTS,
+        ),
+        MinimaxModel::Mm1mMutex { requesters, .. } => {
+            ("mutex:M accepts M in 2", requesters, MAX_MUTEX_REQUESTERS)
+        }
+        MinimaxModel::Exponential | MinimaxModel::Uniform => return Ok(model),
+    };
+    if value > max {
+        return Err(format!(
+            "{what}..={max} (the search time grows with it), got {value}"
+        ));
+    }
+    Ok(model)
+}
+
+/// Checks the output paths of the subcommand before anything runs.
+///
+/// # Errors
+/// An SVG, export or chart path that cannot be written.
+pub fn validate(args: &ModelArgs) -> anyhow::Result<()> {
+    match &args.command {
+        ModelCommand::Curves(a) => {
+            if let Some(path) = &a.svg {
+                check_writable_file("--svg", path)?;
+            }
+            a.output.validate()
+        }
+        ModelCommand::Alpha(_) => Ok(()),
+        ModelCommand::Fit(a) => a.output.validate(),
+        ModelCommand::Calibrate(a) => {
+            if let Some(dir) = &a.svg_dir {
+                check_writable_dir("--svg-dir", dir)?;
+            }
+            a.output.validate()
+        }
+    }
 }
 
 /// Runs the subcommand.
@@ -153,21 +209,17 @@ fn curves(args: &CurvesArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.svg {
         std::fs::write(path, curves_svg(&c)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("waitwise: wrote {}", path.display());
+        errln!("waitwise: wrote {}", path.display());
     }
-    if args.output.json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
-    } else if args.output.csv {
-        print_table(&curves_table(&c, 1), true)?;
-    } else {
-        print_table(&curves_table(&c, TEXT_ROW_STRIDE), false)?;
-        let rows = c.series.first().map_or(0, |s| s.points.len());
-        println!(
-            "(every {TEXT_ROW_STRIDE}th of {rows} points; --csv or --json for all. x is {}.)",
-            c.x_label
-        );
-    }
-    Ok(())
+    let rows = c.series.first().map_or(0, |s| s.points.len());
+    let note = format!(
+        "(every {TEXT_ROW_STRIDE}th of {rows} points; --csv or --json for all. x is {}.)",
+        c.x_label
+    );
+    Printout::new(&c, vec![curves_table(&c, 1)])
+        .text_tables(vec![curves_table(&c, TEXT_ROW_STRIDE)])
+        .notes(vec![note])
+        .emit(&args.output)
 }
 
 // ----------------------------------------------------------------- alpha
@@ -175,32 +227,27 @@ fn curves(args: &CurvesArgs) -> anyhow::Result<()> {
 fn alpha(args: &AlphaArgs) -> anyhow::Result<()> {
     if args.all {
         let rows = alpha_table()?;
-        if args.json {
-            println!("{}", serde_json::to_string_pretty(&rows)?);
-            return Ok(());
-        }
         let t = alpha_table_view(&rows);
-        return print_table(&t, false);
+        return Printout::new(&rows, vec![t]).emit(&OutputArgs::json_only(args.json));
     }
     let Some(model) = args.dist.as_ref() else {
         anyhow::bail!("give --dist MODEL or --all");
     };
     let r: AlphaResult = optimal_alpha(model)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-        return Ok(());
+        return outln!("{}", serde_json::to_string_pretty(&r)?);
     }
-    println!(
+    outln!(
         "{}: optimal alpha {:.4}, worst-case competitive factor {:.4} (s/b/{})",
         model_name(model),
         r.alpha,
         r.worst_case_factor,
         format_alpha(r.alpha)
-    );
+    )?;
     if let Some(kind) = kind_of(model) {
         let a = kind.default_alpha();
         let w = worst_case(model, a)?;
-        println!("waitwise's static default for {kind}: alpha {a:.4}, worst-case factor {:.4} under this model", w.factor);
+        outln!("waitwise's static default for {kind}: alpha {a:.4}, worst-case factor {:.4} under this model", w.factor)?;
     }
     Ok(())
 }
@@ -295,21 +342,19 @@ fn fit_profile(args: &FitArgs) -> anyhow::Result<()> {
         block_cost_source: source,
         objects,
     };
-    if args.output.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else if report.objects.is_empty() {
-        println!("{}: no objects recorded", report.file);
+    let t = fit_table(&report);
+    let printout = if report.objects.is_empty() {
+        Printout::new(&report, vec![t])
+            .text_tables(Vec::new())
+            .notes(vec![format!("{}: no objects recorded", report.file)])
     } else {
-        print_table(&fit_table(&report), args.output.csv)?;
-        if !args.output.csv {
-            println!(
-                "alpha: {:.4} (ln(e-1)) for exponential waits, {:.4} ((sqrt5-1)/2) for uniform waits or when neither model fits.",
-                ALPHA_EXPONENTIAL,
-                waitwise_model::ALPHA_UNIFORM
-            );
-        }
-    }
-    Ok(())
+        Printout::new(&report, vec![t]).notes(vec![format!(
+            "alpha: {:.4} (ln(e-1)) for exponential waits, {:.4} ((sqrt5-1)/2) for uniform waits or when neither model fits.",
+            ALPHA_EXPONENTIAL,
+            waitwise_model::ALPHA_UNIFORM
+        )])
+    };
+    printout.emit(&args.output)
 }
 
 // ------------------------------------------------------------- calibrate
@@ -326,7 +371,7 @@ fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
             let path = dir.join(format!("calibration_{}.svg", dist.name()));
             std::fs::write(&path, &chart.svg)
                 .with_context(|| format!("cannot write {}", path.display()))?;
-            eprintln!("waitwise: wrote {}", path.display());
+            errln!("waitwise: wrote {}", path.display());
         }
     }
     emit(&result, &args.output)
@@ -340,5 +385,10 @@ mod tests {
     fn kinds_map_to_static_defaults() {
         assert!(parse_model("mutex:16:1").is_ok());
         assert!(parse_model("normal").is_err());
+        assert!(parse_model("barrier:1024").is_ok());
+        let err = parse_model("barrier:100000").unwrap_err();
+        assert!(err.contains("2..=1024") && err.contains("100000"), "{err}");
+        assert!(parse_model("mutex:1000").unwrap_err().contains("2..=64"));
+        assert!(parse_model("erlang:5000").unwrap_err().contains("1..=1000"));
     }
 }

@@ -1,4 +1,4 @@
-//! `waitwise oversub`: Lim & Agarwal Tables 2-5, producer-consumer,
+//! `waitwise oversub`: Lim & Agarwal 1993, Tables 2-5: producer-consumer,
 //! barrier and mutex loops, matched and unmatched, per waiting algorithm.
 
 use super::output::{emit, OutputArgs};
@@ -72,6 +72,15 @@ pub fn config(args: &OversubArgs) -> anyhow::Result<Config> {
     }
     c.workloads = args.loops.iter().map(|&l| l.into()).collect();
     Ok(c)
+}
+
+/// Checks the options and the export paths.
+///
+/// # Errors
+/// See [`config`]; or an export path that cannot be written.
+pub fn validate(args: &OversubArgs) -> anyhow::Result<()> {
+    config(args)?;
+    args.output.validate()
 }
 
 /// Runs the experiment and prints it.

@@ -1,5 +1,7 @@
 //! `waitwise probe [--json] [--save]`
 
+use super::stdout::{errln, outln, write};
+
 /// Options of `waitwise probe`.
 #[derive(clap::Args)]
 pub struct ProbeArgs {
@@ -17,9 +19,9 @@ pub struct ProbeArgs {
 pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
     let probe = waitwise_bench::probe::run()?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&probe)?);
+        outln!("{}", serde_json::to_string_pretty(&probe)?)?;
     } else {
-        print!("{}", waitwise_bench::probe::to_text(&probe));
+        write(&waitwise_bench::probe::to_text(&probe))?;
     }
     if args.save {
         let ns = probe
@@ -28,7 +30,7 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
             .ok_or_else(|| anyhow::anyhow!("B could not be measured: nothing saved"))?;
         let path = waitwise::policy::machine_profile::save(ns.round() as u64)
             .map_err(|e| anyhow::anyhow!("saving the machine profile: {e}"))?;
-        eprintln!(
+        errln!(
             "saved B = {ns:.0} ns as this machine's profile: {}",
             path.display()
         );

@@ -8,7 +8,7 @@
 //! * `{"objects": [...]}`, as the `LD_PRELOAD` interposer writes it, with
 //!   extra fields (`address`, ...) ignored and an optional `block_cost_ns`.
 
-use super::output::{print_table, OutputArgs};
+use super::output::{OutputArgs, Printout};
 use anyhow::Context;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -296,26 +296,28 @@ pub fn run(args: &ProfileArgs) -> anyhow::Result<()> {
         block_cost_source: source.to_string(),
         kinds,
     };
-    if args.output.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(());
-    }
-    if report.kinds.is_empty() {
-        println!("{}: no objects recorded", report.file);
-        return Ok(());
-    }
-    print_table(&table(&report), args.output.csv)?;
-    if !args.output.csv {
-        for k in &report.kinds {
-            if k.fit.total_waits > 0 && (k.fit.recommended_alpha - k.static_alpha).abs() > 0.01 {
-                println!(
+    let t = table(&report);
+    let printout = if report.kinds.is_empty() {
+        Printout::new(&report, vec![t])
+            .text_tables(Vec::new())
+            .notes(vec![format!("{}: no objects recorded", report.file)])
+    } else {
+        let notes = report
+            .kinds
+            .iter()
+            .filter(|k| {
+                k.fit.total_waits > 0 && (k.fit.recommended_alpha - k.static_alpha).abs() > 0.01
+            })
+            .map(|k| {
+                format!(
                     "{}: the profile suggests alpha {:.3} instead of the static {:.3} (set it per object with WaitOptions::policy, or WAITWISE_ALPHA for all).",
                     k.kind, k.fit.recommended_alpha, k.static_alpha
-                );
-            }
-        }
-    }
-    Ok(())
+                )
+            })
+            .collect();
+        Printout::new(&report, vec![t]).notes(notes)
+    };
+    printout.emit(&args.output)
 }
 
 #[cfg(test)]

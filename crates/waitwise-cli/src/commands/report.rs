@@ -1,6 +1,8 @@
 //! `waitwise report [--out DIR] [--full]`: every experiment, written as a
 //! readable report directory.
 
+use super::paths::check_writable_dir;
+use super::stdout::outln;
 use std::path::PathBuf;
 use waitwise_bench::report::{run as run_report, ReportConfig, Size};
 
@@ -16,6 +18,16 @@ pub struct ReportArgs {
     /// Seconds-long runs, to check the pipeline.
     #[arg(long, hide = true)]
     pub tiny: bool,
+}
+
+/// Checks that the report directory can be written, before the experiments
+/// run for minutes.
+///
+/// # Errors
+/// `--out` is a file, or is or would be in a directory that cannot be
+/// written.
+pub fn validate(args: &ReportArgs) -> anyhow::Result<()> {
+    check_writable_dir("--out", &args.out)
 }
 
 /// Runs everything and writes the report.
@@ -35,10 +47,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
         },
         &command_line.join(" "),
     )?;
-    println!("wrote {}", written.index.display());
-    println!("wrote {}", written.results.display());
+    outln!("wrote {}", written.index.display())?;
+    outln!("wrote {}", written.results.display())?;
     for csv in &written.csvs {
-        println!("wrote {}", csv.display());
+        outln!("wrote {}", csv.display())?;
     }
     Ok(())
 }

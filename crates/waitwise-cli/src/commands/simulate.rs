@@ -356,6 +356,15 @@ impl ExperimentOutput for SimulateResult {
     }
 }
 
+/// Checks the sizes, the algorithms and the export paths.
+///
+/// # Errors
+/// See [`settings`]; or an export path that cannot be written.
+pub fn validate(args: &SimulateArgs) -> anyhow::Result<()> {
+    settings(args)?;
+    args.output.validate()
+}
+
 /// Runs the simulation and prints it.
 pub fn run(args: &SimulateArgs) -> anyhow::Result<()> {
     let s = settings(args)?;

@@ -1,4 +1,4 @@
-//! `waitwise wakeup-matrix`: seed 004 section 4.1, wake-up latency for every
+//! `waitwise wakeup-matrix`: Poenaru 2017, section 4.1: wake-up latency for every
 //! ordered pair of CPUs, per mechanism, in the normal and reduced setups.
 
 use super::output::{emit, OutputArgs};
@@ -40,6 +40,15 @@ pub fn config(args: &WakeupMatrixArgs) -> anyhow::Result<Config> {
         c.block_rounds = r as usize;
     }
     Ok(c)
+}
+
+/// Checks the options and the export paths.
+///
+/// # Errors
+/// See [`config`]; or an export path that cannot be written.
+pub fn validate(args: &WakeupMatrixArgs) -> anyhow::Result<()> {
+    config(args)?;
+    args.output.validate()
 }
 
 /// Runs the experiment and prints it.
