@@ -62,13 +62,16 @@ impl ModelArgs {
 /// The `waitwise model` subcommands.
 #[derive(clap::Subcommand, Debug)]
 pub enum ModelCommand {
-    /// Figures 2 and 3: competitive factor per alpha against the wait scale.
+    /// Competitive factor per alpha against the wait scale (Lim & Agarwal
+    /// 1993, Figures 2 and 3).
     Curves(CurvesArgs),
     /// The alpha minimizing the worst-case competitive factor of a wait-time model.
     Alpha(AlphaArgs),
-    /// Fit exponential and uniform models to a recorded wait profile; recommend alpha.
+    /// Fit exponential and uniform models to a recorded wait profile and
+    /// recommend alpha (Lim & Agarwal 1993, Appendix A).
     Fit(FitArgs),
-    /// Measured competitive factors on this machine vs the model's predictions.
+    /// Measured competitive factors on this machine vs the model's
+    /// predictions (Lim & Agarwal 1993, section 4).
     Calibrate(CalibrateArgs),
 }
 
