@@ -135,7 +135,18 @@ pub type RawDefault = RawTtasMutex;
 /// assert!(m.try_lock_for(std::time::Duration::ZERO).is_some());
 /// ```
 pub type Mutex<T> = lock_api::Mutex<RawDefault, T>;
-/// The guard of [`Mutex`].
+/// The guard of [`Mutex`]: unlocks on drop.
+///
+/// Not `Send`, as std's and parking_lot's guards: the thread that locked
+/// unlocks. Sharing it (`Sync`) is allowed when `T: Sync`.
+///
+/// ```compile_fail,E0277
+/// let m = waitwise::Mutex::new(0);
+/// let guard = m.lock();
+/// std::thread::scope(|s| {
+///     s.spawn(move || drop(guard)); // error: `MutexGuard` is not `Send`
+/// });
+/// ```
 pub type MutexGuard<'a, T> = lock_api::MutexGuard<'a, RawDefault, T>;
 
 /// A mutex on [`RawTtasMutex`] (the same lock as [`Mutex`]).

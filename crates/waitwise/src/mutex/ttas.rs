@@ -532,21 +532,25 @@ impl Default for RawTtasMutex {
 // `unlock` (Release swap to UNLOCKED) releases it: mutual exclusion with acquire/release
 // semantics. The guard is stateless: forgetting it leaves the lock held
 // (no memory is involved), and moving or dropping the mutex is safe.
+//
+// The guard is `GuardNoSend`, so a `MutexGuard` is not `Send`, as std's and
+// parking_lot's are not: the thread that locked unlocks (nothing here
+// depends on it; it keeps code portable to std and to pthread mutexes).
 #[cfg(not(loom))]
 unsafe impl lock_api::RawMutex for RawTtasMutex {
     #[allow(clippy::declare_interior_mutable_const)]
     const INIT: Self = Self::new();
-    type Guard = lock_api::GuardSend;
+    type Guard = lock_api::GuardNoSend;
 
     #[inline]
     fn lock(&self) -> Self::Guard {
         RawTtasMutex::lock(self);
-        lock_api::GuardSend::new()
+        lock_api::GuardNoSend::new()
     }
 
     #[inline]
     fn try_lock(&self) -> Option<Self::Guard> {
-        RawTtasMutex::try_lock(self).then(lock_api::GuardSend::new)
+        RawTtasMutex::try_lock(self).then(lock_api::GuardNoSend::new)
     }
 
     #[inline]
@@ -571,13 +575,13 @@ unsafe impl lock_api::RawMutexTimed for RawTtasMutex {
     #[inline]
     fn try_lock_for(&self, timeout: Duration) -> Option<Self::Guard> {
         (RawTtasMutex::try_lock(self) || self.lock_contended(deadline_after(timeout)))
-            .then(lock_api::GuardSend::new)
+            .then(lock_api::GuardNoSend::new)
     }
 
     #[inline]
     fn try_lock_until(&self, timeout: Instant) -> Option<Self::Guard> {
         (RawTtasMutex::try_lock(self) || self.lock_contended(deadline_at(timeout)))
-            .then(lock_api::GuardSend::new)
+            .then(lock_api::GuardNoSend::new)
     }
 }
 
