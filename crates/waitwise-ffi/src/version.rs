@@ -17,6 +17,10 @@ pub const WAITWISE_VERSION_MINOR: u32 = 1;
 pub const WAITWISE_VERSION_PATCH: u32 = 0;
 /// `MAJOR * 10000 + MINOR * 100 + PATCH`: one number to compare.
 pub const WAITWISE_VERSION_NUMBER: u32 = 100;
+// The number keeps the parts apart only while minor and patch stay below
+// 100.
+const _: () = assert!(WAITWISE_VERSION_MINOR < 100 && WAITWISE_VERSION_PATCH < 100);
+
 /// The C ABI's major version: the `N` of the SONAME `libwaitwise.so.N`,
 /// raised on every incompatible change of the header.
 pub const WAITWISE_ABI_VERSION: u32 = 0;
