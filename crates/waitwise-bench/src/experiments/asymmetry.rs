@@ -303,7 +303,7 @@ impl ExperimentOutput for AsymmetryResult {
         let mut time = Table::new(
             "asymmetry",
             format!(
-                "Total time of {} iterations: heavy thread {} units, light thread 0..{} units of a {2}x{2} multiply, barrier between iterations (seed 000 Fig. 4)",
+                "Total time of {} iterations: heavy thread {} units, light thread 0..{} units of a {2}x{2} multiply, barrier between iterations (Anastopoulos & Koziris 2008, Fig. 4)",
                 self.config.iterations, self.config.heavy_units, self.config.unit_n
             ),
             self.load_columns("ms", "total loop time (median over runs)"),

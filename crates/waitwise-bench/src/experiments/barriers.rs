@@ -597,7 +597,7 @@ impl BarriersResult {
         let mut t = Table::new(
             "barriers",
             format!(
-                "Barriers, worker runs a {0}x{0} matrix multiply, helper waits (seed 000 Table 2)",
+                "Barriers, worker runs a {0}x{0} matrix multiply, helper waits (Anastopoulos & Koziris 2008, Table 2)",
                 self.config.matrix_n
             ),
             [

@@ -147,7 +147,7 @@ pub struct Row {
     pub policy: Option<String>,
     /// Why it did not run ("n/a: CPU lacks WAITPKG"), if it did not.
     pub not_available: Option<String>,
-    /// Work regime (seed 000 Table 1).
+    /// Work regime (Anastopoulos & Koziris 2008, Table 1).
     pub work: Option<RegimeResult>,
     /// Notify inside the default `L_poll`.
     pub short: Option<RegimeResult>,
@@ -581,7 +581,7 @@ impl MechanismsResult {
         // spin-loop against the sleeping primitives.
         let paper = match (work_wakeup("pause"), work_wakeup("block")) {
             (Some(pause), Some(block)) => format!(
-                " Seed 000's spin-loops have PAUSE in the loop (waitwise's `pause`; `spin` is the plain load loop, which pays a memory-order flush when the store arrives and keeps pulling the line from the notifier): pause wakes in {pause:.0} ns, block in {block:.0} ns ({:.0}x).",
+                " Anastopoulos & Koziris 2008's spin-loops have PAUSE in the loop (waitwise's `pause`; `spin` is the plain load loop, which pays a memory-order flush when the store arrives and keeps pulling the line from the notifier): pause wakes in {pause:.0} ns, block in {block:.0} ns ({:.0}x).",
                 block / pause
             ),
             _ => String::new(),
@@ -615,7 +615,7 @@ impl ExperimentOutput for MechanismsResult {
         let mut work = Table::new(
             "mechanisms",
             format!(
-                "Condition wait/notify, worker runs a {0}x{0} matrix multiply (seed 000 Table 1)",
+                "Condition wait/notify, worker runs a {0}x{0} matrix multiply (Anastopoulos & Koziris 2008, Table 1)",
                 self.config.matrix_n
             ),
             [

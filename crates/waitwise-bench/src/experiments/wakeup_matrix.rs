@@ -949,7 +949,7 @@ impl ExperimentOutput for WakeupMatrixResult {
     fn tables(&self) -> Vec<Table> {
         let mut t = Table::new(
             "wakeup_matrix",
-            "Wake-up latency per ordered CPU pair, mechanism and setup (seed 004 section 4.1)",
+            "Wake-up latency per ordered CPU pair, mechanism and setup (Poenaru 2017, section 4.1)",
             vec![
                 Column::new("waker_cpu", None, "CPU that stores and wakes"),
                 Column::new("waiter_cpu", None, "CPU that waits"),
@@ -1049,7 +1049,7 @@ impl ExperimentOutput for WakeupMatrixResult {
             n.push("Fewer than two CPUs: no pair to measure.".into());
         }
         n.push(
-            "Normal setup: each sample averages a->b and b->a from consecutive rounds (seed 004), cancelling any clock offset between CPUs; reduced setup: the waker's own clock, one direction, including the waiter's flag back (not halved).".into(),
+            "Normal setup: each sample averages a->b and b->a from consecutive rounds (Poenaru 2017), cancelling any clock offset between CPUs; reduced setup: the waker's own clock, one direction, including the waiter's flag back (not halved).".into(),
         );
         let na: Vec<&str> = self
             .mechanisms

@@ -25,7 +25,7 @@ pub(super) const MISSING_NOTE_SUFFIX: &str = "_note";
 /// use waitwise_bench::export::{Cell, Column, CsvExporter, Exporter, Table};
 /// let mut table = Table::new(
 ///     "mechanisms",
-///     "Condition wait/notify (seed 000 Table 1)",
+///     "Condition wait/notify (Anastopoulos & Koziris 2008, Table 1)",
 ///     vec![
 ///         Column::new("contender", None, "waiting mechanism or peer"),
 ///         Column::new("t_wakeup", Some("ns"), "notify to waiter running, median"),
