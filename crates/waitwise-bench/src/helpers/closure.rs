@@ -14,6 +14,7 @@
 //! result is identical to the serial version's.
 
 use super::prefetch::Prefetcher;
+use super::HelperWork;
 use waitwise::helper::{self, HelperConfig, Pinning, RunReport, Step};
 use waitwise_model::rng::Rng;
 
@@ -152,12 +153,22 @@ impl Closure {
     }
 
     /// [`Closure::serial`] with a helper prefetching up to
-    /// `config.distance` phases ahead.
-    pub fn with_helper(&self, a: &mut [u8], config: &HelperConfig, pinning: Pinning) -> RunReport {
+    /// `config.distance` phases ahead (or, with [`HelperWork::Idle`], only
+    /// following).
+    pub fn with_helper(
+        &self,
+        work: HelperWork,
+        a: &mut [u8],
+        config: &HelperConfig,
+        pinning: Pinning,
+    ) -> RunReport {
         assert_eq!(a.len(), self.n * self.n, "matrix size");
         let tasks = self.tasks();
         let pf = Prefetcher::new(a);
         let prefetch = |step: &Step<'_>| {
+            if work == HelperWork::Idle {
+                return;
+            }
             if let Some(&t) = tasks.get(step.phase() as usize) {
                 self.prefetch_task(&pf, t);
             }
@@ -225,7 +236,7 @@ mod tests {
                 distance: 1,
                 policy,
             };
-            c.with_helper(&mut h, &config, Pinning::Auto);
+            c.with_helper(HelperWork::Precompute, &mut h, &config, Pinning::Auto);
             assert_eq!(h, s, "n {n}, b {b}");
         }
     }

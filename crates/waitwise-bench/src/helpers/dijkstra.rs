@@ -53,6 +53,7 @@
 //! store the helper's throttle reads with acquire.
 
 use super::graph::Graph;
+use super::HelperWork;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -220,13 +221,15 @@ impl Shared<'_> {
 /// doc), waiting between iterations as `config.policy` says
 /// (`config.distance` is ignored: helpers work on the current iteration).
 /// Equal to [`serial`]'s result for any number of helpers, including 0
-/// and more than the CPUs.
+/// and more than the CPUs, and with [`HelperWork::Idle`] helpers (which
+/// only follow the iterations).
 pub fn with_helpers(
     g: &Graph,
     source: usize,
     helpers: usize,
     config: &HelperConfig,
     pinning: Pinning,
+    work: HelperWork,
 ) -> (Vec<u64>, SpeculationStats, RunReport) {
     let n = g.vertices();
     let shared = Shared {
@@ -248,7 +251,11 @@ pub fn with_helpers(
     let closures: Vec<_> = (0..helpers)
         .map(|i| {
             let mut local = Vec::new();
-            move |step: &Step<'_>| shared_ref.speculate(i, step, &mut local)
+            move |step: &Step<'_>| {
+                if work == HelperWork::Precompute {
+                    shared_ref.speculate(i, step, &mut local)
+                }
+            }
         })
         .collect();
     let (mut stats, report) = helper::run(&config, pinning, closures, |worker| {
@@ -380,7 +387,14 @@ mod tests {
                     policy: Policy::two_phase(0.5),
                 }
             };
-            let (got, stats, _) = with_helpers(&g, source, helpers, &policy, Pinning::Auto);
+            let (got, stats, _) = with_helpers(
+                &g,
+                source,
+                helpers,
+                &policy,
+                Pinning::Auto,
+                HelperWork::Precompute,
+            );
             assert_eq!(got, expected, "case {case}: n {n}, {helpers} helpers");
             let reachable = expected.iter().filter(|&&d| d != UNREACHABLE).count();
             assert_eq!(stats.settled as usize, reachable, "case {case}");
@@ -406,7 +420,14 @@ mod tests {
                 distance: 0,
                 policy,
             };
-            let (got, _, report) = with_helpers(&g, 0, 2 * cpus + 1, &config, Pinning::Auto);
+            let (got, _, report) = with_helpers(
+                &g,
+                0,
+                2 * cpus + 1,
+                &config,
+                Pinning::Auto,
+                HelperWork::Precompute,
+            );
             assert_eq!(got, expected, "{}", Family::ALL[i].name());
             assert_eq!(report.helpers.len(), 2 * cpus + 1);
         }

@@ -12,6 +12,7 @@
 //! the tests check `L U = A` within `LU_TOLERANCE`.
 
 use super::prefetch::Prefetcher;
+use super::HelperWork;
 use waitwise::helper::{self, HelperConfig, Pinning, RunReport, Step};
 use waitwise_model::rng::Rng;
 
@@ -142,12 +143,21 @@ impl Lu {
     }
 
     /// [`Lu::serial`] with a helper prefetching up to `config.distance`
-    /// phases ahead.
-    pub fn with_helper(&self, a: &mut [f64], config: &HelperConfig, pinning: Pinning) -> RunReport {
+    /// phases ahead (or, with [`HelperWork::Idle`], only following).
+    pub fn with_helper(
+        &self,
+        work: HelperWork,
+        a: &mut [f64],
+        config: &HelperConfig,
+        pinning: Pinning,
+    ) -> RunReport {
         assert_eq!(a.len(), self.n * self.n, "matrix size");
         let tasks = self.tasks();
         let pf = Prefetcher::new(a);
         let prefetch = |step: &Step<'_>| {
+            if work == HelperWork::Idle {
+                return;
+            }
             if let Some(&t) = tasks.get(step.phase() as usize) {
                 self.prefetch_task(&pf, t);
             }
@@ -213,7 +223,7 @@ mod tests {
                 distance: 1,
                 policy,
             };
-            lu.with_helper(&mut h, &config, Pinning::Auto);
+            lu.with_helper(HelperWork::Precompute, &mut h, &config, Pinning::Auto);
             assert_eq!(h, s, "n {n}, b {b}");
             assert!(lu.relative_residual(&a, &h) <= LU_TOLERANCE);
         }

@@ -11,6 +11,7 @@
 //! columns uniform: poor locality), at the seed's shape (9648 x 77137,
 //! about 260,000 non-zeros) or any other.
 
+use super::HelperWork;
 use waitwise::helper::{self, HelperConfig, Pinning, RunReport, Step};
 use waitwise_model::rng::Rng;
 
@@ -162,13 +163,15 @@ pub fn serial(a: &Csr, x: &[f64], repeats: usize) -> Vec<f64> {
 
 /// [`serial`] with a helper (seed 000's SPR): phase `k * phases + p` is
 /// block `p` of multiply `k`; the helper loads the `x` entries of the
-/// blocks up to `config.distance` ahead.
+/// blocks up to `config.distance` ahead (or, with [`HelperWork::Idle`],
+/// only follows).
 pub fn with_helper(
     a: &Csr,
     x: &[f64],
     repeats: usize,
     config: &HelperConfig,
     pinning: Pinning,
+    work: HelperWork,
 ) -> (Vec<f64>, RunReport) {
     assert_eq!(
         x.len(),
@@ -181,7 +184,7 @@ pub fn with_helper(
     let total = phases * repeats;
     let prefetch = |step: &Step<'_>| {
         let p = step.phase() as usize;
-        if p < total {
+        if p < total && work == HelperWork::Precompute {
             std::hint::black_box(a.touch_rows(a.block(p % phases), x));
         }
     };
@@ -244,7 +247,8 @@ mod tests {
                 distance: 1,
                 policy,
             };
-            let (y, report) = with_helper(&a, &x, 3, &config, Pinning::Auto);
+            let (y, report) =
+                with_helper(&a, &x, 3, &config, Pinning::Auto, HelperWork::Precompute);
             assert_eq!(y, serial(&a, &x, 3), "{}", shape.name());
             assert_eq!(report.helpers.len(), 1);
         }

@@ -1,0 +1,885 @@
+//! `waitwise helpers`: every application serially and with helpers under
+//! each helper waiting mechanism and policy, at several sizes. Per row:
+//! the speed-up over serial (per-run ratios, median and its 95% CI), the
+//! worker's interference (its time with an idle helper, one that only
+//! follows and waits, against serial), the fraction of time the helper
+//! waits, and for Dijkstra the fraction of helper relaxations kept.
+//!
+//! Runs are interleaved (serial, helper, idle helper, then again) so that
+//! load from other processes falls on all three alike.
+
+use super::closure::Closure;
+use super::dijkstra::{self, SpeculationStats};
+use super::graph::{Family, Graph};
+use super::lu::Lu;
+use super::spmv::{self, Csr, Shape};
+use super::HelperWork;
+use crate::chart::BarChart;
+use crate::experiments::{not_available_note, progress, ExperimentOutput, RenderedChart};
+use crate::export::{Cell, Column, Table};
+use crate::report::{section, Section, Size};
+use crate::stats::{summarize, Summary};
+use serde::Serialize;
+use std::time::Instant;
+use waitwise::helper::{HelperConfig, Pinning, RunReport};
+use waitwise::mechanism::{Mechanism, WaitpkgState};
+use waitwise::policy::{Policy, SyncKind};
+
+/// One application at one size.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "app", rename_all = "snake_case")]
+pub enum Workload {
+    /// `repeats` multiplies of a generated CSR matrix.
+    Spmv {
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        cols: usize,
+        /// Non-zeros asked for.
+        nnz: usize,
+        /// Row shape.
+        shape: Shape,
+        /// Multiplies per run.
+        repeats: usize,
+    },
+    /// Blocked LU of an `n x n` matrix.
+    Lu {
+        /// Order.
+        n: usize,
+        /// Block size.
+        block: usize,
+    },
+    /// Blocked Warshall closure of an `n`-vertex graph.
+    Closure {
+        /// Vertices.
+        n: usize,
+        /// Block size.
+        block: usize,
+        /// Edges.
+        edges: usize,
+    },
+    /// Shortest paths from vertex 0.
+    Dijkstra {
+        /// Graph family.
+        family: Family,
+        /// Vertices (about).
+        vertices: usize,
+        /// Helper threads.
+        helpers: usize,
+    },
+}
+
+impl Workload {
+    /// The application's name.
+    pub fn app(&self) -> &'static str {
+        match self {
+            Workload::Spmv { .. } => "spmv",
+            Workload::Lu { .. } => "lu",
+            Workload::Closure { .. } => "closure",
+            Workload::Dijkstra { .. } => "dijkstra",
+        }
+    }
+
+    /// The input in words.
+    pub fn input(&self) -> String {
+        match *self {
+            Workload::Spmv {
+                rows,
+                cols,
+                nnz,
+                shape,
+                repeats,
+            } => format!(
+                "{rows}x{cols} {} ~{nnz} nnz, {repeats} multiplies",
+                shape.name()
+            ),
+            Workload::Lu { n, block } => format!("{n}x{n}, {block}x{block} blocks"),
+            Workload::Closure { n, block, edges } => {
+                format!("{n} vertices, {edges} edges, {block}x{block} blocks")
+            }
+            Workload::Dijkstra {
+                family,
+                vertices,
+                helpers,
+            } => format!(
+                "{} ~{vertices} vertices, {helpers} helper(s)",
+                family.name()
+            ),
+        }
+    }
+
+    fn helpers(&self) -> usize {
+        match *self {
+            Workload::Dijkstra { helpers, .. } => helpers,
+            _ => 1,
+        }
+    }
+
+    fn is_spr(&self) -> bool {
+        !matches!(self, Workload::Dijkstra { .. })
+    }
+}
+
+/// A way for helpers to wait, as a row of the experiment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HelperWait {
+    /// Stable name.
+    pub name: &'static str,
+    /// The policy.
+    pub policy: Policy,
+}
+
+/// The helper waits measured, in report order: poll-forever with each
+/// mechanism (seed 000's spin-loops are `pause`, its mwmon a hardware
+/// wait), two-phase, and always-block (the pthread barrier's shape).
+pub fn helper_waits() -> Vec<HelperWait> {
+    let forever = |m| Policy::always_spin().with_mechanism(m);
+    vec![
+        HelperWait {
+            name: "spin",
+            policy: forever(Mechanism::Spin),
+        },
+        HelperWait {
+            name: "pause",
+            policy: forever(Mechanism::Pause),
+        },
+        HelperWait {
+            name: "backoff",
+            policy: forever(Mechanism::Backoff),
+        },
+        HelperWait {
+            name: "yield",
+            policy: forever(Mechanism::Yield),
+        },
+        HelperWait {
+            name: "umwait",
+            policy: forever(Mechanism::Umwait(WaitpkgState::C02)),
+        },
+        HelperWait {
+            name: "tpause",
+            policy: forever(Mechanism::Tpause),
+        },
+        HelperWait {
+            name: "mwaitx",
+            policy: forever(Mechanism::Mwaitx),
+        },
+        HelperWait {
+            name: "two-phase",
+            policy: Policy::fixed_alpha(SyncKind::Barrier),
+        },
+        HelperWait {
+            name: "block",
+            policy: Policy::always_block(),
+        },
+    ]
+}
+
+/// Settings of one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Config {
+    /// The applications and sizes.
+    pub workloads: Vec<Workload>,
+    /// Measured runs per row (each: serial, helper, idle helper).
+    pub runs: usize,
+    /// How many phases ahead SPR helpers run (Dijkstra helpers always
+    /// work on the current iteration).
+    pub distance: u32,
+    /// Run only waits whose name contains one of these (empty: all).
+    pub only_waits: Vec<String>,
+    /// Seed of the generated inputs.
+    pub seed: u64,
+}
+
+/// The seed's SpMV shape (seed 000 section 4.4).
+const SEED_SPMV: (usize, usize, usize) = (9648, 77137, 260_785);
+
+impl Config {
+    /// About a minute on a loaded 2-vCPU machine: the seed's shapes
+    /// scaled down, Dijkstra on 10^5 vertices with one helper.
+    pub fn quick() -> Self {
+        let (rows, cols, nnz) = SEED_SPMV;
+        Self {
+            workloads: vec![
+                Workload::Spmv {
+                    rows,
+                    cols,
+                    nnz,
+                    shape: Shape::PowerLaw,
+                    repeats: 10,
+                },
+                Workload::Lu { n: 512, block: 10 },
+                Workload::Closure {
+                    n: 800,
+                    block: 16,
+                    edges: 12_500,
+                },
+                Workload::Dijkstra {
+                    family: Family::Grid,
+                    vertices: 100_000,
+                    helpers: 1,
+                },
+                Workload::Dijkstra {
+                    family: Family::Rmat,
+                    vertices: 100_000,
+                    helpers: 1,
+                },
+            ],
+            runs: 5,
+            distance: 1,
+            only_waits: Vec::new(),
+            seed: 15,
+        }
+    }
+
+    /// Seconds, for tests.
+    pub fn tiny() -> Self {
+        Self {
+            workloads: vec![
+                Workload::Spmv {
+                    rows: 500,
+                    cols: 4000,
+                    nnz: 8000,
+                    shape: Shape::Banded,
+                    repeats: 2,
+                },
+                Workload::Lu { n: 64, block: 10 },
+                Workload::Closure {
+                    n: 96,
+                    block: 16,
+                    edges: 300,
+                },
+                Workload::Dijkstra {
+                    family: Family::Grid,
+                    vertices: 2000,
+                    helpers: 2,
+                },
+            ],
+            runs: 2,
+            distance: 1,
+            only_waits: vec!["spin".into(), "two-phase".into(), "block".into()],
+            seed: 15,
+        }
+    }
+
+    /// The seed's sizes and sizes inside L2, inside the last-level cache
+    /// and beyond it; Dijkstra on 10^5 and 10^6 vertices of every family
+    /// with 1 to 3 helpers. Hours on a small machine: narrow it with the
+    /// subcommand's options.
+    pub fn full() -> Self {
+        let (rows, cols, nnz) = SEED_SPMV;
+        let mut w = Vec::new();
+        for shape in [Shape::Banded, Shape::PowerLaw] {
+            w.push(Workload::Spmv {
+                rows: 2000,
+                cols: 16_000,
+                nnz: 48_000,
+                shape,
+                repeats: 200,
+            });
+            w.push(Workload::Spmv {
+                rows,
+                cols,
+                nnz,
+                shape,
+                repeats: 50,
+            });
+            w.push(Workload::Spmv {
+                rows: 300_000,
+                cols: 4_000_000,
+                nnz: 8_000_000,
+                shape,
+                repeats: 2,
+            });
+        }
+        for (n, block) in [(256, 10), (1024, 10), (2048, 10), (2048, 32)] {
+            w.push(Workload::Lu { n, block });
+        }
+        for (n, edges) in [(512, 8_000), (1600, 25_000), (4096, 64_000)] {
+            w.push(Workload::Closure {
+                n,
+                block: 16,
+                edges,
+            });
+        }
+        for family in Family::ALL {
+            for vertices in [100_000, 1_000_000] {
+                for helpers in 1..=3 {
+                    w.push(Workload::Dijkstra {
+                        family,
+                        vertices,
+                        helpers,
+                    });
+                }
+            }
+        }
+        Self {
+            workloads: w,
+            runs: 10,
+            distance: 1,
+            only_waits: Vec::new(),
+            seed: 15,
+        }
+    }
+}
+
+/// Cache sizes read from sysfs (`cpu0`), bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Caches {
+    /// The L2 size, if known.
+    pub l2: Option<u64>,
+    /// The last level's size, if known.
+    pub llc: Option<u64>,
+}
+
+impl Caches {
+    /// Reads `/sys/devices/system/cpu/cpu0/cache/index*/{level,size}`.
+    pub fn read() -> Self {
+        let mut c = Caches::default();
+        let mut best_level = 0;
+        for i in 0..8 {
+            let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+            let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok();
+            let (Some(level), Some(size)) = (read("level"), read("size")) else {
+                continue;
+            };
+            let level: u32 = level.trim().parse().unwrap_or(0);
+            let size = parse_size(size.trim());
+            if level == 2 {
+                c.l2 = size;
+            }
+            if level >= best_level {
+                best_level = level;
+                c.llc = size;
+            }
+        }
+        c
+    }
+
+    /// Where `bytes` fit: "in L2", "in LLC", "beyond LLC".
+    pub fn class(&self, bytes: u64) -> &'static str {
+        match (self.l2, self.llc) {
+            (Some(l2), _) if bytes <= l2 => "in L2",
+            (_, Some(llc)) if bytes <= llc => "in LLC",
+            (_, Some(_)) => "beyond LLC",
+            _ => "cache sizes unknown",
+        }
+    }
+}
+
+/// `1024K` / `32M` / `512` as bytes.
+fn parse_size(s: &str) -> Option<u64> {
+    let (num, mult) = match s.chars().last()? {
+        'K' => (&s[..s.len() - 1], 1 << 10),
+        'M' => (&s[..s.len() - 1], 1 << 20),
+        'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok().map(|n| n * mult)
+}
+
+/// One row: a workload under one helper wait.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// The application and size.
+    pub workload: Workload,
+    /// The input in words.
+    pub input: String,
+    /// Bytes the application works on.
+    pub working_set_bytes: u64,
+    /// Where the working set fits.
+    pub fits: &'static str,
+    /// The helper wait's name.
+    pub wait: String,
+    /// Its policy, by name.
+    pub policy: String,
+    /// Why it did not run (mechanism not available on this CPU).
+    pub not_available: Option<String>,
+    /// Serial time per run, ms.
+    pub serial_ms: Option<Summary>,
+    /// Time with the helper(s), ms.
+    pub helper_ms: Option<Summary>,
+    /// Per-run `serial / helper`: above 1 the helper helps.
+    pub speedup: Option<Summary>,
+    /// Per-run `idle helper / serial`: the worker's slowdown from a helper
+    /// that only waits (above 1: interference).
+    pub interference: Option<Summary>,
+    /// Fraction of the helpers' time spent waiting (median over runs).
+    pub helper_wait_fraction: Option<f64>,
+    /// Dijkstra: fraction of the vertices helpers started that the main
+    /// thread kept (median over runs).
+    pub kept_fraction: Option<f64>,
+    /// Dijkstra: the speculation counts of the last run.
+    pub speculation: Option<SpeculationStats>,
+}
+
+/// The result of `waitwise helpers`.
+#[derive(Clone, Debug, Serialize)]
+pub struct HelpersResult {
+    /// The settings.
+    pub config: Config,
+    /// The rows.
+    pub rows: Vec<Row>,
+    /// Where the worker and one helper ran.
+    pub placement: String,
+    /// Whether a helper sat on the worker's SMT sibling.
+    pub smt_sibling: bool,
+    /// The cache sizes the size classes come from.
+    pub caches: Caches,
+}
+
+/// A prepared input.
+enum Input {
+    Spmv(Csr, Vec<f64>, usize),
+    Lu(Lu, Vec<f64>),
+    Closure(Closure, Vec<u8>),
+    Dijkstra(Graph),
+}
+
+impl Input {
+    fn prepare(w: &Workload, seed: u64) -> Self {
+        match *w {
+            Workload::Spmv {
+                rows,
+                cols,
+                nnz,
+                shape,
+                repeats,
+            } => {
+                let a = Csr::generate(rows, cols, nnz, shape, seed);
+                let x = spmv::vector(&a, seed + 1);
+                Input::Spmv(a, x, repeats)
+            }
+            Workload::Lu { n, block } => {
+                let lu = Lu { n, block };
+                let a = lu.matrix(seed);
+                Input::Lu(lu, a)
+            }
+            Workload::Closure { n, block, edges } => {
+                let c = Closure { n, block };
+                let a = c.random_graph(edges, seed);
+                Input::Closure(c, a)
+            }
+            Workload::Dijkstra {
+                family, vertices, ..
+            } => Input::Dijkstra(family.generate(vertices, seed)),
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        let b = match self {
+            Input::Spmv(a, x, _) => a.nnz() * 12 + a.rows() * 16 + x.len() * 8,
+            Input::Lu(_, a) => a.len() * 8,
+            Input::Closure(_, a) => a.len(),
+            Input::Dijkstra(g) => g.bytes() + g.vertices() * 8 * 3,
+        };
+        b as u64
+    }
+
+    /// One serial run, ms.
+    fn serial(&self) -> f64 {
+        let t = Instant::now();
+        match self {
+            Input::Spmv(a, x, r) => {
+                std::hint::black_box(spmv::serial(a, x, *r));
+            }
+            Input::Lu(lu, a) => {
+                let mut m = a.clone();
+                let t = Instant::now();
+                lu.serial(&mut m);
+                return ms(t);
+            }
+            Input::Closure(c, a) => {
+                let mut m = a.clone();
+                let t = Instant::now();
+                c.serial(&mut m);
+                return ms(t);
+            }
+            Input::Dijkstra(g) => {
+                std::hint::black_box(dijkstra::serial(g, 0));
+            }
+        }
+        ms(t)
+    }
+
+    /// One run with helpers, ms.
+    fn helped(
+        &self,
+        helpers: usize,
+        config: &HelperConfig,
+        work: HelperWork,
+    ) -> (f64, RunReport, Option<SpeculationStats>) {
+        let pin = Pinning::Auto;
+        match self {
+            Input::Spmv(a, x, r) => {
+                let t = Instant::now();
+                let (y, rep) = spmv::with_helper(a, x, *r, config, pin, work);
+                let elapsed = ms(t);
+                std::hint::black_box(y);
+                (elapsed, rep, None)
+            }
+            Input::Lu(lu, a) => {
+                let mut m = a.clone();
+                let t = Instant::now();
+                let rep = lu.with_helper(work, &mut m, config, pin);
+                (ms(t), rep, None)
+            }
+            Input::Closure(c, a) => {
+                let mut m = a.clone();
+                let t = Instant::now();
+                let rep = c.with_helper(work, &mut m, config, pin);
+                (ms(t), rep, None)
+            }
+            Input::Dijkstra(g) => {
+                let t = Instant::now();
+                let (d, s, rep) = dijkstra::with_helpers(g, 0, helpers, config, pin, work);
+                let elapsed = ms(t);
+                std::hint::black_box(d);
+                (elapsed, rep, Some(s))
+            }
+        }
+    }
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    summarize(v).map(|s| s.median)
+}
+
+/// Runs the experiment.
+pub fn run(config: &Config) -> HelpersResult {
+    let caches = Caches::read();
+    let waits: Vec<HelperWait> = helper_waits()
+        .into_iter()
+        .filter(|w| crate::experiments::is_selected(&config.only_waits, w.name))
+        .collect();
+    let placement = waitwise::helper::Placement::for_current_thread(1);
+    let total = config.workloads.len() * waits.len();
+    let mut rows = Vec::new();
+    let mut step = 0;
+    for w in &config.workloads {
+        let input = Input::prepare(w, config.seed);
+        let bytes = input.bytes();
+        for wait in &waits {
+            step += 1;
+            progress(
+                "helpers",
+                step,
+                total,
+                &format!("{} {} / {}", w.app(), w.input(), wait.name),
+            );
+            let mut row = Row {
+                workload: w.clone(),
+                input: w.input(),
+                working_set_bytes: bytes,
+                fits: caches.class(bytes),
+                wait: wait.name.into(),
+                policy: wait.policy.name(),
+                not_available: None,
+                serial_ms: None,
+                helper_ms: None,
+                speedup: None,
+                interference: None,
+                helper_wait_fraction: None,
+                kept_fraction: None,
+                speculation: None,
+            };
+            let availability = wait.policy.mechanism().availability();
+            if !availability.available {
+                row.not_available = Some(
+                    availability
+                        .reason
+                        .unwrap_or_else(|| "not available on this CPU".into()),
+                );
+                rows.push(row);
+                continue;
+            }
+            let hc = HelperConfig {
+                distance: config.distance,
+                policy: wait.policy,
+            };
+            let (mut serial, mut helped, mut idle) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut wait_frac, mut kept) = (Vec::new(), Vec::new());
+            for _ in 0..config.runs.max(1) {
+                serial.push(input.serial());
+                let (t, rep, spec) = input.helped(w.helpers(), &hc, HelperWork::Precompute);
+                helped.push(t);
+                let n = rep.helpers.len().max(1) as f64;
+                wait_frac.push(rep.helpers.iter().map(|h| h.wait_fraction()).sum::<f64>() / n);
+                if let Some(s) = spec {
+                    kept.push(s.kept_fraction());
+                    row.speculation = Some(s);
+                }
+                let (t, _, _) = input.helped(w.helpers(), &hc, HelperWork::Idle);
+                idle.push(t);
+            }
+            let ratios = |a: &[f64], b: &[f64]| -> Vec<f64> {
+                a.iter().zip(b).map(|(x, y)| x / y).collect()
+            };
+            row.serial_ms = summarize(&serial);
+            row.helper_ms = summarize(&helped);
+            row.speedup = summarize(&ratios(&serial, &helped));
+            row.interference = summarize(&ratios(&idle, &serial));
+            row.helper_wait_fraction = median(&wait_frac);
+            row.kept_fraction = if kept.is_empty() { None } else { median(&kept) };
+            rows.push(row);
+        }
+    }
+    HelpersResult {
+        config: config.clone(),
+        rows,
+        placement: placement.describe(),
+        smt_sibling: placement.any_smt_sibling(),
+        caches,
+    }
+}
+
+impl HelpersResult {
+    /// Mean median speed-up of the SPR applications per helper wait, in
+    /// descending order: the ordering the seed reports (mwmon ahead of
+    /// pthreads ahead of spin-loops), as measured here.
+    pub fn spr_ordering(&self) -> Vec<(String, f64)> {
+        let mut by_wait: Vec<(String, f64)> = Vec::new();
+        for wait in helper_waits() {
+            let v: Vec<f64> = self
+                .rows
+                .iter()
+                .filter(|r| r.workload.is_spr() && r.wait == wait.name)
+                .filter_map(|r| r.speedup.map(|s| s.median))
+                .collect();
+            if !v.is_empty() {
+                by_wait.push((
+                    wait.name.to_string(),
+                    v.iter().sum::<f64>() / v.len() as f64,
+                ));
+            }
+        }
+        by_wait.sort_by(|a, b| b.1.total_cmp(&a.1));
+        by_wait
+    }
+}
+
+fn opt(v: Option<f64>, why: &str) -> Cell {
+    Cell::number_or_missing(v, why)
+}
+
+impl ExperimentOutput for HelpersResult {
+    fn tables(&self) -> Vec<Table> {
+        let columns = vec![
+            Column::new("app", None, "application"),
+            Column::new("input", None, "input and size"),
+            Column::new(
+                "fits",
+                None,
+                "where the working set fits (sysfs cache sizes)",
+            ),
+            Column::new("wait", None, "how the helper waits (policy)"),
+            Column::new("serial", Some("ms"), "serial time, median over runs"),
+            Column::new(
+                "helper",
+                Some("ms"),
+                "time with the helper(s), median over runs",
+            ),
+            Column::new("speedup", Some("ratio"), "serial / helper per run, median"),
+            Column::new(
+                "speedup_ci_low",
+                Some("ratio"),
+                "95% CI of the median speed-up, low end",
+            ),
+            Column::new(
+                "speedup_ci_high",
+                Some("ratio"),
+                "95% CI of the median speed-up, high end",
+            ),
+            Column::new(
+                "interference",
+                Some("ratio"),
+                "worker time with an idle (only waiting) helper / serial, median",
+            ),
+            Column::new(
+                "helper_waits",
+                Some("ratio"),
+                "fraction of the helpers' time spent waiting",
+            ),
+            Column::new(
+                "kept",
+                Some("ratio"),
+                "Dijkstra: helper-relaxed vertices the main thread kept",
+            ),
+        ];
+        let mut t = Table::new(
+            "helpers",
+            "Helper threads: speed-up over serial, the worker's interference, the helpers' waiting (seed 000 section 4.4, seed 001 part II)",
+            columns,
+        );
+        for r in &self.rows {
+            let mut cells = vec![
+                Cell::text(r.workload.app()),
+                Cell::text(&r.input),
+                Cell::text(r.fits),
+                Cell::text(format!("{} ({})", r.wait, r.policy)),
+            ];
+            if let Some(why) = &r.not_available {
+                let why = format!("not available on this CPU: {why}");
+                cells.extend((0..8).map(|_| Cell::missing(&why)));
+                t.push_row(cells, None);
+                continue;
+            }
+            cells.push(opt(r.serial_ms.map(|s| s.median), "no runs"));
+            cells.push(opt(r.helper_ms.map(|s| s.median), "no runs"));
+            cells.push(opt(r.speedup.map(|s| s.median), "no runs"));
+            cells.push(opt(r.speedup.map(|s| s.median_ci95_low), "no runs"));
+            cells.push(opt(r.speedup.map(|s| s.median_ci95_high), "no runs"));
+            cells.push(opt(r.interference.map(|s| s.median), "no runs"));
+            cells.push(opt(r.helper_wait_fraction, "no runs"));
+            cells.push(opt(r.kept_fraction, "not Dijkstra"));
+            t.push_row(cells, None);
+        }
+        vec![t]
+    }
+
+    fn charts(&self) -> Vec<RenderedChart> {
+        let waits: Vec<String> = helper_waits()
+            .into_iter()
+            .map(|w| w.name.to_string())
+            .filter(|w| {
+                self.rows
+                    .iter()
+                    .any(|r| &r.wait == w && r.speedup.is_some())
+            })
+            .collect();
+        let mut series: Vec<(String, Vec<Option<f64>>)> = Vec::new();
+        let mut intervals = Vec::new();
+        for r in &self.rows {
+            let key = format!("{} {}", r.workload.app(), r.input);
+            if series.iter().any(|(k, _)| *k == key) {
+                continue;
+            }
+            let speedups: Vec<Option<Summary>> = waits
+                .iter()
+                .map(|w| {
+                    self.rows
+                        .iter()
+                        .find(|x| {
+                            x.wait == *w && format!("{} {}", x.workload.app(), x.input) == key
+                        })
+                        .and_then(|x| x.speedup)
+                })
+                .collect();
+            series.push((key, speedups.iter().map(|s| s.map(|s| s.median)).collect()));
+            intervals.push(
+                speedups
+                    .iter()
+                    .map(|s| s.map(|s| (s.median_ci95_low, s.median_ci95_high)))
+                    .collect(),
+            );
+        }
+        let chart = BarChart {
+            title: "Speed-up over serial per helper wait (median; above 1 the helper helps)".into(),
+            y_label: "serial time / helper time".into(),
+            categories: waits,
+            series,
+            intervals,
+            y_log: false,
+        };
+        chart
+            .to_svg()
+            .ok()
+            .map(|svg| RenderedChart {
+                caption: chart.title.clone(),
+                svg,
+            })
+            .into_iter()
+            .collect()
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut notes = vec![format!("Placement: {}.", self.placement)];
+        if !self.smt_sibling {
+            notes.push(
+                "No SMT sibling here: the helper runs on another core, so it cannot warm the worker's private \
+                 caches (L1, L2); what remains is the shared last-level cache, and the cost of publishing and \
+                 waiting."
+                    .into(),
+            );
+        }
+        let na: Vec<&str> = self
+            .rows
+            .iter()
+            .filter(|r| r.not_available.is_some())
+            .map(|r| r.wait.as_str())
+            .fold(Vec::new(), |mut v, w| {
+                if !v.contains(&w) {
+                    v.push(w);
+                }
+                v
+            });
+        if let Some(n) = not_available_note(&na) {
+            notes.push(n);
+        }
+        let order = self.spr_ordering();
+        if !order.is_empty() {
+            let list: Vec<String> = order.iter().map(|(w, s)| format!("{w} {s:.3}")).collect();
+            notes.push(format!(
+                "SPR helper waits by mean median speed-up across applications, as measured here: {}. \
+                 Seed 000 reports mwmon (a hardware wait) ahead of pthread barriers (block) ahead of spin-loops \
+                 (pause) on a Hyper-Threaded core.",
+                list.join(" > ")
+            ));
+        }
+        notes
+    }
+}
+
+/// The report's section: [`Config::quick`] (or the preset of `size`).
+pub fn report_section(size: Size) -> Section {
+    let cfg = size.pick(Config::quick, Config::full, Config::tiny);
+    let full = if size == Size::Full { " --full" } else { "" };
+    section(
+        "Helper threads (seed 000 section 4.4, seed 001 part II)",
+        "helpers",
+        "Each application serially and with helper threads under each helper wait: SPR (speculative precomputation: \
+         one helper a phase ahead prefetches what the worker will read) for sparse matrix-vector multiply, blocked \
+         LU and blocked transitive closure, and Dijkstra with helpers speculatively relaxing the next minimum \
+         vertices (atomic fetch-min in place of transactional memory). Speed-up is serial time over helper time per \
+         run; interference is the worker's time with a helper that only waits over serial; NAS BT is not ported.",
+        &format!("cargo run --release -- helpers{full}"),
+        || run(&cfg),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_and_classify() {
+        assert_eq!(parse_size("1024K"), Some(1 << 20));
+        assert_eq!(parse_size("32M"), Some(32 << 20));
+        assert_eq!(parse_size("x"), None);
+        let c = Caches {
+            l2: Some(1 << 20),
+            llc: Some(32 << 20),
+        };
+        assert_eq!(c.class(1000), "in L2");
+        assert_eq!(c.class(2 << 20), "in LLC");
+        assert_eq!(c.class(64 << 20), "beyond LLC");
+    }
+
+    #[test]
+    fn the_tiny_run_fills_every_row() {
+        let r = run(&Config::tiny());
+        assert_eq!(r.rows.len(), 4 * 3);
+        for row in &r.rows {
+            assert!(row.speedup.is_some(), "{} {}", row.input, row.wait);
+            assert!(row.interference.is_some());
+        }
+        assert!(r.rows.iter().any(|x| x.kept_fraction.is_some()));
+        let t = r.tables();
+        assert_eq!(t[0].rows.len(), 12);
+        assert!(!r.notes().is_empty());
+        assert_eq!(r.spr_ordering().len(), 3);
+    }
+}
