@@ -71,7 +71,16 @@ use waitwise_platform::clock::cycle_clock;
 use waitwise_platform::thread::thread_cpu_time;
 
 /// The policies the issue names, in table order.
-pub const POLICIES: [&str; 6] = ["/b/0", "s//inf", "s/b/0.54", "s/b/0.62", "s/b/1", "rand/b"];
+pub const POLICIES: [&str; 7] = [
+    "/b/0", "s//inf", "s/b/0.54", "s/b/0.62", "s/b/1", "rand/b", "adapt/b",
+];
+
+/// The switching cell's two laws, `lambda * B` (short waits, then long
+/// ones), as issue 14 specifies.
+pub const SWITCHING_SCALES: [f64; 2] = [10.0, 0.1];
+
+/// The switching cell moves to the other law every this many waits.
+pub const SWITCHING_PERIOD: usize = 200;
 
 /// A wait that has not been released after this long means the producer is
 /// gone: the cell is abandoned (never hangs the run).
@@ -101,30 +110,68 @@ pub enum CalibrationDist {
     Exponential,
     /// Waits uniform on `[0, U]`, `U = scale * B` (Figure 3's `U / B`).
     Uniform,
+    /// One cell, whatever the scales: exponential waits whose `lambda * B`
+    /// alternates between the [`SWITCHING_SCALES`] every
+    /// [`SWITCHING_PERIOD`] waits (the cell's `scale` is the period). A
+    /// static policy's predicted factor is that of the two laws in equal
+    /// parts; `adapt/b`'s is the model's learner run on drawn waits
+    /// ([`waitwise_model::adaptive::simulated_factor`]).
+    Switching,
 }
 
 impl CalibrationDist {
-    /// `"exponential"` or `"uniform"`.
+    /// `"exponential"`, `"uniform"` or `"switching"`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Exponential => "exponential",
             Self::Uniform => "uniform",
+            Self::Switching => "switching",
         }
     }
 
-    /// What the scale means: `lambda*B` or `U/B`.
+    /// What the scale means: `lambda*B`, `U/B`, or the switching period.
     pub fn scale_label(self) -> &'static str {
         match self {
             Self::Exponential => "lambda*B",
             Self::Uniform => "U/B",
+            Self::Switching => "period",
         }
     }
 
-    /// The law at `scale` for block cost `b_ns` (times in ns).
+    /// The law at `scale` for block cost `b_ns` (times in ns); for
+    /// `Switching`, the first of its laws.
     pub fn law(self, scale: f64, b_ns: f64) -> waitwise_model::error::Result<WaitDistribution> {
         match self {
             Self::Exponential => WaitDistribution::exponential(scale / b_ns),
             Self::Uniform => WaitDistribution::uniform(scale * b_ns),
+            Self::Switching => WaitDistribution::exponential(SWITCHING_SCALES[0] / b_ns),
+        }
+    }
+
+    /// The laws a cell draws from in turn, each for `period` waits.
+    fn laws(
+        self,
+        scale: f64,
+        b_ns: f64,
+    ) -> waitwise_model::error::Result<(Vec<WaitDistribution>, usize)> {
+        match self {
+            Self::Switching => Ok((
+                SWITCHING_SCALES
+                    .iter()
+                    .map(|&x| WaitDistribution::exponential(x / b_ns))
+                    .collect::<waitwise_model::error::Result<_>>()?,
+                SWITCHING_PERIOD,
+            )),
+            _ => Ok((vec![self.law(scale, b_ns)?], usize::MAX)),
+        }
+    }
+
+    /// The scales a run measures for this law: `scales`, or the one
+    /// switching cell.
+    fn cell_scales(self, scales: &[f64]) -> Vec<f64> {
+        match self {
+            Self::Switching => vec![SWITCHING_PERIOD as f64],
+            _ => scales.to_vec(),
         }
     }
 }
@@ -155,7 +202,11 @@ impl Config {
     /// Quick: under a minute on a loaded 2-CPU machine.
     pub fn quick() -> Self {
         Self {
-            dists: vec![CalibrationDist::Exponential, CalibrationDist::Uniform],
+            dists: vec![
+                CalibrationDist::Exponential,
+                CalibrationDist::Uniform,
+                CalibrationDist::Switching,
+            ],
             scales: vec![0.1, 0.3, 1.0, 3.0, 10.0],
             policies: POLICIES.iter().map(|p| p.to_string()).collect(),
             rounds: 1000,
@@ -852,7 +903,11 @@ pub fn run(config: &Config) -> CalibrationResult {
     let block_cost = block_cost();
     let b = block_cost.ns;
     let overhead = cpu_clock_overhead_ns();
-    let groups = config.dists.len() * config.scales.len();
+    let groups: usize = config
+        .dists
+        .iter()
+        .map(|d| d.cell_scales(&config.scales).len())
+        .sum();
     let share =
         Duration::from_secs_f64((config.time_budget_s.max(0.0) / groups.max(1) as f64).min(3600.0));
     let mut rows = Vec::with_capacity(groups * config.policies.len());
@@ -860,7 +915,7 @@ pub fn run(config: &Config) -> CalibrationResult {
     let mut references: Vec<Sample> = Vec::new();
     let mut step = 0;
     for (di, &dist) in config.dists.iter().enumerate() {
-        for (si, &scale) in config.scales.iter().enumerate() {
+        for (si, &scale) in dist.cell_scales(&config.scales).iter().enumerate() {
             step += 1;
             progress(
                 "calibration",
@@ -873,12 +928,13 @@ pub fn run(config: &Config) -> CalibrationResult {
                 ),
             );
             let first = rows.len();
+            let laws = dist.laws(scale, b);
             let law = dist.law(scale, b);
-            let waits: Vec<f64> = match &law {
-                Ok(law) => {
+            let waits: Vec<f64> = match &laws {
+                Ok((laws, period)) => {
                     let mut rng = Rng::stream(config.seed, (di * 1000 + si) as u64);
                     (0..config.warmup_rounds + config.rounds)
-                        .map(|_| law.sample(&mut rng))
+                        .map(|i| laws[(i / period) % laws.len()].sample(&mut rng))
                         .collect()
                 }
                 Err(_) => Vec::new(),
@@ -929,6 +985,12 @@ pub fn run(config: &Config) -> CalibrationResult {
                     }
                     row.block_cpu_ns = block_cpu.mean_ns;
                     summarize(row, &m.samples, alg, law, &acc);
+                    if let Ok((laws, period)) = &laws {
+                        if laws.len() > 1 {
+                            row.predicted_factor =
+                                switching_factor(alg, laws, *period, b, config.seed);
+                        }
+                    }
                 }
                 references.extend(reference.samples);
             }
@@ -950,6 +1012,28 @@ pub fn run(config: &Config) -> CalibrationResult {
         rows,
         ordering,
     }
+}
+
+/// The model's factor of `alg` on waits drawn from `laws` in turn, `period`
+/// waits each: for a static policy, the laws' expected costs over their
+/// optima in equal parts; for `adapt/b`, its learner on 20,000 drawn waits.
+fn switching_factor(
+    alg: &WaitingAlgorithm,
+    laws: &[WaitDistribution],
+    period: usize,
+    b: f64,
+    seed: u64,
+) -> Option<f64> {
+    if *alg == WaitingAlgorithm::Adaptive {
+        return adaptive::simulated_factor(laws, period, 20_000, b, seed).ok();
+    }
+    let mut cost_sum = 0.0;
+    let mut opt_sum = 0.0;
+    for law in laws {
+        cost_sum += cost::expected_cost(alg, law, b).ok()?;
+        opt_sum += cost::optimal_cost(law, 1.0, b).ok()?;
+    }
+    (opt_sum > 0.0).then(|| cost_sum / opt_sum)
 }
 
 /// A factor's cell: the value, or "no data".
@@ -1083,7 +1167,13 @@ impl ExperimentOutput for CalibrationResult {
 
     fn charts(&self) -> Vec<RenderedChart> {
         let mut charts = Vec::new();
-        for &dist in &self.config.dists {
+        // The switching cell is one point per policy: in the table only.
+        for &dist in self
+            .config
+            .dists
+            .iter()
+            .filter(|&&d| d != CalibrationDist::Switching)
+        {
             let mut series = Vec::new();
             for p in &self.config.policies {
                 let rows: Vec<&Row> = self
@@ -1115,8 +1205,8 @@ impl ExperimentOutput for CalibrationResult {
             let chart = LineChart {
                 title: title.clone(),
                 x_label: match dist {
-                    CalibrationDist::Exponential => "lambda*B (log scale)".into(),
                     CalibrationDist::Uniform => "U/B (log scale)".into(),
+                    _ => "lambda*B (log scale)".into(),
                 },
                 y_label: "competitive factor (cost / optimum, log scale)".into(),
                 x_log: true,
@@ -1226,8 +1316,99 @@ impl ExperimentOutput for CalibrationResult {
                 first_few(&outside, 8, ", ")
             ));
         }
+        if let Some(note) = self.adaptive_note() {
+            n.push(note);
+        }
         n.extend(self.departures());
         n
+    }
+}
+
+/// One policy's measured factors over the cells (issue 14's targets).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PolicyFactors {
+    /// Policy name.
+    pub policy: String,
+    /// Mean measured factor over every cell with a figure.
+    pub mean_factor: f64,
+    /// The largest measured factor of a stationary (exponential or
+    /// uniform) cell, with the cell.
+    pub worst_stationary: Option<(String, f64)>,
+    /// The measured factor of the switching cell.
+    pub switching: Option<f64>,
+    /// Cells with a figure.
+    pub cells: usize,
+}
+
+impl CalibrationResult {
+    /// Per policy, its mean measured factor over the cells, its worst
+    /// stationary cell and its switching cell, in table order.
+    pub fn policy_factors(&self) -> Vec<PolicyFactors> {
+        self.config
+            .policies
+            .iter()
+            .filter_map(|p| {
+                let rows: Vec<(&Row, f64)> = self
+                    .rows
+                    .iter()
+                    .filter(|r| &r.policy == p)
+                    .filter_map(|r| Some((r, r.measured_factor?)))
+                    .collect();
+                if rows.is_empty() {
+                    return None;
+                }
+                let cell =
+                    |r: &Row| format!("{} {}={}", r.dist.name(), r.dist.scale_label(), r.scale);
+                Some(PolicyFactors {
+                    policy: p.clone(),
+                    mean_factor: rows.iter().map(|(_, f)| f).sum::<f64>() / rows.len() as f64,
+                    worst_stationary: rows
+                        .iter()
+                        .filter(|(r, _)| r.dist != CalibrationDist::Switching)
+                        .max_by(|a, b| a.1.total_cmp(&b.1))
+                        .map(|(r, f)| (cell(r), *f)),
+                    switching: rows
+                        .iter()
+                        .find(|(r, _)| r.dist == CalibrationDist::Switching)
+                        .map(|(_, f)| *f),
+                    cells: rows.len(),
+                })
+            })
+            .collect()
+    }
+
+    /// `adapt/b` against the static policies, when it ran.
+    fn adaptive_note(&self) -> Option<String> {
+        let all = self.policy_factors();
+        let adapt = all.iter().find(|p| p.policy == "adapt/b")?;
+        let statics: Vec<String> = all
+            .iter()
+            .filter(|p| p.policy != "adapt/b")
+            .map(|p| format!("{} {:.3}", p.policy, p.mean_factor))
+            .collect();
+        let lowest = all
+            .iter()
+            .filter(|p| p.policy != "adapt/b")
+            .all(|p| adapt.mean_factor < p.mean_factor);
+        let worst = adapt
+            .worst_stationary
+            .as_ref()
+            .map_or("no stationary cell".into(), |(c, f)| {
+                format!("{f:.3} ({c})")
+            });
+        let switching = adapt
+            .switching
+            .map_or("not measured".into(), |f| format!("{f:.3}"));
+        Some(format!(
+            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}); its worst stationary cell {worst}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Every on-line policy costs e/(e-1) = 1.58 at exponential lambda*B = 1 (memoryless waits), so no policy reaches 1.25 there.",
+            adapt.cells,
+            adapt.mean_factor,
+            if lowest { "below" } else { "NOT below" },
+            statics.join(", "),
+            SWITCHING_SCALES[0],
+            SWITCHING_SCALES[1],
+            SWITCHING_PERIOD
+        ))
     }
 }
 
@@ -1395,6 +1576,79 @@ mod tests {
         }
         assert_eq!(res.charts().len(), 1);
         assert!(res.notes().iter().any(|n| n.starts_with("Ordering:")));
+    }
+
+    #[test]
+    fn switching_cell_runs_adapt_b_beside_rand_b() {
+        let mut cfg = Config::tiny();
+        cfg.dists = vec![CalibrationDist::Switching];
+        cfg.policies = vec!["rand/b".into(), "adapt/b".into()];
+        let res = run(&cfg);
+        assert_eq!(res.rows.len(), 2);
+        for r in &res.rows {
+            assert_eq!(r.dist, CalibrationDist::Switching);
+            assert_eq!(r.scale, SWITCHING_PERIOD as f64);
+            assert!(r.measured_factor.is_some(), "{r:?}");
+        }
+        let predicted = |p: &str| {
+            res.rows
+                .iter()
+                .find(|r| r.policy == p)
+                .and_then(|r| r.predicted_factor)
+                .unwrap()
+        };
+        // The model: rand/b e/(e-1) on any law; adapt/b about 1.17.
+        assert!((predicted("rand/b") - 1.582).abs() < 0.01);
+        assert!(predicted("adapt/b") < 1.3, "{}", predicted("adapt/b"));
+        let factors = res.policy_factors();
+        assert_eq!(factors.len(), 2);
+        assert!(factors
+            .iter()
+            .all(|f| f.switching.is_some() && f.worst_stationary.is_none()));
+        assert!(res.notes().iter().any(|n| n.starts_with("Adaptive:")));
+        assert!(res.charts().is_empty());
+    }
+
+    /// The model's adapt/b is the library's: same menu, same costs, same
+    /// decisions on the same waits.
+    #[test]
+    fn the_model_and_the_library_learn_alike() {
+        use waitwise::policy::adaptive as lib;
+        assert_eq!(lib::ARMS, adaptive::ARMS);
+        assert_eq!(lib::TRUNCATED_SCALES, adaptive::SCALES);
+        assert_eq!(lib::DECAY_SHIFT, adaptive::DECAY_SHIFT);
+        assert_eq!(lib::START_ARM, adaptive::START_ARM);
+        assert_eq!(lib::WORST_CASE_FACTOR, adaptive::WORST_CASE_FACTOR);
+        for arm in 0..lib::ARMS {
+            for t in [0.0, 30.0, 200.0, 700.0, 1000.0, 5000.0] {
+                let l = lib::arm_cost(arm, t / 1000.0) * 1000.0;
+                assert!((l - adaptive::arm_cost(arm, t, 1000.0)).abs() < 1e-9);
+            }
+        }
+        let summary = lib::AdaptiveSummary::new();
+        let mut learner = adaptive::Learner::new();
+        let mut rng = Rng::new(3);
+        for i in 0..2000 {
+            let t = if (i / 100) % 2 == 0 { 50.0 } else { 20_000.0 } * rng.next_f64();
+            summary.record(t, 1000.0);
+            learner.record(t, 1000.0);
+            if i % 100 == 99 {
+                assert_eq!(summary.arm(), learner.arm(), "after wait {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_static_policy_switching_is_its_laws_in_equal_parts() {
+        let laws = [
+            WaitDistribution::exponential(10.0).unwrap(),
+            WaitDistribution::exponential(0.1).unwrap(),
+        ];
+        let alg = WaitingAlgorithm::AlwaysBlock;
+        // /b/0 costs B per wait; the optimum E[min(t, B)] = (1 - e^-x)/lambda.
+        let opt = (1.0 - (-10f64).exp()) / 10.0 + (1.0 - (-0.1f64).exp()) / 0.1;
+        let f = switching_factor(&alg, &laws, 200, 1.0, 1).unwrap();
+        assert!((f - 2.0 / opt).abs() < 1e-9, "{f}");
     }
 
     fn sample(cpu_ns: f64, wait_ns: f64, blocked: bool) -> Sample {

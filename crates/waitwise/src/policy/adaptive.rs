@@ -282,7 +282,6 @@ impl AdaptiveSummary {
     }
 }
 
-#[cfg(not(loom))]
 impl Default for AdaptiveSummary {
     fn default() -> Self {
         Self::new()
