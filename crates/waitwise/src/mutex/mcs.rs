@@ -186,7 +186,6 @@ mod pool {
 /// assert!(m.try_lock().is_none());
 /// drop(g);
 /// ```
-#[derive(Debug)]
 pub struct RawMcsMutex {
     /// Address of the last queued node, 0 when free.
     tail: AtomicUsize,
@@ -357,6 +356,17 @@ impl RawMcsMutex {
 impl Default for RawMcsMutex {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// The state a user can act on (a snapshot): held or not, and the policy
+/// (the queue is a linked list of the waiters' nodes, not shown).
+impl std::fmt::Debug for RawMcsMutex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawMcsMutex")
+            .field("locked", &self.is_locked())
+            .field("policy", &format_args!("{}", self.policy().name()))
+            .finish()
     }
 }
 

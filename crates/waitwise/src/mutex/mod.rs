@@ -170,3 +170,57 @@ pub type RwLock<T> = lock_api::RwLock<RawRwLock, T>;
 pub type RwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawRwLock, T>;
 /// Exclusive guard of [`RwLock`].
 pub type RwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawRwLock, T>;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::{Policy, WaitOptions};
+
+    fn blocking() -> WaitOptions {
+        WaitOptions::new().policy(Policy::always_block())
+    }
+
+    #[test]
+    fn debug_shows_lock_state_not_words() {
+        let m = Mutex::new(5);
+        assert_eq!(format!("{m:?}"), "Mutex { data: 5 }");
+        let g = m.lock();
+        assert_eq!(format!("{m:?}"), "Mutex { data: <locked> }");
+        drop(g);
+
+        let t = RawTicketMutex::with_options(blocking());
+        assert_eq!(
+            format!("{t:?}"),
+            "RawTicketMutex { locked: false, queue_len: 0, policy: /b/0 }"
+        );
+        let t = TicketMutex::from_raw(t, ());
+        // SAFETY: only reads the raw lock's state.
+        let raw = unsafe { t.raw() };
+        let g = t.lock();
+        assert!(format!("{raw:?}").contains("locked: true, queue_len: 1"));
+        drop(g);
+
+        let q = McsMutex::from_raw(RawMcsMutex::with_options(blocking()), ());
+        // SAFETY: only reads the raw lock's state.
+        let raw = unsafe { q.raw() };
+        assert_eq!(
+            format!("{raw:?}"),
+            "RawMcsMutex { locked: false, policy: /b/0 }"
+        );
+        let g = q.lock();
+        assert!(format!("{raw:?}").contains("locked: true"));
+        drop(g);
+    }
+
+    #[test]
+    fn mutex_and_rwlock_have_const_new_and_default() {
+        static M: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+        static L: RwLock<u32> = RwLock::new(0);
+        M.lock().push(1);
+        *L.write() += 1;
+        assert_eq!((M.lock().len(), *L.read()), (1, 1));
+        let d: Mutex<u32> = Mutex::default();
+        let r: RwLock<u32> = RwLock::default();
+        assert_eq!((*d.lock(), *r.read()), (0, 0));
+    }
+}

@@ -94,7 +94,6 @@ fn dekker_fence() {
 /// assert_eq!(*log.lock(), vec![1, 2]);
 /// assert!(log.try_lock_for(std::time::Duration::ZERO).is_some());
 /// ```
-#[derive(Debug)]
 pub struct RawTicketMutex {
     serving: WaitWord,
     slots: [WaitWord; SLOTS],
@@ -281,6 +280,18 @@ impl RawTicketMutex {
 impl Default for RawTicketMutex {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// The state a user can act on (a snapshot): held or not, the threads
+/// holding or waiting for it, and the policy.
+impl std::fmt::Debug for RawTicketMutex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawTicketMutex")
+            .field("locked", &self.is_locked())
+            .field("queue_len", &self.queue_len())
+            .field("policy", &format_args!("{}", self.policy().name()))
+            .finish()
     }
 }
 

@@ -416,7 +416,6 @@ struct LockWord(Futex);
 /// }
 /// assert_eq!(*counter.lock(), 2000);
 /// ```
-#[derive(Debug)]
 pub struct RawTtasMutex {
     word: LockWord,
     waits: LockWaits,
@@ -524,6 +523,23 @@ fn unlock_of_unlocked() -> ! {
 impl Default for RawTtasMutex {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// The state by name (a snapshot): `unlocked`, `locked`, or `contended`
+/// (locked, and a waiter may sleep), and the policy.
+impl std::fmt::Debug for RawTtasMutex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Relaxed: a snapshot for display that orders nothing.
+        let state = match self.word.0.value().load(Ordering::Relaxed) {
+            UNLOCKED => "unlocked",
+            LOCKED => "locked",
+            _ => "contended",
+        };
+        f.debug_struct("RawTtasMutex")
+            .field("state", &format_args!("{state}"))
+            .field("policy", &format_args!("{}", self.policy().name()))
+            .finish()
     }
 }
 
@@ -644,6 +660,19 @@ mod tests {
         assert!(!lock.lock_contended(&mut wait, soon).acquired());
         assert!(lock.is_locked());
         assert!(lock.unlock());
+    }
+
+    #[test]
+    fn debug_names_the_state() {
+        let m = RawTtasMutex::with_options(WaitOptions::new().policy(Policy::always_block()));
+        assert_eq!(
+            format!("{m:?}"),
+            "RawTtasMutex { state: unlocked, policy: /b/0 }"
+        );
+        m.lock();
+        assert!(format!("{m:?}").contains("state: locked"));
+        // SAFETY: locked just above, by this thread.
+        unsafe { m.unlock() };
     }
 
     #[test]
