@@ -10,21 +10,31 @@
 //! ([`waking`]). A sleeper notes the clock before it sleeps and, when the
 //! kernel wakes it, reads the slot of its own address ([`woken`]): if the
 //! stamp is for its address and was made after it fell asleep, the
-//! difference is one sample. Samples over [`MAX_SAMPLE_NS`] are dropped (a
-//! sleeper that waited for a CPU measures the run queue, not a wake-up).
+//! difference is one sample. Samples over [`MAX_SAMPLE_NS`] are dropped.
 //!
 //! **Estimate.** The last [`WINDOW`] samples are kept; every
 //! [`PUBLISH_EVERY`] samples the thread that recorded the last one takes
-//! their median (robust to the occasional wrong pairing) and publishes it.
-//! [`estimate`] returns it once [`MIN_SAMPLES`] were taken.
+//! their lower quartile and publishes it. [`estimate`] returns it once
+//! [`MIN_SAMPLES`] were taken.
+//!
+//! Why the lower quartile and not the median: a sample is the wake-up
+//! cost only when the woken sleeper found a CPU to run on; one that then
+//! waited for a CPU measured the run queue too, which a polling waiter
+//! would have paid as well (it holds a CPU another thread needs). In a
+//! program with more runnable threads than CPUs most wake-ups wait: pigz
+//! with 4 threads on 2 CPUs gave samples whose median was 2.4x their lower
+//! quartile (23 µs against 9.8 µs), and 6x under real-time scheduling,
+//! while a program that does not oversubscribe gives a tight distribution
+//! (a Python thread pool: lower quartile 2.8 µs, median 2.9 µs). A
+//! quantile stays robust to the occasional wrong pairing, as the median is.
 //!
 //! # Memory ordering
 //!
 //! Every access here is `Relaxed`: the table and the window hold
 //! statistics, not synchronization. A stamp and its address may come from
 //! two different wakers (a torn pair), and a sample may be overwritten
-//! while a median is taken; either costs one wrong sample, which the
-//! median ignores.
+//! while the quartile is taken; either costs one wrong sample, which the
+//! quartile ignores.
 
 use crate::clock::cycle_clock;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -32,11 +42,11 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 /// Slots in the stamp table (a power of two). Chosen: more than the
 /// futex words a program usually wakes at once, so two rarely share one.
 const SLOTS: usize = 64;
-/// Samples kept for the median. Chosen: enough for a median that one
+/// Samples kept for the quartile. Chosen: enough for a quartile that one
 /// hypervisor mode dominates, few enough to follow a mode change within a
 /// few dozen wake-ups.
 pub const WINDOW: usize = 64;
-/// A new median every this many samples.
+/// A new quartile every this many samples.
 pub const PUBLISH_EVERY: u64 = 16;
 /// Samples needed before [`estimate`] answers.
 pub const MIN_SAMPLES: u64 = 16;
@@ -60,13 +70,13 @@ static STAMPS: [Stamp; SLOTS] = [EMPTY_STAMP; SLOTS];
 const NO_SAMPLE: AtomicU32 = AtomicU32::new(0);
 static SAMPLES: [AtomicU32; WINDOW] = [NO_SAMPLE; WINDOW];
 static COUNT: AtomicU64 = AtomicU64::new(0);
-static MEDIAN_NS: AtomicU64 = AtomicU64::new(0);
+static QUARTILE_NS: AtomicU64 = AtomicU64::new(0);
 
 /// What the program's wake-ups taught so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WakeLatency {
-    /// The median of the last [`WINDOW`] samples, ns.
-    pub median_ns: u64,
+    /// The lower quartile of the last [`WINDOW`] samples, ns.
+    pub ns: u64,
     /// Samples taken in this process (including those no longer in the
     /// window).
     pub samples: u64,
@@ -110,7 +120,7 @@ pub fn woken(address: *const u32, since: u64) {
     }
 }
 
-/// Adds one sample (ns) to the window and publishes a new median every
+/// Adds one sample (ns) to the window and publishes a new quartile every
 /// [`PUBLISH_EVERY`] samples.
 pub fn record(ns: u64) {
     let i = COUNT.fetch_add(1, Relaxed);
@@ -124,7 +134,7 @@ pub fn record(ns: u64) {
         }
         let window = &mut window[..kept];
         window.sort_unstable();
-        MEDIAN_NS.store(u64::from(window[kept / 2]), Relaxed);
+        QUARTILE_NS.store(u64::from(window[kept / 4]), Relaxed);
     }
 }
 
@@ -132,8 +142,8 @@ pub fn record(ns: u64) {
 #[inline]
 pub fn estimate() -> Option<WakeLatency> {
     let samples = COUNT.load(Relaxed);
-    let median_ns = MEDIAN_NS.load(Relaxed);
-    (samples >= MIN_SAMPLES && median_ns != 0).then_some(WakeLatency { median_ns, samples })
+    let ns = QUARTILE_NS.load(Relaxed);
+    (samples >= MIN_SAMPLES && ns != 0).then_some(WakeLatency { ns, samples })
 }
 
 #[cfg(all(test, not(loom)))]
@@ -175,6 +185,6 @@ mod tests {
         }
         let learned = estimate().expect("wake-ups were sampled");
         assert!(learned.samples >= MIN_SAMPLES);
-        assert!(learned.median_ns > 0 && learned.median_ns <= MAX_SAMPLE_NS);
+        assert!(learned.ns > 0 && learned.ns <= MAX_SAMPLE_NS);
     }
 }

@@ -20,8 +20,8 @@
 //!
 //! Then it is **learned from the blocks the program really does**: a waker
 //! stamps the clock before its `futex_wake`, the woken sleeper measures its
-//! own wake-up, and the median of the last 64 such wake-ups
-//! (`waitwise_platform::wake_latency`) replaces the starting value once
+//! own wake-up, and the lower quartile of the last 64 such wake-ups
+//! (`waitwise_platform::wake_latency`, which says why not the median) replaces the starting value once
 //! there are 16 of them ([`block_cost`] says which is in force). On a
 //! virtual machine, where a wake-up costs ~3 µs or ~20 µs depending on the
 //! hypervisor's mode, the learned value follows the mode the program meets
@@ -85,7 +85,7 @@ pub enum BlockCostSource {
     },
     /// [`FALLBACK_BLOCK_NS`]: no other source.
     Fallback,
-    /// Learned from this process's own wake-ups: their median.
+    /// Learned from this process's own wake-ups: their lower quartile.
     Learned {
         /// Wake-ups sampled so far.
         samples: u64,
@@ -170,7 +170,7 @@ fn learned() -> Option<(f64, u64)> {
     #[cfg(not(loom))]
     {
         let w = waitwise_platform::wake_latency::estimate()?;
-        let ns = (w.median_ns as f64).clamp(MIN_MEASURED_BLOCK_NS, env::MAX_BLOCK_NS as f64);
+        let ns = (w.ns as f64).clamp(MIN_MEASURED_BLOCK_NS, env::MAX_BLOCK_NS as f64);
         Some((ns, w.samples))
     }
     #[cfg(loom)]
