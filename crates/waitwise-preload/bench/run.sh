@@ -19,8 +19,12 @@ if [ -z "${RT+set}" ]; then
     RT=""
     chrt -f 10 true 2>/dev/null && RT="chrt -f 10"
 fi
-cargo build --release -p waitwise-preload >&2
-SO=$PWD/target/release/libwaitwise_preload.so
+# SO=path/to/libwaitwise_preload.so benchmarks that build instead of
+# building target/release's.
+if [ -z "${SO:-}" ]; then
+    cargo build --release -p waitwise-preload >&2
+    SO=$PWD/target/release/libwaitwise_preload.so
+fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cc -O2 -pthread -o "$WORK/bench" crates/waitwise-preload/bench/bench.c

@@ -205,7 +205,7 @@ pub struct Choice {
     /// Row label: the policy name, "default ...", or the pthread peer.
     pub label: String,
     /// The same choice's name across loops (chart legend): `s//inf`,
-    /// `/b/0`, `s/b/1`, `s/b/0.5`, `s/b/alpha(kind)`, `rand/b`, `default`,
+    /// `/b/0`, `s/b/1`, `s/b/0.5`, `s/b/alpha(kind)`, `rand/b`, `adapt/b`, `default`,
     /// `pthread`.
     pub series: &'static str,
     /// How waits wait.
@@ -215,13 +215,14 @@ pub struct Choice {
 }
 
 /// Legend order of the chart.
-const SERIES: [&str; 8] = [
+const SERIES: [&str; 9] = [
     "s//inf",
     "/b/0",
     "s/b/1",
     "s/b/0.5",
     "s/b/alpha(kind)",
     "rand/b",
+    "adapt/b",
     "default",
     "pthread",
 ];
@@ -280,6 +281,12 @@ pub fn waitings(workload: Workload) -> Vec<Choice> {
             Waiting::Policy(Policy::randomized()),
             false,
         ),
+        choice(
+            "adapt/b".into(),
+            SERIES[6],
+            Waiting::Policy(Policy::adaptive()),
+            false,
+        ),
     ];
     if !kind_is_default {
         let label = match workload {
@@ -293,11 +300,11 @@ pub fn waitings(workload: Workload) -> Vec<Choice> {
                 waitwise::mutex::RawTtasMutex::new().policy().name()
             ),
         };
-        v.push(choice(label, SERIES[6], Waiting::Default, true));
+        v.push(choice(label, SERIES[7], Waiting::Default, true));
     }
     v.push(choice(
         workload.pthread_name().into(),
-        SERIES[7],
+        SERIES[8],
         Waiting::Pthread,
         false,
     ));
@@ -845,6 +852,7 @@ mod tests {
                 "s/b/1",
                 "s/b/0.5",
                 "rand/b",
+                "adapt/b",
                 w.pthread_name(),
             ] {
                 assert!(
