@@ -61,16 +61,14 @@
 //! (`Relaxed`).
 
 use super::node::MAX_PARTIES;
-use super::wait_policy::Waiting;
-use super::wake_chain::WakeChain;
+use super::wait_policy::LazyBarrierWaits;
 use crate::loom_const::const_unless_loom;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
-use crate::profile::{Profiler, WaitProfile};
+use crate::profile::WaitProfile;
 use crate::wait_word::WaitWordRef;
 use std::fmt;
 use waitwise_platform::futex::Futex;
-use waitwise_platform::once::ForkSafeOnce;
 use waitwise_platform::shim::{AtomicU32, AtomicU64, Ordering};
 
 /// `state`'s arrival count.
@@ -322,19 +320,7 @@ impl BarrierWaitResult {
 pub struct Barrier {
     words: Words,
     parties: u32,
-    options: WaitOptions,
-    /// How waits wait, resolved from `options` on the first wait (so the
-    /// constructors are `const`, and `WAITWISE_ALPHA`, `WAITWISE_PROFILE`
-    /// and the allowed CPUs are read at run time).
-    waits: ForkSafeOnce<BarrierWaits>,
-}
-
-/// A [`Barrier`]'s resolved waiting: its policy, its wake-up chain breaker
-/// (on for default policies that poll), its profiler.
-struct BarrierWaits {
-    policy: Policy,
-    chain: WakeChain,
-    profiler: Profiler,
+    waits: LazyBarrierWaits,
 }
 
 /// The barrier's words on a cache line of their own, as a
@@ -387,23 +373,9 @@ impl Barrier {
             Self {
                 words: Words::new(),
                 parties: n as u32,
-                options,
-                waits: ForkSafeOnce::new(),
+                waits: LazyBarrierWaits::new(n, options),
             }
         }
-    }
-
-    /// The resolved waiting (on the first call).
-    #[inline]
-    fn waits(&self) -> &BarrierWaits {
-        self.waits.get_or_init(|| {
-            let waiting = Waiting::from_options(self.parties(), &self.options);
-            BarrierWaits {
-                policy: waiting.policy,
-                chain: WakeChain::new(waiting.breaks_chains),
-                profiler: self.options.profiler(),
-            }
-        })
     }
 
     /// The algorithm, over this barrier's words.
@@ -421,7 +393,7 @@ impl Barrier {
         match b.arrive(self.parties) {
             EpisodeArrival::Last { .. } => {
                 b.complete();
-                self.waits().chain.wake(b.gen(), true);
+                self.waits.get().chain.wake(b.gen(), true);
                 BarrierWaitResult::new(true)
             }
             EpisodeArrival::Wait { episode } => {
@@ -433,7 +405,7 @@ impl Barrier {
 
     /// Waits until `episode` completed, profiled.
     fn wait_for(&self, b: CentralBarrierRef<'_>, episode: u32) {
-        let waits = self.waits();
+        let waits = self.waits.get();
         let start = waits.profiler.start();
         let out = waits.chain.wait_until(b.gen(), &waits.policy, |gen| {
             CentralBarrierRef::has_completed(gen, episode)
@@ -449,13 +421,13 @@ impl Barrier {
 
     /// The policy waits follow.
     pub fn policy(&self) -> &Policy {
-        &self.waits().policy
+        &self.waits.get().policy
     }
 
     /// The wait-time histogram of the waits so far (the last arrival does
     /// not wait and is not recorded); `None` unless profiling is on.
     pub fn wait_profile(&self) -> Option<WaitProfile> {
-        self.waits().profiler.snapshot("barrier")
+        self.waits.get().profiler.snapshot("barrier")
     }
 }
 

@@ -34,12 +34,13 @@
 //! after leaving (the waiter's load of the new word is `Acquire`).
 
 use super::central::BarrierWaitResult;
-use super::wait_policy::Waiting;
-use super::wake_chain::WakeChain;
+use super::wait_policy::LazyBarrierWaits;
+use crate::loom_const::const_unless_loom;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
-use crate::profile::{Profiler, WaitProfile};
+use crate::profile::WaitProfile;
 use crate::wait_word::WaitWord;
+use std::fmt;
 use waitwise_platform::shim::Ordering;
 
 /// One party has arrived in this episode.
@@ -81,29 +82,25 @@ const ARRIVED: u32 = 1;
 /// });
 /// assert_eq!(data.iter().sum::<u64>(), 100);
 /// ```
-#[derive(Debug)]
 pub struct PairBarrier {
     word: WaitWord,
-    policy: Policy,
-    chain: WakeChain,
-    profiler: Profiler,
+    waits: LazyBarrierWaits,
 }
 
 impl PairBarrier {
-    /// A two-party barrier with the default policy for two parties
-    /// ([`default_policy`](super::default_policy)`(2)`).
-    pub fn new() -> Self {
-        Self::with_options(WaitOptions::new())
-    }
+    const_unless_loom! {
+        /// A two-party barrier with the default policy for two parties
+        /// ([`default_policy`](super::default_policy)`(2)`).
+        pub fn new() -> Self {
+            Self::with_options(WaitOptions::new())
+        }
 
-    /// A two-party barrier with `options` (policy override, profiling).
-    pub fn with_options(options: WaitOptions) -> Self {
-        let waiting = Waiting::from_options(2, &options);
-        Self {
-            word: WaitWord::new(0),
-            policy: waiting.policy,
-            chain: WakeChain::new(waiting.breaks_chains),
-            profiler: options.profiler(),
+        /// A two-party barrier with `options` (policy override, profiling).
+        pub fn with_options(options: WaitOptions) -> Self {
+            Self {
+                word: WaitWord::new(0),
+                waits: LazyBarrierWaits::new(2, options),
+            }
         }
     }
 
@@ -114,7 +111,7 @@ impl PairBarrier {
         // (e, 0) => (e, 1), or (e, 1) => (e + 1, 0)
         let old = self.word.value().fetch_add(ARRIVED, Ordering::SeqCst);
         if old & ARRIVED != 0 {
-            self.chain.wake(self.word.as_ref(), false);
+            self.waits.get().chain.wake(self.word.as_ref(), false);
             return BarrierWaitResult::new(true);
         }
         self.wait_for_partner(old.wrapping_add(ARRIVED));
@@ -123,11 +120,12 @@ impl PairBarrier {
 
     /// The first arrival's wait, until the word leaves `waiting`.
     fn wait_for_partner(&self, waiting: u32) {
-        let start = self.profiler.start();
-        let out = self
+        let waits = self.waits.get();
+        let start = waits.profiler.start();
+        let out = waits
             .chain
-            .wait_until(self.word.as_ref(), &self.policy, |w| w != waiting);
-        self.profiler.finish(start, out.blocked());
+            .wait_until(self.word.as_ref(), &waits.policy, |w| w != waiting);
+        waits.profiler.finish(start, out.blocked());
     }
 
     /// Always 2.
@@ -137,18 +135,49 @@ impl PairBarrier {
 
     /// The policy the first arrival's wait follows.
     pub fn policy(&self) -> &Policy {
-        &self.policy
+        &self.waits.get().policy
     }
 
     /// The wait-time histogram of the first arrivals' waits; `None` unless
     /// profiling is on.
     pub fn wait_profile(&self) -> Option<WaitProfile> {
-        self.profiler.snapshot("barrier")
+        self.waits.get().profiler.snapshot("barrier")
     }
 }
 
 impl Default for PairBarrier {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// The state a user can act on (a snapshot): whether one party waits in
+/// this episode, and the policy by name.
+impl fmt::Debug for PairBarrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Relaxed: a snapshot for display that orders nothing.
+        let word = self.word.value().load(Ordering::Relaxed);
+        f.debug_struct("PairBarrier")
+            .field("one_waiting", &(word & ARRIVED != 0))
+            .field("policy", &format_args!("{}", self.policy().name()))
+            .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn const_new_static_and_debug() {
+        static PAIR: PairBarrier = PairBarrier::new();
+        let other = std::thread::spawn(|| PAIR.wait().is_leader());
+        let here = PAIR.wait().is_leader();
+        assert_ne!(here, other.join().unwrap());
+        let b = PairBarrier::with_options(WaitOptions::new().policy(Policy::always_block()));
+        assert_eq!(
+            format!("{b:?}"),
+            "PairBarrier { one_waiting: false, policy: /b/0 }"
+        );
     }
 }

@@ -31,9 +31,11 @@
 //! cause (module `wake_chain`). A policy given explicitly (in
 //! [`WaitOptions`] or as level policies) is used as given.
 
+use super::wake_chain::WakeChain;
 use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind, ALPHA_UNIFORM};
+use crate::profile::Profiler;
 use waitwise_platform::once::ForkSafeOnce;
 
 /// `alpha` for the nodes between the leaves and the root of a tree barrier:
@@ -139,4 +141,46 @@ impl Waiting {
 /// The policy given in `opts`, if it names one (used exactly as given).
 pub(crate) fn explicit_policy(opts: &WaitOptions) -> Option<Policy> {
     opts.policy_override()
+}
+
+/// A one-level barrier's waiting ([`Waiting::from_options`], its wake-up
+/// chain breaker and its profiler), resolved on the first wait rather than
+/// at construction, so that the barriers' constructors are `const` and
+/// `WAITWISE_ALPHA`, `WAITWISE_PROFILE` and the allowed CPUs are read at
+/// run time. A [`ForkSafeOnce`], as [`LazyWaits`](crate::options::LazyWaits).
+pub(crate) struct LazyBarrierWaits {
+    parties: usize,
+    options: WaitOptions,
+    resolved: ForkSafeOnce<BarrierWaits>,
+}
+
+/// What [`LazyBarrierWaits`] resolves to.
+pub(crate) struct BarrierWaits {
+    pub(crate) policy: Policy,
+    pub(crate) chain: WakeChain,
+    pub(crate) profiler: Profiler,
+}
+
+impl LazyBarrierWaits {
+    /// The waiting of a barrier of `parties` threads built with `options`.
+    pub(crate) const fn new(parties: usize, options: WaitOptions) -> Self {
+        Self {
+            parties,
+            options,
+            resolved: ForkSafeOnce::new(),
+        }
+    }
+
+    /// The resolved waiting (resolved on the first call).
+    #[inline]
+    pub(crate) fn get(&self) -> &BarrierWaits {
+        self.resolved.get_or_init(|| {
+            let waiting = Waiting::from_options(self.parties, &self.options);
+            BarrierWaits {
+                policy: waiting.policy,
+                chain: WakeChain::new(waiting.breaks_chains),
+                profiler: self.options.profiler(),
+            }
+        })
+    }
 }
