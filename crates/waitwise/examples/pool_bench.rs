@@ -1,0 +1,481 @@
+//! Pool benchmark: `waitwise::pool::ThreadPool` against rayon and against
+//! spawning scoped threads.
+//!
+//! ```text
+//! cargo run -p waitwise --release --example pool_bench [-- --samples 2000 --tasks 200000 --idle-ms 1000]
+//! ```
+//!
+//! - *latency of a tiny task*, one way, submit to the task's first
+//!   instruction, on the cycle clock (median of `--samples`): to an idle
+//!   worker that polls (pool policy `s//inf`) against a spin hand-off (a
+//!   thread polling a word with PAUSE, the fastest a store can travel), and
+//!   to a parked worker (pool policy `/b/0`, idle 200 µs so it sleeps)
+//!   against a futex hand-off (a thread asleep on a `WaitWord`, woken by a
+//!   store and `futex_wake`); rayon's and a scoped thread's for scale. The
+//!   submitter runs on the highest allowed CPU, the receiving worker on the
+//!   lowest;
+//! - *throughput of short tasks*: `--tasks` tasks of ~0 and ~1 µs spawned in
+//!   a scope, and a `join` tree with as many leaves, on one worker per
+//!   allowed CPU; rayon's and scoped threads' (one thread per task, a
+//!   hundredth of the tasks) in the same run;
+//! - *CPU burned while idle*: the process's user + system time
+//!   (`getrusage`) over `--idle-ms` while an idle pool (default policy)
+//!   waits, in % of one CPU.
+//!
+//! Ratios are against the baselines measured in the same run (`< 1` is
+//! better for latency, `> 1` for throughput). The machine should be quiet:
+//! on a loaded one every figure is noisy.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use waitwise::pool::ThreadPool;
+use waitwise::{Deadline, Policy, WaitWord};
+use waitwise_platform::affinity::{allowed_cpus, pin_current_thread, set_current_thread_affinity};
+use waitwise_platform::clock::cycle_clock;
+
+struct Args {
+    samples: usize,
+    tasks: usize,
+    idle_ms: u64,
+}
+
+fn parse_args() -> Args {
+    let mut a = Args {
+        samples: 2000,
+        tasks: 200_000,
+        idle_ms: 1000,
+    };
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < argv.len() {
+        let val = |i: usize| -> u64 {
+            argv.get(i + 1)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{} needs a whole number", argv[i]))
+        };
+        match argv[i].as_str() {
+            "--samples" => a.samples = val(i) as usize,
+            "--tasks" => a.tasks = val(i) as usize,
+            "--idle-ms" => a.idle_ms = val(i),
+            other => panic!("unknown option {other} (known: --samples N --tasks N --idle-ms MS)"),
+        }
+        i += 2;
+    }
+    a
+}
+
+fn now() -> u64 {
+    cycle_clock().now()
+}
+
+fn ns(ticks: u64) -> f64 {
+    cycle_clock().ticks_to_ns(ticks)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The CPUs this process may use, read once before `main` pins itself.
+fn allowed() -> &'static [usize] {
+    static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    ALLOWED.get_or_init(|| allowed_cpus().unwrap_or_default())
+}
+
+/// The receiving CPU (lowest allowed) and the submitting one (highest).
+fn cpus() -> (usize, usize) {
+    let a = allowed();
+    (
+        a.first().copied().unwrap_or(0),
+        a.last().copied().unwrap_or(0),
+    )
+}
+
+/// Runs `f` with the calling thread pinned to the submitting CPU, then
+/// gives it back every allowed CPU (threads and pools are started outside,
+/// so that they do not inherit the pin).
+fn on_submit_cpu<R>(f: impl FnOnce() -> R) -> R {
+    let _ = pin_current_thread(cpus().1);
+    let r = f();
+    let _ = set_current_thread_affinity(allowed());
+    r
+}
+
+/// One-way latency of a store to a thread polling with PAUSE.
+fn spin_handoff(samples: usize) -> f64 {
+    let (rx, _) = cpus();
+    let word = Arc::new(AtomicU64::new(0));
+    let w = word.clone();
+    let receiver = std::thread::spawn(move || {
+        let _ = pin_current_thread(rx);
+        let mut lat = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            let t0 = loop {
+                let v = w.load(Ordering::Acquire);
+                if v != 0 {
+                    break v;
+                }
+                std::hint::spin_loop();
+            };
+            lat.push(ns(now().saturating_sub(t0)));
+            w.store(0, Ordering::Release);
+        }
+        lat
+    });
+    on_submit_cpu(|| {
+        for _ in 0..samples {
+            while word.load(Ordering::Acquire) != 0 {
+                std::hint::spin_loop();
+            }
+            spin_for(Duration::from_micros(2));
+            word.store(now(), Ordering::Release);
+        }
+    });
+    median(&mut receiver.join().unwrap())
+}
+
+/// One-way latency of a store + futex wake to a thread asleep on a
+/// `WaitWord`.
+fn futex_handoff(samples: usize) -> f64 {
+    let (rx, _) = cpus();
+    let word = Arc::new(WaitWord::new(0));
+    let stamp = Arc::new(AtomicU64::new(0));
+    let ack = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let (w, s, a) = (word.clone(), stamp.clone(), ack.clone());
+    let receiver = std::thread::spawn(move || {
+        let _ = pin_current_thread(rx);
+        let mut lat = Vec::with_capacity(samples);
+        for k in 1..=samples as u32 {
+            w.wait_until(&Policy::always_block(), Deadline::NEVER, |v| v == k);
+            lat.push(ns(now().saturating_sub(s.load(Ordering::Acquire))));
+            a.store(k, Ordering::Release);
+        }
+        lat
+    });
+    on_submit_cpu(|| {
+        for k in 1..=samples as u32 {
+            // The previous sample recorded, and the receiver asleep again.
+            while ack.load(Ordering::Acquire) != k - 1 || !word.has_sleepers() {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(Duration::from_micros(200));
+            stamp.store(now(), Ordering::Release);
+            word.value().store(k, Ordering::SeqCst);
+            word.wake_one();
+        }
+    });
+    median(&mut receiver.join().unwrap())
+}
+
+/// One-way latency of a tiny task to the single worker of a pool waiting
+/// with `policy`, after `settle` of idleness.
+fn pool_latency(samples: usize, policy: Policy, settle: Duration) -> f64 {
+    let pool = ThreadPool::builder()
+        .workers(1)
+        .policy(policy)
+        .build()
+        .unwrap();
+    let mut lat = Vec::with_capacity(samples);
+    on_submit_cpu(|| {
+        for _ in 0..samples {
+            while !pool.all_idle() {
+                std::hint::spin_loop();
+            }
+            if !settle.is_zero() {
+                std::thread::sleep(settle);
+            }
+            let t0 = now();
+            let t = pool.spawn(move || now().saturating_sub(t0));
+            lat.push(ns(t.join()));
+        }
+    });
+    median(&mut lat)
+}
+
+/// One-way latency of a tiny task to a one-thread rayon pool, after
+/// `settle` of idleness.
+fn rayon_latency(samples: usize, settle: Duration) -> f64 {
+    let (rx, _) = cpus();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .start_handler(move |_| {
+            let _ = pin_current_thread(rx);
+        })
+        .build()
+        .unwrap();
+    let out = Arc::new(AtomicU64::new(u64::MAX));
+    let mut lat = Vec::with_capacity(samples);
+    on_submit_cpu(|| {
+        for _ in 0..samples {
+            if !settle.is_zero() {
+                std::thread::sleep(settle);
+            }
+            out.store(u64::MAX, Ordering::Relaxed);
+            let o = out.clone();
+            let t0 = now();
+            pool.spawn(move || o.store(now().saturating_sub(t0), Ordering::Release));
+            let d = loop {
+                let v = out.load(Ordering::Acquire);
+                if v != u64::MAX {
+                    break v;
+                }
+                std::hint::spin_loop();
+            };
+            lat.push(ns(d));
+        }
+    });
+    median(&mut lat)
+}
+
+/// One-way latency from `spawn` to a new scoped thread's first instruction.
+fn scoped_thread_latency(samples: usize) -> f64 {
+    let mut lat = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let t0 = now();
+        let d = std::thread::scope(|s| s.spawn(move || now().saturating_sub(t0)).join().unwrap());
+        lat.push(ns(d));
+    }
+    median(&mut lat)
+}
+
+fn spin_for(d: Duration) {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        std::hint::spin_loop();
+    }
+}
+
+/// About `iters` ns of dependent arithmetic.
+#[inline(never)]
+fn work(iters: u64) -> u64 {
+    let mut x = black_box(1u64);
+    for i in 0..iters {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
+    }
+    black_box(x)
+}
+
+/// Tasks per second over `tasks` tasks of `iters` work, best of 3 runs.
+fn rate(tasks: usize, mut run: impl FnMut()) -> f64 {
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            run();
+            tasks as f64 / t.elapsed().as_secs_f64()
+        })
+        .fold(0.0, f64::max)
+}
+
+fn pool_join_tree(pool: &ThreadPool, leaves: usize, iters: u64) -> u64 {
+    if leaves <= 1 {
+        return work(iters);
+    }
+    let h = leaves / 2;
+    let (a, b) = pool.join(
+        || pool_join_tree(pool, h, iters),
+        || pool_join_tree(pool, leaves - h, iters),
+    );
+    a ^ b
+}
+
+fn rayon_join_tree(leaves: usize, iters: u64) -> u64 {
+    if leaves <= 1 {
+        return work(iters);
+    }
+    let h = leaves / 2;
+    let (a, b) = rayon::join(
+        || rayon_join_tree(h, iters),
+        || rayon_join_tree(leaves - h, iters),
+    );
+    a ^ b
+}
+
+/// Process CPU time (user + system) from `getrusage(RUSAGE_SELF)`.
+fn process_cpu() -> Duration {
+    // SAFETY: an all-zero `rusage` is a valid value to be overwritten.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a live, writable `rusage`; RUSAGE_SELF is always valid.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    assert_eq!(rc, 0, "getrusage failed");
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// % of one CPU the process burns over `ms` while the caller sleeps.
+fn idle_cpu_percent(ms: u64) -> f64 {
+    let c0 = process_cpu();
+    let t0 = Instant::now();
+    std::thread::sleep(Duration::from_millis(ms));
+    let cpu = process_cpu() - c0;
+    100.0 * cpu.as_secs_f64() / t0.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let args = parse_args();
+    let (rx, tx) = cpus();
+    let n = allowed().len().max(1);
+    println!(
+        "pool benchmark: {n} allowed CPUs, worker on CPU {rx}, submitter on CPU {tx}, {} samples",
+        args.samples
+    );
+    if rx == tx {
+        println!("(one CPU: submitter and worker share it; latencies include a context switch)");
+    }
+
+    println!("\n## Latency of a tiny task, one way (median ns)");
+    let s = args.samples;
+    let spin = spin_handoff(s);
+    let polling = pool_latency(s, Policy::always_spin(), Duration::ZERO);
+    let futex = futex_handoff(s.min(500));
+    let parked = pool_latency(
+        s.min(500),
+        Policy::always_block(),
+        Duration::from_micros(200),
+    );
+    let default_parked = pool_latency(
+        s.min(500),
+        Policy::for_kind(waitwise::SyncKind::ProducerConsumer),
+        Duration::from_millis(1),
+    );
+    let rayon_hot = rayon_latency(s, Duration::ZERO);
+    let rayon_idle = rayon_latency(s.min(500), Duration::from_millis(1));
+    let scoped = scoped_thread_latency(s.min(500));
+    println!("| to | ns | ratio |");
+    println!("|---|---:|---:|");
+    println!("| spin hand-off (baseline) | {spin:.0} | 1.00 |");
+    println!(
+        "| waitwise pool, idle worker polling (s//inf) | {polling:.0} | {:.2}x spin |",
+        polling / spin
+    );
+    println!("| futex hand-off (baseline) | {futex:.0} | 1.00 |");
+    println!(
+        "| waitwise pool, parked worker (/b/0, idle 200 µs) | {parked:.0} | {:.2}x futex |",
+        parked / futex
+    );
+    println!(
+        "| waitwise pool, default policy, idle 1 ms | {default_parked:.0} | {:.2}x futex |",
+        default_parked / futex
+    );
+    println!(
+        "| rayon, right after the previous task | {rayon_hot:.0} | {:.2}x spin |",
+        rayon_hot / spin
+    );
+    println!(
+        "| rayon, idle 1 ms | {rayon_idle:.0} | {:.2}x futex |",
+        rayon_idle / futex
+    );
+    println!(
+        "| new scoped thread | {scoped:.0} | {:.2}x futex |",
+        scoped / futex
+    );
+
+    println!(
+        "\n## Throughput of short tasks ({} tasks, {n} workers; Mtasks/s, best of 3)",
+        args.tasks
+    );
+    let pool = ThreadPool::new(n).unwrap();
+    let rayon_pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .unwrap();
+    println!("| tasks | waitwise | rayon | ratio | scoped threads |");
+    println!("|---|---:|---:|---:|---:|");
+    for (label, iters) in [("scope, empty", 0u64), ("scope, ~1 µs", 1000)] {
+        let t = args.tasks;
+        let ww = rate(t, || {
+            pool.scope(|sc| {
+                for _ in 0..t {
+                    sc.spawn(move || {
+                        work(iters);
+                    });
+                }
+            })
+        });
+        let ry = rate(t, || {
+            rayon_pool.scope(|sc| {
+                for _ in 0..t {
+                    sc.spawn(move |_| {
+                        work(iters);
+                    });
+                }
+            })
+        });
+        let few = (t / 100).max(1);
+        let st = rate(few, || {
+            std::thread::scope(|sc| {
+                for _ in 0..few {
+                    sc.spawn(move || work(iters));
+                }
+            })
+        });
+        println!(
+            "| {label} | {:.3} | {:.3} | {:.2}x | {:.3} |",
+            ww / 1e6,
+            ry / 1e6,
+            ww / ry,
+            st / 1e6
+        );
+    }
+    for (label, iters) in [("join tree, empty", 0u64), ("join tree, ~1 µs", 1000)] {
+        let t = args.tasks;
+        let ww = rate(t, || {
+            black_box(pool_join_tree(&pool, t, iters));
+        });
+        let ry = rate(t, || {
+            rayon_pool.install(|| black_box(rayon_join_tree(t, iters)));
+        });
+        println!(
+            "| {label} | {:.3} | {:.3} | {:.2}x | - |",
+            ww / 1e6,
+            ry / 1e6,
+            ww / ry
+        );
+    }
+    drop(pool);
+    drop(rayon_pool);
+
+    println!(
+        "\n## CPU burned while idle (% of one CPU over {} ms)",
+        args.idle_ms
+    );
+    println!("| pool | % CPU |");
+    println!("|---|---:|");
+    {
+        let pool = ThreadPool::new(n).unwrap();
+        pool.scope(|sc| {
+            for _ in 0..n {
+                sc.spawn(|| {
+                    work(1000);
+                });
+            }
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        println!(
+            "| waitwise, {n} workers, default policy | {:.3} |",
+            idle_cpu_percent(args.idle_ms)
+        );
+    }
+    {
+        let rayon_pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap();
+        rayon_pool.install(|| rayon_join_tree(n, 1000));
+        std::thread::sleep(Duration::from_millis(50));
+        println!(
+            "| rayon, {n} threads | {:.3} |",
+            idle_cpu_percent(args.idle_ms)
+        );
+    }
+}
