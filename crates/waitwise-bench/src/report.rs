@@ -276,6 +276,7 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
             || run(&cfg),
         ));
     }
+    sections.push(crate::helpers::experiment::report_section(config.size));
     eprintln!("[report] model figures");
     let figures = crate::experiments::model_figures::run()?;
     sections.push(section(

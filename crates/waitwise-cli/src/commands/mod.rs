@@ -7,6 +7,7 @@
 pub mod asymmetry;
 pub mod barriers;
 pub mod exit;
+pub mod helpers;
 pub mod mechanisms;
 pub mod model;
 pub mod output;
@@ -46,6 +47,10 @@ pub enum Command {
     /// Wake-up latency for every ordered pair of CPUs (Poenaru 2017, section
     /// 4.1).
     WakeupMatrix(wakeup_matrix::WakeupMatrixArgs),
+    /// Helper threads: speculative precomputation and helper-threaded
+    /// Dijkstra under each helper wait (Anastopoulos & Koziris 2008,
+    /// section 4.4; Anastopoulos 2009, part II).
+    Helpers(helpers::HelpersArgs),
     /// Run every experiment (quick by default) and write the report directory.
     Report(report::ReportArgs),
     /// The two-phase waiting cost model (Lim & Agarwal 1993): curves, optimal
@@ -73,6 +78,7 @@ impl Command {
             Command::Asymmetry(a) => asymmetry::validate(a),
             Command::Oversub(a) => oversub::validate(a),
             Command::WakeupMatrix(a) => wakeup_matrix::validate(a),
+            Command::Helpers(a) => helpers::validate(a),
             Command::Report(a) => report::validate(a),
             Command::Model(a) => model::validate(a),
             Command::Simulate(a) => simulate::validate(a),
@@ -93,6 +99,7 @@ impl Command {
             | Command::Asymmetry(_)
             | Command::Oversub(_)
             | Command::WakeupMatrix(_)
+            | Command::Helpers(_)
             | Command::Report(_) => true,
             Command::Model(args) => args.measures(),
             Command::Probe(_) | Command::Simulate(_) | Command::Profile(_) => false,
@@ -118,6 +125,7 @@ impl Command {
             Command::Asymmetry(a) => asymmetry::run(a),
             Command::Oversub(a) => oversub::run(a),
             Command::WakeupMatrix(a) => wakeup_matrix::run(a),
+            Command::Helpers(a) => helpers::run(a),
             Command::Report(a) => report::run(a),
             Command::Model(a) => model::run(a),
             Command::Simulate(a) => simulate::run(a),

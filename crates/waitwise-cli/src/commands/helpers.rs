@@ -1,0 +1,136 @@
+//! `waitwise helpers`: helper threads (Anastopoulos & Koziris 2008,
+//! section 4.4; Anastopoulos 2009, part II): each application serially and
+//! with helpers under each helper wait.
+
+use super::output::{emit, OutputArgs};
+use super::preset::preset;
+use waitwise_bench::helpers::experiment::{helper_waits, run as run_experiment, Config, Workload};
+use waitwise_bench::helpers::graph::Family;
+
+/// Options of `waitwise helpers`.
+#[derive(clap::Args, Debug)]
+pub struct HelpersArgs {
+    /// The seeds' sizes and sizes in L2, in the LLC and beyond it (hours).
+    #[arg(long)]
+    pub full: bool,
+    /// Measured runs per row (each: serial, helper, idle helper).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: Option<u32>,
+    /// Only these applications: spmv, lu, closure, dijkstra (repeatable).
+    #[arg(long)]
+    pub app: Vec<String>,
+    /// Only helper waits whose name contains this (repeatable): spin,
+    /// pause, backoff, yield, umwait, tpause, mwaitx, two-phase, block.
+    #[arg(long)]
+    pub wait: Vec<String>,
+    /// Dijkstra graph families (grid, random, rmat; repeatable): replaces
+    /// the preset's.
+    #[arg(long)]
+    pub family: Vec<String>,
+    /// Dijkstra graph sizes in vertices (repeatable): replaces the preset's.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub vertices: Vec<u64>,
+    /// Dijkstra helper counts (repeatable): replaces the preset's.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=64))]
+    pub helpers: Vec<u64>,
+    /// How many phases ahead SPR helpers run.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub distance: Option<u32>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+const APPS: [&str; 4] = ["spmv", "lu", "closure", "dijkstra"];
+
+fn family(name: &str) -> Option<Family> {
+    Family::ALL.into_iter().find(|f| f.name() == name)
+}
+
+/// The configuration these options ask for.
+pub fn config(args: &HelpersArgs) -> Config {
+    let mut c = preset(args.full, Config::quick, Config::full);
+    if let Some(r) = args.runs {
+        c.runs = r as usize;
+    }
+    if let Some(d) = args.distance {
+        c.distance = d;
+    }
+    c.only_waits = args.wait.clone();
+    if !args.family.is_empty() || !args.vertices.is_empty() || !args.helpers.is_empty() {
+        let mut families = Vec::new();
+        let mut sizes = Vec::new();
+        let mut counts = Vec::new();
+        for w in &c.workloads {
+            if let Workload::Dijkstra {
+                family,
+                vertices,
+                helpers,
+            } = *w
+            {
+                for (list, v) in [(&mut sizes, vertices), (&mut counts, helpers)] {
+                    if !list.contains(&v) {
+                        list.push(v);
+                    }
+                }
+                if !families.contains(&family) {
+                    families.push(family);
+                }
+            }
+        }
+        if !args.family.is_empty() {
+            families = args.family.iter().filter_map(|f| family(f)).collect();
+        }
+        if !args.vertices.is_empty() {
+            sizes = args.vertices.iter().map(|&v| v as usize).collect();
+        }
+        if !args.helpers.is_empty() {
+            counts = args.helpers.iter().map(|&h| h as usize).collect();
+        }
+        c.workloads
+            .retain(|w| !matches!(w, Workload::Dijkstra { .. }));
+        for &family in &families {
+            for &vertices in &sizes {
+                for &helpers in &counts {
+                    c.workloads.push(Workload::Dijkstra {
+                        family,
+                        vertices,
+                        helpers,
+                    });
+                }
+            }
+        }
+    }
+    if !args.app.is_empty() {
+        c.workloads
+            .retain(|w| args.app.iter().any(|a| a == w.app()));
+    }
+    c
+}
+
+/// Checks the application, wait and family names and the export paths.
+///
+/// # Errors
+/// A name that matches nothing, or an export path that cannot be written.
+pub fn validate(args: &HelpersArgs) -> anyhow::Result<()> {
+    for a in &args.app {
+        if !APPS.contains(&a.as_str()) {
+            anyhow::bail!(
+                "--app {a:?}: not an application; choose from {}",
+                APPS.join(", ")
+            );
+        }
+    }
+    for f in &args.family {
+        if family(f).is_none() {
+            anyhow::bail!("--family {f:?}: not a graph family; choose from grid, random, rmat");
+        }
+    }
+    let waits = helper_waits();
+    super::check_only(&args.wait, waits.iter().map(|w| w.name), "helper wait")?;
+    args.output.validate()
+}
+
+/// Runs the experiment and prints it.
+pub fn run(args: &HelpersArgs) -> anyhow::Result<()> {
+    emit(&run_experiment(&config(args)), &args.output)
+}
