@@ -417,6 +417,7 @@ mod tests {
             y_label: "T_call (ns)".into(),
             categories: vec!["x".into()],
             series: vec![("median".into(), vec![Some(1.0)])],
+            intervals: vec![vec![Some((0.5, 1.5))]],
             y_log: false,
         }
         .to_svg()

@@ -3,6 +3,7 @@
 //! Bars are horizontal so that long category names ("s/b/0.54 (pause)",
 //! "pthread_cond_wait/signal") are written on one line, left of their bars,
 //! with no rotation; the chart grows in height with the number of bars.
+//! A bar of a median can carry a whisker: the 95% CI of that median.
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
@@ -32,7 +33,9 @@ const VALUE_ROOM: u32 = 64;
 /// each policy (category) for matched and unmatched runs (two series).
 ///
 /// A `None` value draws no bar and writes "n/a" in its place; so does a NaN,
-/// and a value <= 0 on a log axis is written but not drawn.
+/// and a value <= 0 on a log axis is written but not drawn. A bar with an
+/// interval gets a whisker from its low to its high end (ends <= 0 on a log
+/// axis are cut at the axis).
 ///
 /// # Examples
 /// ```
@@ -42,6 +45,7 @@ const VALUE_ROOM: u32 = 64;
 ///     y_label: "T_wakeup, median (ns)".into(),
 ///     categories: vec!["spin".into(), "umwait".into()],
 ///     series: vec![("median".into(), vec![Some(80.0), None])],
+///     intervals: vec![vec![Some((70.0, 95.0)), None]],
 ///     y_log: false,
 /// };
 /// let svg = chart.to_svg().unwrap();
@@ -59,6 +63,10 @@ pub struct BarChart {
     /// `(legend name, one value per category)`; `None` = not measured
     /// ("n/a"). Every series must have exactly `categories.len()` values.
     pub series: Vec<(String, Vec<Option<f64>>)>,
+    /// Whiskers: per series (in the order of `series`), per category, the
+    /// `(low, high)` ends of the value's 95% CI. Empty, or a series without
+    /// an entry here: no whiskers for it.
+    pub intervals: Vec<Vec<Option<(f64, f64)>>>,
     /// Logarithmic value axis (whole decades).
     pub y_log: bool,
 }
@@ -80,13 +88,30 @@ impl BarChart {
                 });
             }
         }
+        for (i, ends) in self.intervals.iter().enumerate() {
+            if ends.len() != categories {
+                return Err(ChartError::Shape {
+                    what: format!("bar intervals {i} against the categories"),
+                    expected: categories,
+                    found: ends.len(),
+                });
+            }
+        }
+        let whisker_ends = self
+            .intervals
+            .iter()
+            .flat_map(|ends| ends.iter().flatten().flat_map(|&(lo, hi)| [lo, hi]));
         let bounds = min_max(
             self.series
                 .iter()
                 .flat_map(|(_, values)| values.iter().flatten().copied())
+                .chain(whisker_ends)
                 .filter(|&v| v.is_finite() && (!self.y_log || v > 0.0)),
         );
         let mut notes = Vec::new();
+        if self.intervals.iter().flatten().any(Option::is_some) {
+            notes.push("whiskers: 95% CI of the median".to_owned());
+        }
         if self.y_log
             && self
                 .series
@@ -221,6 +246,13 @@ impl Bars<'_, '_, '_> {
                 let (bar_bottom, middle) = (bar_top - bar, bar_top - bar / 2.0);
                 let value = values.get(i).copied().flatten().filter(|v| !v.is_nan());
                 let drawable = value.filter(|&v| v.is_finite() && (!self.chart.y_log || v > 0.0));
+                let whisker = drawable.and(
+                    self.chart
+                        .intervals
+                        .get(j)
+                        .and_then(|ends| ends.get(i).copied().flatten())
+                        .filter(|(lo, hi)| lo.is_finite() && hi.is_finite() && lo <= hi),
+                );
                 if let Some(v) = drawable {
                     chart
                         .draw_series(std::iter::once(Rectangle::new(
@@ -229,9 +261,31 @@ impl Bars<'_, '_, '_> {
                         )))
                         .map_err(ChartError::draw)?;
                 }
+                if let Some((lo, hi)) = whisker {
+                    // On a log axis an end <= 0 is cut at the axis start.
+                    let lo = if self.chart.y_log {
+                        lo.max(axis_start)
+                    } else {
+                        lo
+                    };
+                    let cap = bar / 3.0;
+                    let ink = ShapeStyle::from(&BLACK).stroke_width(1);
+                    let lines = [
+                        vec![(lo, middle), (hi, middle)],
+                        vec![(lo, middle - cap), (lo, middle + cap)],
+                        vec![(hi, middle - cap), (hi, middle + cap)],
+                    ];
+                    chart
+                        .draw_series(lines.into_iter().map(|l| PathElement::new(l, ink)))
+                        .map_err(ChartError::draw)?;
+                }
                 let (text, end, style) = match (value, drawable) {
                     (None, _) => ("n/a".to_owned(), base, &missing_style),
-                    (Some(v), Some(_)) => (format_value(v), v, &value_style),
+                    (Some(v), Some(_)) => (
+                        format_value(v),
+                        whisker.map_or(v, |(_, hi)| hi.max(v)),
+                        &value_style,
+                    ),
                     (Some(v), None) => (format_value(v), base, &missing_style),
                 };
                 let (ex, ey) = chart.backend_coord(&(end, middle));
@@ -263,6 +317,7 @@ mod tests {
             y_label: "T_work, median (ms)".into(),
             categories: categories.iter().map(|c| c.to_string()).collect(),
             series: series.into_iter().map(|(n, v)| (n.to_owned(), v)).collect(),
+            intervals: Vec::new(),
             y_log,
         }
     }
@@ -328,6 +383,35 @@ mod tests {
             .to_svg()
             .unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("height=\"16384\""));
+    }
+
+    #[test]
+    fn medians_carry_whiskers() {
+        for y_log in [false, true] {
+            let mut c = chart(
+                &["spin", "pause", "umwait"],
+                vec![("median", vec![Some(80.0), Some(60.0), None])],
+                y_log,
+            );
+            let plain = c.to_svg().unwrap();
+            // Ends inside the values' range keep the axis as it was.
+            c.intervals = vec![vec![Some((70.0, 79.0)), Some((60.0, 65.0)), None]];
+            let svg = c.to_svg().unwrap();
+            assert!(svg.contains("whiskers:"));
+            assert!(!plain.contains("whiskers"));
+            // Three strokes (line and two caps) per whisker, two whiskers.
+            assert_eq!(
+                svg.matches("<polyline").count(),
+                plain.matches("<polyline").count() + 6,
+                "{svg}"
+            );
+            // An end below the log axis is cut, not an error.
+            c.intervals = vec![vec![Some((-1.0, 95.0)), None, None]];
+            assert!(c.to_svg().unwrap().contains("whiskers:"));
+        }
+        let mut c = chart(&["a"], vec![("s", vec![Some(1.0)])], false);
+        c.intervals = vec![vec![]];
+        assert!(matches!(c.to_svg(), Err(ChartError::Shape { .. })));
     }
 
     #[test]

@@ -707,61 +707,75 @@ impl ExperimentOutput for BarriersResult {
 
     fn charts(&self) -> Vec<RenderedChart> {
         let names: Vec<String> = self.rows.iter().map(|r| r.name.clone()).collect();
-        let metric = |pick: &dyn Fn(&WakeupResult) -> Option<f64>| -> Vec<Option<f64>> {
+        // Each row's summary of one figure; the charts draw its median with
+        // the median's 95% CI as a whisker.
+        let metric = |pick: &dyn Fn(&WakeupResult) -> Option<Summary>| -> Vec<Option<Summary>> {
             self.rows
                 .iter()
                 .map(|r| r.wakeup.as_ref().and_then(pick))
                 .collect()
         };
         let mut charts = vec![
-            MetricBars::medians(
+            MetricBars::medians_with_ci(
                 "Barrier T_wakeup: worker's arrival to waiter leaving",
                 "wake-up latency (us, log scale)",
-                metric(&|w| w.t_wakeup.as_ref().map(|t| t.ns.median / 1e3)),
+                &metric(&|w| w.t_wakeup.as_ref().map(|t| t.ns)),
+                1e-3,
                 true,
             ),
-            MetricBars::medians(
+            MetricBars::medians_with_ci(
                 "Barrier T_call: last arrival's time in wait",
                 "call latency (us, log scale)",
-                metric(&|w| w.t_call.as_ref().map(|t| t.ns.median / 1e3)),
+                &metric(&|w| w.t_call.as_ref().map(|t| t.ns)),
+                1e-3,
                 true,
             ),
-            MetricBars::medians(
+            MetricBars::medians_with_ci(
                 "Barrier T_work: worker's kernel time (interference)",
                 "kernel time (ms)",
-                metric(&|w| w.t_work_ns.map(|s| s.median / 1e6)),
+                &metric(&|w| w.t_work_ns),
+                1e-6,
                 false,
             ),
-            MetricBars::medians(
+            MetricBars::medians_with_ci(
                 "Waiter CPU use while waiting at the barrier",
                 "CPU time / wall time (%)",
-                metric(&|w| w.waiter_cpu_fraction.map(|s| 100.0 * s.median)),
+                &metric(&|w| w.waiter_cpu_fraction),
+                100.0,
                 false,
             ),
         ];
-        let series = self
-            .config
-            .threads
+        let episodes = |n: usize| -> Vec<Option<Summary>> {
+            self.rows
+                .iter()
+                .map(|r| {
+                    r.episodes
+                        .iter()
+                        .find(|e| e.threads == n)
+                        .and_then(|e| e.ns_per_episode)
+                })
+                .collect()
+        };
+        let threads = &self.config.threads;
+        let series = threads
             .iter()
             .map(|&n| {
-                let v = self
-                    .rows
-                    .iter()
-                    .map(|r| {
-                        r.episodes
-                            .iter()
-                            .find(|e| e.threads == n)
-                            .and_then(|e| e.ns_per_episode)
-                            .map(|s| s.median)
-                    })
-                    .collect();
-                (format!("{n} threads"), v)
+                let medians = episodes(n).iter().map(|s| s.map(|s| s.median)).collect();
+                (format!("{n} threads"), medians)
+            })
+            .collect();
+        let intervals = threads
+            .iter()
+            .map(|&n| {
+                let ends = |s: Summary| (s.median_ci95_low, s.median_ci95_high);
+                episodes(n).into_iter().map(|s| s.map(ends)).collect()
             })
             .collect();
         charts.push(MetricBars {
             title: "Barrier episode cost".into(),
             y_label: "wall time per episode (ns, log scale)".into(),
             series,
+            intervals,
             y_log: true,
         });
         bar_charts(&names, charts)

@@ -721,58 +721,53 @@ impl ExperimentOutput for MechanismsResult {
 
     fn charts(&self) -> Vec<RenderedChart> {
         let names: Vec<String> = self.rows.iter().map(|r| r.name.clone()).collect();
-        let metric = |pick: &dyn Fn(&Row) -> Option<f64>| -> Vec<Option<f64>> {
+        // Each row's summary of one figure; the charts draw its median with
+        // the median's 95% CI as a whisker.
+        let metric = |pick: &dyn Fn(&Row) -> Option<Summary>| -> Vec<Option<Summary>> {
             self.rows.iter().map(pick).collect()
         };
         let wake = |r: &Row, reg: fn(&Row) -> Option<&RegimeResult>| {
-            reg(r)
-                .and_then(|x| x.t_wakeup.as_ref())
-                .map(|t| t.ns.median / 1e3)
+            reg(r).and_then(|x| x.t_wakeup.as_ref()).map(|t| t.ns)
         };
         let charts = vec![
-            MetricBars::medians(
+            MetricBars::medians_with_ci(
                 "T_wakeup, worker runs the kernel",
                 "wake-up latency (us, log scale)",
-                metric(&|r| wake(r, |r| r.work.as_ref())),
+                &metric(&|r| wake(r, |r| r.work.as_ref())),
+                1e-3,
                 true,
             ),
-            MetricBars::medians(
+            MetricBars::medians_with_ci(
                 "T_wakeup, notify inside L_poll",
                 "wake-up latency (us, log scale)",
-                metric(&|r| wake(r, |r| r.short.as_ref())),
+                &metric(&|r| wake(r, |r| r.short.as_ref())),
+                1e-3,
                 true,
             ),
-            MetricBars::medians(
+            MetricBars::medians_with_ci(
                 "T_call: time inside notify",
                 "notify cost (us, log scale)",
-                metric(&|r| {
+                &metric(&|r| {
                     r.work
                         .as_ref()
                         .and_then(|x| x.t_call.as_ref())
-                        .map(|t| t.ns.median / 1e3)
+                        .map(|t| t.ns)
                 }),
+                1e-3,
                 true,
             ),
-            MetricBars::medians(
+            MetricBars::medians_with_ci(
                 "T_work: worker's kernel time (interference)",
                 "kernel time (ms)",
-                metric(&|r| {
-                    r.work
-                        .as_ref()
-                        .and_then(|x| x.t_work_ns.as_ref())
-                        .map(|s| s.median / 1e6)
-                }),
+                &metric(&|r| r.work.as_ref().and_then(|x| x.t_work_ns)),
+                1e-6,
                 false,
             ),
-            MetricBars::medians(
+            MetricBars::medians_with_ci(
                 format!("Waiter CPU use during a {} ms wait", self.config.sleep_ms),
                 "CPU time / wall time (%)",
-                metric(&|r| {
-                    r.sleep
-                        .as_ref()
-                        .and_then(|x| x.waiter_cpu_fraction.as_ref())
-                        .map(|s| 100.0 * s.median)
-                }),
+                &metric(&|r| r.sleep.as_ref().and_then(|x| x.waiter_cpu_fraction)),
+                100.0,
                 false,
             ),
         ];

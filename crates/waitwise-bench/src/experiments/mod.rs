@@ -20,6 +20,7 @@ pub mod wakeup_matrix;
 
 use crate::chart::BarChart;
 use crate::export::Table;
+use crate::stats::Summary;
 use serde::Serialize;
 
 /// A chart ready for the report.
@@ -73,6 +74,9 @@ pub struct MetricBars {
     pub y_label: String,
     /// `(legend name, one value per row)`.
     pub series: Vec<(String, Vec<Option<f64>>)>,
+    /// Per series, per row: the `(low, high)` 95% CI of the median, drawn
+    /// as a whisker (see [`BarChart::intervals`]); empty for none.
+    pub intervals: Vec<Vec<Option<(f64, f64)>>>,
     /// Whether the value axis is logarithmic.
     pub y_log: bool,
 }
@@ -89,7 +93,32 @@ impl MetricBars {
             title: title.into(),
             y_label: y_label.into(),
             series: vec![("median".into(), values)],
+            intervals: Vec::new(),
             y_log,
+        }
+    }
+
+    /// A chart of one series, `median`: the rows' medians times `scale`
+    /// (for a unit change: 1e-3 for ns to us), each with the 95% CI of the
+    /// median as a whisker.
+    pub fn medians_with_ci(
+        title: impl Into<String>,
+        y_label: impl Into<String>,
+        summaries: &[Option<Summary>],
+        scale: f64,
+        y_log: bool,
+    ) -> Self {
+        let values = summaries
+            .iter()
+            .map(|s| s.map(|s| s.median * scale))
+            .collect();
+        let ends = summaries
+            .iter()
+            .map(|s| s.map(|s| (s.median_ci95_low * scale, s.median_ci95_high * scale)))
+            .collect();
+        Self {
+            intervals: vec![ends],
+            ..Self::medians(title, y_label, values, y_log)
         }
     }
 }
@@ -105,6 +134,7 @@ pub fn bar_charts(categories: &[String], charts: Vec<MetricBars>) -> Vec<Rendere
                 y_label: c.y_label,
                 categories: categories.to_vec(),
                 series: c.series,
+                intervals: c.intervals,
                 y_log: c.y_log,
             };
             chart.to_svg().ok().map(|svg| RenderedChart {

@@ -686,6 +686,7 @@ impl ExperimentOutput for OversubResult {
              pthread: pthread_cond, pthread_barrier, pthread_mutex."
         );
         let chart = BarChart {
+            intervals: Vec::new(),
             title: title.into(),
             y_label: "runtime / runtime of /b/0 (log scale)".into(),
             categories,
@@ -748,10 +749,7 @@ impl ExperimentOutput for OversubResult {
                 }
             }
             if let Some(d) = self.cell(w, None, 1).and_then(|c| c.normalized) {
-                n.push(format!(
-                    "{} loop, matched: default {d:.2}x /b/0.",
-                    w.name()
-                ));
+                n.push(format!("{} loop, matched: default {d:.2}x /b/0.", w.name()));
             }
         }
         let errors: Vec<String> = self
