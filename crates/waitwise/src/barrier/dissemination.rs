@@ -107,7 +107,6 @@ fn rounds_for(n: usize) -> usize {
 ///     }
 /// });
 /// ```
-#[derive(Debug)]
 pub struct DisseminationBarrier {
     parties: usize,
     rounds: usize,
@@ -248,9 +247,31 @@ impl Drop for DisseminationHandle<'_> {
     }
 }
 
+/// The shape and the policy, which is what a user can act on (the
+/// episode's state is spread over the flags, not shown).
+impl std::fmt::Debug for DisseminationBarrier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DisseminationBarrier")
+            .field("parties", &self.parties())
+            .field("rounds", &self.rounds())
+            .field("policy", &format_args!("{}", self.policy().name()))
+            .finish()
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_shows_the_shape_and_policy() {
+        let opts = WaitOptions::new().policy(Policy::always_block());
+        let b = DisseminationBarrier::with_options(4, opts);
+        assert_eq!(
+            format!("{b:?}"),
+            "DisseminationBarrier { parties: 4, rounds: 2, policy: /b/0 }"
+        );
+    }
 
     #[test]
     fn rounds() {

@@ -179,7 +179,6 @@ pub struct TopologyNode {
 ///     assert_eq!(total, 10);
 /// });
 /// ```
-#[derive(Debug)]
 pub struct TopologyBarrier {
     tree: CombiningTree,
     levels: Vec<Level>,
@@ -372,6 +371,19 @@ impl TopologyHandle<'_> {
 impl Drop for TopologyHandle<'_> {
     fn drop(&mut self) {
         self.barrier.claims.release(self.id);
+    }
+}
+
+/// The shape, which is what a user can act on: the parties, the tree's
+/// height and the CPUs the ids are pinned to (the arrivals are spread over
+/// the nodes' words, not shown).
+impl std::fmt::Debug for TopologyBarrier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TopologyBarrier")
+            .field("parties", &self.parties())
+            .field("height", &self.height())
+            .field("cpus", &self.cpus)
+            .finish()
     }
 }
 

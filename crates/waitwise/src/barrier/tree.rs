@@ -287,7 +287,6 @@ impl CombiningTree {
 /// assert_eq!(leaders.load(Ordering::Relaxed), 50);
 /// assert!(barrier.handle(5).is_err()); // ids are 0..5
 /// ```
-#[derive(Debug)]
 pub struct TreeBarrier {
     tree: CombiningTree,
     fan_in: usize,
@@ -431,9 +430,33 @@ impl Drop for TreeHandle<'_> {
     }
 }
 
+/// The shape, which is what a user can act on (the arrivals are spread
+/// over the nodes' words, not shown).
+impl std::fmt::Debug for TreeBarrier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TreeBarrier")
+            .field("parties", &self.parties())
+            .field("fan_in", &self.fan_in())
+            .field("height", &self.height())
+            .finish()
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_shows_the_shape() {
+        let b = TreeBarrier::new(5, 2);
+        assert_eq!(
+            format!("{b:?}"),
+            format!(
+                "TreeBarrier {{ parties: 5, fan_in: 2, height: {} }}",
+                b.height()
+            )
+        );
+    }
 
     #[test]
     fn shapes() {
