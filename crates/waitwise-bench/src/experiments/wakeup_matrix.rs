@@ -95,6 +95,11 @@ use waitwise_platform::topology::{parse_cpu_list, CpuListError, Topology};
 /// seconds per mechanism; 64 would be 4032).
 pub const REPRESENTATIVE_ABOVE: usize = 8;
 
+/// Fewest CPUs for which the report draws the matrix as heatmaps: below,
+/// a 2x2 or 3x3 matrix reads better as the table's rows (a guess about
+/// readability, not a measurement).
+pub const HEATMAP_MIN_CPUS: usize = 4;
+
 /// Harness spin loops (not the measured waits) yield once per this many
 /// polls, so a descheduled partner cannot stall them for a whole time slice
 /// (guessed: about a millisecond of PAUSEs, far beyond any measured wake-up
@@ -945,6 +950,34 @@ impl WakeupMatrixResult {
     }
 }
 
+impl WakeupMatrixResult {
+    /// One heatmap per mechanism and setup that ran, whatever the number of
+    /// CPUs.
+    pub fn heatmaps(&self) -> Vec<RenderedChart> {
+        let mut charts = Vec::new();
+        for m in &self.mechanisms {
+            for s in &m.setups {
+                let map = self.heatmap(m, s);
+                let caption = match s.setup {
+                    Setup::Normal => format!(
+                        "{}: wake-up latency (mean ns), normal setup: waker stamps before the wake-up, waiter after; both directions averaged, so the matrix is symmetric",
+                        m.name
+                    ),
+                    Setup::Reduced => format!(
+                        "{}: wake-up latency (mean ns), reduced setup: the waker takes both stamps; includes the waiter's flag back",
+                        m.name
+                    ),
+                };
+                match map.to_svg() {
+                    Ok(svg) => charts.push(RenderedChart { caption, svg }),
+                    Err(e) => eprintln!("waitwise: heatmap {}: {e}", map.title),
+                }
+            }
+        }
+        charts
+    }
+}
+
 impl ExperimentOutput for WakeupMatrixResult {
     fn tables(&self) -> Vec<Table> {
         let mut t = Table::new(
@@ -1019,34 +1052,27 @@ impl ExperimentOutput for WakeupMatrixResult {
         vec![t]
     }
 
+    /// One heatmap per mechanism and setup, when at least
+    /// [`HEATMAP_MIN_CPUS`] CPUs were measured; none below (the table holds
+    /// every pair).
     fn charts(&self) -> Vec<RenderedChart> {
-        let mut charts = Vec::new();
-        for m in &self.mechanisms {
-            for s in &m.setups {
-                let map = self.heatmap(m, s);
-                let caption = match s.setup {
-                    Setup::Normal => format!(
-                        "{}: wake-up latency (mean ns), normal setup: waker stamps before the wake-up, waiter after; both directions averaged, so the matrix is symmetric",
-                        m.name
-                    ),
-                    Setup::Reduced => format!(
-                        "{}: wake-up latency (mean ns), reduced setup: the waker takes both stamps; includes the waiter's flag back",
-                        m.name
-                    ),
-                };
-                match map.to_svg() {
-                    Ok(svg) => charts.push(RenderedChart { caption, svg }),
-                    Err(e) => eprintln!("waitwise: heatmap {}: {e}", map.title),
-                }
-            }
+        if self.cpus.len() >= HEATMAP_MIN_CPUS {
+            self.heatmaps()
+        } else {
+            Vec::new()
         }
-        charts
     }
 
     fn notes(&self) -> Vec<String> {
         let mut n = vec![format!("CPUs: {}.", self.cpu_selection)];
         if self.cpus.len() < 2 {
             n.push("Fewer than two CPUs: no pair to measure.".into());
+        }
+        if (2..HEATMAP_MIN_CPUS).contains(&self.cpus.len()) {
+            n.push(format!(
+                "{} CPUs: the matrix is the table's rows; heatmaps are drawn from {HEATMAP_MIN_CPUS} CPUs on.",
+                self.cpus.len()
+            ));
         }
         n.push(
             "Normal setup: each sample averages a->b and b->a from consecutive rounds (Poenaru 2017), cancelling any clock offset between CPUs; reduced setup: the waker's own clock, one direction, including the waiter's flag back (not halved).".into(),
@@ -1200,8 +1226,17 @@ mod tests {
         if two {
             assert!(ran >= 8, "spin, pause, block and two-phase in both setups");
         }
-        let charts = res.charts();
+        let charts = res.heatmaps();
         assert_eq!(charts.len(), ran);
+        // The report draws them only from HEATMAP_MIN_CPUS CPUs on.
+        assert_eq!(
+            res.charts().len(),
+            if res.cpus.len() >= HEATMAP_MIN_CPUS {
+                ran
+            } else {
+                0
+            }
+        );
         for c in &charts {
             assert!(c.svg.starts_with("<svg"));
             assert!(c.svg.contains("waker CPU") && c.svg.contains("waiter CPU"));
