@@ -38,7 +38,7 @@ pub struct OversubArgs {
     /// Measured runs per cell.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: Option<u32>,
-    /// Work per iteration, us.
+    /// Work per iteration, us, in (0, 1000000].
     #[arg(long)]
     pub work_us: Option<f64>,
     /// Threads per CPU to run (repeatable; default 1, 2 and 4).
