@@ -15,6 +15,7 @@
 //! | [`futex`] | one futex API: wait with optional timeout, wake one, wake all |
 //! | [`arch`] | tiny `#[inline]` wrappers over PAUSE, UMONITOR/UMWAIT/TPAUSE, MONITORX/MWAITX, RDTSC(P) |
 //! | [`thread`] | yielding and the calling thread's CPU time |
+//! | [`pause_time`] | pausing for a time (never a PAUSE count), and the PAUSE cost measured per CPU |
 //! | [`once`] | a lazily computed value that a `fork()` at any moment cannot leave half done |
 //! | [`machine`] | which machine this is (CPU model, kernel, hypervisor), for keying measurements |
 //! | [`wake_latency`] | the wake-up latency of futex sleeps, learned from the program's own wake-ups (`B`) |
@@ -33,6 +34,7 @@ pub mod features;
 pub mod futex;
 pub mod machine;
 pub mod once;
+pub mod pause_time;
 pub mod shim;
 pub mod thread;
 pub mod topology;
