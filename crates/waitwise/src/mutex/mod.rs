@@ -16,7 +16,8 @@
 //! The TTAS algorithm itself is [`TtasLockRef`], a view over a borrowed
 //! futex word that waits through the caller's [`LockWait`]:
 //! [`RawTtasMutex`] is one front end, the `LD_PRELOAD` interposer's
-//! `pthread_mutex_t` another.
+//! `pthread_mutex_t` another. The interposer's `pthread_spinlock_t` is a
+//! [`SpinLockRef`] (`spin.rs`), a lock that polls and never sleeps.
 //!
 //! Every lock waits through a [`Policy`](crate::Policy) of
 //! [`SyncKind::Mutex`](crate::SyncKind::Mutex) (`s/b/ln(e-1)`: poll for
@@ -100,12 +101,14 @@
 
 mod mcs;
 mod rwlock;
+mod spin;
 mod ticket;
 mod ttas;
 mod waiting;
 
 pub use mcs::{McsGuard, RawMcsMutex};
 pub use rwlock::{RawRwLock, MAX_READERS, MAX_WRITERS_WAITING};
+pub use spin::SpinLockRef;
 pub use ticket::{RawTicketMutex, TicketGuard, SLOTS as TICKET_SLOTS};
 pub use ttas::{LockOutcome, LockWait, PolicyLockWait, RawTtasMutex, TtasLockRef};
 pub use waiting::BACKOFF_CAP_SHIFT;
@@ -166,7 +169,16 @@ pub type McsMutexGuard<'a, T> = lock_api::MutexGuard<'a, RawMcsMutex, T>;
 
 /// A writer-preferring reader-writer lock on [`RawRwLock`].
 pub type RwLock<T> = lock_api::RwLock<RawRwLock, T>;
-/// Shared guard of [`RwLock`].
+/// Shared guard of [`RwLock`]. Not `Send` (nor is the exclusive guard), as
+/// std's and parking_lot's.
+///
+/// ```compile_fail,E0277
+/// let l = waitwise::RwLock::new(0);
+/// let guard = l.read();
+/// std::thread::scope(|s| {
+///     s.spawn(move || drop(guard)); // error: the guard is not `Send`
+/// });
+/// ```
 pub type RwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawRwLock, T>;
 /// Exclusive guard of [`RwLock`].
 pub type RwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawRwLock, T>;
@@ -210,6 +222,22 @@ mod tests {
         let g = q.lock();
         assert!(format!("{raw:?}").contains("locked: true"));
         drop(g);
+    }
+
+    #[test]
+    fn rwlock_debug_shows_readers_and_writer() {
+        let l = RwLock::from_raw(RawRwLock::with_options(blocking()), 0);
+        // SAFETY: only reads the raw lock's state.
+        let raw = unsafe { l.raw() };
+        let r = l.read();
+        assert_eq!(
+            format!("{raw:?}"),
+            "RawRwLock { write_locked: false, readers: 1, writers_waiting: 0, policy: /b/0 }"
+        );
+        drop(r);
+        let w = l.write();
+        assert!(format!("{raw:?}").contains("write_locked: true, readers: 0"));
+        drop(w);
     }
 
     #[test]

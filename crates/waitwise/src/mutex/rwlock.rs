@@ -114,7 +114,6 @@ fn writable(s: u32) -> bool {
 /// *lock.write() += 1;
 /// assert_eq!(*lock.read(), 6);
 /// ```
-#[derive(Debug)]
 pub struct RawRwLock {
     word: WaitWord,
     waits: LockWaits,
@@ -346,28 +345,44 @@ impl Default for RawRwLock {
     }
 }
 
+/// The state a user can act on (a snapshot): write-locked or not, the
+/// readers holding it, the writers waiting, and the policy.
+impl std::fmt::Debug for RawRwLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Relaxed: a snapshot for display that orders nothing.
+        let s = self.word.value().load(Ordering::Relaxed);
+        f.debug_struct("RawRwLock")
+            .field("write_locked", &write_locked(s))
+            .field("readers", &readers(s))
+            .field("writers_waiting", &writers_waiting(s))
+            .field("policy", &format_args!("{}", self.policy().name()))
+            .finish()
+    }
+}
+
 // SAFETY: a writer enters only by a CAS from a state with no readers and no
 // writer to WRITE_LOCKED, a reader only by a CAS from a state without
 // WRITE_LOCKED that adds one reader; both SeqCst (acquire), releases SeqCst
 // RMWs (release). Guards are stateless: forgetting one leaves the lock held,
-// moving or dropping the lock touches nothing a guard refers to.
+// moving or dropping the lock touches nothing a guard refers to. They are
+// `GuardNoSend`, so the guards are not `Send`, as std's and parking_lot's.
 #[cfg(not(loom))]
 unsafe impl lock_api::RawRwLock for RawRwLock {
     #[allow(clippy::declare_interior_mutable_const)]
     const INIT: Self = Self::new();
-    type SharedGuard = lock_api::GuardSend;
-    type ExclusiveGuard = lock_api::GuardSend;
+    type SharedGuard = lock_api::GuardNoSend;
+    type ExclusiveGuard = lock_api::GuardNoSend;
 
     #[inline]
     fn lock_shared(&self) -> Self::SharedGuard {
         let acquired = self.lock_shared_until(Deadline::NEVER);
         debug_assert!(acquired);
-        lock_api::GuardSend::new()
+        lock_api::GuardNoSend::new()
     }
 
     #[inline]
     fn try_lock_shared(&self) -> Option<Self::SharedGuard> {
-        RawRwLock::try_lock_shared(self).then(lock_api::GuardSend::new)
+        RawRwLock::try_lock_shared(self).then(lock_api::GuardNoSend::new)
     }
 
     #[inline]
@@ -380,12 +395,12 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
     fn lock_exclusive(&self) -> Self::ExclusiveGuard {
         let acquired = self.lock_exclusive_until(Deadline::NEVER);
         debug_assert!(acquired);
-        lock_api::GuardSend::new()
+        lock_api::GuardNoSend::new()
     }
 
     #[inline]
     fn try_lock_exclusive(&self) -> Option<Self::ExclusiveGuard> {
-        RawRwLock::try_lock_exclusive(self).then(lock_api::GuardSend::new)
+        RawRwLock::try_lock_exclusive(self).then(lock_api::GuardNoSend::new)
     }
 
     #[inline]
@@ -414,22 +429,22 @@ unsafe impl lock_api::RawRwLockTimed for RawRwLock {
 
     fn try_lock_shared_for(&self, timeout: Duration) -> Option<Self::SharedGuard> {
         self.lock_shared_until(deadline_after(timeout))
-            .then(lock_api::GuardSend::new)
+            .then(lock_api::GuardNoSend::new)
     }
 
     fn try_lock_shared_until(&self, timeout: Instant) -> Option<Self::SharedGuard> {
         self.lock_shared_until(deadline_at(timeout))
-            .then(lock_api::GuardSend::new)
+            .then(lock_api::GuardNoSend::new)
     }
 
     fn try_lock_exclusive_for(&self, timeout: Duration) -> Option<Self::ExclusiveGuard> {
         self.lock_exclusive_until(deadline_after(timeout))
-            .then(lock_api::GuardSend::new)
+            .then(lock_api::GuardNoSend::new)
     }
 
     fn try_lock_exclusive_until(&self, timeout: Instant) -> Option<Self::ExclusiveGuard> {
         self.lock_exclusive_until(deadline_at(timeout))
-            .then(lock_api::GuardSend::new)
+            .then(lock_api::GuardNoSend::new)
     }
 }
 
