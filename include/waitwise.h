@@ -121,6 +121,9 @@ const char *waitwise_strerror(int code);
 #define WAITWISE_POLICY_BLOCK 3
 /** Poll for a limit drawn per wait on [0, B], then block. */
 #define WAITWISE_POLICY_RANDOMIZED 4
+/** Per object, poll for a limit drawn per wait from the bounded law that
+ *  cost least on its recent waits, then block (adapt/b). */
+#define WAITWISE_POLICY_ADAPTIVE 5
 
 /** A waiting policy. Make it with the functions below; a kind not listed
  *  above, or a two-phase alpha that is negative, NaN or infinite, makes
@@ -139,6 +142,7 @@ waitwise_policy_t waitwise_policy_two_phase(double alpha);
 waitwise_policy_t waitwise_policy_spin(void);
 waitwise_policy_t waitwise_policy_block(void);
 waitwise_policy_t waitwise_policy_randomized(void);
+waitwise_policy_t waitwise_policy_adaptive(void);
 
 /* ---- Event: auto-reset; a notify releases one waiter, or is kept ---- */
 

@@ -23,6 +23,10 @@ pub const WAITWISE_POLICY_BLOCK: u32 = 3;
 /// `rand/b`: poll for a limit drawn per wait on `[0, B]`, then block.
 /// `alpha` is ignored.
 pub const WAITWISE_POLICY_RANDOMIZED: u32 = 4;
+/// `adapt/b`: each object polls for a limit drawn per wait from the bounded
+/// law that cost least on its recent waits, then blocks (within 8.51 times
+/// the off-line optimum on any wait sequence). `alpha` is ignored.
+pub const WAITWISE_POLICY_ADAPTIVE: u32 = 5;
 
 /// `waitwise_policy_t`: which policy, and its parameter.
 ///
@@ -54,6 +58,7 @@ impl waitwise_policy_t {
             WAITWISE_POLICY_SPIN => Policy::always_spin(),
             WAITWISE_POLICY_BLOCK => Policy::always_block(),
             WAITWISE_POLICY_RANDOMIZED => Policy::randomized(),
+            WAITWISE_POLICY_ADAPTIVE => Policy::adaptive(),
             _ => return Err(Error::Invalid),
         };
         Ok(WaitOptions::new().policy(policy))
@@ -94,6 +99,12 @@ pub extern "C" fn waitwise_policy_randomized() -> waitwise_policy_t {
     waitwise_policy_t::of(WAITWISE_POLICY_RANDOMIZED)
 }
 
+/// Adaptive two-phase (`adapt/b`).
+#[no_mangle]
+pub extern "C" fn waitwise_policy_adaptive() -> waitwise_policy_t {
+    waitwise_policy_t::of(WAITWISE_POLICY_ADAPTIVE)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +128,7 @@ mod tests {
         assert_eq!(name(waitwise_policy_spin()), "s//inf");
         assert_eq!(name(waitwise_policy_block()), "/b/0");
         assert_eq!(name(waitwise_policy_randomized()), "rand/b");
+        assert_eq!(name(waitwise_policy_adaptive()), "adapt/b");
         assert_eq!(
             waitwise_policy_default().options().unwrap(),
             WaitOptions::new()

@@ -91,6 +91,7 @@ static void test_errors_and_policies(void) {
     CHECK(waitwise_policy_spin().kind == WAITWISE_POLICY_SPIN);
     CHECK(waitwise_policy_block().kind == WAITWISE_POLICY_BLOCK);
     CHECK(waitwise_policy_randomized().kind == WAITWISE_POLICY_RANDOMIZED);
+    CHECK(waitwise_policy_adaptive().kind == WAITWISE_POLICY_ADAPTIVE);
 
     /* Bad policies are refused where they are used, and nothing is made. */
     waitwise_policy_t bad_kind = {99, 0.0};
