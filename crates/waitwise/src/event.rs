@@ -144,6 +144,17 @@ impl Event {
     }
 
     /// The wait-time histogram, when profiling is on.
+    ///
+    /// # Examples
+    /// ```
+    /// use waitwise::{Event, WaitOptions};
+    ///
+    /// let ev = Event::with_options(WaitOptions::new().profile(true));
+    /// ev.notify();
+    /// ev.wait();
+    /// assert_eq!(ev.wait_profile().unwrap().total_waits, 1);
+    /// assert!(Event::with_options(WaitOptions::new().profile(false)).wait_profile().is_none());
+    /// ```
     pub fn wait_profile(&self) -> Option<WaitProfile> {
         self.waits
             .profiler()
@@ -170,6 +181,18 @@ impl Event {
     }
 
     /// Waits until notified or `deadline`; returns `true` when notified.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use waitwise::{Deadline, Event};
+    ///
+    /// let ev = Event::new();
+    /// // One deadline for several waits: the total wait is bounded.
+    /// let deadline = Deadline::after(Duration::from_millis(5));
+    /// assert!(!ev.wait_deadline(deadline));
+    /// assert!(deadline.has_passed());
+    /// ```
     #[inline]
     pub fn wait_deadline(&self, deadline: Deadline) -> bool {
         let profiler = self.waits.profiler();
@@ -299,6 +322,22 @@ impl Event {
     }
 
     /// Releases every thread waiting now (or signals the event if none waits).
+    ///
+    /// # Examples
+    /// ```
+    /// use waitwise::Event;
+    ///
+    /// let ev = Event::new();
+    /// std::thread::scope(|s| {
+    ///     let waiters: Vec<_> = (0..3).map(|_| s.spawn(|| ev.wait())).collect();
+    ///     // Each wait registers before it sleeps; release whoever waits now,
+    ///     // until all three have gone (a late one finds the signal set).
+    ///     while !waiters.iter().all(|w| w.is_finished()) {
+    ///         ev.notify_all();
+    ///         std::thread::yield_now();
+    ///     }
+    /// });
+    /// ```
     #[inline]
     pub fn notify_all(&self) {
         let w = self.word.value();

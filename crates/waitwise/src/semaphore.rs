@@ -622,6 +622,19 @@ impl Semaphore {
 
     /// Takes a permit, waiting until `deadline` at most; returns whether it
     /// got one.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use waitwise::{semaphore::Semaphore, Deadline};
+    ///
+    /// let sem = Semaphore::new(1);
+    /// assert!(sem.acquire_deadline(Deadline::after(Duration::ZERO)));
+    /// // No permit left: gives up at the deadline.
+    /// assert!(!sem.acquire_deadline(Deadline::after(Duration::from_millis(1))));
+    /// sem.release(1);
+    /// assert!(sem.acquire_timeout(Duration::from_secs(1)));
+    /// ```
     #[inline]
     pub fn acquire_deadline(&self, deadline: Deadline) -> bool {
         self.try_acquire() || self.acquire_contended(deadline)

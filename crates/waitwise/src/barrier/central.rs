@@ -360,6 +360,19 @@ impl Barrier {
 
         /// A barrier for `n` threads with `options` (policy override,
         /// profiling). `n == 0` acts as 1.
+        ///
+        /// # Examples
+        /// ```
+        /// use waitwise::{barrier::Barrier, Policy, WaitOptions};
+        ///
+        /// let b = Barrier::with_options(2, WaitOptions::new().policy(Policy::always_block()).profile(true));
+        /// assert_eq!(b.policy().name(), "/b/0");
+        /// std::thread::scope(|s| {
+        ///     s.spawn(|| b.wait());
+        ///     b.wait();
+        /// });
+        /// assert_eq!(b.wait_profile().unwrap().total_waits, 1); // the first arrival waited
+        /// ```
         pub fn with_options(n: usize, options: WaitOptions) -> Self {
             // `clamp(1, MAX_PARTIES)`, spelled out: `Ord::clamp` is not
             // `const`.
