@@ -85,13 +85,18 @@ use super::index::Index;
 #[cfg(doc)]
 use crate::wait_word::WaitWord;
 use std::mem::MaybeUninit;
+use waitwise_platform::pause_time::pause_for_ns;
 use waitwise_platform::shim::{fence, AtomicU32, Ordering};
 
-/// Spin rounds that double the number of spin hints before [`Backoff`]
-/// starts yielding the CPU: 2^6 = 64 hints (~1-4 µs with PAUSE). Guessed,
-/// the value crossbeam's `Backoff` uses; it only bounds how long a thread
+/// Spin rounds that double the pause before [`Backoff`] starts yielding
+/// the CPU: pauses of `SPIN_UNIT_NS << step` up to 2 µs, in time (a PAUSE
+/// count would last 0.1-5 µs depending on the core). Guessed, the round
+/// count crossbeam's `Backoff` uses; it only bounds how long a thread
 /// spins on an operation another thread has half finished.
 const SPIN_LIMIT: u32 = 6;
+
+/// The first spin round's pause, ns (about one PAUSE on recent Intel cores).
+const SPIN_UNIT_NS: u64 = crate::mechanism::backoff::BACKOFF_FIRST_NS;
 
 /// Exponential spinning for the retry loops of [`Ring`] (and the
 /// channel's re-tries before a wait), yielding the CPU once spinning is
@@ -117,9 +122,7 @@ impl Backoff {
     /// already moved on).
     #[inline]
     pub(crate) fn spin(&mut self) {
-        for _ in 0..1u32 << self.step.min(SPIN_LIMIT) {
-            waitwise_platform::shim::spin_hint();
-        }
+        pause_for_ns(SPIN_UNIT_NS << self.step.min(SPIN_LIMIT));
         if self.step <= SPIN_LIMIT {
             self.step += 1;
         }
@@ -129,9 +132,7 @@ impl Backoff {
     #[inline]
     pub(crate) fn snooze(&mut self) {
         if self.step <= SPIN_LIMIT {
-            for _ in 0..1u32 << self.step {
-                waitwise_platform::shim::spin_hint();
-            }
+            pause_for_ns(SPIN_UNIT_NS << self.step);
             self.step += 1;
         } else {
             waitwise_platform::shim::yield_now();

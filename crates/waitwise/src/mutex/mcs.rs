@@ -52,7 +52,7 @@ use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::WaitProfile;
 use crate::wait_word::WaitWord;
-use waitwise_platform::clock::Deadline;
+use waitwise_platform::clock::{cycle_clock, Deadline};
 use waitwise_platform::shim::{spin_hint, yield_now, AtomicUsize, Ordering};
 
 /// Waiting for the hand-over.
@@ -60,10 +60,11 @@ const WAITING: u32 = 0;
 /// The predecessor handed the lock over.
 const GRANTED: u32 = 1;
 
-/// Polls of `next` before yielding while a successor links itself in.
-/// Guessed: the successor is between two instructions unless it was
-/// preempted, and then only yielding helps.
-const LINK_SPINS: u32 = 64;
+/// How long to poll `next` (with PAUSE) before yielding while a successor
+/// links itself in, ns: a time, not a poll count (a PAUSE costs a few to
+/// ~140 cycles depending on the core). Guessed: the successor is between
+/// two instructions unless it was preempted, and then only yielding helps.
+const LINK_SPIN_NS: u64 = 1_000;
 
 /// A queue node: its own [`WaitWord`] line, and the successor link.
 #[derive(Debug)]
@@ -318,17 +319,19 @@ impl RawMcsMutex {
     /// A successor swapped itself into `tail` but has not linked yet.
     #[cold]
     fn wait_for_link(node: &McsNode) -> usize {
-        let mut spins = 0u32;
+        let clock = cycle_clock();
+        let spin_ticks = clock.ns_to_ticks(LINK_SPIN_NS);
+        let mut yield_at = clock.now().saturating_add(spin_ticks);
         loop {
             // Acquire: pairs with the successor's Release link.
             let next = node.next.load(Ordering::Acquire);
             if next != 0 {
                 return next;
             }
-            spins += 1;
-            if spins == LINK_SPINS {
-                spins = 0;
+            let now = clock.now();
+            if now >= yield_at {
                 yield_now();
+                yield_at = now.saturating_add(spin_ticks);
             } else {
                 spin_hint();
             }

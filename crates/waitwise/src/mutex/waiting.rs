@@ -15,13 +15,19 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 #[cfg(not(loom))]
 use waitwise_platform::clock::Deadline;
-use waitwise_platform::shim::spin_hint;
+use waitwise_platform::pause_time::pause_for_ns;
 
-/// Largest backoff after a lost acquisition race: `2^BACKOFF_CAP_SHIFT`
-/// PAUSEs. Guessed to match `mechanism::backoff`'s cap (64 PAUSEs, about
-/// 0.5-5 µs): longer delays only add hand-off latency once the poll
-/// budget `alpha * B` is of the same order.
+/// Largest backoff after a lost acquisition race: up to
+/// `BACKOFF_UNIT_NS << BACKOFF_CAP_SHIFT` (2 µs). A time, not a PAUSE
+/// count (a PAUSE costs a few to ~140 cycles depending on the core).
+/// Guessed to match `mechanism::backoff`'s cap: longer delays only add
+/// hand-off latency once the poll budget `alpha * B` is of the same order.
 pub const BACKOFF_CAP_SHIFT: u32 = 6;
+
+/// One backoff step, ns: the delay after a lost race is a random number
+/// of steps in `[1, 2^shift]`. Guessed: about one PAUSE on recent Intel
+/// cores (`mechanism::backoff::BACKOFF_FIRST_NS`).
+pub const BACKOFF_UNIT_NS: u64 = crate::mechanism::backoff::BACKOFF_FIRST_NS;
 
 /// The waiting side of a lock: options, lazily resolved profiler.
 #[derive(Debug)]
@@ -89,7 +95,7 @@ thread_local! {
 
 /// Randomized exponential backoff after a lost race for a lock word
 /// (Anderson 1990; Lim & Agarwal section 6.3): waiters released at once
-/// spread their next attempts over `[0, 2^k)` PAUSEs, `k` growing with each
+/// spread their next attempts over `[1, 2^k]` steps of [`BACKOFF_UNIT_NS`], `k` growing with each
 /// lost race up to [`BACKOFF_CAP_SHIFT`].
 #[derive(Debug, Default)]
 pub(crate) struct Backoff {
@@ -97,12 +103,12 @@ pub(crate) struct Backoff {
 }
 
 impl Backoff {
-    /// A fresh backoff (first delay: up to 1 PAUSE).
+    /// A fresh backoff (first delay: one step).
     pub(crate) const fn new() -> Self {
         Self { shift: 0 }
     }
 
-    /// Delays for a random number of PAUSEs below `2^shift`, then doubles
+    /// Delays for a random number of steps in `[1, 2^shift]`, then doubles
     /// the range. Nothing under loom (the model explores interleavings,
     /// not timing).
     #[inline]
@@ -111,9 +117,7 @@ impl Backoff {
             return;
         }
         let n = jitter() & ((1u32 << self.shift) - 1);
-        for _ in 0..=n {
-            spin_hint();
-        }
+        pause_for_ns(BACKOFF_UNIT_NS * u64::from(n + 1));
         self.shift = (self.shift + 1).min(BACKOFF_CAP_SHIFT);
     }
 }
