@@ -1,17 +1,22 @@
 //! `waitwise report`: run every experiment in one configuration and write a
 //! directory a person can read:
 //!
-//! - `index.html`: one self-contained page (machine description, tables,
-//!   charts as inline SVG, the exact command lines to reproduce);
+//! - `index.html`: one self-contained page: a summary (the machine, `B`, the
+//!   default poll limits and the measured [`Finding`]s, each linked to its
+//!   section), the machine description, then per experiment its tables,
+//!   charts as inline SVG and the `waitwise` command that reproduces it;
 //! - `results.json`: every number, with units (the experiments' serde
 //!   results, keyed by section);
 //! - one CSV per table.
 //!
 //! Each experiment is one [`Section`]; adding an experiment to the report is
-//! adding one entry to the list built in [`run`].
+//! adding one entry to the list built in [`run`]. A section may carry
+//! findings ([`section_with_findings`]): the summary lists them in section
+//! order.
 
 use crate::experiments::{ExperimentOutput, RenderedChart};
 use crate::export::{CsvExporter, Exporter, Table};
+use crate::findings::{self, Finding};
 use crate::html::HtmlReport;
 use crate::probe::{self, Probe};
 use anyhow::Context;
@@ -60,7 +65,7 @@ pub struct Section {
     pub key: String,
     /// What the experiment is, in a paragraph.
     pub intro: String,
-    /// The command that reproduces this section alone.
+    /// The `waitwise` command that reproduces this section alone.
     pub command: String,
     /// Tables, charts, notes.
     pub output: Box<dyn ExperimentOutput>,
@@ -68,6 +73,8 @@ pub struct Section {
     pub json: serde_json::Value,
     /// Wall time it took, s.
     pub seconds: f64,
+    /// What its result shows that belongs in the summary.
+    pub findings: Vec<Finding>,
 }
 
 /// A finished section from an experiment result.
@@ -78,9 +85,22 @@ pub fn section<R: ExperimentOutput + Serialize + 'static>(
     command: &str,
     run: impl FnOnce() -> R,
 ) -> Section {
+    section_with_findings(title, key, intro, command, run, |_| Vec::new())
+}
+
+/// Like [`section`], with the findings `detect` reads from the result.
+pub fn section_with_findings<R: ExperimentOutput + Serialize + 'static>(
+    title: &str,
+    key: &str,
+    intro: &str,
+    command: &str,
+    run: impl FnOnce() -> R,
+    detect: impl FnOnce(&R) -> Vec<Finding>,
+) -> Section {
     let t = Instant::now();
     let result = run();
     let seconds = t.elapsed().as_secs_f64();
+    let findings = detect(&result);
     let json = serde_json::to_value(&result)
         .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }));
     Section {
@@ -91,6 +111,7 @@ pub fn section<R: ExperimentOutput + Serialize + 'static>(
         output: Box::new(result),
         json,
         seconds,
+        findings,
     }
 }
 
@@ -110,6 +131,112 @@ fn machine_text(p: &Probe) -> String {
     probe::to_text(p)
 }
 
+/// Keys of the sections whose tables flag noisy rows: the share of their
+/// measured rows flagged is a finding.
+const NOISE_FLAGGED_SECTIONS: [&str; 5] = [
+    "mechanisms",
+    "wakeup_matrix",
+    "barriers",
+    "asymmetry",
+    "oversub",
+];
+
+/// `ns` in the unit that reads best.
+fn fmt_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        "none (never blocks)".into()
+    } else if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} us", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+/// The summary's facts: machine, `B`, default poll limits.
+fn summary_facts(p: &Probe, size: Size, seconds: f64) -> Vec<(String, String)> {
+    let t = &p.topology;
+    let smt = if t.smt_siblings.is_empty() {
+        "no SMT siblings".to_string()
+    } else {
+        format!("{} SMT sets", t.smt_siblings.len())
+    };
+    let limits: Vec<String> = p
+        .policy
+        .names
+        .iter()
+        .map(|(kind, name)| {
+            let limit = p.policy.poll_limit_ns.get(kind).copied();
+            format!(
+                "{kind}: {name}, L_poll {}",
+                limit.map_or("?".into(), fmt_ns)
+            )
+        })
+        .collect();
+    vec![
+        (
+            "Machine".into(),
+            format!(
+                "{} ({}), {} CPUs, {} cores, {} packages, {smt}",
+                p.cpu.model, p.cpu.vendor, t.cpus, t.cores, t.packages
+            ),
+        ),
+        (
+            "B (cost of blocking)".into(),
+            format!("{} ({})", fmt_ns(p.costs.block_ns), p.costs.block_source),
+        ),
+        ("Default poll limits (alpha * B)".into(), limits.join("; ")),
+        (
+            "Run".into(),
+            format!("{size:?} configuration, {seconds:.0} s of experiments"),
+        ),
+    ]
+}
+
+/// Every finding for the summary: the probe's, each section's in order,
+/// and the share of noisy rows; each with a link to its section when the
+/// page has it.
+fn summary_findings(p: &Probe, sections: &[Section]) -> Vec<(String, Option<(String, String)>)> {
+    let mut all: Vec<Finding> = sections.iter().flat_map(|s| s.findings.clone()).collect();
+    all.extend(findings::from_probe(p));
+    let flagged: Vec<Table> = sections
+        .iter()
+        .filter(|s| NOISE_FLAGGED_SECTIONS.contains(&s.key.as_str()))
+        .flat_map(|s| s.output.tables())
+        .collect();
+    all.extend(findings::noisy_rows(&flagged));
+    all.iter()
+        .map(|f| {
+            let key = f.section();
+            let title = match key {
+                "machine" => Some("Machine".to_string()),
+                _ => sections
+                    .iter()
+                    .find(|s| s.key == key)
+                    .map(|s| s.title.clone()),
+            };
+            (f.to_string(), title.map(|t| (key.to_string(), t)))
+        })
+        .collect()
+}
+
+/// `command_line` with the program named as a user types it (`waitwise`,
+/// not `target/release/waitwise`).
+fn as_typed(command_line: &str) -> String {
+    match command_line.split_once(' ') {
+        Some((program, rest)) => {
+            let name = program.rsplit('/').next().unwrap_or(program);
+            format!("{name} {rest}")
+        }
+        None => command_line
+            .rsplit('/')
+            .next()
+            .unwrap_or(command_line)
+            .into(),
+    }
+}
+
 /// Writes the report for already-run sections.
 pub fn write(
     config: &ReportConfig,
@@ -120,17 +247,29 @@ pub fn write(
     let dir = &config.out_dir;
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the report directory {}", dir.display()))?;
+    let command_line = as_typed(command_line);
     let mut page = HtmlReport::new("waitwise report");
+    page.section_with_id("Summary", "summary");
     page.paragraph(&format!(
-        "Generated by `{command_line}` ({:?} configuration). Every figure below was measured on this machine in this run; \
-         rows marked noisy have a 95% confidence interval wider than 20% of their median.",
-        config.size
+        "Generated by `{command_line}`. Every figure below was measured on this machine in this run; other \
+         programs running at the same time widen the intervals."
     ));
-    page.section("Machine");
+    let seconds: f64 = sections.iter().map(|s| s.seconds).sum();
+    page.facts(&summary_facts(probe, config.size, seconds));
+    page.subsection("Findings");
+    page.findings(&summary_findings(probe, sections));
+    page.paragraph(
+        "How to read the tables: timings are medians after dropping warm-up and the first and last 10% of rounds. \
+         Columns ending in median_ci95 hold half the width of the 95% confidence interval of the median \
+         (order statistics, whatever the distribution; the interval's ends are in results.json), and charts draw \
+         that interval as whiskers. A row is flagged noisy when the interval is wider than 20% of the median. \
+         Mechanisms this CPU lacks are listed once per row, never run.",
+    );
+    page.section_with_id("Machine", "machine");
     page.preformatted(&machine_text(probe));
     let mut csvs = Vec::new();
     for s in sections {
-        page.section(&s.title);
+        page.section_with_id(&s.title, &s.key);
         page.paragraph(&s.intro);
         page.preformatted(&format!(
             "Reproduce: {}\n(took {:.1} s in this run)",
@@ -191,102 +330,222 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
     } else {
         ""
     };
+    let default_policy = probe
+        .policy
+        .names
+        .get("producer-consumer")
+        .cloned()
+        .unwrap_or_default();
     let mut sections = Vec::new();
     {
         use crate::experiments::mechanisms::{run, Config};
         let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section(
-            "Condition wait / notify (seed 000 Table 1)",
+        sections.push(section_with_findings(
+            "Condition wait / notify (Anastopoulos & Koziris 2008, Table 1)",
             "mechanisms",
             "A worker runs a floating-point kernel and then notifies a waiter waiting on another CPU (its SMT sibling \
              when there is one). T_work is the worker's time (interference), T_wakeup the time from notify to the \
              waiter running, T_call the time inside notify; the short table notifies inside the default poll limit, \
              the sleep table shows the CPU a long wait burns.",
-            &format!("cargo run --release -- mechanisms{full}"),
+            &format!("waitwise mechanisms{full}"),
             || run(&cfg),
+            |r| findings::from_mechanisms(r, &default_policy),
         ));
     }
     {
         use crate::experiments::wakeup_matrix::{run, Config};
         let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
         sections.push(section(
-            "Wake-up latency between CPUs (seed 004 section 4.1)",
+            "Wake-up latency between CPUs (Poenaru 2017, section 4.1)",
             "wakeup_matrix",
             "Wake-up latency for every ordered pair of CPUs, per mechanism. Normal setup: the waker and the woken \
              thread each take a timestamp, with roles alternated every round so clock offsets cancel. Reduced \
              setup: the waker takes both stamps around a wake-up and the woken thread's reply.",
-            &format!("cargo run --release -- wakeup-matrix{full}"),
+            &format!("waitwise wakeup-matrix{full}"),
             || run(&cfg),
         ));
     }
     {
         use crate::experiments::barriers::{run, Config};
         let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section(
-            "Barriers (seed 000 Table 2)",
+        sections.push(section_with_findings(
+            "Barriers (Anastopoulos & Koziris 2008, Table 2)",
             "barriers",
             "A worker runs a floating-point kernel and then arrives at a barrier where a helper thread has been waiting \
              since the previous episode. T_work is the worker's time (interference), T_wakeup the time from the \
              worker's arrival to the helper leaving, T_call the worker's time inside wait. The episode table gives \
              the wall time of one episode with threads calling wait back to back, with one thread per CPU and with \
              twice as many threads as CPUs (time-budgeted runs).",
-            &format!("cargo run --release -- barriers{full}"),
+            &format!("waitwise barriers{full}"),
             || run(&cfg),
+            findings::from_barriers,
         ));
     }
     {
         use crate::experiments::asymmetry::{run, Config};
         let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
         sections.push(section(
-            "Barriers under workload asymmetry (seed 000 Fig. 4)",
+            "Barriers under workload asymmetry (Anastopoulos & Koziris 2008, Fig. 4)",
             "asymmetry",
             "Two threads loop with a barrier between iterations; the unit of work is a 10x10 floating-point matrix \
              multiply, the heavy thread does 10 units per iteration and the light thread 0 to 10. The total time of \
              the loop per barrier implementation and light load, and each implementation's speed-up over \
              pthread_barrier_wait.",
-            &format!("cargo run --release -- asymmetry{full}"),
+            &format!("waitwise asymmetry{full}"),
             || run(&cfg),
         ));
     }
     {
         use crate::experiments::oversub::{run, Config};
         let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section(
-            "Matched and unmatched runs (Lim & Agarwal Tables 2-5)",
+        sections.push(section_with_findings(
+            "Matched and unmatched runs (Lim & Agarwal 1993, Tables 2-5)",
             "oversub",
             "A producer-consumer ring, a barrier loop and a mutex loop, each with as many threads as CPUs (matched) \
              and with 2x and 4x as many (unmatched), under always-spin (with a deadlock-avoidance timeout), \
              always-block, two-phase and randomized waiting, the objects' defaults and the pthread peers. Runtime \
              is normalized to always-block (/b/0) as in the paper; blocks are waits that slept; waiting overhead \
              is CPU time beyond the useful work.",
-            &format!("cargo run --release -- oversub{full}"),
+            &format!("waitwise oversub{full}"),
             || run(&cfg),
+            findings::from_oversub,
         ));
     }
     {
         use crate::experiments::calibration::{run, Config};
         let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section(
-            "The cost model checked against this machine (Lim & Agarwal section 4)",
+        sections.push(section_with_findings(
+            "The cost model checked against this machine (Lim & Agarwal 1993, section 4)",
             "calibration",
             "A producer releases a consumer after waits drawn from an exponential or uniform law spanning \
              0.1 to 10 times B; each policy's measured waiting cost (CPU burned polling plus blocks times B) over \
              the offline optimum is compared with the model's prediction using the measured B.",
-            &format!("cargo run --release -- model calibrate{full}"),
+            &format!("waitwise model calibrate{full}"),
             || run(&cfg),
+            findings::from_calibration,
         ));
     }
     sections.push(crate::helpers::experiment::report_section(config.size));
     eprintln!("[report] model figures");
     let figures = crate::experiments::model_figures::run()?;
     sections.push(section(
-        "Competitive analysis (Lim & Agarwal Figures 2-3, Theorems 3-4)",
+        "Competitive analysis (Lim & Agarwal 1993, Figures 2-3, Theorems 3-4)",
         "model",
         "Competitive factor of each two-phase policy against the optimal offline algorithm, for exponential \
          and uniform wait times, and the alpha that minimizes the worst case per synchronization kind next to \
          the static defaults waitwise uses.",
-        "cargo run --release -- model curves --dist exponential; cargo run --release -- model alpha --all",
+        "waitwise model curves --dist exponential; waitwise model alpha --all",
         move || figures,
     ));
     write(config, &probe, &sections, command_line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::{Cell, Column};
+
+    /// An experiment result with one measured, noisy row and one row for a
+    /// mechanism the CPU lacks.
+    #[derive(Serialize)]
+    struct Fake;
+
+    impl ExperimentOutput for Fake {
+        fn tables(&self) -> Vec<Table> {
+            let columns = ["contender", "t_wakeup", "t_call", "waiter_cpu"]
+                .iter()
+                .map(|k| Column::new(*k, None, "doc"))
+                .collect();
+            let mut t = Table::new("fake", "Fake table", columns);
+            t.push_row(
+                vec![
+                    Cell::text("spin"),
+                    Cell::Number(80.0),
+                    Cell::Number(40.0),
+                    Cell::Number(99.0),
+                ],
+                Some(crate::experiments::table_parts::NOISY_NOTE.into()),
+            );
+            let na = || Cell::missing("n/a: CPU lacks WAITPKG");
+            t.push_row(
+                vec![Cell::text("umwait"), na(), na(), na()],
+                Some("n/a: CPU lacks WAITPKG".into()),
+            );
+            vec![t]
+        }
+        fn charts(&self) -> Vec<RenderedChart> {
+            Vec::new()
+        }
+        fn notes(&self) -> Vec<String> {
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn page_opens_with_a_summary_of_linked_findings() {
+        let dir = std::env::temp_dir().join(format!("waitwise-report-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let probe = probe::run().unwrap();
+        let pause = Finding::PauseVsPlainLoop {
+            ratio: 0.8,
+            low: 0.7,
+            high: 0.9,
+        };
+        let s = section_with_findings(
+            "Condition wait / notify",
+            "mechanisms",
+            "intro",
+            "waitwise mechanisms",
+            || Fake,
+            |_| vec![pause.clone()],
+        );
+        let config = ReportConfig {
+            out_dir: dir.clone(),
+            size: Size::Tiny,
+        };
+        let written = write(
+            &config,
+            &probe,
+            &[s],
+            "target/release/waitwise report --tiny",
+        )
+        .unwrap();
+        let html = std::fs::read_to_string(&written.index).unwrap();
+        let at = |text: &str| html.find(text).unwrap_or_else(|| panic!("no {text}"));
+        // The summary comes first, before the machine and the sections.
+        assert!(at("<section id=\"summary\">") < at("<section id=\"machine\">"));
+        assert!(at("<section id=\"machine\">") < at("<section id=\"mechanisms\">"));
+        for fact in [
+            "Machine",
+            "B (cost of blocking)",
+            "Default poll limits",
+            "producer-consumer",
+        ] {
+            at(fact);
+        }
+        // Findings link to their sections; the noisy share is counted.
+        at(&format!(
+            "{} (<a href=\"#mechanisms\">Condition wait / notify</a>)",
+            pause
+        ));
+        at("1 of 1 measured rows (100%) are flagged noisy");
+        // The n/a row reads once, in one cell across the figure columns.
+        assert_eq!(html.matches("n/a: CPU lacks WAITPKG").count(), 1);
+        at("colspan=\"3\"");
+        // Commands as a user of the installed tool types them.
+        at("Generated by `waitwise report --tiny`");
+        at("Reproduce: waitwise mechanisms");
+        assert!(!html.contains("cargo run") && !html.contains("goal"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn program_is_named_as_typed() {
+        assert_eq!(
+            as_typed("target/release/waitwise report"),
+            "waitwise report"
+        );
+        assert_eq!(as_typed("waitwise"), "waitwise");
+        assert_eq!(as_typed("/usr/bin/waitwise"), "waitwise");
+    }
 }

@@ -22,9 +22,11 @@ fn tiny_report_is_complete() {
     assert!(html.contains("<h2"), "sections");
     assert!(html.contains("Machine"));
     assert!(
-        html.contains("cargo run --release -- mechanisms"),
+        html.contains("Reproduce: waitwise mechanisms"),
         "reproduce commands"
     );
+    assert!(html.contains("<section id=\"summary\">"), "summary");
+    assert!(html.contains("B (cost of blocking)"), "B in the summary");
     let svgs = html.matches("<svg").count();
     assert!(svgs >= 5, "expected every chart inline, found {svgs}");
     let results: serde_json::Value =
