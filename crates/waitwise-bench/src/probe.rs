@@ -65,6 +65,15 @@ pub fn to_text(probe: &Probe) -> String {
     let c = &probe.costs;
     let _ = writeln!(s, "\nCosts");
     let _ = writeln!(s, "  pause                     {}", fmt_ns(c.pause_ns));
+    let per_cpu: Vec<String> = c
+        .pause_ns_per_cpu
+        .iter()
+        .map(|p| match p.pause_ns {
+            Some(ns) => format!("cpu{} {}", p.cpu, fmt_ns(ns)),
+            None => format!("cpu{} n/a (cannot pin)", p.cpu),
+        })
+        .collect();
+    let _ = writeln!(s, "  pause per CPU             {}", per_cpu.join(", "));
     let _ = writeln!(s, "  sched_yield               {}", fmt_ns(c.yield_ns));
     let _ = writeln!(
         s,

@@ -130,8 +130,11 @@ pub struct ClockInfo {
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Costs {
-    /// One PAUSE (spin hint).
+    /// One PAUSE (spin hint), on the CPU the probe ran on.
     pub pause_ns: f64,
+    /// One PAUSE on each allowed CPU (core types of a hybrid CPU differ);
+    /// `pause_ns` `None` where the CPU could not be pinned.
+    pub pause_ns_per_cpu: Vec<waitwise_platform::pause_time::CpuPauseCost>,
     /// One `sched_yield()` with nothing else runnable.
     pub yield_ns: f64,
     /// One `futex_wake` with no waiter (the syscall a waker avoids).
@@ -279,6 +282,9 @@ fn costs() -> Costs {
     let futex = Futex::new(0);
     Costs {
         pause_ns: per_op_ns(PAUSE_OPS, std::hint::spin_loop),
+        pause_ns_per_cpu: waitwise_platform::pause_time::pause_ns_per_cpu(
+            &affinity::allowed_cpus().unwrap_or_default(),
+        ),
         yield_ns: per_op_ns(YIELD_OPS, thread::sched_yield),
         futex_wake_no_waiter_ns: per_op_ns(FUTEX_WAKE_OPS, || {
             futex.wake(1);
