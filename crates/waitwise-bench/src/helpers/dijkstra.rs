@@ -4,19 +4,22 @@
 //!
 //! # The helper-threaded scheme
 //!
-//! The main thread runs the serial algorithm. Each iteration, after taking
-//! the minimum vertex `u` from its heap, it hands the next minimum vertices
-//! still in the heap to the helpers (one each), publishes the iteration as
-//! the phase ([`waitwise::helper`], distance 0), and relaxes `u`'s edges.
-//! Meanwhile each helper relaxes the edges of its vertex `x` from `x`'s
-//! distance as it stands (speculation: that distance may not be final),
-//! and stops when the main thread has moved to the next iteration (the
-//! seed's "the main thread stops all helpers at the end of each
-//! iteration"). A helper that relaxed all of `x`'s edges records the
-//! distance it relaxed from; when the main thread later takes `x` with
-//! that same (now final) distance, it skips `x`'s edges: that relaxation
-//! was kept. Otherwise the main thread relaxes them itself, correcting
-//! whatever the helper did from a sub-optimal distance.
+//! The main thread runs the serial algorithm. Every [`BATCH`] iterations,
+//! if every helper has finished its batch, the main thread hands each a
+//! new batch of vertices from the top of its heap (the next minimum
+//! vertices not yet settled) and publishes a new phase ([`waitwise::helper`],
+//! distance 0). Each helper relaxes the edges of its vertices `x` from
+//! `x`'s distance as it stands (speculation: that distance may not be
+//! final) and, once all of `x`'s edges are done, records the distance it
+//! relaxed from. When the main thread later settles `x` with that same
+//! (now final) distance, it skips `x`'s edges: that relaxation was kept.
+//! Otherwise the main thread relaxes them itself, correcting whatever the
+//! helper did from a sub-optimal distance. Batches, rather than the seed's
+//! one vertex per helper per iteration (whose helpers the main thread
+//! stops at the end of each iteration), keep the main thread's
+//! synchronization to a few loads per iteration and one publish per
+//! batch: without transactional memory each hand-off costs cache-line
+//! transfers comparable to a whole serial iteration.
 //!
 //! # Why the result equals serial Dijkstra's
 //!
@@ -25,21 +28,21 @@
 //!   distance.
 //! - Whoever lowers `dist[v]` to `s` (or finds it already `s`) queues
 //!   `(s, v)` for the heap: the main thread pushes directly, a helper into
-//!   its buffer, which the main thread drains before every heap pop. A
-//!   relaxation that finds `dist[v] == s` queues too: the helper that wrote
-//!   `s` may not have handed its entry over yet.
+//!   its buffer. A relaxation that finds `dist[v] == s` queues too: the
+//!   helper that wrote `s` may not have handed its entry over.
 //! - Every vertex the main thread settles has its edges relaxed, by itself
-//!   or by a helper that finished all of them from the same final distance
-//!   and whose entries were drained first (its completion mark is stored,
-//!   with release, after its entries).
+//!   or by a helper that finished all of them from the same final distance;
+//!   in the second case the main thread drains every helper's buffer
+//!   before its next pop (the helper stores its completion mark, with
+//!   release, after its entries).
 //! - So when the main thread pops `(k, u)` with `k == dist[u]` as the
 //!   heap's minimum, the first unsettled vertex `q` on a shortest path to
 //!   `u` has the entry `(d(q), q)` in the heap (queued by the relaxation of
 //!   its settled predecessor), so `k <= d(q) <= d(u) <= dist[u] = k`: `u`'s
 //!   distance is final, as in the serial proof. Entries with `k >
 //!   dist[u]` are stale and skipped. When the heap runs empty the main
-//!   thread waits for every helper to finish its current vertex, drains
-//!   again, and stops only if it is still empty.
+//!   thread waits for every helper to finish its batch, drains all
+//!   buffers, and stops only if the heap is still empty.
 //!
 //! # Memory ordering
 //!
@@ -48,27 +51,25 @@
 //! distance before that thread's heap entry for it, which arrives through
 //! the buffer's mutex (acquire/release). A helper's completion mark is a
 //! release store after its entries are in its buffer; the main thread
-//! loads it with acquire before draining. The vertex handed to a helper
-//! is `Relaxed`: the publish of the phase that follows it is a `SeqCst`
-//! store the helper's throttle reads with acquire.
+//! loads it with acquire before draining. The batches are `Relaxed`: the
+//! publish of the phase that follows them is a `SeqCst` store the helpers'
+//! throttle reads with acquire, and the main thread rewrites a batch only
+//! after reading (with acquire) that its helper finished the phase.
 
 use super::graph::Graph;
 use super::HelperWork;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use waitwise::helper::{self, HelperConfig, Pinning, RunReport, Step};
 
 /// Distance of an unreachable vertex.
 pub const UNREACHABLE: u64 = u64::MAX;
 
-/// No vertex handed to a helper.
-const NO_VERTEX: u32 = u32::MAX;
-
-/// How often (in edges) a helper checks whether its iteration ended.
-/// Guessed: a grid vertex's 4 edges are never interrupted, an R-MAT hub's
-/// thousands are.
-const STALE_CHECK_EDGES: usize = 8;
+/// Vertices per helper batch. Guessed: enough that one publish and one
+/// cache-line transfer per batch are small beside the batch's
+/// relaxations, few enough that the batch stays near the heap's top.
+pub const BATCH: usize = 16;
 
 /// Shortest distances from `source` with a binary heap (lazy deletion).
 /// `UNREACHABLE` for vertices without a path; an out-of-range `source`
@@ -127,9 +128,15 @@ impl SpeculationStats {
     }
 }
 
-/// Heap entries a helper queued for the main thread, and whether there
-/// are any (a hint the main thread reads without taking the lock).
-type Buffer = (waitwise::Mutex<Vec<(u64, u32)>>, AtomicBool);
+/// Heap entries a helper queued for the main thread, and how many it has
+/// queued in all (read without the lock: no new entries, no lock).
+type Buffer = (waitwise::Mutex<Vec<(u64, u32)>>, AtomicU64);
+
+/// One helper's batch: `len` vertices in `vertices`.
+struct Batch {
+    len: AtomicU32,
+    vertices: [AtomicU32; BATCH],
+}
 
 /// State shared by the main thread and the helpers.
 struct Shared<'g> {
@@ -137,8 +144,8 @@ struct Shared<'g> {
     dist: Vec<AtomicU64>,
     /// Per vertex: the distance a helper relaxed all its edges from.
     relaxed_from: Vec<AtomicU64>,
-    /// Per helper: the vertex handed to it.
-    assigned: Vec<AtomicU32>,
+    /// Per helper: the vertices handed to it.
+    batches: Vec<Batch>,
     /// Per helper: its queued heap entries.
     buffers: Vec<Buffer>,
     started: AtomicU64,
@@ -157,72 +164,95 @@ impl Shared<'_> {
         }
     }
 
-    /// One helper's precomputation for one iteration.
-    fn speculate(&self, helper: usize, step: &Step<'_>, local: &mut Vec<(u64, u32)>) {
-        // Relaxed: module doc (the phase's publish orders it).
-        let x = self.assigned[helper].load(Ordering::Relaxed);
-        if x == NO_VERTEX {
-            return;
-        }
-        let x = x as usize;
-        let dx = self.dist[x].load(Ordering::Relaxed);
-        if dx == UNREACHABLE || self.relaxed_from[x].load(Ordering::Relaxed) == dx {
-            return;
-        }
-        // Relaxed: counters read after the join.
-        self.started.fetch_add(1, Ordering::Relaxed);
-        local.clear();
-        let mut complete = true;
-        for (i, (y, w)) in self.graph.neighbours(x).enumerate() {
-            if i % STALE_CHECK_EDGES == STALE_CHECK_EDGES - 1 && step.is_stale() {
-                complete = false;
-                break;
+    /// One helper's batch.
+    fn speculate(&self, helper: usize, local: &mut Vec<(u64, u32)>) {
+        let batch = &self.batches[helper];
+        // Relaxed: module doc (the phase's publish orders the batch).
+        let len = batch.len.load(Ordering::Relaxed) as usize;
+        for slot in &batch.vertices[..len.min(BATCH)] {
+            let x = slot.load(Ordering::Relaxed) as usize;
+            let dx = self.dist[x].load(Ordering::Relaxed);
+            if dx == UNREACHABLE || self.relaxed_from[x].load(Ordering::Relaxed) == dx {
+                continue;
             }
-            self.relax(y, dx + w, |s, v| local.push((s, v)));
-        }
-        if !local.is_empty() {
-            let (buf, pending) = &self.buffers[helper];
-            buf.lock().extend_from_slice(local);
-            // Relaxed: a hint only; the mutex orders the entries.
-            pending.store(true, Ordering::Relaxed);
-        }
-        if complete {
+            // Relaxed: counters read after the join.
+            self.started.fetch_add(1, Ordering::Relaxed);
+            local.clear();
+            for (y, w) in self.graph.neighbours(x) {
+                self.relax(y, dx + w, |s, v| local.push((s, v)));
+            }
+            if !local.is_empty() {
+                let (buf, queued) = &self.buffers[helper];
+                buf.lock().extend_from_slice(local);
+                // Relaxed: a hint; the mutex orders the entries.
+                queued.fetch_add(local.len() as u64, Ordering::Relaxed);
+            }
             // Release: the entries above before the mark (module doc).
             self.relaxed_from[x].store(dx, Ordering::Release);
             self.completed.fetch_add(1, Ordering::Relaxed);
         }
     }
 
-    /// Moves every helper's queued entries into `heap`.
-    fn drain(&self, heap: &mut BinaryHeap<Reverse<(u64, u32)>>, pushes: &mut u64) {
-        for (buf, pending) in &self.buffers {
-            if pending.swap(false, Ordering::Relaxed) {
-                let mut b = buf.lock();
-                *pushes += b.len() as u64;
-                heap.extend(b.drain(..).map(Reverse));
+    /// Moves every helper's queued entries into `heap`; `drained[i]`
+    /// counts helper `i`'s entries taken so far. A buffer whose count has
+    /// not moved is skipped without taking its lock: entries a completion
+    /// mark covers were counted before the mark (release) that the caller
+    /// read (acquire), and the termination check waits for the helpers
+    /// first.
+    fn drain(
+        &self,
+        heap: &mut BinaryHeap<Reverse<(u64, u32)>>,
+        drained: &mut [u64],
+        pushes: &mut u64,
+    ) {
+        for ((buf, queued), seen) in self.buffers.iter().zip(drained) {
+            if queued.load(Ordering::Relaxed) == *seen {
+                continue;
             }
+            let mut b = buf.lock();
+            *seen += b.len() as u64;
+            *pushes += b.len() as u64;
+            heap.extend(b.drain(..).map(Reverse));
         }
     }
 
-    /// Moves every helper's queued entries into `heap`, also those not yet
-    /// flagged as pending (after a completion mark was seen).
-    fn drain_all(&self, heap: &mut BinaryHeap<Reverse<(u64, u32)>>, pushes: &mut u64) {
-        for (buf, pending) in &self.buffers {
-            pending.store(false, Ordering::Relaxed);
-            let mut b = buf.lock();
-            *pushes += b.len() as u64;
-            heap.extend(b.drain(..).map(Reverse));
+    /// Hands each helper a batch from the top of `heap`: vertices not
+    /// settled, dealt round-robin so the nearest go to different helpers.
+    fn deal(&self, heap: &BinaryHeap<Reverse<(u64, u32)>>, settled: &[bool]) {
+        let helpers = self.batches.len();
+        let mut lens = vec![0usize; helpers];
+        let mut dealt = 0;
+        let wanted = helpers * BATCH;
+        // Only the main thread's own `settled` is consulted: a distance or
+        // a mark read here would be a cache line the helpers write (the
+        // helpers skip vertices already relaxed themselves).
+        for &Reverse((_, v)) in heap.as_slice().iter().take(2 * wanted) {
+            if settled[v as usize] {
+                continue;
+            }
+            let h = dealt % helpers;
+            let batch = &self.batches[h];
+            // Relaxed: module doc.
+            batch.vertices[lens[h]].store(v, Ordering::Relaxed);
+            lens[h] += 1;
+            dealt += 1;
+            if dealt == wanted {
+                break;
+            }
+        }
+        for (batch, &len) in self.batches.iter().zip(&lens) {
+            batch.len.store(len as u32, Ordering::Relaxed);
         }
     }
 }
 
 /// Shortest distances from `source` with `helpers` helper threads
 /// speculatively relaxing the edges of the next minimum vertices (module
-/// doc), waiting between iterations as `config.policy` says
-/// (`config.distance` is ignored: helpers work on the current iteration).
+/// doc), waiting between batches as `config.policy` says
+/// (`config.distance` is ignored: helpers work on the current phase).
 /// Equal to [`serial`]'s result for any number of helpers, including 0
 /// and more than the CPUs, and with [`HelperWork::Idle`] helpers (which
-/// only follow the iterations).
+/// only follow the phases).
 pub fn with_helpers(
     g: &Graph,
     source: usize,
@@ -236,9 +266,14 @@ pub fn with_helpers(
         graph: g,
         dist: (0..n).map(|_| AtomicU64::new(UNREACHABLE)).collect(),
         relaxed_from: (0..n).map(|_| AtomicU64::new(UNREACHABLE)).collect(),
-        assigned: (0..helpers).map(|_| AtomicU32::new(NO_VERTEX)).collect(),
+        batches: (0..helpers)
+            .map(|_| Batch {
+                len: AtomicU32::new(0),
+                vertices: std::array::from_fn(|_| AtomicU32::new(0)),
+            })
+            .collect(),
         buffers: (0..helpers)
-            .map(|_| (waitwise::Mutex::new(Vec::new()), AtomicBool::new(false)))
+            .map(|_| (waitwise::Mutex::new(Vec::new()), AtomicU64::new(0)))
             .collect(),
         started: AtomicU64::new(0),
         completed: AtomicU64::new(0),
@@ -251,9 +286,9 @@ pub fn with_helpers(
     let closures: Vec<_> = (0..helpers)
         .map(|i| {
             let mut local = Vec::new();
-            move |step: &Step<'_>| {
+            move |_: &Step<'_>| {
                 if work == HelperWork::Precompute {
-                    shared_ref.speculate(i, step, &mut local)
+                    shared_ref.speculate(i, &mut local)
                 }
             }
         })
@@ -274,19 +309,22 @@ fn main_thread(sh: &Shared<'_>, source: usize, worker: &helper::Worker<'_>) -> S
     if source >= n {
         return stats;
     }
+    let progress = worker.progress();
     let mut settled = vec![false; n];
     let mut heap = BinaryHeap::new();
     sh.dist[source].store(0, Ordering::Relaxed);
     heap.push(Reverse((0u64, source as u32)));
+    // The phase published last; helpers have batch `phase` once it is out.
     let mut phase = 0u32;
+    let mut drained = vec![0u64; worker.helpers()];
+    let mut since_deal = 0usize;
     loop {
-        sh.drain(&mut heap, &mut stats.heap_pushes);
         let Some((k, u)) = pop_current(sh, &mut heap, &settled, &mut stats) else {
-            // Empty: let every helper finish its vertex, then look again.
+            // Empty: let every helper finish its batch, then look again.
             for i in 0..worker.helpers() {
                 worker.wait_for_helper(i, phase);
             }
-            sh.drain_all(&mut heap, &mut stats.heap_pushes);
+            sh.drain(&mut heap, &mut drained, &mut stats.heap_pushes);
             if heap.is_empty() {
                 break;
             }
@@ -294,29 +332,31 @@ fn main_thread(sh: &Shared<'_>, source: usize, worker: &helper::Worker<'_>) -> S
         };
         settled[u] = true;
         stats.settled += 1;
-        // Hand the next minimum vertices to the helpers.
-        let mut candidates = heap
-            .as_slice()
-            .iter()
-            .map(|&Reverse((_, v))| v)
-            .filter(|&v| !settled[v as usize]);
-        for slot in &sh.assigned {
-            // Relaxed: module doc.
-            slot.store(candidates.next().unwrap_or(NO_VERTEX), Ordering::Relaxed);
-        }
-        phase = phase.saturating_add(1).min(helper::LAST_PHASE);
-        worker.publish(phase);
         // Acquire: pairs with the helper's release mark (module doc).
         if sh.relaxed_from[u].load(Ordering::Acquire) == k {
-            sh.drain_all(&mut heap, &mut stats.heap_pushes);
+            sh.drain(&mut heap, &mut drained, &mut stats.heap_pushes);
             stats.kept += 1;
-            continue;
+        } else {
+            for (v, w) in sh.graph.neighbours(u) {
+                sh.relax(v, k + w, |s, v| {
+                    heap.push(Reverse((s, v)));
+                    stats.heap_pushes += 1;
+                });
+            }
         }
-        for (v, w) in sh.graph.neighbours(u) {
-            sh.relax(v, k + w, |s, v| {
-                heap.push(Reverse((s, v)));
-                stats.heap_pushes += 1;
-            });
+        // New batches at most every BATCH iterations, once every helper
+        // finished its own (its word is one past the phase it finished;
+        // acquire: module doc).
+        since_deal += 1;
+        if worker.helpers() > 0
+            && since_deal >= BATCH
+            && phase < helper::LAST_PHASE
+            && (0..worker.helpers()).all(|i| progress.helper_progress(i) > phase)
+        {
+            since_deal = 0;
+            sh.deal(&heap, &settled);
+            phase += 1;
+            worker.publish(phase);
         }
     }
     stats
