@@ -17,7 +17,9 @@
 //! futex word that waits through the caller's [`LockWait`]:
 //! [`RawTtasMutex`] is one front end, the `LD_PRELOAD` interposer's
 //! `pthread_mutex_t` another. The interposer's `pthread_spinlock_t` is a
-//! [`SpinLockRef`] (`spin.rs`), a lock that polls and never sleeps.
+//! [`SpinLockRef`] (`spin.rs`), a lock that polls and never sleeps, and
+//! its `pthread_rwlock_t` an [`RwWordRef`] (`rw_word.rs`), a
+//! reader-writer lock in one 64-bit word.
 //!
 //! Every lock waits through a [`Policy`](crate::Policy) of
 //! [`SyncKind::Mutex`](crate::SyncKind::Mutex) (`s/b/ln(e-1)`: poll for
@@ -100,6 +102,7 @@
 //! name the types but cannot be constructed there.
 
 mod mcs;
+mod rw_word;
 mod rwlock;
 mod spin;
 mod ticket;
@@ -107,6 +110,10 @@ mod ttas;
 mod waiting;
 
 pub use mcs::{McsGuard, RawMcsMutex};
+pub use rw_word::{
+    NotReadLocked, ReadOutcome, RwKind, RwQueue, RwSlept, RwState, RwWait, RwWake, RwWordRef,
+    TryRead, WaitingWriter,
+};
 pub use rwlock::{RawRwLock, MAX_READERS, MAX_WRITERS_WAITING};
 pub use spin::SpinLockRef;
 pub use ticket::{RawTicketMutex, TicketGuard, SLOTS as TICKET_SLOTS};
