@@ -310,8 +310,7 @@ mod tests {
         }
         // d != b against a midpoint sum over the drawn limit.
         let (t, d, b) = (0.07, 1.0, 2.5);
-        for arm in 0..ARM_POLL_B {
-            let a = SCALES[arm];
+        for (arm, &a) in SCALES.iter().enumerate() {
             let n = 200_000;
             let mut sum = 0.0;
             for i in 0..n {
@@ -371,7 +370,7 @@ mod tests {
                 l.record(law.sample(&mut rng), 1.0);
             }
             assert_eq!(l.arm(), stationary_arm(&law, 1.0), "{law:?}");
-            let f = simulated_factor(&[law.clone()], 1, 20_000, 1.0, 5).unwrap();
+            let f = simulated_factor(std::slice::from_ref(&law), 1, 20_000, 1.0, 5).unwrap();
             let s = stationary_factor(&law, 1.0).unwrap();
             assert!(f <= s * 1.05, "{law:?}: {f} vs {s}");
         }
