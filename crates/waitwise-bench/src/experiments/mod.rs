@@ -11,6 +11,7 @@
 pub mod asymmetry;
 pub mod barriers;
 pub mod calibration;
+pub mod interference;
 pub mod load;
 pub mod mechanisms;
 pub mod model_figures;
