@@ -25,7 +25,8 @@ Papers the experiments reproduce:
   Lim & Agarwal 1993           two-phase waiting algorithms, competitive analysis
                                (oversub, model, simulate, profile)
   Poenaru 2017                 OS support for hardware threads: wake-up cost per CPU pair
-                               (wakeup-matrix)
+                               (wakeup-matrix), SMT throughput (interference)
+  UltraSPARC T2 spin-loop study  what a spinning thread costs its co-runners (interference)
 
 Exit status: 0 success (also when the reader of standard output closes it early);
 1 a failure while running; 2 the command line was rejected, before anything ran.";

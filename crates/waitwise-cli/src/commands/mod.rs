@@ -8,6 +8,7 @@ pub mod asymmetry;
 pub mod barriers;
 pub mod exit;
 pub mod helpers;
+pub mod interference;
 pub mod mechanisms;
 pub mod model;
 pub mod output;
@@ -51,6 +52,9 @@ pub enum Command {
     /// Dijkstra under each helper wait (Anastopoulos & Koziris 2008,
     /// section 4.4; Anastopoulos 2009, part II).
     Helpers(helpers::HelpersArgs),
+    /// What a waiting thread costs the thread beside it, per placement,
+    /// kernel and mechanism (UltraSPARC T2 spin-loop study; Poenaru 2017).
+    Interference(interference::InterferenceArgs),
     /// Run every experiment (quick by default) and write the report directory.
     Report(report::ReportArgs),
     /// The two-phase waiting cost model (Lim & Agarwal 1993): curves, optimal
@@ -79,6 +83,7 @@ impl Command {
             Command::Oversub(a) => oversub::validate(a),
             Command::WakeupMatrix(a) => wakeup_matrix::validate(a),
             Command::Helpers(a) => helpers::validate(a),
+            Command::Interference(a) => interference::validate(a),
             Command::Report(a) => report::validate(a),
             Command::Model(a) => model::validate(a),
             Command::Simulate(a) => simulate::validate(a),
@@ -100,6 +105,7 @@ impl Command {
             | Command::Oversub(_)
             | Command::WakeupMatrix(_)
             | Command::Helpers(_)
+            | Command::Interference(_)
             | Command::Report(_) => true,
             Command::Model(args) => args.measures(),
             Command::Probe(_) | Command::Simulate(_) | Command::Profile(_) => false,
@@ -126,6 +132,7 @@ impl Command {
             Command::Oversub(a) => oversub::run(a),
             Command::WakeupMatrix(a) => wakeup_matrix::run(a),
             Command::Helpers(a) => helpers::run(a),
+            Command::Interference(a) => interference::run(a),
             Command::Report(a) => report::run(a),
             Command::Model(a) => model::run(a),
             Command::Simulate(a) => simulate::run(a),
