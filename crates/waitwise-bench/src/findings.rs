@@ -18,6 +18,7 @@ use crate::experiments::mechanisms::MechanismsResult;
 use crate::experiments::oversub::OversubResult;
 use crate::export::{Cell, Table};
 use crate::probe::Probe;
+use crate::stats::median_ci_ranks;
 
 /// One measured fact worth a line in the report's summary.
 #[derive(Clone, Debug, PartialEq)]
@@ -186,12 +187,20 @@ impl fmt::Display for Finding {
                 "Not available on this CPU, so never run here: {}; waitwise falls back to PAUSE for them.",
                 mechanisms.join(", ")
             ),
-            Finding::NoisyRows { noisy, measured } => write!(
-                f,
-                "{noisy} of {measured} measured rows ({:.0}%) are flagged noisy: the 95% CI of their median is wider \
-                 than 20% of it (with 5 runs or fewer the interval is the whole range of the runs).",
-                100.0 * *noisy as f64 / (*measured).max(1) as f64
-            ),
+            Finding::NoisyRows { noisy, measured } => {
+                // The largest sample count whose interval is the whole range.
+                let whole_range_up_to = (1..64)
+                    .take_while(|&n| median_ci_ranks(n).is_some_and(|(l, _, _)| l == 1))
+                    .last()
+                    .unwrap_or(1);
+                write!(
+                    f,
+                    "{noisy} of {measured} measured rows ({:.0}%) are flagged noisy: the 95% CI of their median is \
+                     wider than 20% of it (with {whole_range_up_to} runs or fewer the interval is the whole range of \
+                     the runs).",
+                    100.0 * *noisy as f64 / (*measured).max(1) as f64
+                )
+            }
         }
     }
 }
@@ -516,12 +525,15 @@ mod tests {
             Some("n/a: CPU lacks WAITPKG".into()),
         );
         assert_eq!(
-            noisy_rows(&[t]),
+            noisy_rows(std::slice::from_ref(&t)),
             Some(Finding::NoisyRows {
                 noisy: 1,
                 measured: 2
             })
         );
         assert_eq!(noisy_rows(&[]), None);
+        let text = noisy_rows(&[t]).unwrap().to_string();
+        assert!(text.starts_with("1 of 2 measured rows (50%)"), "{text}");
+        assert!(text.contains("with 8 runs or fewer"), "{text}");
     }
 }
