@@ -21,9 +21,10 @@ use crate::report::{section, Section, Size};
 use crate::stats::{summarize, Summary};
 use serde::Serialize;
 use std::time::Instant;
-use waitwise::helper::{HelperConfig, Pinning, RunReport};
+use waitwise::helper::{HelperConfig, Pinning, Placement, RunReport};
 use waitwise::mechanism::{Mechanism, WaitpkgState};
 use waitwise::policy::{Policy, SyncKind};
+use waitwise_platform::affinity;
 
 /// One application at one size.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -479,8 +480,12 @@ impl Input {
         b as u64
     }
 
-    /// One serial run, ms.
-    fn serial(&self) -> f64 {
+    /// One serial run on `cpu` (the helper runs' worker CPU), ms.
+    fn serial(&self, cpu: Option<usize>) -> f64 {
+        on_cpu(cpu, || self.serial_here())
+    }
+
+    fn serial_here(&self) -> f64 {
         let t = Instant::now();
         match self {
             Input::Spmv(a, x, r) => {
@@ -511,12 +516,13 @@ impl Input {
         helpers: usize,
         config: &HelperConfig,
         work: HelperWork,
+        placement: &Placement,
     ) -> (f64, RunReport, Option<SpeculationStats>) {
-        let pin = Pinning::Auto;
+        let pin = || Pinning::Given(placement.clone());
         match self {
             Input::Spmv(a, x, r) => {
                 let t = Instant::now();
-                let (y, rep) = spmv::with_helper(a, x, *r, config, pin, work);
+                let (y, rep) = spmv::with_helper(a, x, *r, config, pin(), work);
                 let elapsed = ms(t);
                 std::hint::black_box(y);
                 (elapsed, rep, None)
@@ -524,24 +530,38 @@ impl Input {
             Input::Lu(lu, a) => {
                 let mut m = a.clone();
                 let t = Instant::now();
-                let rep = lu.with_helper(work, &mut m, config, pin);
+                let rep = lu.with_helper(work, &mut m, config, pin());
                 (ms(t), rep, None)
             }
             Input::Closure(c, a) => {
                 let mut m = a.clone();
                 let t = Instant::now();
-                let rep = c.with_helper(work, &mut m, config, pin);
+                let rep = c.with_helper(work, &mut m, config, pin());
                 (ms(t), rep, None)
             }
             Input::Dijkstra(g) => {
                 let t = Instant::now();
-                let (d, s, rep) = dijkstra::with_helpers(g, 0, helpers, config, pin, work);
+                let (d, s, rep) = dijkstra::with_helpers(g, 0, helpers, config, pin(), work);
                 let elapsed = ms(t);
                 std::hint::black_box(d);
                 (elapsed, rep, Some(s))
             }
         }
     }
+}
+
+/// Runs `f` with the calling thread on `cpu`, restoring its CPU set
+/// after: serial runs on the CPU the helper runs give their worker.
+fn on_cpu<R>(cpu: Option<usize>, f: impl FnOnce() -> R) -> R {
+    let saved = cpu.and_then(|_| affinity::allowed_cpus().ok());
+    if let Some(c) = cpu {
+        let _ = affinity::set_current_thread_affinity(&[c]);
+    }
+    let r = f();
+    if let Some(s) = saved {
+        let _ = affinity::set_current_thread_affinity(&s);
+    }
+    r
 }
 
 fn ms(t: Instant) -> f64 {
@@ -559,7 +579,13 @@ pub fn run(config: &Config) -> HelpersResult {
         .into_iter()
         .filter(|w| crate::experiments::is_selected(&config.only_waits, w.name))
         .collect();
-    let placement = waitwise::helper::Placement::for_current_thread(1);
+    let max_helpers = config
+        .workloads
+        .iter()
+        .map(Workload::helpers)
+        .max()
+        .unwrap_or(1);
+    let placement = Placement::for_current_thread(max_helpers);
     let total = config.workloads.len() * waits.len();
     let mut rows = Vec::new();
     let mut step = 0;
@@ -607,8 +633,9 @@ pub fn run(config: &Config) -> HelpersResult {
             let (mut serial, mut helped, mut idle) = (Vec::new(), Vec::new(), Vec::new());
             let (mut wait_frac, mut kept) = (Vec::new(), Vec::new());
             for _ in 0..config.runs.max(1) {
-                serial.push(input.serial());
-                let (t, rep, spec) = input.helped(w.helpers(), &hc, HelperWork::Precompute);
+                serial.push(input.serial(placement.worker_cpu));
+                let (t, rep, spec) =
+                    input.helped(w.helpers(), &hc, HelperWork::Precompute, &placement);
                 helped.push(t);
                 let n = rep.helpers.len().max(1) as f64;
                 wait_frac.push(rep.helpers.iter().map(|h| h.wait_fraction()).sum::<f64>() / n);
@@ -616,7 +643,7 @@ pub fn run(config: &Config) -> HelpersResult {
                     kept.push(s.kept_fraction());
                     row.speculation = Some(s);
                 }
-                let (t, _, _) = input.helped(w.helpers(), &hc, HelperWork::Idle);
+                let (t, _, _) = input.helped(w.helpers(), &hc, HelperWork::Idle, &placement);
                 idle.push(t);
             }
             let ratios = |a: &[f64], b: &[f64]| -> Vec<f64> {
@@ -634,8 +661,8 @@ pub fn run(config: &Config) -> HelpersResult {
     HelpersResult {
         config: config.clone(),
         rows,
-        placement: placement.describe(),
         smt_sibling: placement.any_smt_sibling(),
+        placement: placement.describe(),
         caches,
     }
 }

@@ -70,7 +70,7 @@ pub use runner::{run_helper, HelperConfig, HelperStats, Step};
 use crate::policy::Policy;
 
 /// Whether [`run`] pins the worker and its helpers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Pinning {
     /// Pin the worker (the calling thread) to the CPU it runs on and the
     /// helpers as [`Placement::for_current_thread`] chooses; the worker's
@@ -79,6 +79,9 @@ pub enum Pinning {
     Auto,
     /// Pin nobody.
     None,
+    /// Pin as given (a placement chosen once and reused, so that runs
+    /// compare alike). Helpers beyond its list are not pinned.
+    Given(Placement),
 }
 
 /// The worker's side of [`run`].
@@ -160,6 +163,16 @@ where
     let placement = match pinning {
         Pinning::Auto => Placement::for_current_thread(helpers.len()),
         Pinning::None => Placement::unpinned(helpers.len()),
+        Pinning::Given(mut p) => {
+            p.helpers.resize(
+                helpers.len(),
+                HelperCpu {
+                    cpu: None,
+                    relation: Relation::Unpinned,
+                },
+            );
+            p
+        }
     };
     let saved = match placement.worker_cpu {
         Some(_) => affinity::allowed_cpus().ok(),
