@@ -315,6 +315,24 @@ fn ticket_timed_attempt_and_queue() {
     });
 }
 
+/// Two tickets queued behind a holder: the release to the first also
+/// pre-wakes the second (one shared slot under loom), which must go back
+/// to sleep rather than take the lock; neither is stranded.
+#[test]
+fn ticket_three_threads_queue_with_pre_wake() {
+    loom::model(|| {
+        let m = Arc::new(RawTicketMutex::with_options(blocking()));
+        let g = m.lock();
+        let hs: Vec<_> = (0..2).map(|_| spawn_locker(&m)).collect();
+        // SAFETY: `g` is this acquisition.
+        unsafe { m.unlock(g) };
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert!(!m.is_locked());
+    });
+}
+
 #[test]
 fn mcs_two_threads_exclusive() {
     loom::model(|| increment_in_two_threads(RawMcsMutex::with_options(blocking())));

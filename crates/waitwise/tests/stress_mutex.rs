@@ -66,6 +66,11 @@ exclusion_table! {
         WaitOptions::new().policy(Policy::always_spin_with_timeout(Duration::from_micros(50))));
     ticket_default: RawTicketMutex::new;
     ticket_always_block: || RawTicketMutex::with_options(WaitOptions::new().policy(Policy::always_block()));
+    // Polls of 1 us: waiters sleep whenever the queue stalls, and unlocks
+    // pre-wake them (the ticket lock's sleep / pre-wake / poll-again loop).
+    ticket_short_polls: || RawTicketMutex::with_options(
+        WaitOptions::new().policy(Policy::poll_then_block(Duration::from_micros(1))));
+    ticket_adaptive: || RawTicketMutex::with_options(WaitOptions::new().policy(Policy::adaptive()));
     mcs_default: RawMcsMutex::new;
     mcs_always_block: || RawMcsMutex::with_options(WaitOptions::new().policy(Policy::always_block()));
 }

@@ -27,6 +27,25 @@
 //!   once taken, must be served), it waits for `serving` to change and tries
 //!   again, so it may be overtaken by queued waiters.
 //!
+//! # Waiting: polling while the queue moves
+//!
+//! A queued waiter's wait is the sum of the critical sections and hand-offs
+//! ahead of it, so a poll limit counted from the start of the wait puts
+//! waiters far back in the queue to sleep while the lock is moving well;
+//! then every hand-off reaches a sleeper and waits for its wake-up, the
+//! waiter behind waits longer than its limit and sleeps too, and the lock
+//! convoys. Here the policy's poll limit counts from the last hand-off the
+//! waiter saw: `serving` is the holders' heartbeat (it advances at every
+//! hand-off, at no cost to the holder), and a waiter stops polling only
+//! when no hand-off happened for a whole poll limit, i.e. when the holder,
+//! or the ticket being handed to, is not running (or runs a long critical
+//! section). Cost: the waiter reads `serving` at each poll (a line that
+//! changes once per hand-off). And an unlock that hands the lock to ticket
+//! `t + 1` also wakes the sleepers of ticket `t + 2`'s slot (a pre-wake:
+//! a system call only when one sleeps there), so that the next holder is
+//! awake by its turn; a pre-woken waiter polls again, and sleeps again if
+//! the queue stalls.
+//!
 //! # Memory ordering
 //!
 //! `serving`/`slot` stores are the releases and the waiter's loads of them
@@ -44,7 +63,7 @@ use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::WaitProfile;
-use crate::wait_word::WaitWord;
+use crate::wait_word::{SleepRules, WaitOutcome, WaitWord};
 #[cfg(not(loom))]
 use std::time::{Duration, Instant};
 use waitwise_platform::clock::Deadline;
@@ -169,11 +188,51 @@ impl RawTicketMutex {
         let policy = self.waits.policy();
         let profiler = self.waits.profiler();
         let start = profiler.start();
-        // WAITING => SERVED once the previous holder wrote our ticket here.
-        let out = self
-            .slot(ticket)
-            .wait_until(&policy, Deadline::NEVER, |v| v == ticket);
-        profiler.finish(start, out.blocked());
+        let slot = self.slot(ticket).as_ref();
+        let served = move |v: u32| v == ticket;
+        let (mut budget, learning) = policy.begin_wait(slot.value() as *const AtomicU32 as usize);
+        let mut blocked = false;
+        'wait: loop {
+            // POLLING, the limit restarting at each hand-off seen (module
+            // docs). Relaxed: `serving` is only a sign of progress here; the
+            // slot's Acquire load takes the lock.
+            let mut seen = self.serving.value().load(Ordering::Relaxed);
+            while !cfg!(loom) && budget.polls() {
+                let out = slot.poll_until(
+                    budget.mechanism,
+                    budget.poll_deadline(Deadline::NEVER),
+                    |v| served(v) || self.serving.value().load(Ordering::Relaxed) != seen,
+                );
+                if served(out.value()) {
+                    break 'wait; // WAITING => SERVED while polling
+                }
+                let now = self.serving.value().load(Ordering::Relaxed);
+                if out.timed_out() && now == seen {
+                    break; // no hand-off for a whole limit: sleep
+                }
+                seen = now;
+            }
+            // ASLEEP until served (WAITING => SERVED), or until a pre-wake.
+            let out = slot.block_until(
+                Deadline::NEVER,
+                &mut |v| served(v),
+                SleepRules {
+                    return_when_woken: true,
+                    ..SleepRules::default()
+                },
+            );
+            blocked |= out.blocked();
+            if let WaitOutcome::Ready { .. } = out {
+                break;
+            }
+            // Woken (a pre-wake, or a slot shared with another ticket):
+            // poll again with a fresh limit.
+            budget = policy.poll_budget();
+        }
+        if let Some(learning) = learning {
+            learning.finish(blocked, false);
+        }
+        profiler.finish(start, blocked);
     }
 
     /// Acquires the lock if no ticket is being waited for; never waits.
@@ -248,6 +307,13 @@ impl RawTicketMutex {
                     is_after(next, cur).then_some(next)
                 });
             slot.wake_all();
+            // Pre-wake: ticket `next + 1`'s waiter, if it sleeps, wakes now
+            // and polls while `next` holds the lock (module docs). Relaxed:
+            // a hint; a pre-woken waiter re-checks its slot.
+            let after = next.wrapping_add(1);
+            if self.next.load(Ordering::Relaxed) != after {
+                self.slot(after).wake_all();
+            }
         }
     }
 
