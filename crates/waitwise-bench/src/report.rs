@@ -396,6 +396,22 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
         ));
     }
     {
+        use crate::experiments::interference::{run, Config};
+        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
+        sections.push(section(
+            "What a waiting thread costs its neighbour (UltraSPARC T2 spin-loop study; Poenaru 2017)",
+            "interference",
+            "An active thread runs a kernel (integer chain, FP divide/multiply, streaming sweep, pointer chase, \
+             10x10 matrix multiply) while a co-runner waits on an unchanging word with each mechanism, per \
+             placement (SMT sibling, same CPU time-shared, another core, another package; n/a with the reason). \
+             Slowdown against alone, the co-runner's CPU use and its wake-up latency when released; the charts \
+             put slowdown against wake-up latency (the trade-off frontier). SMT throughput and park/resume per \
+             mechanism where the machine has SMT.",
+            &format!("waitwise interference{full}"),
+            || run(&cfg),
+        ));
+    }
+    {
         use crate::experiments::oversub::{run, Config};
         let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
         sections.push(section_with_findings(
