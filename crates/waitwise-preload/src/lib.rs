@@ -26,12 +26,12 @@
 //! | [`cond`] | `pthread_cond_t`: a sequence word, no internal mutex |
 //! | [`barrier`] | `pthread_barrier_t`: waitwise's central barrier (arrival counter + completed-episodes word) |
 //! | [`sem`] | `sem_t`: counter word with a may-sleep bit |
-//! | [`rwlock`] | `pthread_rwlock_t`: reader-preferring or writer-preferring |
-//! | [`spin`] | `pthread_spinlock_t`: test-and-test-and-set |
+//! | [`rwlock`] | `pthread_rwlock_t`: waitwise's one-word reader-writer lock ([`waitwise::mutex::RwWordRef`]), reader-preferring or writer-preferring |
+//! | [`spin`] | `pthread_spinlock_t`: test-and-test-and-set ([`waitwise::mutex::SpinLockRef`]) |
 //! | [`config`] | `WAITWISE_POLICY`, `WAITWISE_ALPHA`, `WAITWISE_BLOCK_NS`, read once at load by [`waitwise::env`] |
 //! | [`profile`] | `WAITWISE_PROFILE=PATH` (or `1`): per-object wait histograms written at exit |
 //! | [`real`] | the C library's own functions, for forwarded objects |
-//! | [`poll`] | `CLOCK_MONOTONIC` time, and the PAUSE poll of the semaphore, rwlock and spinlock |
+//! | [`poll`] | `CLOCK_MONOTONIC` time, the semaphore's PAUSE poll and the rwlock's clock |
 //! | [`time`] | absolute `timespec` deadlines |
 //! | [`cleanup`] | undoing a waiter's registrations when glibc unwinds it |
 //!

@@ -1,8 +1,9 @@
 //! `CLOCK_MONOTONIC` time for the interposer's own loops, and a PAUSE poll
-//! of a word on it: the semaphore's polling phase, the rwlock's polling
-//! and its absolute futex timeouts, and the spinlock's switch to yielding.
-//! (Mutexes, condition variables and barriers poll with the engine's
-//! polling phase, on waitwise's clock: modules `mutex`, `cond`, `barrier`.)
+//! of a word on it: the semaphore's polling phase, and the end of the
+//! rwlock's polling phase and its absolute futex timeouts. (Mutexes,
+//! condition variables and barriers poll with the engine's polling phase,
+//! on waitwise's clock: modules `mutex`, `cond`, `barrier`; the spin lock
+//! polls in `waitwise::mutex::SpinLockRef`.)
 
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -7,7 +7,7 @@
 //!
 //! ```text
 //!  offset  glibc name              here
-//!   0      __readers \             STATE, one 64-bit word (below); its low
+//!   0      __readers \             STATE, one 64-bit word ("Algorithm"); its low
 //!   4      __writers /             half, at offset 0, is the futex word
 //!   8      __wrphase_futex         0, unused
 //!  12      __writers_futex         0, unused
@@ -32,74 +32,20 @@
 //! on glibc 2.36: it survives locking, unlocking and destroy); a native lock
 //! keeps 0 there for life, so every call tells the two apart by that word.
 //!
-//! `STATE` (bit 0 is the lowest of the word at offset 0):
+//! # Algorithm
 //!
-//! ```text
-//!  bits 0-27   R: read locks held (at most MAX_READERS = 2^28 - 1, glibc's
-//!              limit too; one more is EAGAIN)
-//!  bit  28     WRITE_LOCKED
-//!  bit  29     WRITERS_WAIT: W > 0 (in the futex half for the readers of a
-//!              writer-preferring lock, whom waiting writers keep out)
-//!  bit  30     READERS_MAY_SLEEP: a reader may sleep on the futex
-//!  bit  31     WRITERS_MAY_SLEEP: a writer may sleep on the futex
-//!  bits 32-63  W: writers waiting for the lock (polling or sleeping)
-//! ```
-//!
-//! # Protocol
-//!
-//! - read lock: `R => R + 1` (one CAS) while not `WRITE_LOCKED` and, for a
-//!   writer-preferring lock, no `WRITERS_WAIT`. A reader-preferring lock
-//!   lets a reader in while only readers hold it, even if writers wait, so
-//!   a thread may take a read lock it already holds without deadlock.
-//! - write lock: `R = 0, !WRITE_LOCKED => WRITE_LOCKED` (one CAS); then
-//!   `__cur_writer` = the caller's thread id.
-//! - read unlock: `R => R - 1`; the last reader clears `WRITERS_MAY_SLEEP`
-//!   and, if it was set and `W > 0`, wakes one writer.
-//! - write unlock: clears `WRITE_LOCKED`; wakes every reader (clearing
-//!   `READERS_MAY_SLEEP`) if one may sleep and readers may now enter
-//!   (reader-preferring, or `W = 0`), and one writer (clearing
-//!   `WRITERS_MAY_SLEEP`) if one may sleep and `W > 0`.
-//! - a waiting reader polls (`alpha * B`, see "Waiting"), then sets
-//!   `READERS_MAY_SLEEP` and sleeps while the futex half is unchanged.
-//! - a waiting writer counts itself in `W` (setting `WRITERS_WAIT`), polls,
-//!   then sets `WRITERS_MAY_SLEEP` and sleeps while the futex half is
-//!   unchanged; woken, it polls again. Taking the lock takes it out of `W`
-//!   in the same CAS. A writer that was woken owes the other sleepers a
-//!   wake-up (the unlock cleared `WRITERS_MAY_SLEEP` and woke only it), as
-//!   in waitwise's TTAS mutex: it takes the lock with `WRITERS_MAY_SLEEP`
-//!   set while other writers wait, so that its unlock wakes the next.
-//! - a writer that gives up (its deadline passed, or glibc unwinds it)
-//!   leaves `W`, wakes the readers that it alone kept out (the last waiting
-//!   writer of a writer-preferring lock), and pays a wake-up it may owe:
-//!   one writer woken if the lock is free, else `WRITERS_MAY_SLEEP` set for
-//!   the holder's unlock.
-//!
-//! Readers and writers sleep on the same word with different futex bit
-//! sets (`FUTEX_WAIT_BITSET`), so a writer's wake-up goes to a writer and a
-//! readers' wake-up to every reader. Whether to wake comes from the value
-//! the unlocking CAS replaced: an unlock never reads or writes the lock
-//! after the CAS that lets a waiter go (that waiter may destroy the lock
-//! and free its memory at once); only the address goes to the kernel with
-//! the wake-up, which is harmless on freed memory (as in [`crate::sem`]).
-//! With nobody waiting, lock and unlock are one CAS each and no system
-//! call; with writers that only poll (`W > 0`, nobody asleep), none either.
-//!
-//! No lost wake-up: a waiter sleeps only while the futex half equals a value
-//! carrying its may-sleep bit (the kernel compares atomically). Every change
-//! that may let a waiter in (`R` to 0, `WRITE_LOCKED` or `WRITERS_WAIT`
-//! cleared) is a CAS on that word, which sees the bit and wakes (the bit
-//! cleared in the same CAS). Once a waker has cleared the bit, the word
-//! cannot come back to the value the waiter sleeps on unless some waiter
-//! sets the bit again, and that setting is seen by the next waker: every
-//! sleeper is either woken or covered by a bit that a later waker sees.
-//! Readers are woken all at once; a woken writer passes the wake-up on
-//! (above), and `W = 0` means no writer sleeps, so a stale
-//! `WRITERS_MAY_SLEEP` is cleared without a wake-up.
-//!
-//! Known limit: a writer behind a stream of overlapping readers of a
-//! reader-preferring lock (which starves it by that kind's definition) may
-//! find its sleeps refused often (the futex half changes with every
-//! reader), each refusal a system call.
+//! `STATE` is the state word of waitwise's reader-writer lock,
+//! [`RwWordRef`] (module `waitwise::mutex::rw_word`, checked by the loom
+//! models in `crates/waitwise/tests/loom_rw_word.rs`): read locks held, a
+//! write-locked bit, waiting writers and may-sleep bits in one 64-bit word
+//! whose low half is the futex. Its protocol, its wake-up rules (an unlock
+//! never touches the lock after the CAS that lets a waiter go, only its
+//! address reaches the kernel) and its memory orderings are documented
+//! there. `__flags` gives it its kind ([`RwKind`]). What is here is the
+//! layout, the forwarding of glibc's process-shared locks, POSIX's error
+//! semantics (`EDEADLK` from `__cur_writer`, `EAGAIN`, `ETIMEDOUT`,
+//! `EPERM`), and how a waiter polls, sleeps and wakes ([`RwlockWait`],
+//! [`FutexBitsets`]).
 //!
 //! # Waiting
 //!
@@ -109,64 +55,48 @@
 //! models, not a producer's next item. They poll by yielding
 //! (`sched_yield` between looks at the word, as the mutex does): a waiter
 //! neither pulls the word's cache line from the holders nor keeps its CPU
-//! from a preempted holder. Waits are not profiled yet
-//! ([`crate::profile::Kind`] has no rwlock kind).
+//! from a preempted holder. They sleep with `FUTEX_WAIT_BITSET` on the
+//! futex half, readers and writers with different bit sets, so a writer's
+//! wake-up goes to a writer and a readers' wake-up to every reader; the
+//! timeout is an absolute `CLOCK_MONOTONIC` time. Waits are not profiled
+//! yet ([`crate::profile::Kind`] has no rwlock kind).
 //!
 //! # Unwinding
 //!
 //! The lock functions are not cancellation points, but glibc may unwind a
 //! thread blocked in one (its signal handler calls `pthread_exit`, or it is
 //! cancelled asynchronously). A waiting writer registers a cleanup routine
-//! with glibc ([`crate::cleanup`]) for the span of its wait that leaves `W`
-//! and pays a wake-up it may owe, as a timed-out writer does (without it a
-//! dead writer would keep a writer-preferring lock closed to readers for
-//! good, or a consumed wake-up would leave the other writers asleep on a
-//! free lock). Whether it is in `W` is kept in the waiter's frame, updated
-//! next to each CAS, always on the side of giving back too little: an
-//! unwind that lands exactly between the CAS and that update (a few
-//! instructions) leaves the count behind rather than taking someone else's.
-//! A waiting reader registers nothing that needs undoing (a stale
-//! `READERS_MAY_SLEEP` costs one needless wake-up call) and is never handed
-//! a wake-up meant for someone else (readers are woken all at once), so it
-//! needs no cleanup. The waiting paths hold no value with a destructor (see
-//! the crate doc), and the futex system call and `sched_yield` are declared
-//! `C-unwind`.
+//! with glibc ([`crate::cleanup`]) for the span of its wait that runs
+//! [`WaitingWriter::abandon`]: it leaves `W` and pays a wake-up it may
+//! owe, as a timed-out writer does. A waiting reader registers nothing
+//! that needs undoing (see the algorithm's docs). The waiting paths hold
+//! no value with a destructor (see the crate doc), and the futex system
+//! call and `sched_yield` are declared `C-unwind`.
 //!
 //! # Memory ordering
 //!
-//! Taking the lock (either mode) is an Acquire CAS, every unlock a Release
-//! CAS: a writer's critical section happens before the next holder's, and
-//! each reader's before the next writer's (every reader's Release
-//! decrement heads a release sequence that the later RMWs on `STATE`
-//! continue, so the writer's Acquire CAS synchronizes with all of them).
-//! The waiters' announcements (`W`, the may-sleep bits) and a writer's
-//! giving up are Relaxed RMWs: they publish no data, and the wake-up
-//! protocol rests on `STATE`'s single modification order (a CAS compares
-//! against the value it read, so an announcement made from a value that a
-//! waker had already replaced fails and is redone) plus the kernel's own
-//! check of the futex half, not on ordering with other locations. Loads
-//! that only seed a CAS, and failed CASes, are Relaxed: the successful CAS
-//! is what orders.
-//!
-//! `__cur_writer` is written only by the write holder, inside its critical
-//! section (cleared before its Release CAS), and read by other threads only
-//! to compare against their own id, which they can find there only while
-//! they hold the write lock: Relaxed, as the mutex's `__owner`. `__flags`
-//! and `__shared` are Relaxed too: init (or a static initializer) writes
-//! them before the lock is shared, whatever shares it orders them, and they
-//! stay fixed for the lock's life; they guard no other data. `destroy`'s
-//! look at `STATE` is Relaxed: `EBUSY` is a best-effort diagnostic, as for
-//! the mutex.
+//! `STATE`'s orderings are the algorithm's. `__cur_writer` is written only
+//! by the write holder, inside its critical section (cleared before its
+//! Release CAS), and read by other threads only to compare against their
+//! own id, which they can find there only while they hold the write lock:
+//! Relaxed, as the mutex's `__owner`. `__flags` and `__shared` are Relaxed
+//! too: init (or a static initializer) writes them before the lock is
+//! shared, whatever shares it orders them, and they stay fixed for the
+//! lock's life; they guard no other data. `destroy`'s look at `STATE` is
+//! Relaxed: `EBUSY` is a best-effort diagnostic, as for the mutex.
 
 use crate::{cleanup, config, poll, time};
 use libc::{
     pthread_rwlock_t, pthread_rwlockattr_t, timespec, EAGAIN, EBUSY, EDEADLK, EINVAL, EPERM,
     ETIMEDOUT,
 };
-use std::cell::Cell;
 use std::ffi::{c_int, c_long, c_void, CStr};
 use std::mem::{align_of, offset_of, size_of};
-use std::sync::atomic::{compiler_fence, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use waitwise::mutex::{
+    ReadOutcome, RwKind, RwQueue, RwSlept, RwState, RwWait, RwWake, RwWordRef, TryRead,
+    WaitingWriter,
+};
 use waitwise::platform::thread::sched_yield;
 use waitwise::{Deadline, SyncKind};
 
@@ -246,17 +176,6 @@ unsafe fn forwarded(rw: *mut pthread_rwlock_t) -> bool {
     l.shared.load(Ordering::Relaxed) != 0
 }
 
-/// `R`'s bits.
-const R_MASK: u64 = (1 << 28) - 1;
-/// The most read locks held at once; one more is `EAGAIN`.
-const MAX_READERS: u64 = R_MASK;
-const WRITE_LOCKED: u64 = 1 << 28;
-const WRITERS_WAIT: u64 = 1 << 29;
-const READERS_MAY_SLEEP: u64 = 1 << 30;
-const WRITERS_MAY_SLEEP: u64 = 1 << 31;
-/// One writer in `W`.
-const W_ONE: u64 = 1 << 32;
-
 /// `__flags` of a writer-preferring lock (`PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP`).
 const KIND_WRITER_NONRECURSIVE: u32 = 2;
 
@@ -265,45 +184,28 @@ const READERS: u32 = 1;
 /// The futex bit set writers sleep with.
 const WRITERS: u32 = 2;
 
+/// The lock's kind, from `__flags`.
 #[inline(always)]
-fn readers(s: u64) -> u64 {
-    s & R_MASK
-}
-
-#[inline(always)]
-fn waiting_writers(s: u64) -> u64 {
-    s >> 32
-}
-
-/// Neither read- nor write-locked: a writer may take it.
-#[inline(always)]
-fn free(s: u64) -> bool {
-    s & (R_MASK | WRITE_LOCKED) == 0
-}
-
-/// A reader may take it (its count permitting).
-#[inline(always)]
-fn readable(s: u64, writer_preferring: bool) -> bool {
-    s & WRITE_LOCKED == 0 && !(writer_preferring && s & WRITERS_WAIT != 0)
-}
-
-/// The futex half of `s`.
-#[inline(always)]
-fn futex_value(s: u64) -> u32 {
-    s as u32
-}
-
-/// The lock's kind: whether it prefers writers.
-#[inline(always)]
-fn writer_preferring(l: &Lock) -> bool {
+fn kind(l: &Lock) -> RwKind {
     // Relaxed: fixed for the lock's life (module doc, "Memory ordering").
-    l.flags.load(Ordering::Relaxed) == KIND_WRITER_NONRECURSIVE
+    if l.flags.load(Ordering::Relaxed) == KIND_WRITER_NONRECURSIVE {
+        RwKind::WriterPreferring
+    } else {
+        RwKind::ReaderPreferring
+    }
 }
 
-/// The address of the futex half (STATE's low half).
+/// The algorithm over a native lock's `STATE`.
 #[inline(always)]
-fn futex_word(l: &Lock) -> *const u32 {
-    l.state.as_ptr() as *const u32
+fn view(l: &Lock) -> RwWordRef<'_> {
+    RwWordRef::new(&l.state, kind(l))
+}
+
+/// The address of the futex half (STATE's low half) of the state word at
+/// `word`.
+#[inline(always)]
+fn futex_word(word: *const AtomicU64) -> *const u32 {
+    word as *const u32
 }
 
 // ---------------------------------------------------------------------
@@ -387,22 +289,12 @@ macro_rules! glibc {
 // ---------------------------------------------------------------------
 // Futex operations on the futex half, with bit sets.
 
-/// How a sleep ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Slept {
-    /// Woken by a wake-up (or spuriously).
-    Woken,
-    /// Not asleep: the word had changed, or a signal handler ran.
-    Refused,
-    /// The deadline passed.
-    TimedOut,
-}
-
-/// Sleeps on `l`'s futex half while it equals `expected`, until woken for
-/// `bitset` or `deadline`. Holds no value with a destructor (no landing
-/// pads: an unwind may start at any of its instructions).
+/// Sleeps on the futex half of the state word at `word` while it equals
+/// `expected`, until woken for `bitset` or `deadline`. Holds no value with
+/// a destructor (no landing pads: an unwind may start at any of its
+/// instructions).
 #[inline(never)]
-fn sleep(l: &Lock, expected: u32, bitset: u32, deadline: Deadline) -> Slept {
+fn sleep(word: &AtomicU64, expected: u32, bitset: u32, deadline: Deadline) -> RwSlept {
     let end = deadline.remaining().map(|left| {
         let ns = poll::monotonic_ns()
             .saturating_add(u64::try_from(left.as_nanos()).unwrap_or(u64::MAX))
@@ -421,7 +313,7 @@ fn sleep(l: &Lock, expected: u32, bitset: u32, deadline: Deadline) -> Slept {
     let rc = unsafe {
         sys::syscall(
             libc::SYS_futex,
-            futex_word(l),
+            futex_word(word),
             libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
             expected,
             end_ptr,
@@ -430,18 +322,18 @@ fn sleep(l: &Lock, expected: u32, bitset: u32, deadline: Deadline) -> Slept {
         )
     };
     if rc == 0 {
-        return Slept::Woken;
+        return RwSlept::Woken;
     }
     // SAFETY: errno's slot is the calling thread's.
     match unsafe { *libc::__errno_location() } {
-        libc::ETIMEDOUT => Slept::TimedOut,
-        _ => Slept::Refused, // EAGAIN, EINTR
+        libc::ETIMEDOUT => RwSlept::TimedOut,
+        _ => RwSlept::Refused, // EAGAIN, EINTR
     }
 }
 
 /// Wakes up to `count` sleepers of `bitset` on the futex at `word`. Only the
-/// address reaches the kernel, so the lock may already be freed (module
-/// doc, "Protocol").
+/// address reaches the kernel, so the lock may already be freed (the
+/// algorithm's docs, "Protocol").
 fn wake(word: *const u32, count: c_int, bitset: u32) {
     // SAFETY: FUTEX_WAKE_BITSET reads no user memory: the kernel only
     // hashes the address (a private futex) and wakes sleepers queued on it.
@@ -458,37 +350,72 @@ fn wake(word: *const u32, count: c_int, bitset: u32) {
     };
 }
 
-fn wake_readers(word: *const u32) {
-    wake(word, c_int::MAX, READERS);
-}
+/// The algorithm's wake-ups as futex bit sets: every reader, or one
+/// writer.
+struct FutexBitsets;
 
-fn wake_writer(word: *const u32) {
-    wake(word, 1, WRITERS);
+impl RwWake for FutexBitsets {
+    #[inline]
+    fn wake(&self, word: *const AtomicU64, queue: RwQueue) {
+        match queue {
+            RwQueue::Readers => wake(futex_word(word), c_int::MAX, READERS),
+            RwQueue::Writers => wake(futex_word(word), 1, WRITERS),
+        }
+    }
 }
 
 // ---------------------------------------------------------------------
-// Polling.
+// Waiting.
 
-/// What a poller waits for.
-#[derive(Clone, Copy)]
-enum Want {
-    Read { writer_preferring: bool },
-    Write,
+/// How a contended rdlock or wrlock waits until its deadline (module doc,
+/// "Waiting"): yield-polling for the configured limit, then
+/// `FUTEX_WAIT_BITSET` sleeps. No destructor: a forced unwind may pass
+/// through its owner's frame.
+struct RwlockWait {
+    deadline: Deadline,
 }
 
-/// Polls STATE, yielding between looks, until `want` may succeed or the
+impl RwWake for RwlockWait {
+    #[inline]
+    fn wake(&self, word: *const AtomicU64, queue: RwQueue) {
+        FutexBitsets.wake(word, queue);
+    }
+}
+
+impl RwWait for RwlockWait {
+    /// At most the configured poll limit (`alpha * B`, the mutex kind's
+    /// `alpha`; module doc).
+    #[inline]
+    fn poll(&mut self, word: &AtomicU64, ready: impl FnMut(RwState) -> bool) {
+        let limit = self.deadline.cap_ns(config::poll_limit_ns(SyncKind::Mutex));
+        if limit > 0 {
+            poll_state(word, poll::end_after(limit), ready);
+        }
+    }
+
+    #[inline]
+    fn expired(&mut self) -> bool {
+        self.deadline.has_passed()
+    }
+
+    #[inline]
+    fn sleep(&mut self, lock: RwWordRef<'_>, expected: u32, queue: RwQueue) -> RwSlept {
+        let bitset = match queue {
+            RwQueue::Readers => READERS,
+            RwQueue::Writers => WRITERS,
+        };
+        sleep(lock.word(), expected, bitset, self.deadline)
+    }
+}
+
+/// Polls the state word, yielding between looks, until `ready` or the
 /// `CLOCK_MONOTONIC` time `end_ns`. No landing pads (as [`sleep`]).
 #[inline(never)]
-fn poll_state(state: &AtomicU64, end_ns: u64, want: Want) {
+fn poll_state(word: &AtomicU64, end_ns: u64, mut ready: impl FnMut(RwState) -> bool) {
     loop {
         // Relaxed: the poll only decides when to try the CAS, which is
         // what acquires.
-        let s = state.load(Ordering::Relaxed);
-        let ready = match want {
-            Want::Read { writer_preferring } => readable(s, writer_preferring),
-            Want::Write => free(s),
-        };
-        if ready {
+        if ready(RwState::from_bits(word.load(Ordering::Relaxed))) {
             return;
         }
         sched_yield();
@@ -498,52 +425,8 @@ fn poll_state(state: &AtomicU64, end_ns: u64, want: Want) {
     }
 }
 
-/// The polling phase of a wait until `deadline`: at most the configured
-/// poll limit (`alpha * B`, the mutex kind's `alpha`; module doc).
-#[inline]
-fn polling_phase(state: &AtomicU64, deadline: Deadline, want: Want) {
-    let limit = deadline.cap_ns(config::poll_limit_ns(SyncKind::Mutex));
-    if limit > 0 {
-        poll_state(state, poll::end_after(limit), want);
-    }
-}
-
 // ---------------------------------------------------------------------
 // Read locks.
-
-/// Why a read lock was not taken at once.
-enum TryRead {
-    Taken,
-    /// Write-locked, or writers wait on a writer-preferring lock; the
-    /// state seen.
-    Busy(u64),
-    /// `R` is at `MAX_READERS`.
-    Overflow,
-}
-
-/// One attempt at a read lock: `R => R + 1` while readable.
-#[inline(always)]
-fn try_read(l: &Lock, writer_preferring: bool) -> TryRead {
-    // Relaxed: a first guess for the CAS, which is what orders.
-    let mut s = l.state.load(Ordering::Relaxed);
-    loop {
-        if !readable(s, writer_preferring) {
-            return TryRead::Busy(s);
-        }
-        if readers(s) == MAX_READERS {
-            return TryRead::Overflow;
-        }
-        // Acquire: pairs with the last write unlock's Release. Failure
-        // Relaxed: the value is only the next guess.
-        match l
-            .state
-            .compare_exchange_weak(s, s + 1, Ordering::Acquire, Ordering::Relaxed)
-        {
-            Ok(_) => return TryRead::Taken,
-            Err(now) => s = now,
-        }
-    }
-}
 
 /// The body of the read locks: fast path, then `EDEADLK`, the deadline
 /// (`deadline()` is called only when the lock must be waited for, so a
@@ -559,244 +442,49 @@ unsafe fn rdlock(
 ) -> c_int {
     // SAFETY: caller's contract.
     let l = unsafe { lock(rw) };
-    let writer_preferring = writer_preferring(l);
-    match try_read(l, writer_preferring) {
+    match view(l).try_read() {
         TryRead::Taken => 0,
         TryRead::Overflow => EAGAIN,
-        TryRead::Busy(s) => read_contended(l, writer_preferring, s, deadline),
+        TryRead::Busy(s) => read_contended(l, s, deadline),
     }
 }
 
 #[cold]
 fn read_contended(
     l: &Lock,
-    writer_preferring: bool,
-    seen: u64,
+    seen: RwState,
     deadline: impl FnOnce() -> Result<Deadline, c_int>,
 ) -> c_int {
     // Relaxed: __cur_writer holds our id only while we hold the write lock
     // (module doc, "Memory ordering").
-    if seen & WRITE_LOCKED != 0 && l.cur_writer.load(Ordering::Relaxed) == crate::mutex::tid() {
+    if seen.write_locked() && l.cur_writer.load(Ordering::Relaxed) == crate::mutex::tid() {
         return EDEADLK;
     }
-    match deadline() {
-        Ok(d) => wait_read(l, writer_preferring, d),
-        Err(e) => e,
-    }
-}
-
-/// A reader's wait: poll, then announce (`READERS_MAY_SLEEP`) and sleep
-/// until readable; 0, `EAGAIN` or `ETIMEDOUT`.
-fn wait_read(l: &Lock, writer_preferring: bool, deadline: Deadline) -> c_int {
-    let want = Want::Read { writer_preferring };
-    polling_phase(&l.state, deadline, want);
-    loop {
-        match try_read(l, writer_preferring) {
-            TryRead::Taken => return 0,
-            TryRead::Overflow => return EAGAIN,
-            TryRead::Busy(s) => {
-                if deadline.has_passed() {
-                    return ETIMEDOUT;
-                }
-                let announced = s | READERS_MAY_SLEEP;
-                // Relaxed: an announcement (module doc, "Memory ordering");
-                // a failure means the word changed: look again.
-                if s & READERS_MAY_SLEEP == 0
-                    && l.state
-                        .compare_exchange(s, announced, Ordering::Relaxed, Ordering::Relaxed)
-                        .is_err()
-                {
-                    continue;
-                }
-                if sleep(l, futex_value(announced), READERS, deadline) == Slept::Woken {
-                    // A writer that did not sleep may have taken it again:
-                    // poll before sleeping again (as the writers do).
-                    polling_phase(&l.state, deadline, want);
-                }
-            }
-        }
+    let deadline = match deadline() {
+        Ok(d) => d,
+        Err(e) => return e,
+    };
+    match view(l).read_contended(&mut RwlockWait { deadline }) {
+        ReadOutcome::Taken => 0,
+        ReadOutcome::Overflow => EAGAIN,
+        ReadOutcome::TimedOut => ETIMEDOUT,
     }
 }
 
 // ---------------------------------------------------------------------
 // Write locks.
 
-/// A waiting writer, as its cleanup routine sees it.
-struct WriterWait<'a> {
-    lock: &'a Lock,
-    writer_preferring: bool,
-    /// Counted in `W`: the cleanup routine must leave it.
-    in_w: Cell<bool>,
-    /// May have been handed a wake-up it has not passed on yet (module
-    /// doc, "Protocol"): from just before each sleep until the sleep ends
-    /// without one, or the debt is paid.
-    owes: Cell<bool>,
-}
-
-impl WriterWait<'_> {
-    /// Sets a field the cleanup routine reads. The compiler fences keep
-    /// the store on its side of the neighbouring CAS for the routine, which
-    /// glibc may run from a signal handler at any instruction.
-    #[inline(always)]
-    fn record(cell: &Cell<bool>, value: bool) {
-        compiler_fence(Ordering::SeqCst);
-        cell.set(value);
-        compiler_fence(Ordering::SeqCst);
-    }
-
-    /// The wait: count in `W`, poll, sleep; returns whether the lock was
-    /// taken (else the deadline passed and the writer left).
-    fn wait(&self, deadline: Deadline) -> bool {
-        let state = &self.lock.state;
-        // Relaxed: a first guess for the CASes below.
-        let mut s = state.load(Ordering::Relaxed);
-        loop {
-            if free(s) {
-                // Acquire: pairs with the last unlock's Release. Failure
-                // Relaxed: the next guess.
-                match state.compare_exchange_weak(
-                    s,
-                    s | WRITE_LOCKED,
-                    Ordering::Acquire,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => return true,
-                    Err(now) => s = now,
-                }
-                continue;
-            }
-            if deadline.has_passed() {
-                return false; // a deadline already past: no need to count
-            }
-            // Count in W. Relaxed: an announcement (module doc, "Memory
-            // ordering"). W cannot overflow: it counts threads.
-            match state.compare_exchange_weak(
-                s,
-                (s + W_ONE) | WRITERS_WAIT,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(now) => s = now,
-            }
-        }
-        Self::record(&self.in_w, true);
-        polling_phase(state, deadline, Want::Write);
-        loop {
-            // Relaxed: a first guess for the CASes below.
-            let s = state.load(Ordering::Relaxed);
-            if free(s) {
-                // Leave W in the CAS that takes the lock; a writer that owes
-                // a wake-up keeps WRITERS_MAY_SLEEP for its unlock while
-                // other writers wait.
-                let owes = self.owes.get();
-                Self::record(&self.in_w, false);
-                let mut new = (s | WRITE_LOCKED) - W_ONE;
-                if waiting_writers(new) == 0 {
-                    new &= !(WRITERS_WAIT | WRITERS_MAY_SLEEP);
-                } else if owes {
-                    new |= WRITERS_MAY_SLEEP;
-                }
-                // Acquire: pairs with the last unlock's Release. Failure
-                // Relaxed: look again.
-                if state
-                    .compare_exchange(s, new, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    return true;
-                }
-                Self::record(&self.in_w, true);
-                continue;
-            }
-            if deadline.has_passed() {
-                let owes = self.owes.get();
-                Self::record(&self.in_w, false);
-                give_up(self.lock, self.writer_preferring, owes);
-                return false;
-            }
-            // Announce the sleep (this also pays a wake-up owed: the next
-            // unlock sees the bit). Relaxed: an announcement; a failure
-            // means the word changed: look again.
-            let announced = s | WRITERS_MAY_SLEEP;
-            if s & WRITERS_MAY_SLEEP == 0
-                && state
-                    .compare_exchange(s, announced, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_err()
-            {
-                continue;
-            }
-            Self::record(&self.owes, true);
-            if sleep(self.lock, futex_value(announced), WRITERS, deadline) == Slept::Woken {
-                // Woken: the lock was let go, but a writer that did not
-                // sleep may have taken it again; poll before sleeping again
-                // (as the mutex does). The wake-up is owed on.
-                polling_phase(state, deadline, Want::Write);
-            } else {
-                Self::record(&self.owes, false);
-            }
-        }
-    }
-}
-
-/// A waiting writer leaves without the lock (deadline passed, or glibc
-/// unwinds it): out of `W`; wakes the readers that only waiting writers
-/// kept out of a writer-preferring lock; and, if it `owes` a wake-up (it
-/// may have consumed the one that was to let a writer in), wakes one
-/// writer if the lock is free, else sets `WRITERS_MAY_SLEEP` for the
-/// holder's unlock, when other writers wait.
-fn give_up(l: &Lock, writer_preferring: bool, owes: bool) {
-    let word = futex_word(l);
-    // Relaxed: a first guess for the CAS.
-    let mut old = l.state.load(Ordering::Relaxed);
-    loop {
-        let mut new = old - W_ONE;
-        let others = waiting_writers(new) > 0;
-        if !others {
-            // No writer waits, none sleeps: the bit is stale.
-            new &= !(WRITERS_WAIT | WRITERS_MAY_SLEEP);
-        }
-        let readers_go =
-            writer_preferring && !others && old & WRITE_LOCKED == 0 && old & READERS_MAY_SLEEP != 0;
-        if readers_go {
-            new &= !READERS_MAY_SLEEP;
-        }
-        let writer_go = owes && others && free(new);
-        if writer_go {
-            new &= !WRITERS_MAY_SLEEP;
-        } else if owes && others {
-            new |= WRITERS_MAY_SLEEP;
-        }
-        // Relaxed: releases no data (module doc, "Memory ordering").
-        match l
-            .state
-            .compare_exchange_weak(old, new, Ordering::Relaxed, Ordering::Relaxed)
-        {
-            Ok(_) => {
-                if readers_go {
-                    wake_readers(word);
-                }
-                if writer_go {
-                    wake_writer(word);
-                }
-                return;
-            }
-            Err(now) => old = now,
-        }
-    }
-}
-
-/// The cleanup routine of a waiting writer that glibc unwinds: leaves `W`
-/// and pays a wake-up it may owe, as a timed-out writer does.
+/// The cleanup routine of a waiting writer that glibc unwinds
+/// ([`WaitingWriter::abandon`]): leaves `W` and pays a wake-up it may owe,
+/// as a timed-out writer does.
 ///
 /// # Safety
 ///
-/// `ctx` points at the live [`WriterWait`] of a wait of this thread.
+/// `ctx` points at the live [`WaitingWriter`] of a wait of this thread.
 unsafe extern "C" fn writer_unwound(ctx: *mut c_void) {
     // SAFETY: caller's contract.
-    let w = unsafe { &*(ctx as *const WriterWait<'_>) };
-    if w.in_w.get() {
-        give_up(w.lock, w.writer_preferring, w.owes.get());
-    }
+    let w = unsafe { &*(ctx as *const WaitingWriter<'_>) };
+    w.abandon(&FutexBitsets);
 }
 
 /// The body of the write locks: fast path, then `EDEADLK`, the deadline
@@ -812,7 +500,7 @@ unsafe fn wrlock(
 ) -> c_int {
     // SAFETY: caller's contract.
     let l = unsafe { lock(rw) };
-    if try_write(l) {
+    if view(l).try_write() {
         set_writer(l, crate::mutex::tid());
         return 0;
     }
@@ -826,51 +514,24 @@ fn set_writer(l: &Lock, me: u32) {
     l.cur_writer.store(me, Ordering::Relaxed);
 }
 
-/// Takes the lock for writing if it is free (whoever waits: a waiting
-/// writer may be overtaken, as with the mutex).
-#[inline(always)]
-fn try_write(l: &Lock) -> bool {
-    // Relaxed: a first guess for the CAS.
-    let mut s = l.state.load(Ordering::Relaxed);
-    while free(s) {
-        // Acquire: pairs with the last unlock's Release. Failure Relaxed:
-        // the next guess.
-        match l.state.compare_exchange_weak(
-            s,
-            s | WRITE_LOCKED,
-            Ordering::Acquire,
-            Ordering::Relaxed,
-        ) {
-            Ok(_) => return true,
-            Err(now) => s = now,
-        }
-    }
-    false
-}
-
 #[cold]
 fn write_contended(l: &Lock, deadline: impl FnOnce() -> Result<Deadline, c_int>) -> c_int {
     let me = crate::mutex::tid();
+    let rw = view(l);
     // Relaxed: __cur_writer holds our id only while we hold the write lock
-    // (module doc, "Memory ordering"); STATE's load is a guess.
-    if l.state.load(Ordering::Relaxed) & WRITE_LOCKED != 0
-        && l.cur_writer.load(Ordering::Relaxed) == me
-    {
+    // (module doc, "Memory ordering"); the state is a guess.
+    if rw.state().write_locked() && l.cur_writer.load(Ordering::Relaxed) == me {
         return EDEADLK;
     }
     let deadline = match deadline() {
         Ok(d) => d,
         Err(e) => return e,
     };
-    let w = WriterWait {
-        lock: l,
-        writer_preferring: writer_preferring(l),
-        in_w: Cell::new(false),
-        owes: Cell::new(false),
-    };
+    let w = WaitingWriter::new(rw);
+    let mut wait = RwlockWait { deadline };
     // SAFETY: `writer_unwound` takes this thread's live `w` (it outlives
     // the call) and never unwinds.
-    let taken = unsafe { cleanup::on_forced_unwind(&w, writer_unwound, || w.wait(deadline)) };
+    let taken = unsafe { cleanup::on_forced_unwind(&w, writer_unwound, || w.wait(&mut wait)) };
     if taken {
         set_writer(l, me);
         0
@@ -884,73 +545,13 @@ fn write_contended(l: &Lock, deadline: impl FnOnce() -> Result<Deadline, c_int>)
 
 /// Releases the write lock the caller holds.
 fn write_unlock(l: &Lock) -> c_int {
-    // Everything needed after the CAS is read before it (module doc,
-    // "Protocol").
-    let writer_preferring = writer_preferring(l);
-    let word = futex_word(l);
+    // The kind is read before the unlocking CAS (the algorithm reads
+    // nothing of the lock after it).
+    let rw = view(l);
     // Relaxed: cleared inside the critical section, before the Release CAS.
     l.cur_writer.store(0, Ordering::Relaxed);
-    // Relaxed: a first guess for the CAS.
-    let mut old = l.state.load(Ordering::Relaxed);
-    let (readers_go, writer_go) = loop {
-        let writers = waiting_writers(old) > 0;
-        let readers_go = old & READERS_MAY_SLEEP != 0 && (!writer_preferring || !writers);
-        let writer_go = old & WRITERS_MAY_SLEEP != 0 && writers;
-        let mut new = old & !(WRITE_LOCKED | WRITERS_MAY_SLEEP);
-        if readers_go {
-            new &= !READERS_MAY_SLEEP;
-        }
-        // Release: publishes the critical section. Failure Relaxed: the
-        // next guess.
-        match l
-            .state
-            .compare_exchange_weak(old, new, Ordering::Release, Ordering::Relaxed)
-        {
-            Ok(_) => break (readers_go, writer_go),
-            Err(now) => old = now,
-        }
-    };
-    // The lock is not touched again: only its address goes to the kernel.
-    if readers_go {
-        wake_readers(word);
-    }
-    if writer_go {
-        wake_writer(word);
-    }
+    rw.write_unlock(&FutexBitsets);
     0
-}
-
-/// Releases one read lock, `seen` a first guess at STATE. `EPERM` if none
-/// is held.
-fn read_unlock(l: &Lock, seen: u64) -> c_int {
-    let word = futex_word(l);
-    let mut old = seen;
-    loop {
-        if readers(old) == 0 {
-            return EPERM;
-        }
-        let mut new = old - 1;
-        let last = readers(old) == 1;
-        let writer_go = last && old & WRITERS_MAY_SLEEP != 0 && waiting_writers(old) > 0;
-        if last {
-            new &= !WRITERS_MAY_SLEEP;
-        }
-        // Release: publishes the reader's critical section to the next
-        // writer. Failure Relaxed: the next guess.
-        match l
-            .state
-            .compare_exchange_weak(old, new, Ordering::Release, Ordering::Relaxed)
-        {
-            Ok(_) => {
-                // Only the address goes to the kernel.
-                if writer_go {
-                    wake_writer(word);
-                }
-                return 0;
-            }
-            Err(now) => old = now,
-        }
-    }
 }
 
 // ---------------------------------------------------------------------
@@ -1009,9 +610,8 @@ pub unsafe extern "C-unwind" fn pthread_rwlock_destroy(rw: *mut pthread_rwlock_t
     }
     // SAFETY: caller's contract.
     let l = unsafe { lock(rw) };
-    // Relaxed: a best-effort EBUSY (module doc, "Memory ordering").
-    let s = l.state.load(Ordering::Relaxed);
-    if readers(s) != 0 || s & WRITE_LOCKED != 0 || waiting_writers(s) != 0 {
+    // A best-effort EBUSY (module doc, "Memory ordering").
+    if view(l).state().is_busy() {
         return EBUSY;
     }
     0
@@ -1048,7 +648,7 @@ pub unsafe extern "C-unwind" fn pthread_rwlock_tryrdlock(rw: *mut pthread_rwlock
     }
     // SAFETY: caller's contract.
     let l = unsafe { lock(rw) };
-    match try_read(l, writer_preferring(l)) {
+    match view(l).try_read() {
         TryRead::Taken => 0,
         TryRead::Busy(_) => EBUSY,
         TryRead::Overflow => EAGAIN,
@@ -1133,7 +733,7 @@ pub unsafe extern "C-unwind" fn pthread_rwlock_trywrlock(rw: *mut pthread_rwlock
     }
     // SAFETY: caller's contract.
     let l = unsafe { lock(rw) };
-    if try_write(l) {
+    if view(l).try_write() {
         set_writer(l, crate::mutex::tid());
         0
     } else {
@@ -1205,17 +805,21 @@ pub unsafe extern "C-unwind" fn pthread_rwlock_unlock(rw: *mut pthread_rwlock_t)
     }
     // SAFETY: caller's contract.
     let l = unsafe { lock(rw) };
-    // Relaxed: a first guess; a read holder never sees WRITE_LOCKED (no
-    // writer gets in while it holds), and a write holder sees its own.
-    let s = l.state.load(Ordering::Relaxed);
-    if s & WRITE_LOCKED != 0 {
+    let word = view(l);
+    // A first guess; a read holder never sees WRITE_LOCKED (no writer gets
+    // in while it holds), and a write holder sees its own.
+    let s = word.state();
+    if s.write_locked() {
         // Relaxed: module doc, "Memory ordering".
         if l.cur_writer.load(Ordering::Relaxed) == crate::mutex::tid() {
             return write_unlock(l);
         }
         return EPERM;
     }
-    read_unlock(l, s)
+    match word.read_unlock(s, &FutexBitsets) {
+        Ok(()) => 0,
+        Err(_) => EPERM,
+    }
 }
 
 // glibc's GLIBC_2.2.5 compatibility names, for programs linked against

@@ -163,6 +163,12 @@ pub enum RwKind {
 pub struct RwState(u64);
 
 impl RwState {
+    /// The state `bits` hold (for a front end's [`RwWait::poll`]).
+    #[inline(always)]
+    pub const fn from_bits(bits: u64) -> Self {
+        Self(bits)
+    }
+
     /// The raw word.
     #[inline(always)]
     pub fn bits(self) -> u64 {
