@@ -1,6 +1,6 @@
 //! [`WaitOptions`]: the per-object settings every primitive accepts — its
 //! waiting policy (default: the one for its [`SyncKind`]) and whether it
-//! records a wait-time profile — and [`LazyWaits`], their resolution on an
+//! records a wait-time profile — and `LazyWaits`, their resolution on an
 //! object's first wait.
 
 use crate::policy::{Policy, SyncKind};
