@@ -138,12 +138,21 @@ struct Batch {
     vertices: [AtomicU32; BATCH],
 }
 
+/// One vertex's shared state.
+struct Vertex {
+    /// Its tentative distance.
+    dist: AtomicU64,
+    /// The distance a helper relaxed all its edges from.
+    relaxed_from: AtomicU64,
+}
+
 /// State shared by the main thread and the helpers.
 struct Shared<'g> {
     graph: &'g Graph,
-    dist: Vec<AtomicU64>,
-    /// Per vertex: the distance a helper relaxed all its edges from.
-    relaxed_from: Vec<AtomicU64>,
+    /// Per vertex: its distance and its completion mark, side by side so
+    /// that the main thread's check of the mark hits the cache line its
+    /// check of the distance just brought in.
+    vertices: Vec<Vertex>,
     /// Per helper: the vertices handed to it.
     batches: Vec<Batch>,
     /// Per helper: its queued heap entries.
@@ -157,7 +166,7 @@ impl Shared<'_> {
     /// queues `(s, v)` with `queue` when `dist[v]` ends at `s`.
     #[inline]
     fn relax(&self, v: usize, s: u64, mut queue: impl FnMut(u64, u32)) {
-        let d = &self.dist[v];
+        let d = &self.vertices[v].dist;
         // Relaxed: module doc.
         if s <= d.load(Ordering::Relaxed) && s <= d.fetch_min(s, Ordering::Relaxed) {
             queue(s, v as u32);
@@ -171,8 +180,8 @@ impl Shared<'_> {
         let len = batch.len.load(Ordering::Relaxed) as usize;
         for slot in &batch.vertices[..len.min(BATCH)] {
             let x = slot.load(Ordering::Relaxed) as usize;
-            let dx = self.dist[x].load(Ordering::Relaxed);
-            if dx == UNREACHABLE || self.relaxed_from[x].load(Ordering::Relaxed) == dx {
+            let dx = self.vertices[x].dist.load(Ordering::Relaxed);
+            if dx == UNREACHABLE || self.vertices[x].relaxed_from.load(Ordering::Relaxed) == dx {
                 continue;
             }
             // Relaxed: counters read after the join.
@@ -188,7 +197,7 @@ impl Shared<'_> {
                 queued.fetch_add(local.len() as u64, Ordering::Relaxed);
             }
             // Release: the entries above before the mark (module doc).
-            self.relaxed_from[x].store(dx, Ordering::Release);
+            self.vertices[x].relaxed_from.store(dx, Ordering::Release);
             self.completed.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -264,8 +273,12 @@ pub fn with_helpers(
     let n = g.vertices();
     let shared = Shared {
         graph: g,
-        dist: (0..n).map(|_| AtomicU64::new(UNREACHABLE)).collect(),
-        relaxed_from: (0..n).map(|_| AtomicU64::new(UNREACHABLE)).collect(),
+        vertices: (0..n)
+            .map(|_| Vertex {
+                dist: AtomicU64::new(UNREACHABLE),
+                relaxed_from: AtomicU64::new(UNREACHABLE),
+            })
+            .collect(),
         batches: (0..helpers)
             .map(|_| Batch {
                 len: AtomicU32::new(0),
@@ -298,7 +311,11 @@ pub fn with_helpers(
     });
     stats.helper_started = shared.started.load(Ordering::Relaxed);
     stats.helper_completed = shared.completed.load(Ordering::Relaxed);
-    let dist = shared.dist.into_iter().map(AtomicU64::into_inner).collect();
+    let dist = shared
+        .vertices
+        .into_iter()
+        .map(|v| v.dist.into_inner())
+        .collect();
     (dist, stats, report)
 }
 
@@ -312,7 +329,7 @@ fn main_thread(sh: &Shared<'_>, source: usize, worker: &helper::Worker<'_>) -> S
     let progress = worker.progress();
     let mut settled = vec![false; n];
     let mut heap = BinaryHeap::new();
-    sh.dist[source].store(0, Ordering::Relaxed);
+    sh.vertices[source].dist.store(0, Ordering::Relaxed);
     heap.push(Reverse((0u64, source as u32)));
     // The phase published last; helpers have batch `phase` once it is out.
     let mut phase = 0u32;
@@ -333,7 +350,7 @@ fn main_thread(sh: &Shared<'_>, source: usize, worker: &helper::Worker<'_>) -> S
         settled[u] = true;
         stats.settled += 1;
         // Acquire: pairs with the helper's release mark (module doc).
-        if sh.relaxed_from[u].load(Ordering::Acquire) == k {
+        if sh.vertices[u].relaxed_from.load(Ordering::Acquire) == k {
             sh.drain(&mut heap, &mut drained, &mut stats.heap_pushes);
             stats.kept += 1;
         } else {
@@ -372,7 +389,7 @@ fn pop_current(
 ) -> Option<(u64, usize)> {
     while let Some(Reverse((k, u))) = heap.pop() {
         let u = u as usize;
-        if settled[u] || k > sh.dist[u].load(Ordering::Relaxed) {
+        if settled[u] || k > sh.vertices[u].dist.load(Ordering::Relaxed) {
             stats.stale_pops += 1;
             continue;
         }
