@@ -1,0 +1,171 @@
+//! Mutex starvation benchmark: how long a thread can be passed over, and
+//! how evenly the acquisitions are shared, for waitwise's mutexes against
+//! parking_lot (issue 14, "Bounded unfairness").
+//!
+//! ```text
+//! cargo run -p waitwise --release --example mutex_starvation [-- --threads 8 --ms 1000 --runs 3]
+//! taskset -c 0,1 cargo run ...   # the issue's 2 CPUs on a larger machine
+//! ```
+//!
+//! `--threads` threads each loop `lock; counter += 1; unlock` (a short
+//! critical section) for `--ms`. Each thread times every acquisition (the
+//! clock read before `lock` to the one after it) and keeps its longest;
+//! the figures per lock are the medians over `--runs` interleaved runs of:
+//!
+//! - *longest wait*: the longest single acquisition of any thread, ms;
+//! - *least/most served*: the fewest acquisitions of one thread over the
+//!   most (1 = perfectly even);
+//! - *throughput*: acquisitions per second, all threads, Mops/s.
+//!
+//! Ratios are against parking_lot in the same run. The issue's targets for
+//! the default `Mutex` (8 threads, 2 CPUs, 1 s): longest wait at most 2x
+//! parking_lot's, least/most served at least 0.8, throughput at or above
+//! parking_lot's. The clock reads around every acquisition slow every lock
+//! alike; the throughput here is not `mutex_bench`'s.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// A lock protecting a `u64`.
+trait BenchLock: Send + Sync + 'static {
+    fn new() -> Self;
+    fn incr(&self);
+    fn get(&self) -> u64;
+}
+
+impl<R: lock_api::RawMutex + Send + Sync + 'static> BenchLock for lock_api::Mutex<R, u64> {
+    fn new() -> Self {
+        lock_api::Mutex::new(0)
+    }
+    #[inline]
+    fn incr(&self) {
+        *self.lock() += 1;
+    }
+    fn get(&self) -> u64 {
+        *self.lock()
+    }
+}
+
+/// One run's figures.
+#[derive(Clone, Copy, Debug)]
+struct Figures {
+    longest_wait_ms: f64,
+    least_over_most: f64,
+    mops: f64,
+}
+
+/// `threads` threads contend for `dur`; per thread, acquisitions and the
+/// longest one.
+fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
+    let lock = Arc::new(L::new());
+    let stop = Arc::new(AtomicBool::new(false));
+    let start = Arc::new(Barrier::new(threads + 1));
+    let hs: Vec<_> = (0..threads)
+        .map(|_| {
+            let (lock, stop, start) = (lock.clone(), stop.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                let mut n = 0u64;
+                let mut longest = Duration::ZERO;
+                // Relaxed: the flag only ends the loop; results come back
+                // through `join`.
+                while !stop.load(Ordering::Relaxed) {
+                    let t = Instant::now();
+                    black_box(&*lock).incr();
+                    longest = longest.max(t.elapsed());
+                    n += 1;
+                }
+                (n, longest)
+            })
+        })
+        .collect();
+    start.wait();
+    let t = Instant::now();
+    std::thread::sleep(dur);
+    // Relaxed: see the load; `join` orders the results.
+    stop.store(true, Ordering::Relaxed);
+    let per: Vec<(u64, Duration)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    let secs = t.elapsed().as_secs_f64();
+    let total: u64 = per.iter().map(|p| p.0).sum();
+    assert_eq!(lock.get(), total, "mutual exclusion violated");
+    let most = per.iter().map(|p| p.0).max().unwrap_or(0).max(1);
+    let least = per.iter().map(|p| p.0).min().unwrap_or(0);
+    Figures {
+        longest_wait_ms: per
+            .iter()
+            .map(|p| p.1.as_secs_f64() * 1e3)
+            .fold(0.0, f64::max),
+        least_over_most: least as f64 / most as f64,
+        mops: total as f64 / secs / 1e6,
+    }
+}
+
+struct Candidate {
+    name: &'static str,
+    run: fn(usize, Duration) -> Figures,
+}
+
+fn candidate<L: BenchLock>(name: &'static str) -> Candidate {
+    Candidate {
+        name,
+        run: run::<L>,
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let threads: usize = arg(&args, "--threads").unwrap_or(8);
+    let dur = Duration::from_millis(arg(&args, "--ms").unwrap_or(1000));
+    let runs: usize = arg::<usize>(&args, "--runs").unwrap_or(3).max(1);
+
+    type Pl = lock_api::Mutex<parking_lot::RawMutex, u64>;
+    let cands = [
+        candidate::<waitwise::mutex::Mutex<u64>>("waitwise::Mutex"),
+        candidate::<waitwise::mutex::TicketMutex<u64>>("TicketMutex"),
+        candidate::<waitwise::mutex::McsMutex<u64>>("McsMutex"),
+        candidate::<Pl>("parking_lot"),
+    ];
+    // Interleaved runs (run 1 of each, then run 2 of each, ...): machine
+    // drift hits all alike.
+    let mut figs: Vec<Vec<Figures>> = vec![Vec::new(); cands.len()];
+    for _ in 0..runs {
+        for (i, c) in cands.iter().enumerate() {
+            figs[i].push((c.run)(threads, dur));
+        }
+    }
+    let med = |i: usize, f: fn(&Figures) -> f64| median(figs[i].iter().map(f).collect());
+    let pl = cands.len() - 1;
+    let (pl_wait, pl_mops) = (med(pl, |f| f.longest_wait_ms), med(pl, |f| f.mops));
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!(
+        "{threads} threads on {cpus} CPUs, {} ms per run, medians of {runs} interleaved runs\n",
+        dur.as_millis()
+    );
+    println!("| mutex | longest wait ms | vs parking_lot | least/most served | Mops/s | vs parking_lot |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (i, c) in cands.iter().enumerate() {
+        let wait = med(i, |f| f.longest_wait_ms);
+        let mops = med(i, |f| f.mops);
+        println!(
+            "| {} | {wait:.2} | {:.2}x | {:.2} | {mops:.2} | {:.2}x |",
+            c.name,
+            wait / pl_wait,
+            med(i, |f| f.least_over_most),
+            mops / pl_mops
+        );
+    }
+}
