@@ -125,8 +125,15 @@ pub fn validate(args: &HelpersArgs) -> anyhow::Result<()> {
             anyhow::bail!("--family {f:?}: not a graph family; choose from grid, random, rmat");
         }
     }
-    let waits = helper_waits();
-    super::check_only(&args.wait, waits.iter().map(|w| w.name), "helper wait")?;
+    let waits: Vec<&str> = helper_waits().iter().map(|w| w.name).collect();
+    for w in &args.wait {
+        if !waits.iter().any(|n| n.contains(w.as_str())) {
+            anyhow::bail!(
+                "--wait {w:?} matches no helper wait; each --wait must be part of one of: {}",
+                waits.join(", ")
+            );
+        }
+    }
     args.output.validate()
 }
 
