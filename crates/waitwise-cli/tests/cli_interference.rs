@@ -59,3 +59,67 @@ fn an_unknown_mechanism_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("warp-drive"));
 }
+
+/// `s//inf`'s normalized runtime on a simulated barrier for a poller with
+/// the given `simulate` options.
+fn spin_runtime(extra: &[&str]) -> f64 {
+    let mut args = vec![
+        "simulate",
+        "--processors",
+        "4",
+        "--kind",
+        "barrier",
+        "--threads-per-context",
+        "1",
+        "--iterations",
+        "30",
+        "--algorithms",
+        "s//inf",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let out = waitwise().args(&args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["report"]["algorithm"]
+                .as_str()
+                .is_some_and(|a| a.contains("inf"))
+        })
+        .and_then(|r| r["report"]["normalized_runtime"].as_f64())
+        .unwrap_or_else(|| panic!("no s//inf row in {v}"))
+}
+
+#[test]
+fn the_simulator_charges_pollers_their_mechanisms_interference() {
+    let full_share = spin_runtime(&[]);
+    let spin = spin_runtime(&["--poll-mechanism", "spin"]);
+    let delay = spin_runtime(&["--poll-mechanism", "delay-miss"]);
+    assert!(
+        full_share > spin && spin > delay,
+        "{full_share} {spin} {delay}"
+    );
+    let dir = std::env::temp_dir().join(format!("ww-interf-{}.json", std::process::id()));
+    std::fs::write(&dir, r#"{"sibling_slowdown_factors": [["pause", 1.0]]}"#).unwrap();
+    let from_file = spin_runtime(&[
+        "--poll-mechanism",
+        "pause",
+        "--interference",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(from_file < spin, "{from_file} {spin}");
+    let _ = std::fs::remove_file(&dir);
+    let out = waitwise()
+        .args(["simulate", "--poll-mechanism", "warp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

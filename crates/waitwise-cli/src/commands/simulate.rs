@@ -12,6 +12,7 @@ use serde::Serialize;
 use waitwise_bench::experiments::{ExperimentOutput, RenderedChart};
 use waitwise_bench::export::{Cell, Column, Table};
 use waitwise_model::algorithm::WaitingAlgorithm;
+use waitwise_model::simulator::interference::{SiblingSlowdowns, FULL_SHARE_SLOWDOWN};
 use waitwise_model::simulator::{
     benchmark, MachineConfig, SimConfig, SimRow, SyncKind, Throughput, WorkloadConfig,
     ALEWIFE_BLOCK_CYCLES, ALEWIFE_SPIN_TIMEOUT_CYCLES, ALEWIFE_SWITCH_CYCLES,
@@ -76,6 +77,16 @@ pub struct SimulateArgs {
     /// Seed of every random draw.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The pollers' waiting mechanism (spin, pause, backoff, yield, block,
+    /// umwait, tpause, mwaitx, delay-*): a poller slows the threads sharing
+    /// its processor by that mechanism's sibling slowdown factor (seeds 000
+    /// and 002, or --interference). Unset: a poller takes a full share.
+    #[arg(long, value_name = "NAME")]
+    pub poll_mechanism: Option<String>,
+    /// Take --poll-mechanism's factor from this `waitwise interference
+    /// --json` result (measured on an SMT sibling).
+    #[arg(long, value_name = "FILE", requires = "poll_mechanism")]
+    pub interference: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -139,6 +150,31 @@ fn algorithms(names: &[String], beta: f64) -> anyhow::Result<Vec<WaitingAlgorith
     Ok(out)
 }
 
+/// The pollers' sibling slowdown factor: `--poll-mechanism`'s, from the
+/// seeds or the `--interference` file; a full share without it.
+fn poll_slowdown(args: &SimulateArgs) -> anyhow::Result<f64> {
+    let Some(m) = &args.poll_mechanism else {
+        return Ok(FULL_SHARE_SLOWDOWN);
+    };
+    let factors = match &args.interference {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| anyhow::anyhow!("--interference {}: {e}", path.display()))?;
+            SiblingSlowdowns::from_interference_json(&text)
+                .map_err(|e| anyhow::anyhow!("--interference {}: {e}", path.display()))?
+        }
+        None => SiblingSlowdowns::seed_defaults(),
+    };
+    factors.factor(m).ok_or_else(|| {
+        let known: Vec<&str> = factors.mechanisms().collect();
+        anyhow::anyhow!(
+            "--poll-mechanism {m:?}: no sibling slowdown factor in {} (known: {})",
+            factors.source,
+            known.join(", ")
+        )
+    })
+}
+
 /// Checks the sizes and builds the settings.
 pub fn settings(args: &SimulateArgs) -> anyhow::Result<SimulateSettings> {
     let machine = MachineConfig {
@@ -146,6 +182,7 @@ pub fn settings(args: &SimulateArgs) -> anyhow::Result<SimulateSettings> {
         contexts: args.contexts,
         block_cost: args.block_cost,
         switch_cost: args.switch_cost,
+        poll_slowdown: poll_slowdown(args)?,
     };
     let kinds = match args.kind {
         KindArg::ProducerConsumer => vec![SyncKind::ProducerConsumer],
@@ -313,6 +350,10 @@ impl ExperimentOutput for SimulateResult {
             t.wall_seconds,
             t.sync_events_per_second / 1e6
         )];
+        n.push(format!(
+            "A poller slows the threads sharing its processor by a factor {:.3} (its mechanism's sibling slowdown; 2 is a full share, Lim & Agarwal's model; set with --poll-mechanism and --interference).",
+            self.settings.machine.poll_slowdown
+        ));
         let mut groups: Vec<(&str, u32)> = self
             .rows
             .iter()

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::interference::FULL_SHARE_SLOWDOWN;
 use crate::algorithm::WaitingAlgorithm;
 use crate::distribution::WaitDistribution;
 use crate::error::{ModelError, Result};
@@ -32,6 +33,16 @@ pub struct MachineConfig {
     pub block_cost: f64,
     /// Cost of switching the processor to a different loaded thread, cycles.
     pub switch_cost: f64,
+    /// How much a polling thread slows the jobs sharing its processor: the
+    /// sibling slowdown factor of the polling mechanism (>= 1; see
+    /// [`super::interference`]). [`FULL_SHARE_SLOWDOWN`] (2: a poller
+    /// takes a full share) by default.
+    #[serde(default = "full_share_slowdown")]
+    pub poll_slowdown: f64,
+}
+
+fn full_share_slowdown() -> f64 {
+    FULL_SHARE_SLOWDOWN
 }
 
 impl Default for MachineConfig {
@@ -42,6 +53,7 @@ impl Default for MachineConfig {
             contexts: 4,
             block_cost: ALEWIFE_BLOCK_CYCLES,
             switch_cost: ALEWIFE_SWITCH_CYCLES,
+            poll_slowdown: FULL_SHARE_SLOWDOWN,
         }
     }
 }
@@ -173,6 +185,9 @@ impl SimConfig {
         }
         if !(m.switch_cost.is_finite() && m.switch_cost >= 0.0) {
             return bad("switch_cost must be finite and >= 0");
+        }
+        if !(m.poll_slowdown.is_finite() && m.poll_slowdown >= 1.0) {
+            return bad("poll_slowdown must be finite and >= 1");
         }
         if self.threads == 0 {
             return bad("threads must be >= 1");

@@ -106,7 +106,11 @@ impl<'a> Sim<'a> {
         let p = cfg.machine.processors;
         let beta = cfg.algorithm.beta();
         let procs = (0..p)
-            .map(|_| Processor::new(cfg.machine.contexts, beta))
+            // A poller's weight (f - 1) / beta, as Processor::new's 1 / beta'.
+            .map(|_| {
+                let w = super::interference::poll_weight(cfg.machine.poll_slowdown, beta);
+                Processor::new(cfg.machine.contexts, 1.0 / w)
+            })
             .collect();
         let threads = (0..cfg.threads)
             .map(|i| Thread {

@@ -13,6 +13,7 @@
 //! | `engine.rs` | the event queue (binary heap) and the event handlers |
 //! | `machine.rs` | processors, contexts, run and ready queues, waiting mechanisms and their costs |
 //! | `workload.rs` | the barrier, producer-consumer ring and mutexes |
+//! | [`interference`] | what a poller costs its neighbours: sibling slowdown factors per mechanism |
 //! | `report.rs` | [`SimReport`], [`SimRow`], [`Throughput`] |
 //! | `table.rs` | [`table`]: the matched/unmatched x algorithm grid |
 //!
@@ -29,6 +30,7 @@
 
 mod config;
 mod engine;
+pub mod interference;
 mod machine;
 mod report;
 mod table;
