@@ -940,14 +940,14 @@ pub fn report_section(size: Size) -> Section {
     let cfg = size.pick(Config::quick, Config::full, Config::tiny);
     let full = if size == Size::Full { " --full" } else { "" };
     section(
-        "Helper threads (seed 000 section 4.4, seed 001 part II)",
+        "Helper threads (Anastopoulos & Koziris 2008, section 4.4; Anastopoulos 2009, part II)",
         "helpers",
         "Each application serially and with helper threads under each helper wait: SPR (speculative precomputation: \
          one helper a phase ahead prefetches what the worker will read) for sparse matrix-vector multiply, blocked \
          LU and blocked transitive closure, and Dijkstra with helpers speculatively relaxing the next minimum \
          vertices (atomic fetch-min in place of transactional memory). Speed-up is serial time over helper time per \
          run; interference is the worker's time with a helper that only waits over serial; NAS BT is not ported.",
-        &format!("cargo run --release -- helpers{full}"),
+        &format!("waitwise helpers{full}"),
         || run(&cfg),
     )
 }
