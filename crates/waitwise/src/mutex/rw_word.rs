@@ -209,7 +209,8 @@ impl RwState {
     /// A reader of a lock of `kind` may take it (its count permitting).
     #[inline(always)]
     pub fn readable(self, kind: RwKind) -> bool {
-        !self.write_locked() && !(kind == RwKind::WriterPreferring && self.0 & WRITERS_WAIT != 0)
+        let writers_keep_out = kind == RwKind::WriterPreferring && self.0 & WRITERS_WAIT != 0;
+        !self.write_locked() && !writers_keep_out
     }
 
     /// The futex half: what a sleeper compares.
