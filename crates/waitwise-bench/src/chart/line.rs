@@ -1,4 +1,6 @@
-//! Line charts: one line per [`Series`], linear or logarithmic axes.
+//! Line charts: one line per [`Series`], linear or logarithmic axes; points
+//! that are medians may carry whiskers (the median's 95% CI) through
+//! [`LineChart::to_svg_with_intervals`].
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
@@ -68,7 +70,36 @@ impl LineChart {
     /// [`ChartError::Draw`] if plotters fails, which writing to a string
     /// should not.
     pub fn to_svg(&self) -> Result<String, ChartError> {
+        self.to_svg_with_intervals(&[])
+    }
+
+    /// Like [`to_svg`](Self::to_svg), with vertical whiskers: `intervals[i]`
+    /// holds `(x, low, high)` for points of series `i`, the ends of the
+    /// point's 95% CI (of the median, when the points are medians). Series
+    /// without an entry, and whiskers with an end that cannot be drawn, get
+    /// none.
+    ///
+    /// # Errors
+    /// As [`to_svg`](Self::to_svg).
+    pub fn to_svg_with_intervals(
+        &self,
+        intervals: &[Vec<(f64, f64, f64)>],
+    ) -> Result<String, ChartError> {
         let drawable = |v: f64, log: bool| v.is_finite() && (!log || v > 0.0);
+        let whiskers: Vec<Vec<(f64, f64, f64)>> = intervals
+            .iter()
+            .map(|ends| {
+                ends.iter()
+                    .copied()
+                    .filter(|&(x, lo, hi)| {
+                        drawable(x, self.x_log)
+                            && drawable(lo, self.y_log)
+                            && drawable(hi, self.y_log)
+                            && lo <= hi
+                    })
+                    .collect()
+            })
+            .collect();
         let mut skipped = 0usize;
         let lines: Vec<Vec<(f64, f64)>> = self
             .series
@@ -88,7 +119,8 @@ impl LineChart {
 
         let all = || lines.iter().flatten();
         let x_bounds = min_max(all().map(|p| p.0));
-        let y_bounds = min_max(all().map(|p| p.1));
+        let whisker_ends = whiskers.iter().flatten().flat_map(|&(_, lo, hi)| [lo, hi]);
+        let y_bounds = min_max(all().map(|p| p.1).chain(whisker_ends));
         let (x_lo, x_hi) = x_bounds.unwrap_or((f64::NAN, f64::NAN));
         let (y_lo, y_hi) = y_bounds.unwrap_or((f64::NAN, f64::NAN));
 
@@ -100,6 +132,9 @@ impl LineChart {
                 "not finite"
             };
             notes.push(format!("{skipped} point(s) not shown: {why}"));
+        }
+        if whiskers.iter().any(|w| !w.is_empty()) {
+            notes.push("whiskers: 95% CI of the median".to_owned());
         }
         let entries: Vec<LegendEntry> = self
             .series
@@ -120,6 +155,7 @@ impl LineChart {
                 x_label: &self.x_label,
                 y_label: &self.y_label,
                 lines: &lines,
+                whiskers: &whiskers,
             };
             match (self.x_log, self.y_log) {
                 (false, false) => {
@@ -156,6 +192,8 @@ struct Axes<'a> {
     x_label: &'a str,
     y_label: &'a str,
     lines: &'a [Vec<(f64, f64)>],
+    /// Per series, `(x, low, high)` of each whisker, all drawable.
+    whiskers: &'a [Vec<(f64, f64, f64)>],
 }
 
 impl Axes<'_> {
@@ -219,6 +257,26 @@ impl Axes<'_> {
             }
             .map_err(ChartError::draw)?;
         }
+        for (i, ends) in self.whiskers.iter().enumerate() {
+            let ink = series_color(i).stroke_width(1);
+            chart
+                .draw_series(ends.iter().map(|&(x, lo, _)| {
+                    // A vertical line with 4-pixel caps at both ends.
+                    EmptyElement::at((x, lo)) + PathElement::new(vec![(-4, 0), (4, 0)], ink)
+                }))
+                .map_err(ChartError::draw)?;
+            chart
+                .draw_series(
+                    ends.iter()
+                        .map(|&(x, lo, hi)| PathElement::new(vec![(x, lo), (x, hi)], ink)),
+                )
+                .map_err(ChartError::draw)?;
+            chart
+                .draw_series(ends.iter().map(|&(x, _, hi)| {
+                    EmptyElement::at((x, hi)) + PathElement::new(vec![(-4, 0), (4, 0)], ink)
+                }))
+                .map_err(ChartError::draw)?;
+        }
         Ok(())
     }
 }
@@ -226,6 +284,29 @@ impl Axes<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn medians_carry_whiskers() {
+        let c = chart(
+            false,
+            false,
+            vec![Series {
+                name: "Barrier".into(),
+                points: vec![(0.0, 10.0), (5.0, 12.0)],
+            }],
+        );
+        let plain = c.to_svg().unwrap();
+        assert_eq!(plain, c.to_svg_with_intervals(&[]).unwrap());
+        let svg = c
+            .to_svg_with_intervals(&[vec![(0.0, 9.0, 11.0), (5.0, 11.0, f64::NAN)]])
+            .unwrap();
+        assert!(svg.contains("whiskers:") && !plain.contains("whiskers"));
+        // One drawable whisker: a line and two caps.
+        assert_eq!(
+            svg.matches("<polyline").count(),
+            plain.matches("<polyline").count() + 3
+        );
+    }
 
     fn chart(x_log: bool, y_log: bool, series: Vec<Series>) -> LineChart {
         LineChart {

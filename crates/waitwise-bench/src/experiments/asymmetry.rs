@@ -366,16 +366,29 @@ impl ExperimentOutput for AsymmetryResult {
             "Barrier loop under asymmetry: {} iterations, heavy thread {} units",
             self.config.iterations, self.config.heavy_units
         );
+        let intervals: Vec<Vec<(f64, f64, f64)>> = self
+            .rows
+            .iter()
+            .map(|r| {
+                r.points
+                    .iter()
+                    .filter_map(|p| {
+                        let s = p.total_ms?;
+                        Some((p.light_units as f64, s.median_ci95_low, s.median_ci95_high))
+                    })
+                    .collect()
+            })
+            .collect();
         let chart = LineChart {
             title: title.clone(),
             x_label: "light thread's load (units of work per iteration)".into(),
-            y_label: "total time (ms)".into(),
+            y_label: "total time (ms, median)".into(),
             x_log: false,
             y_log: false,
             series,
         };
         chart
-            .to_svg()
+            .to_svg_with_intervals(&intervals)
             .ok()
             .map(|svg| RenderedChart {
                 caption: title,
