@@ -73,11 +73,12 @@ pub enum Finding {
         /// The default waiting's median runtime, ms.
         default_ms: f64,
     },
-    /// How often the cost model orders two policies as measured.
+    /// How often the measurement orders two policies as the cost model does.
     ModelOrdering {
-        /// Pairs of policies the model and the measurement order alike.
+        /// Of the `decided` pairs, those measured in the model's order or
+        /// tied within noise.
         concordant: usize,
-        /// Pairs whose measured order is beyond noise.
+        /// Policy pairs whose predicted costs differ by more than 10%.
         decided: usize,
         /// Wait-time laws and scales checked.
         cells: usize,
@@ -179,8 +180,9 @@ impl fmt::Display for Finding {
                 cells,
             } => write!(
                 f,
-                "The cost model (Lim & Agarwal 1993) orders policies as measured in {concordant} of {decided} pairs \
-                 whose measured order is beyond noise, over {cells} wait-time laws and scales."
+                "Of {decided} pairs of waiting policies whose costs the model (Lim & Agarwal 1993) predicts more than \
+                 10% apart, {concordant} are measured in the predicted order or tied within noise, over {cells} \
+                 wait-time laws and scales."
             ),
             Finding::HardwareWaitsMissing { mechanisms } => write!(
                 f,
