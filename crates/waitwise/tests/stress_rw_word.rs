@@ -86,7 +86,7 @@ const YIELD_EVERY: u64 = 8;
 
 /// Yields while holding, every [`YIELD_EVERY`]-th time.
 fn hold(i: u64) {
-    if i % YIELD_EVERY == 0 {
+    if i.is_multiple_of(YIELD_EVERY) {
         std::thread::yield_now();
     }
 }
