@@ -393,13 +393,16 @@ fn main() {
     println!("|---|---:|---:|---:|---:|");
     for (label, iters) in [("scope, empty", 0u64), ("scope, ~1 µs", 1000)] {
         let t = args.tasks;
+        // From inside the pool, as rayon's scope runs its closure.
         let ww = rate(t, || {
-            pool.scope(|sc| {
-                for _ in 0..t {
-                    sc.spawn(move || {
-                        work(iters);
-                    });
-                }
+            pool.install(|| {
+                pool.scope(|sc| {
+                    for _ in 0..t {
+                        sc.spawn(move || {
+                            work(iters);
+                        });
+                    }
+                })
             })
         });
         let ry = rate(t, || {
@@ -430,7 +433,7 @@ fn main() {
     for (label, iters) in [("join tree, empty", 0u64), ("join tree, ~1 µs", 1000)] {
         let t = args.tasks;
         let ww = rate(t, || {
-            black_box(pool_join_tree(&pool, t, iters));
+            black_box(pool.install(|| pool_join_tree(&pool, t, iters)));
         });
         let ry = rate(t, || {
             rayon_pool.install(|| black_box(rayon_join_tree(t, iters)));

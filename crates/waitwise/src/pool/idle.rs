@@ -16,8 +16,11 @@
 //!  RUNNING --queue empty: word = IDLE, set bit--> IDLE
 //!  IDLE --re-check finds work, bit still set: clear it--> RUNNING
 //!  IDLE --a submitter clears the bit, fills the mailbox, word = NOTIFIED--> NOTIFIED
-//!  NOTIFIED --the worker takes the mailbox, word = RUNNING--> RUNNING
+//!  NOTIFIED --the worker takes the mailbox and runs (the word stays NOTIFIED)--> running
 //! ```
+//!
+//! A running worker's word holds `RUNNING` or `NOTIFIED`; either means
+//! the same, and the next idle wait stores `IDLE` before its bit is set.
 //!
 //! The mailbox belongs to whoever holds the worker's claim: the submitter
 //! between its successful claim and its `NOTIFIED` store, the worker after
@@ -49,8 +52,9 @@ use std::ops::Range;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::shim::{AtomicU64, Ordering};
 
-/// The worker is running a task or looking for one; its bit is clear and
-/// nobody else touches its mailbox.
+/// The worker is running a task or looking for one (after a re-check took
+/// it back; after a wake-up the word keeps [`NOTIFIED`]); its bit is clear
+/// and nobody else touches its mailbox.
 pub const RUNNING: u32 = 0;
 /// The worker waits idle; its bit is set (or was just cleared by a
 /// claimer that will store [`NOTIFIED`]).
@@ -235,7 +239,8 @@ impl<T: Send> Idle<T> {
     /// `SeqCst` before the publisher's [`Idle::wake_one_to_look`], or
     /// shutdown); it must read with `SeqCst` (module doc).
     ///
-    /// Called only by worker `i`, from [`RUNNING`].
+    /// Called only by worker `i`, while it runs ([`RUNNING`] or
+    /// [`NOTIFIED`]).
     pub fn idle_wait(&self, i: usize, policy: &Policy, recheck: impl FnOnce() -> bool) -> Wake<T> {
         let slot = &self.slots[i];
         // RUNNING => IDLE. Relaxed: the SeqCst bit RMW below orders it
@@ -252,8 +257,10 @@ impl<T: Send> Idle<T> {
             .word
             .wait_until(policy, Deadline::NEVER, |v| v == NOTIFIED);
         debug_assert!(!out.timed_out());
-        // NOTIFIED => RUNNING: the mailbox is ours until we set the bit again.
-        slot.word.value().store(RUNNING, Ordering::Relaxed);
+        // NOTIFIED => running. The word keeps NOTIFIED (nobody reads the
+        // state of a running worker, and the next idle_wait stores IDLE
+        // first): no store here, so the wake-up costs the line one fewer
+        // transfer. The mailbox is ours until we set the bit again.
         // SAFETY: we hold the claim (we saw NOTIFIED with Acquire, which
         // the claimer's SeqCst store released after its mailbox write), and
         // no claimer can reach the mailbox until our bit is set again.

@@ -154,6 +154,37 @@ impl ThreadPool {
         }
     }
 
+    /// Runs `f` on a worker of this pool and returns its result (at once,
+    /// on the calling thread, when that is a worker already), so that the
+    /// tasks `f` spawns or joins are submitted from inside the pool, as
+    /// rayon's `install` does. A panic in `f` is resumed here.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = waitwise::pool::ThreadPool::new(2).unwrap();
+    /// let v: Vec<u64> = (1..=100).collect();
+    /// let total = pool.install(|| {
+    ///     let (a, b) = pool.join(|| v[..50].iter().sum::<u64>(), || v[50..].iter().sum::<u64>());
+    ///     a + b
+    /// });
+    /// assert_eq!(total, 5050);
+    /// ```
+    pub fn install<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
+        if self.inner.is_current_worker() {
+            return f();
+        }
+        let mut out = None;
+        self.scope(|s| {
+            let out = &mut out;
+            s.spawn(move || *out = Some(f()));
+        });
+        out.expect("the scope ran f")
+    }
+
     /// Runs `a` on the calling thread and `b` on a worker, and returns
     /// both results. A panic in either is resumed here after both
     /// finished (`a`'s first).
