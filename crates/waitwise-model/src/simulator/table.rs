@@ -127,6 +127,13 @@ mod tests {
                     norm("s/b/1")
                 );
                 assert_eq!(norm("/b/0"), 1.0);
+                // adapt/b, learning from the workload's waits, is within 5 %
+                // of the best algorithm too (issue 14).
+                assert!(
+                    norm("adapt/b") <= 1.05 * best,
+                    "{kind} matched={matched}: adapt/b {} vs best {best}",
+                    norm("adapt/b")
+                );
                 // Unmatched always-spin deadlocks until timeouts (not for mutexes: lock
                 // holders are never descheduled, section 6.3).
                 if !matched && kind != "mutex" {
