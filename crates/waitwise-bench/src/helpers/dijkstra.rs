@@ -4,8 +4,8 @@
 //!
 //! # The helper-threaded scheme
 //!
-//! The main thread runs the serial algorithm. Every [`BATCH`] iterations,
-//! if every helper has finished its batch, the main thread hands each a
+//! The main thread runs the serial algorithm. Every [`DEAL_EVERY`]
+//! iterations, if every helper has finished its batch, the main thread hands each a
 //! new batch of vertices from the top of its heap (the next minimum
 //! vertices not yet settled) and publishes a new phase ([`waitwise::helper`],
 //! distance 0). Each helper relaxes the edges of its vertices `x` from
@@ -68,8 +68,16 @@ pub const UNREACHABLE: u64 = u64::MAX;
 
 /// Vertices per helper batch. Guessed: enough that one publish and one
 /// cache-line transfer per batch are small beside the batch's
-/// relaxations, few enough that the batch stays near the heap's top.
-pub const BATCH: usize = 16;
+/// relaxations (a helper skips the vertices it already relaxed, so most
+/// of a batch costs one load), few enough that the batch stays near the
+/// heap's top.
+pub const BATCH: usize = 64;
+
+/// The main thread deals new batches at most every this many iterations
+/// (and only when every helper finished its batch). Guessed: the top of
+/// the heap changes by a few vertices per iteration, and a deal walks
+/// `2 * BATCH` heap entries per helper.
+pub const DEAL_EVERY: usize = 8;
 
 /// Shortest distances from `source` with a binary heap (lazy deletion).
 /// `UNREACHABLE` for vertices without a path; an out-of-range `source`
@@ -361,12 +369,12 @@ fn main_thread(sh: &Shared<'_>, source: usize, worker: &helper::Worker<'_>) -> S
                 });
             }
         }
-        // New batches at most every BATCH iterations, once every helper
+        // New batches at most every DEAL_EVERY iterations, once every helper
         // finished its own (its word is one past the phase it finished;
         // acquire: module doc).
         since_deal += 1;
         if worker.helpers() > 0
-            && since_deal >= BATCH
+            && since_deal >= DEAL_EVERY
             && phase < helper::LAST_PHASE
             && (0..worker.helpers()).all(|i| progress.helper_progress(i) > phase)
         {
