@@ -278,15 +278,39 @@ impl HtmlReport {
     }
 }
 
-/// A run of equal neighbouring cells of a row: the cell and how many
-/// columns it covers (more than 1 only for missing values).
-fn cell_runs(row: &[Cell]) -> Vec<(&Cell, usize)> {
-    let mut runs: Vec<(&Cell, usize)> = Vec::new();
+/// A run of equal neighbouring cells of a row.
+struct CellRun<'t> {
+    /// The cell.
+    cell: &'t Cell,
+    /// How many columns it covers (more than 1 only for missing values).
+    span: usize,
+    /// Whether its text is written: a reason for missing values is written
+    /// once per row, in its widest run (the first of equal ones); the
+    /// other runs keep it on hover only.
+    shown: bool,
+}
+
+/// The runs of `row`, see [`CellRun`].
+fn cell_runs(row: &[Cell]) -> Vec<CellRun<'_>> {
+    let mut runs: Vec<CellRun<'_>> = Vec::new();
     for cell in row {
         match runs.last_mut() {
-            Some((last, span)) if cell.is_missing() && *last == cell => *span += 1,
-            _ => runs.push((cell, 1)),
+            Some(last) if cell.is_missing() && last.cell == cell => last.span += 1,
+            _ => runs.push(CellRun {
+                cell,
+                span: 1,
+                shown: true,
+            }),
         }
+    }
+    for i in 0..runs.len() {
+        let widest = runs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.cell.is_missing() && r.cell == runs[i].cell)
+            .max_by_key(|&(j, r)| (r.span, std::cmp::Reverse(j)))
+            .map(|(j, _)| j);
+        runs[i].shown = widest.is_none_or(|j| j == i);
     }
     runs
 }
@@ -315,11 +339,11 @@ fn table_markup(table: &Table) -> Markup {
                         @let note = table.row_note(index);
                         // A note that only repeats a spanning cell's reason
                         // is not written twice.
-                        @let repeated = note.is_some_and(|n| runs.iter().any(|(c, span)| {
-                            *span > 1 && matches!(c, Cell::Missing(reason) if reason == n)
+                        @let repeated = note.is_some_and(|n| runs.iter().any(|r| {
+                            r.span > 1 && matches!(r.cell, Cell::Missing(reason) if reason == n)
                         }));
                         tr class=[note.map(|_| "noted")] {
-                            @for (cell, span) in &runs { (cell_markup(cell, *span)) }
+                            @for run in &runs { (cell_markup(run)) }
                             @if has_notes {
                                 td.note { @if !repeated { (note.unwrap_or("")) } }
                             }
@@ -342,17 +366,19 @@ fn table_markup(table: &Table) -> Markup {
     }
 }
 
-/// One `<td>` for `cell` spanning `span` columns: numbers right-aligned
-/// with the exact value on hover, missing values grey with their reason.
-fn cell_markup(cell: &Cell, span: usize) -> Markup {
-    let colspan = (span > 1).then_some(span);
-    match cell {
+/// One `<td>` for a run of cells: numbers right-aligned with the exact
+/// value on hover, missing values grey with their reason (on hover only
+/// when the row writes it in a wider run).
+fn cell_markup(run: &CellRun<'_>) -> Markup {
+    let colspan = (run.span > 1).then_some(run.span);
+    match run.cell {
         Cell::Text(text) => html! { td { (text) } },
         Cell::Number(value) => html! {
             td.num title=(value) { (format_number(*value)) }
         },
         Cell::Integer(value) => html! { td.num { (value) } },
-        Cell::Missing(reason) => html! { td.missing colspan=[colspan] { (reason) } },
+        Cell::Missing(reason) if run.shown => html! { td.missing colspan=[colspan] { (reason) } },
+        Cell::Missing(reason) => html! { td.missing colspan=[colspan] title=(reason) {} },
     }
 }
 
@@ -544,6 +570,32 @@ mod tests {
         assert!(html.contains("<td class=\"missing\">other</td>"));
         // The row keeps its highlight.
         assert_eq!(html.matches("<tr class=\"noted\">").count(), 1);
+        // Two runs of one reason (the wake-up matrix's n/a rows): the text
+        // once, in the wider run.
+        let mut table = crate::export::Table::new(
+            "m",
+            "M",
+            ["a", "b", "mech", "x", "y", "z"]
+                .iter()
+                .map(|k| crate::export::Column::new(*k, None, ""))
+                .collect(),
+        );
+        table.push_row(
+            vec![na(), na(), Cell::text("umwait"), na(), na(), na()],
+            None,
+        );
+        let mut report = HtmlReport::new("t");
+        report.table(&table);
+        let html = report.finish();
+        assert_eq!(
+            html.matches(">n/a: CPU lacks WAITPKG<").count(),
+            1,
+            "{html}"
+        );
+        assert!(html.contains(
+            "<td class=\"missing\" colspan=\"2\" title=\"n/a: CPU lacks WAITPKG\"></td><td>umwait</td>\
+             <td class=\"missing\" colspan=\"3\">n/a: CPU lacks WAITPKG</td>"
+        ));
     }
 
     #[test]
