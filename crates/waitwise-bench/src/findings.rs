@@ -87,6 +87,8 @@ pub enum Finding {
     HardwareWaitsMissing {
         /// Their names (`umwait`, `mwaitx`, ...).
         mechanisms: Vec<String>,
+        /// What waitwise runs in their place (`pause`), each once.
+        fallbacks: Vec<String>,
     },
     /// Measured rows whose median's 95% CI is wider than 20% of it.
     NoisyRows {
@@ -184,11 +186,20 @@ impl fmt::Display for Finding {
                  10% apart, {concordant} are measured in the predicted order or tied within noise, over {cells} \
                  wait-time laws and scales."
             ),
-            Finding::HardwareWaitsMissing { mechanisms } => write!(
-                f,
-                "Not available on this CPU, so never run here: {}; waitwise falls back to PAUSE for them.",
-                mechanisms.join(", ")
-            ),
+            Finding::HardwareWaitsMissing {
+                mechanisms,
+                fallbacks,
+            } => {
+                write!(
+                    f,
+                    "Not available on this CPU, so never run here: {}",
+                    mechanisms.join(", ")
+                )?;
+                if !fallbacks.is_empty() {
+                    write!(f, "; waitwise runs {} in their place", fallbacks.join(", "))?;
+                }
+                write!(f, ".")
+            }
             Finding::NoisyRows { noisy, measured } => {
                 // The largest sample count whose interval is the whole range.
                 let whole_range_up_to = (1..64)
@@ -325,17 +336,22 @@ pub fn from_calibration(r: &CalibrationResult) -> Vec<Finding> {
 
 /// The probe's finding: the hardware waits this CPU lacks.
 pub fn from_probe(p: &Probe) -> Vec<Finding> {
-    let missing: Vec<String> = p
-        .mechanisms
-        .iter()
-        .filter(|(_, m)| !m.available)
-        .map(|(name, _)| (*name).to_owned())
-        .collect();
+    let missing: Vec<_> = p.mechanisms.iter().filter(|(_, m)| !m.available).collect();
+    let mut fallbacks: Vec<String> = Vec::new();
+    for fallback in missing.iter().filter_map(|(_, m)| m.fallback) {
+        if !fallbacks.iter().any(|f| f == fallback) {
+            fallbacks.push(fallback.to_owned());
+        }
+    }
     if missing.is_empty() {
         Vec::new()
     } else {
         vec![Finding::HardwareWaitsMissing {
-            mechanisms: missing,
+            mechanisms: missing
+                .iter()
+                .map(|(name, _)| (*name).to_string())
+                .collect(),
+            fallbacks,
         }]
     }
 }
@@ -501,6 +517,29 @@ mod tests {
         assert!(spin.contains("124.5x the time"), "{spin}");
         for text in [barrier, spin] {
             assert!(!text.contains("goal"), "{text}");
+        }
+    }
+
+    #[test]
+    fn missing_hardware_waits_name_their_fallback() {
+        let text = Finding::HardwareWaitsMissing {
+            mechanisms: vec!["umwait".into(), "mwaitx".into()],
+            fallbacks: vec!["pause".into()],
+        }
+        .to_string();
+        assert_eq!(
+            text,
+            "Not available on this CPU, so never run here: umwait, mwaitx; waitwise runs pause in their place."
+        );
+        // The probe of this machine: whatever it lacks is listed.
+        let p = crate::probe::run().unwrap();
+        let lacks = p.mechanisms.values().filter(|m| !m.available).count();
+        match from_probe(&p).as_slice() {
+            [Finding::HardwareWaitsMissing { mechanisms, .. }] => {
+                assert_eq!(mechanisms.len(), lacks)
+            }
+            [] => assert_eq!(lacks, 0),
+            other => panic!("{other:?}"),
         }
     }
 
