@@ -10,7 +10,7 @@
 //! formed by construction (the macro opens and closes each element) and
 //! every piece of text is HTML-escaped by maud. The only markup taken as
 //! given is SVG from [`crate::chart`], and even that is checked to be one
-//! `<svg>` element without `<script>` ([`checked_svg`]).
+//! `<svg>` element without `<script>` (`checked_svg`).
 //!
 //! Tables: consecutive cells missing for the same reason (a mechanism the
 //! CPU lacks: "n/a: CPU lacks WAITPKG" in every figure column) are drawn as
