@@ -143,3 +143,35 @@ fn pools_built_and_dropped_repeatedly() {
         }
     }
 }
+
+/// Joins whose first half is slow, so that another worker usually takes
+/// the second half from the queue and the caller waits for it (the
+/// stack-job wait and wake-up), mixed with halves taken back.
+#[test]
+fn joins_whose_other_half_is_stolen() {
+    fn spin_us(us: u64) {
+        let t = std::time::Instant::now();
+        while t.elapsed() < std::time::Duration::from_micros(us) {
+            std::hint::spin_loop();
+        }
+    }
+    for workers in [2, 3 * cpus()] {
+        let pool = ThreadPool::new(workers).unwrap();
+        let hits = AtomicU64::new(0);
+        for i in 0..2_000u64 {
+            let (a, b) = pool.join(
+                || {
+                    spin_us(i % 7);
+                    hits.fetch_add(1, Ordering::Relaxed);
+                    i
+                },
+                || {
+                    hits.fetch_add(1, Ordering::Relaxed);
+                    vec![i; 3]
+                },
+            );
+            assert_eq!((a, b), (i, vec![i; 3]));
+        }
+        assert_eq!(hits.load(Ordering::Relaxed), 4_000);
+    }
+}

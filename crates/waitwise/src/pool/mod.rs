@@ -7,13 +7,15 @@
 //! | [`placement`] | one worker per core first, SMT siblings last, extras unpinned |
 //! | [`gate`] | seed 004's parking rule: the SMT threshold `2 / T2 - 1` and the measured utilization |
 //! | `thread_pool` | the workers, the queue, submission, the worker loop |
-//! | `scope`, `task` | the front ends: borrowing scopes, `join`, task handles |
+//! | `scope`, `join`, `task` | the front ends: borrowing scopes and `install`, allocation-free `join`, task handles |
 //!
 //! Under `--cfg loom` only the idle protocol (and the pure placement and
 //! gate code) is built: the loom model `tests/loom_pool.rs` checks it.
 
 pub mod gate;
 pub mod idle;
+#[cfg(not(loom))]
+mod join;
 pub mod placement;
 #[cfg(not(loom))]
 mod scope;

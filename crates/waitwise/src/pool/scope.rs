@@ -1,5 +1,5 @@
 //! [`Scope`]: tasks that borrow from the caller's stack, and
-//! [`ThreadPool::join`] built on it. The shape of `std::thread::scope`:
+//! [`ThreadPool::install`] built on it. The shape of `std::thread::scope`:
 //! every task spawned in the scope has finished when
 //! [`ThreadPool::scope`] returns, so a task may borrow anything that
 //! outlives the call.
@@ -183,37 +183,5 @@ impl ThreadPool {
             s.spawn(move || *out = Some(f()));
         });
         out.expect("the scope ran f")
-    }
-
-    /// Runs `a` on the calling thread and `b` on a worker, and returns
-    /// both results. A panic in either is resumed here after both
-    /// finished (`a`'s first).
-    ///
-    /// # Examples
-    /// ```
-    /// let pool = waitwise::pool::ThreadPool::new(2).unwrap();
-    /// fn sum(pool: &waitwise::pool::ThreadPool, v: &[u64]) -> u64 {
-    ///     if v.len() < 1000 { return v.iter().sum(); }
-    ///     let (l, r) = v.split_at(v.len() / 2);
-    ///     let (a, b) = pool.join(|| sum(pool, l), || sum(pool, r));
-    ///     a + b
-    /// }
-    /// let v: Vec<u64> = (0..10_000).collect();
-    /// assert_eq!(sum(&pool, &v), 49_995_000);
-    /// ```
-    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce() -> RA + Send,
-        B: FnOnce() -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
-        let mut rb = None;
-        let ra = self.scope(|s| {
-            let rb = &mut rb;
-            s.spawn(move || *rb = Some(b()));
-            a()
-        });
-        (ra, rb.expect("the scope ran b"))
     }
 }

@@ -30,14 +30,35 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use waitwise_platform::clock::{cycle_clock, Deadline};
 
+/// A job whose data lives in its submitter's stack frame
+/// ([`ThreadPool::join`]'s other half): a pointer and the function that
+/// runs it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct JobRef {
+    pub(crate) ptr: *const (),
+    pub(crate) exec: unsafe fn(*const ()),
+}
+
+// SAFETY: a JobRef is only made for data that is `Send` and outlives the
+// job (ThreadPool::join's StackJob, whose frame waits for it).
+unsafe impl Send for JobRef {}
+
+/// What a job runs.
+pub(crate) enum Work {
+    /// A boxed closure (spawn, scope).
+    Boxed(Box<dyn FnOnce() + Send + 'static>),
+    /// A job in its submitter's frame.
+    Stack(JobRef),
+}
+
 /// A unit of work in the queue or a mailbox.
 pub(crate) struct Job {
-    run: Box<dyn FnOnce() + Send + 'static>,
+    work: Work,
     /// Submitted when no worker on a core of its own was idle: the work an
     /// SMT sibling would take ([`super::gate`]). Timed when run.
     spill: bool,
@@ -65,11 +86,16 @@ pub(crate) struct Inner {
     extras: Range<usize>,
     policy: Policy,
     gate: UtilizationGate,
+    /// Per worker, the event count it sleeps on while its `join`'s other
+    /// half runs elsewhere.
+    join_words: Box<[WaitWord]>,
 }
 
 thread_local! {
     /// The pool whose worker the current thread is (null if none).
     static CURRENT: Cell<*const Inner> = const { Cell::new(std::ptr::null()) };
+    /// The current thread's worker number in that pool.
+    static CURRENT_INDEX: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Now, in ns on the cycle clock (the gate's clock).
@@ -86,10 +112,66 @@ impl Inner {
 
     /// Runs `f` on a worker.
     pub(crate) fn submit(&self, f: Box<dyn FnOnce() + Send + 'static>) {
-        let job = Job {
-            run: f,
-            spill: false,
-        };
+        self.submit_work(Work::Boxed(f));
+    }
+
+    /// The calling worker's number, when the caller is one of this pool's
+    /// workers.
+    pub(crate) fn current_worker_index(&self) -> Option<usize> {
+        self.is_current_worker()
+            .then(|| CURRENT_INDEX.with(Cell::get))
+    }
+
+    /// Takes the queued stack job `r` back, if no worker took it yet.
+    pub(crate) fn take_back(&self, r: JobRef) -> bool {
+        if self.queued.load(Ordering::SeqCst) == 0 {
+            return false;
+        }
+        let mut q = self.queue.lock();
+        let at = q
+            .iter()
+            .rposition(|j| matches!(j.work, Work::Stack(x) if x.ptr == r.ptr));
+        if let Some(i) = at {
+            q.remove(i);
+            self.queued.store(q.len(), Ordering::SeqCst);
+        }
+        at.is_some()
+    }
+
+    /// A stack job of worker `owner` finished: wake it if it waits
+    /// ([`Inner::wait_for_stack_job`]). SeqCst: the waker's half of the
+    /// event count (the owner reads the count, then the job's flag).
+    pub(crate) fn signal_stack_job(&self, owner: usize) {
+        let w = &self.join_words[owner];
+        w.value().fetch_add(1, Ordering::SeqCst);
+        w.wake_all();
+    }
+
+    /// Worker `me` waits until `done` holds 1, running queued tasks
+    /// meanwhile; sleeps on its join word (an event count) when there are
+    /// none.
+    pub(crate) fn wait_for_stack_job(&self, me: usize, done: &AtomicU32) {
+        let w = &self.join_words[me];
+        loop {
+            if done.load(Ordering::Acquire) == 1 {
+                return;
+            }
+            if let Some(job) = self.pop_newest() {
+                self.run(job);
+                continue;
+            }
+            // SeqCst: the count before the flag (see signal_stack_job).
+            let seq = w.value().load(Ordering::SeqCst);
+            if done.load(Ordering::SeqCst) == 1 {
+                return;
+            }
+            w.wait_until(&self.policy, Deadline::NEVER, |v| v != seq);
+        }
+    }
+
+    /// Runs `work` on a worker.
+    pub(crate) fn submit_work(&self, work: Work) {
+        let job = Job { work, spill: false };
         let job = match self.idle.hand_to_idle(self.cores.clone(), job) {
             Ok(_) => return,
             Err(job) => job,
@@ -152,13 +234,19 @@ impl Inner {
 
     /// Runs a job on the calling thread (spill jobs timed for the gate).
     pub(crate) fn run(&self, job: Job) {
+        let run = || match job.work {
+            Work::Boxed(f) => f(),
+            // SAFETY: a stack job's data outlives it (JobRef's contract),
+            // and this runs it once: it left the queue or mailbox for us.
+            Work::Stack(r) => unsafe { (r.exec)(r.ptr) },
+        };
         if job.spill {
             let t0 = now_ns();
-            (job.run)();
+            run();
             let t1 = now_ns();
             self.gate.record(t1.saturating_sub(t0), t1);
         } else {
-            (job.run)();
+            run();
         }
     }
 
@@ -364,6 +452,7 @@ impl PoolBuilder {
                 .policy
                 .unwrap_or_else(|| Policy::for_kind(SyncKind::ProducerConsumer)),
             gate: UtilizationGate::new(self.pair_throughput, now_ns()),
+            join_words: (0..n).map(|_| WaitWord::new(0)).collect(),
         });
         let mut pool = ThreadPool {
             inner,
@@ -383,6 +472,7 @@ impl PoolBuilder {
                         let _ = waitwise_platform::affinity::pin_current_thread(cpu);
                     }
                     CURRENT.with(|c| c.set(Arc::as_ptr(&inner)));
+                    CURRENT_INDEX.with(|c| c.set(i));
                     inner.worker_main(i);
                     CURRENT.with(|c| c.set(std::ptr::null()));
                 })?;

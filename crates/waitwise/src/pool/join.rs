@@ -1,0 +1,128 @@
+//! [`ThreadPool::join`] without an allocation: the other half's closure
+//! and result live in the caller's frame (a `StackJob`), which does not
+//! return before the half ran.
+//!
+//! The caller, always a worker (from outside the pool `join` runs through
+//! [`ThreadPool::install`]), queues `b`, runs `a`, then takes `b` back
+//! from the queue if no worker took it and runs it itself; otherwise it
+//! runs queued tasks while it waits, and sleeps on its own join word, an
+//! event count in the pool, when there are none. The worker that ran `b`
+//! sets the job's `done` flag as its last touch of the frame, then bumps
+//! the owner's event count and wakes it: the wake-up touches only the pool,
+//! which outlives every worker, never the frame the owner may have left.
+//!
+//! # Memory ordering
+//!
+//! `done` is stored `SeqCst` after the result is written (releasing it to
+//! the owner's `Acquire`/`SeqCst` load of 1). The owner reads its event
+//! count, then `done`, both `SeqCst`; the runner stores `done`, then bumps
+//! the count, both `SeqCst`: if the owner saw `done == 0`, the bump comes
+//! after its read of the count and its sleep on that value returns
+//! (a store-buffering pattern, as in [`WaitWord`](crate::WaitWord)).
+
+use super::thread_pool::{Inner, JobRef, ThreadPool, Work};
+use std::cell::UnsafeCell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::Result as ThreadResult;
+
+/// `join`'s other half, in the caller's frame.
+struct StackJob<B, RB> {
+    func: UnsafeCell<Option<B>>,
+    result: UnsafeCell<Option<ThreadResult<RB>>>,
+    /// 0 until `result` holds the outcome, then 1.
+    done: AtomicU32,
+    /// The worker whose frame this is.
+    owner: usize,
+    pool: *const Inner,
+}
+
+impl<B: FnOnce() -> RB + Send, RB: Send> StackJob<B, RB> {
+    /// Runs the job from another worker.
+    ///
+    /// # Safety
+    ///
+    /// `this` points to a live `StackJob<B, RB>` whose owner waits for
+    /// `done` (it cannot take the job back: it left the queue for us), and
+    /// this is its only run.
+    unsafe fn execute(this: *const ()) {
+        // SAFETY: by the contract above.
+        let job = unsafe { &*(this as *const Self) };
+        // SAFETY: nobody else touches `func` or `result` until `done` is 1.
+        let f = unsafe { (*job.func.get()).take() }.expect("a stack job runs once");
+        let r = catch_unwind(AssertUnwindSafe(f));
+        // SAFETY: as above.
+        unsafe { *job.result.get() = Some(r) };
+        let (owner, pool) = (job.owner, job.pool);
+        // The last touch of the frame: the owner may return right after.
+        job.done.store(1, Ordering::SeqCst);
+        // SAFETY: the pool's shared state outlives its workers, one of
+        // which runs this.
+        unsafe { &*pool }.signal_stack_job(owner);
+    }
+}
+
+impl ThreadPool {
+    /// Runs `a` and `b`, `b` possibly on another worker, and returns both
+    /// results. Called from outside the pool it runs through
+    /// [`install`](ThreadPool::install). Neither half is allocated: `b`
+    /// waits in the queue as a pointer into this call's frame, and runs on
+    /// the calling worker when no other worker took it by the time `a`
+    /// finished. A panic in either is resumed here after both finished
+    /// (`a`'s first).
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = waitwise::pool::ThreadPool::new(2).unwrap();
+    /// fn sum(pool: &waitwise::pool::ThreadPool, v: &[u64]) -> u64 {
+    ///     if v.len() < 1000 { return v.iter().sum(); }
+    ///     let (l, r) = v.split_at(v.len() / 2);
+    ///     let (a, b) = pool.join(|| sum(pool, l), || sum(pool, r));
+    ///     a + b
+    /// }
+    /// let v: Vec<u64> = (0..10_000).collect();
+    /// assert_eq!(sum(&pool, &v), 49_995_000);
+    /// ```
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        let inner: &Inner = &self.inner;
+        let Some(me) = inner.current_worker_index() else {
+            return self.install(|| self.join(a, b));
+        };
+        let job = StackJob {
+            func: UnsafeCell::new(Some(b)),
+            result: UnsafeCell::new(None),
+            done: AtomicU32::new(0),
+            owner: me,
+            pool: inner,
+        };
+        let r = JobRef {
+            ptr: &job as *const StackJob<B, RB> as *const (),
+            exec: StackJob::<B, RB>::execute,
+        };
+        inner.submit_work(Work::Stack(r));
+        let ra = catch_unwind(AssertUnwindSafe(a));
+        let rb = if inner.take_back(r) {
+            // Nobody took it: run it here.
+            // SAFETY: it left the queue, so we are its only user.
+            let f = unsafe { (*job.func.get()).take() }.expect("b not run yet");
+            catch_unwind(AssertUnwindSafe(f))
+        } else {
+            // Another worker runs it (or ran it): `job` stays put until
+            // `done` is 1, which is its runner's last touch.
+            inner.wait_for_stack_job(me, &job.done);
+            // SAFETY: `done` is 1 (Acquire), so the runner wrote the
+            // result and will not touch the job again.
+            unsafe { (*job.result.get()).take() }.expect("a finished stack job left its result")
+        };
+        match (ra, rb) {
+            (Ok(ra), Ok(rb)) => (ra, rb),
+            (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+        }
+    }
+}
