@@ -1,6 +1,8 @@
 //! Loom models of the pool's idle/wake protocol (`waitwise::pool::idle`):
 //! a task published while a worker goes idle is never stranded, a claimed
-//! worker always gets its payload, and shutdown reaches an idle worker.
+//! worker always gets its payload, and shutdown reaches an idle worker;
+//! and of the join wait (`waitwise::pool::join_wait`): an owner waiting
+//! for its join's other half is always woken.
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p waitwise --release --test loom_pool`
 //! (a few seconds on 2 cores).
@@ -10,8 +12,9 @@ use loom::sync::Mutex;
 use loom::thread;
 use std::collections::VecDeque;
 use waitwise::pool::idle::{Idle, Wake};
+use waitwise::pool::join_wait::{JoinWords, DONE};
 use waitwise::Policy;
-use waitwise_platform::shim::{Arc, AtomicBool, AtomicUsize, Ordering};
+use waitwise_platform::shim::{Arc, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 /// The pool's shape in small: a queue with its SeqCst length, a shutdown
 /// flag and the idle workers.
@@ -186,5 +189,40 @@ fn a_claim_racing_the_recheck_still_delivers_its_payload() {
             pool.run(t);
         }
         assert_eq!(pool.ran.load(Ordering::SeqCst), 2);
+    });
+}
+
+#[test]
+fn a_join_owner_is_woken_when_its_other_half_finishes() {
+    loom::model(|| {
+        let words = Arc::new(JoinWords::new(1));
+        let done = Arc::new(AtomicU32::new(0));
+        let (w, d) = (words.clone(), done.clone());
+        let runner = thread::spawn(move || {
+            d.store(DONE, Ordering::SeqCst);
+            w.signal(0);
+        });
+        words.wait(0, &done, &Policy::always_block(), || false);
+        assert_eq!(done.load(Ordering::SeqCst), DONE);
+        runner.join().unwrap();
+    });
+}
+
+/// A signal for another (earlier) job of the same owner arrives while it
+/// waits: it wakes, finds its own flag unset, and sleeps again without
+/// missing the signal that follows.
+#[test]
+fn a_stale_signal_does_not_hide_the_owners_own() {
+    loom::model(|| {
+        let words = Arc::new(JoinWords::new(2));
+        let done = Arc::new(AtomicU32::new(0));
+        let (w, d) = (words.clone(), done.clone());
+        let runner = thread::spawn(move || {
+            w.signal(1);
+            d.store(DONE, Ordering::SeqCst);
+            w.signal(1);
+        });
+        words.wait(1, &done, &Policy::always_block(), || false);
+        runner.join().unwrap();
     });
 }

@@ -11,20 +11,15 @@
 //! the owner's event count and wakes it: the wake-up touches only the pool,
 //! which outlives every worker, never the frame the owner may have left.
 //!
-//! # Memory ordering
-//!
-//! `done` is stored `SeqCst` after the result is written (releasing it to
-//! the owner's `Acquire`/`SeqCst` load of 1). The owner reads its event
-//! count, then `done`, both `SeqCst`; the runner stores `done`, then bumps
-//! the count, both `SeqCst`: if the owner saw `done == 0`, the bump comes
-//! after its read of the count and its sleep on that value returns
-//! (a store-buffering pattern, as in [`WaitWord`](crate::WaitWord)).
+//! The wait and the wake-up, with their memory ordering, are
+//! [`join_wait`](super::join_wait) (and its loom model).
 
+use super::join_wait::DONE;
 use super::thread_pool::{Inner, JobRef, ThreadPool, Work};
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::Result as ThreadResult;
+use waitwise_platform::shim::{AtomicU32, Ordering};
 
 /// `join`'s other half, in the caller's frame.
 struct StackJob<B, RB> {
@@ -55,7 +50,7 @@ impl<B: FnOnce() -> RB + Send, RB: Send> StackJob<B, RB> {
         unsafe { *job.result.get() = Some(r) };
         let (owner, pool) = (job.owner, job.pool);
         // The last touch of the frame: the owner may return right after.
-        job.done.store(1, Ordering::SeqCst);
+        job.done.store(DONE, Ordering::SeqCst);
         // SAFETY: the pool's shared state outlives its workers, one of
         // which runs this.
         unsafe { &*pool }.signal_stack_job(owner);

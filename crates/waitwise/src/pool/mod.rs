@@ -4,18 +4,20 @@
 //! | file | what it holds |
 //! |---|---|
 //! | [`idle`] | how an idle worker waits and how a submitter wakes it with one store |
+//! | [`join_wait`] | how a worker waits for its `join`'s other half: a flag in the frame, an event count in the pool |
 //! | [`placement`] | one worker per core first, SMT siblings last, extras unpinned |
 //! | [`gate`] | seed 004's parking rule: the SMT threshold `2 / T2 - 1` and the measured utilization |
 //! | `thread_pool` | the workers, the queue, submission, the worker loop |
 //! | `scope`, `join`, `task` | the front ends: borrowing scopes and `install`, allocation-free `join`, task handles |
 //!
-//! Under `--cfg loom` only the idle protocol (and the pure placement and
-//! gate code) is built: the loom model `tests/loom_pool.rs` checks it.
+//! Under `--cfg loom` only the idle and join-wait protocols (and the pure
+//! placement and gate code) are built: the loom model `tests/loom_pool.rs` checks it.
 
 pub mod gate;
 pub mod idle;
 #[cfg(not(loom))]
 mod join;
+pub mod join_wait;
 pub mod placement;
 #[cfg(not(loom))]
 mod scope;

@@ -23,6 +23,7 @@
 
 use super::gate::{UtilizationGate, SEED_004_PAIR_THROUGHPUT};
 use super::idle::{Idle, Wake};
+use super::join_wait::JoinWords;
 use super::placement::{place, Tier, WorkerPlace};
 use crate::policy::{Policy, SyncKind};
 use crate::wait_word::WaitWord;
@@ -30,10 +31,11 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use waitwise_platform::clock::{cycle_clock, Deadline};
+use waitwise_platform::shim::AtomicU32;
 
 /// A job whose data lives in its submitter's stack frame
 /// ([`ThreadPool::join`]'s other half): a pointer and the function that
@@ -88,7 +90,7 @@ pub(crate) struct Inner {
     gate: UtilizationGate,
     /// Per worker, the event count it sleeps on while its `join`'s other
     /// half runs elsewhere.
-    join_words: Box<[WaitWord]>,
+    join_words: JoinWords,
 }
 
 thread_local! {
@@ -138,35 +140,23 @@ impl Inner {
         at.is_some()
     }
 
-    /// A stack job of worker `owner` finished: wake it if it waits
-    /// ([`Inner::wait_for_stack_job`]). SeqCst: the waker's half of the
-    /// event count (the owner reads the count, then the job's flag).
+    /// A stack job of worker `owner` finished (its flag is DONE): wake
+    /// the owner ([`JoinWords::signal`]).
     pub(crate) fn signal_stack_job(&self, owner: usize) {
-        let w = &self.join_words[owner];
-        w.value().fetch_add(1, Ordering::SeqCst);
-        w.wake_all();
+        self.join_words.signal(owner);
     }
 
-    /// Worker `me` waits until `done` holds 1, running queued tasks
-    /// meanwhile; sleeps on its join word (an event count) when there are
-    /// none.
+    /// Worker `me` waits until `done` holds DONE, running queued tasks
+    /// meanwhile ([`JoinWords::wait`]).
     pub(crate) fn wait_for_stack_job(&self, me: usize, done: &AtomicU32) {
-        let w = &self.join_words[me];
-        loop {
-            if done.load(Ordering::Acquire) == 1 {
-                return;
-            }
-            if let Some(job) = self.pop_newest() {
-                self.run(job);
-                continue;
-            }
-            // SeqCst: the count before the flag (see signal_stack_job).
-            let seq = w.value().load(Ordering::SeqCst);
-            if done.load(Ordering::SeqCst) == 1 {
-                return;
-            }
-            w.wait_until(&self.policy, Deadline::NEVER, |v| v != seq);
-        }
+        self.join_words
+            .wait(me, done, &self.policy, || match self.pop_newest() {
+                Some(job) => {
+                    self.run(job);
+                    true
+                }
+                None => false,
+            });
     }
 
     /// Runs `work` on a worker.
@@ -452,7 +442,7 @@ impl PoolBuilder {
                 .policy
                 .unwrap_or_else(|| Policy::for_kind(SyncKind::ProducerConsumer)),
             gate: UtilizationGate::new(self.pair_throughput, now_ns()),
-            join_words: (0..n).map(|_| WaitWord::new(0)).collect(),
+            join_words: JoinWords::new(n),
         });
         let mut pool = ThreadPool {
             inner,
