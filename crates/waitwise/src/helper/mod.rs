@@ -128,6 +128,10 @@ pub struct RunReport {
     pub placement: Placement,
     /// Each helper's counts, in helper order.
     pub helpers: Vec<HelperStats>,
+    /// Wall time of the worker's closure, ns: the run without spawning
+    /// and joining the helpers (a program keeps its helpers for its whole
+    /// life, as seed 000's SPR does).
+    pub worker_ns: u64,
 }
 
 /// Runs `work` on the calling thread as the worker, with one helper per
@@ -178,7 +182,7 @@ where
         Some(_) => affinity::allowed_cpus().ok(),
         None => None,
     };
-    let (result, stats) = std::thread::scope(|s| {
+    let (result, stats, worker_ns) = std::thread::scope(|s| {
         let handles: Vec<_> = helpers
             .into_iter()
             .enumerate()
@@ -201,12 +205,14 @@ where
             progress: &progress,
             policy: config.policy,
         };
+        let started = std::time::Instant::now();
         let result = {
             let _finish = FinishOnExit(&progress);
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&worker)))
         };
+        let worker_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let stats: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        (result, stats)
+        (result, stats, worker_ns)
     });
     if let Some(cpus) = saved {
         let _ = affinity::set_current_thread_affinity(&cpus);
@@ -216,7 +222,14 @@ where
         .into_iter()
         .map(|s| s.unwrap_or_else(|p| std::panic::resume_unwind(p)))
         .collect();
-    (result, RunReport { placement, helpers })
+    (
+        result,
+        RunReport {
+            placement,
+            helpers,
+            worker_ns,
+        },
+    )
 }
 
 #[cfg(all(test, not(loom)))]
