@@ -52,6 +52,7 @@ use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::WaitProfile;
 use crate::wait_word::WaitWord;
+use std::marker::PhantomData;
 use waitwise_platform::clock::{cycle_clock, Deadline};
 use waitwise_platform::shim::{spin_hint, yield_now, AtomicUsize, Ordering};
 
@@ -85,10 +86,19 @@ impl McsNode {
 /// The node of a held [`RawMcsMutex`] (its lock_api guard state).
 ///
 /// Dropping or forgetting it without `unlock` leaves the lock held forever
-/// and the node leaked, nothing worse.
+/// and the node leaked, nothing worse. Not `Send`:
+///
+/// ```compile_fail,E0277
+/// fn send<T: Send>(_: T) {}
+/// let m = waitwise::mutex::McsMutex::new(0);
+/// send(m.lock());
+/// ```
 #[derive(Debug)]
 pub struct McsGuard {
     node: &'static McsNode,
+    /// Not `Send`: the thread that locked unlocks (and takes its node back
+    /// to its own free list), as with std's and parking_lot's guards.
+    not_send: PhantomData<*const ()>,
 }
 
 /// Node free lists: per thread, spilling into a global list at thread exit.
@@ -246,7 +256,10 @@ impl RawMcsMutex {
             let pred = unsafe { node_at(pred) };
             self.wait_in_queue(pred, node);
         }
-        McsGuard { node }
+        McsGuard {
+            node,
+            not_send: PhantomData,
+        }
     }
 
     #[cold]
@@ -273,7 +286,10 @@ impl RawMcsMutex {
             .tail
             .compare_exchange(0, addr(node), Ordering::AcqRel, Ordering::Relaxed)
         {
-            Ok(_) => Some(McsGuard { node }),
+            Ok(_) => Some(McsGuard {
+                node,
+                not_send: PhantomData,
+            }),
             Err(_) => {
                 pool::free(node);
                 None

@@ -64,6 +64,7 @@ use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::WaitProfile;
 use crate::wait_word::{SleepRules, WaitOutcome, WaitWord};
+use std::marker::PhantomData;
 #[cfg(not(loom))]
 use std::time::{Duration, Instant};
 use waitwise_platform::clock::Deadline;
@@ -120,10 +121,18 @@ pub struct RawTicketMutex {
     waits: LockWaits,
 }
 
-/// The ticket held by a [`RawTicketMutex`] acquisition.
+/// The ticket held by a [`RawTicketMutex`] acquisition. Not `Send`: the
+/// thread that locked unlocks, as with std's and parking_lot's guards.
+///
+/// ```compile_fail,E0277
+/// fn send<T: Send>(_: T) {}
+/// let m = waitwise::mutex::TicketMutex::new(0);
+/// send(m.lock());
+/// ```
 #[derive(Debug)]
 pub struct TicketGuard {
     ticket: u32,
+    not_send: PhantomData<*const ()>,
 }
 
 impl RawTicketMutex {
@@ -180,7 +189,10 @@ impl RawTicketMutex {
         if self.serving.value().load(Ordering::SeqCst) != ticket {
             self.wait_for_turn(ticket);
         }
-        TicketGuard { ticket }
+        TicketGuard {
+            ticket,
+            not_send: PhantomData,
+        }
     }
 
     #[cold]
@@ -249,7 +261,10 @@ impl RawTicketMutex {
                 Ordering::Relaxed,
             )
             .ok()
-            .map(|ticket| TicketGuard { ticket })
+            .map(|ticket| TicketGuard {
+                ticket,
+                not_send: PhantomData,
+            })
     }
 
     /// Acquires the lock unless `deadline` passes first. Does not queue:
