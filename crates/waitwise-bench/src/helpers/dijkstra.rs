@@ -71,13 +71,13 @@ pub const UNREACHABLE: u64 = u64::MAX;
 /// relaxations (a helper skips the vertices it already relaxed, so most
 /// of a batch costs one load), few enough that the batch stays near the
 /// heap's top.
-pub const BATCH: usize = 64;
+pub const BATCH: usize = 32;
 
 /// The main thread deals new batches at most every this many iterations
 /// (and only when every helper finished its batch). Guessed: the top of
 /// the heap changes by a few vertices per iteration, and a deal walks
-/// `2 * BATCH` heap entries per helper.
-pub const DEAL_EVERY: usize = 8;
+/// `1.5 * BATCH` heap entries per helper.
+pub const DEAL_EVERY: usize = 16;
 
 /// Shortest distances from `source` with a binary heap (lazy deletion).
 /// `UNREACHABLE` for vertices without a path; an out-of-range `source`
@@ -243,7 +243,7 @@ impl Shared<'_> {
         // Only the main thread's own `settled` is consulted: a distance or
         // a mark read here would be a cache line the helpers write (the
         // helpers skip vertices already relaxed themselves).
-        for &Reverse((_, v)) in heap.as_slice().iter().take(2 * wanted) {
+        for &Reverse((_, v)) in heap.as_slice().iter().take(wanted + wanted / 2) {
             if settled[v as usize] {
                 continue;
             }
