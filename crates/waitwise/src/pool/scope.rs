@@ -140,7 +140,8 @@ impl ThreadPool {
         scope.state.finish_one();
         // Acquire (inside the engine's first look): pairs with the tasks'
         // SeqCst decrements.
-        self.inner.wait_helping(&scope.state.pending, |v| v == 0);
+        self.inner
+            .wait_helping(scope.state.pending.as_ref(), |v| v == 0);
         let task_panic = scope
             .state
             .panic

@@ -6,18 +6,30 @@
 //! load of 1) and wakes the joiner if it sleeps.
 
 use super::thread_pool::ThreadPool;
-use crate::wait_word::WaitWord;
+use crate::wait_word::WaitWordRef;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::thread::Result as ThreadResult;
-use waitwise_platform::shim::Ordering;
+use waitwise_platform::futex::Futex;
+use waitwise_platform::shim::{AtomicU32, Ordering};
 
 /// The result slot and the finished flag.
 #[derive(Debug)]
 struct TaskState<T> {
-    /// 0 while running, 1 when `result` holds the outcome.
-    done: WaitWord,
+    /// 0 while running, 1 when `result` holds the outcome. A bare futex
+    /// word and its sleeper count ([`WaitWordRef`]) rather than a
+    /// [`WaitWord`](crate::WaitWord): nothing monitors it, so it needs no
+    /// line of its own, and the task's one allocation stays unaligned.
+    done: Futex,
+    sleepers: AtomicU32,
     result: Mutex<Option<ThreadResult<T>>>,
+}
+
+impl<T> TaskState<T> {
+    /// The finished flag with its sleeper count.
+    fn word(&self) -> WaitWordRef<'_> {
+        WaitWordRef::new(&self.done, &self.sleepers)
+    }
 }
 
 /// A task running on a [`ThreadPool`]; [`Task::join`] waits for its
@@ -38,7 +50,7 @@ impl<T> Task<'_, T> {
     ///
     /// Resumes the task's panic, if it panicked.
     pub fn join(self) -> T {
-        self.pool.inner.wait_helping(&self.state.done, |v| v == 1);
+        self.pool.inner.wait_helping(self.state.word(), |v| v == 1);
         let result = self
             .state
             .result
@@ -68,7 +80,8 @@ impl ThreadPool {
         T: Send + 'static,
     {
         let state = Arc::new(TaskState {
-            done: WaitWord::new(0),
+            done: Futex::new(0),
+            sleepers: AtomicU32::new(0),
             result: Mutex::new(None),
         });
         let shared = state.clone();
@@ -76,7 +89,7 @@ impl ThreadPool {
             let r = catch_unwind(AssertUnwindSafe(f));
             *shared.result.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
             shared.done.value().store(1, Ordering::SeqCst);
-            shared.done.wake_all();
+            shared.word().wake_all();
         }));
         Task { pool: self, state }
     }

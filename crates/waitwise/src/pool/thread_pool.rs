@@ -26,7 +26,7 @@ use super::idle::{Idle, Wake};
 use super::join_wait::JoinWords;
 use super::placement::{place, Tier, WorkerPlace};
 use crate::policy::{Policy, SyncKind};
-use crate::wait_word::WaitWord;
+use crate::wait_word::WaitWordRef;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io;
@@ -242,7 +242,7 @@ impl Inner {
 
     /// Waits until `ready(word)`; a worker of this pool runs queued tasks
     /// meanwhile (module doc, "Progress").
-    pub(crate) fn wait_helping(&self, word: &WaitWord, ready: impl Fn(u32) -> bool) {
+    pub(crate) fn wait_helping(&self, word: WaitWordRef<'_>, ready: impl Fn(u32) -> bool) {
         if self.is_current_worker() {
             while !ready(word.value().load(Ordering::SeqCst)) {
                 match self.pop_newest() {
