@@ -82,12 +82,14 @@ pub enum Kernel {
     /// Dependent integer multiply-adds (issue bound, low CPI).
     IntChain,
     /// Dependent floating-point divides and multiplies (FP unit bound).
+    #[serde(rename = "fp-divmul")]
     FpDivMul,
     /// Summing a 16 MiB array in order (memory bandwidth bound).
     Stream,
     /// Following a random cycle through 16 MiB (memory latency bound).
     PointerChase,
     /// Seed 000's 10x10 floating-point matrix multiply.
+    #[serde(rename = "matmul-10x10")]
     MatMul10,
 }
 
@@ -393,6 +395,11 @@ fn window(st: &mut KernelState, units: u32, co: usize, m: Mechanism) -> (f64, f6
     std::thread::scope(|s| {
         let waiter = s.spawn(|| {
             let _ = affinity::set_current_thread_affinity(&[co]);
+            // A delay loop's first step sets up its state (delay-miss
+            // builds its 32 MiB pointer chase): before the window, not in it.
+            if let Mechanism::Delay(kind) = m {
+                waitwise::mechanism::delay::delay(kind);
+            }
             let (c0, w0) = (thread_cpu_time(), Instant::now());
             ready.store(true, Ordering::SeqCst);
             while futex.value().load(Ordering::Acquire) == 0 {
@@ -924,6 +931,16 @@ mod tests {
         let one = placements(Some(&t), &[1]);
         assert_eq!(one[1].cpus, Some((1, 1)));
         assert!(one[2].cpus.is_none());
+    }
+
+    #[test]
+    fn json_names_are_the_table_names() {
+        for k in Kernel::ALL {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+        }
+        for p in PlacementKind::ALL {
+            assert_eq!(serde_json::to_value(p).unwrap(), p.name());
+        }
     }
 
     #[test]
