@@ -139,17 +139,24 @@ fn child_first_waits() {
         })
         .collect();
     out.extend([t[0], t[9]]);
-    // A contended lock: a holder keeps it 2 ms each time (long enough that
-    // the caller is surely waiting for it, even on a loaded machine).
+    // A contended lock: a holder keeps it 2 ms after the caller says it is
+    // about to lock (long enough that the caller is surely waiting for it,
+    // even on a loaded machine; counted from the announcement, so a holder
+    // that ran first on the caller's CPU cannot release before the caller
+    // even tries).
     let m = Arc::new(Mutex::new(0u64));
     let t: Vec<f64> = (0..10)
         .map(|_| {
             let held = Arc::new(AtomicBool::new(false));
+            let locking = Arc::new(AtomicBool::new(false));
             let holder = {
-                let (m, held) = (m.clone(), held.clone());
+                let (m, held, locking) = (m.clone(), held.clone(), locking.clone());
                 std::thread::spawn(move || {
                     let mut g = m.lock();
                     held.store(true, Ordering::SeqCst);
+                    while !locking.load(Ordering::SeqCst) {
+                        std::hint::spin_loop();
+                    }
                     let t = Instant::now();
                     while t.elapsed() < Duration::from_millis(2) {}
                     *g += 1;
@@ -158,6 +165,7 @@ fn child_first_waits() {
             while !held.load(Ordering::SeqCst) {
                 std::hint::spin_loop();
             }
+            locking.store(true, Ordering::SeqCst);
             let ns = time(|| *m.lock() += 1);
             holder.join().unwrap();
             ns
