@@ -13,9 +13,9 @@
 //! issues prefetch hints for the block row the next phase updates; the
 //! result is identical to the serial version's.
 
-use super::prefetch::Prefetcher;
+use super::prefetch::{run_with_prefetching_helper, Prefetcher};
 use super::HelperWork;
-use waitwise::helper::{self, HelperConfig, Pinning, RunReport, Step};
+use waitwise::helper::{HelperConfig, Pinning, RunReport};
 use waitwise_model::rng::Rng;
 
 /// One phase of a round.
@@ -165,21 +165,14 @@ impl Closure {
         assert_eq!(a.len(), self.n * self.n, "matrix size");
         let tasks = self.tasks();
         let pf = Prefetcher::new(a);
-        let prefetch = |step: &Step<'_>| {
-            if work == HelperWork::Idle {
-                return;
-            }
-            if let Some(&t) = tasks.get(step.phase() as usize) {
-                self.prefetch_task(&pf, t);
-            }
-        };
-        let ((), report) = helper::run(config, pinning, vec![prefetch], |worker| {
-            for (p, &t) in tasks.iter().enumerate() {
-                worker.publish(p.min(helper::LAST_PHASE as usize) as u32);
-                self.run_task(a, t);
-            }
-        });
-        report
+        run_with_prefetching_helper(
+            &tasks,
+            work,
+            config,
+            pinning,
+            |t| self.prefetch_task(&pf, t),
+            |t| self.run_task(a, t),
+        )
     }
 }
 

@@ -11,9 +11,9 @@
 //! Matrices are generated diagonally dominant, so no pivoting is needed;
 //! the tests check `L U = A` within `LU_TOLERANCE`.
 
-use super::prefetch::Prefetcher;
+use super::prefetch::{run_with_prefetching_helper, Prefetcher};
 use super::HelperWork;
-use waitwise::helper::{self, HelperConfig, Pinning, RunReport, Step};
+use waitwise::helper::{HelperConfig, Pinning, RunReport};
 use waitwise_model::rng::Rng;
 
 /// `max |(L U - A)_ij| <= LU_TOLERANCE * n * max |A_ij|`: backward error
@@ -154,21 +154,14 @@ impl Lu {
         assert_eq!(a.len(), self.n * self.n, "matrix size");
         let tasks = self.tasks();
         let pf = Prefetcher::new(a);
-        let prefetch = |step: &Step<'_>| {
-            if work == HelperWork::Idle {
-                return;
-            }
-            if let Some(&t) = tasks.get(step.phase() as usize) {
-                self.prefetch_task(&pf, t);
-            }
-        };
-        let ((), report) = helper::run(config, pinning, vec![prefetch], |worker| {
-            for (p, &t) in tasks.iter().enumerate() {
-                worker.publish(p.min(helper::LAST_PHASE as usize) as u32);
-                self.run_task(a, t);
-            }
-        });
-        report
+        run_with_prefetching_helper(
+            &tasks,
+            work,
+            config,
+            pinning,
+            |t| self.prefetch_task(&pf, t),
+            |t| self.run_task(a, t),
+        )
     }
 
     /// `max |(L U - A)_ij| / (n max |A_ij|)` for factors `lu` of `a`.

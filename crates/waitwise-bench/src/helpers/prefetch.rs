@@ -3,6 +3,11 @@
 //! thread writes is a data race; a prefetch hint (PREFETCHT0 on x86_64,
 //! part of SSE, which every x86_64 CPU has) is not an access at all, so a
 //! helper may issue it for any address. Elsewhere the hints are no-ops.
+//! [`run_with_prefetching_helper`]: a worker's task list with such a
+//! helper beside it.
+
+use super::HelperWork;
+use waitwise::helper::{self, HelperConfig, Pinning, RunReport, Step};
 
 /// Prefetch hints over one buffer of `T`, by index. Holds the buffer's
 /// address as a number, so it is `Send + Sync` and borrows nothing: the
@@ -42,6 +47,38 @@ impl Prefetcher {
             addr += LINE;
         }
     }
+}
+
+/// Runs `tasks` in order on the calling thread (`run`), publishing each
+/// one's index as the phase, beside a helper that calls `prefetch` for the
+/// task of the phase it reached, up to `config.distance` phases ahead of
+/// the worker ([`HelperWork::Idle`]: a helper that only follows, to
+/// measure its interference). The shape of every speculative-precomputation
+/// application here (blocked LU, transitive closure): the worker's tasks
+/// are known up front, and the helper warms what one of them will touch.
+pub fn run_with_prefetching_helper<T: Copy + Sync>(
+    tasks: &[T],
+    work: HelperWork,
+    config: &HelperConfig,
+    pinning: Pinning,
+    prefetch: impl Fn(T) + Sync,
+    mut run: impl FnMut(T),
+) -> RunReport {
+    let helper_step = |step: &Step<'_>| {
+        if work == HelperWork::Idle {
+            return;
+        }
+        if let Some(&t) = tasks.get(step.phase() as usize) {
+            prefetch(t);
+        }
+    };
+    let ((), report) = helper::run(config, pinning, vec![helper_step], |worker| {
+        for (p, &t) in tasks.iter().enumerate() {
+            worker.publish(p.min(helper::LAST_PHASE as usize) as u32);
+            run(t);
+        }
+    });
+    report
 }
 
 /// One prefetch hint for the line holding `addr`.
