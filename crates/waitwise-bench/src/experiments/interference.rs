@@ -653,7 +653,7 @@ impl InterferenceResult {
             .filter(|p| p.0.starts_with("delay-"))
             .min_by(|a, b| a.1.total_cmp(&b.1))?;
         Some(format!(
-            "{}: the active thread is slowed {:.1}% by a plain spin (wake-up {:.0} ns) and {:.1}% by the best delay loop, {} (wake-up {:.0} ns); seed 002 measured 42% against 1.5% on the UltraSPARC T2's shared pipeline.",
+            "{}: the active thread is slowed {:.1}% by a plain spin (wake-up {:.0} ns) and {:.1}% by the best delay loop, {} (wake-up {:.0} ns); the UltraSPARC T2 spin-loop study measured 42% against 1.5% on the T2's shared pipeline.",
             placement.name(),
             spin.1,
             spin.2,
@@ -873,11 +873,13 @@ impl ExperimentOutput for InterferenceResult {
         }
         for kind in PlacementKind::ALL {
             if let Some(s) = self.seed_002_statement(kind) {
-                n.push(format!("Seed 002 comparison, {s}"));
+                n.push(format!(
+                    "Compared with the UltraSPARC T2 spin-loop study, {s}"
+                ));
             }
         }
         if let Some(s) = self.smt.iter().find_map(|s| s.reason.clone()) {
-            n.push(format!("SMT throughput (seed 004): {s}; the simulator carries the question (waitwise simulate)."));
+            n.push(format!("SMT throughput (Poenaru 2017): {s}; the simulator carries the question (waitwise simulate)."));
         }
         n
     }

@@ -739,7 +739,7 @@ impl ExperimentOutput for HelpersResult {
         ];
         let mut t = Table::new(
             "helpers",
-            "Helper threads: speed-up over serial, the worker's interference, the helpers' waiting (seed 000 section 4.4, seed 001 part II)",
+            "Helper threads: speed-up over serial, the worker's interference, the helpers' waiting (Anastopoulos & Koziris 2008, section 4.4; Anastopoulos 2009, part II)",
             columns,
         );
         for r in &self.rows {
