@@ -369,7 +369,7 @@ const T_AS_NORMAL_DF: usize = 100_000;
 
 /// Two-sided 95% critical value t_{0.975, df} of Student's t distribution,
 /// from `statrs` (inverse CDF); the normal quantile above
-/// [`T_AS_NORMAL_DF`] degrees of freedom. `df = 0` (no spread estimate)
+/// `T_AS_NORMAL_DF` degrees of freedom. `df = 0` (no spread estimate)
 /// returns infinity.
 pub fn t_975(df: usize) -> f64 {
     let p = 0.5 + CONFIDENCE / 2.0;

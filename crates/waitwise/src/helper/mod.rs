@@ -10,7 +10,7 @@
 //! - [`Progress`]: the shared words. The worker publishes its phase (one
 //!   store, a system call only when a helper sleeps); helpers publish the
 //!   phases they finished; either side waits for the other through a
-//!   [`Policy`](crate::Policy).
+//!   [`Policy`].
 //! - [`run_helper`]: one helper's loop: throttle when `distance` phases
 //!   ahead, skip the phases the worker has left, precompute, publish.
 //! - [`Placement`]: the helper on the worker's SMT sibling when there is
