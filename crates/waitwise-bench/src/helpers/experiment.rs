@@ -921,10 +921,17 @@ impl ExperimentOutput for HelpersResult {
         let order = self.spr_ordering();
         if !order.is_empty() {
             let list: Vec<String> = order.iter().map(|(w, s)| format!("{w} {s:.3}")).collect();
+            let why = if self.smt_sibling {
+                ""
+            } else {
+                " The difference here: without an SMT sibling the helper polls on a core of its own, \
+                 so spinning takes nothing from the worker, while a helper that blocks pays a wake-up \
+                 per throttle; the seed's ordering comes from a helper sharing the worker's core."
+            };
             notes.push(format!(
                 "SPR helper waits by mean median speed-up across applications, as measured here: {}. \
-                 Seed 000 reports mwmon (a hardware wait) ahead of pthread barriers (block) ahead of spin-loops \
-                 (pause) on a Hyper-Threaded core.",
+                 Anastopoulos & Koziris 2008 report mwmon (a hardware wait) ahead of pthread barriers \
+                 (block) ahead of spin-loops (pause) on a Hyper-Threaded core.{why}",
                 list.join(" > ")
             ));
         }
