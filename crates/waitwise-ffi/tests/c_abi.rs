@@ -10,6 +10,8 @@
 //! where cargo puts `libwaitwise.{so,a}` (it builds the crate's library
 //! before its integration tests).
 
+mod common;
+use common::built_library;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
@@ -25,36 +27,6 @@ const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 /// the packaged crate has the header too).
 fn include_dir() -> PathBuf {
     Path::new(MANIFEST_DIR).join("include")
-}
-
-/// `target/<profile>/`, where the built libraries are.
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("path of the test binary");
-    // target/<profile>/deps/c_abi-HASH -> target/<profile>
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("test binary lies in target/<profile>/deps/")
-        .to_path_buf()
-}
-
-/// The built library `name`, or a panic that says how to build it.
-/// `cargo test` leaves it in `target/<profile>/deps/` (built as this
-/// package's library, before the tests); `cargo build` in `target/<profile>/`.
-fn built_library(name: &str) -> PathBuf {
-    let deps = profile_dir().join("deps").join(name);
-    let path = if deps.is_file() {
-        deps
-    } else {
-        profile_dir().join(name)
-    };
-    assert!(
-        path.is_file(),
-        "{} does not exist: cargo builds it before this test when run as \
-         `cargo test -p waitwise-ffi` (or --workspace); to build it alone: \
-         `cargo build -p waitwise-ffi` (add --release for target/release)",
-        path.display()
-    );
-    path
 }
 
 fn compiler() -> String {

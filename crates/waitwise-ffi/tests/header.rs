@@ -8,6 +8,8 @@
 //! - When `nm` and the built `libwaitwise.so` are at hand, the library
 //!   exports exactly the header's functions.
 
+mod common;
+use common::built_library;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -271,26 +273,7 @@ fn object_types_are_opaque_typedefs() {
 /// `nm -D` of the built library: its `waitwise_*` exports are the header's.
 #[test]
 fn shared_library_exports_the_header() {
-    // target/<profile>/deps/header-HASH: `cargo test` leaves the library
-    // in deps/, `cargo build` in target/<profile>/.
-    let deps = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let lib = [
-        deps.join("libwaitwise.so"),
-        deps.parent().unwrap().join("libwaitwise.so"),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
-    .unwrap_or_else(|| deps.join("libwaitwise.so"));
-    assert!(
-        lib.is_file(),
-        "{} does not exist: `cargo test -p waitwise-ffi` builds it first; \
-         alone: `cargo build -p waitwise-ffi`",
-        lib.display()
-    );
+    let lib = built_library("libwaitwise.so");
     let Ok(out) = Command::new("nm")
         .args(["-D", "--defined-only"])
         .arg(&lib)

@@ -5,8 +5,10 @@
 //! `libwaitwise.so` (read from its ELF dynamic section, and with
 //! `readelf -d` too where readelf is installed).
 
+mod common;
+use common::built_library;
 use std::ffi::CStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use waitwise::version::{
     waitwise_version, waitwise_version_number, WAITWISE_ABI_VERSION, WAITWISE_VERSION_MAJOR,
@@ -86,29 +88,6 @@ fn build_script_and_constant_name_the_same_abi_version() {
     assert_eq!(number(line.trim_end_matches(';')), WAITWISE_ABI_VERSION);
 }
 
-/// The built `libwaitwise.so`: `cargo test` leaves it in
-/// `target/<profile>/deps/`, `cargo build` in `target/<profile>/`.
-fn built_shared_library() -> PathBuf {
-    let deps = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let lib = [
-        deps.join("libwaitwise.so"),
-        deps.parent().unwrap().join("libwaitwise.so"),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
-    .unwrap_or_else(|| deps.join("libwaitwise.so"));
-    assert!(
-        lib.is_file(),
-        "{} does not exist: `cargo test -p waitwise-ffi` builds it first",
-        lib.display()
-    );
-    lib
-}
-
 fn u16_at(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes(b[at..at + 2].try_into().unwrap())
 }
@@ -158,7 +137,7 @@ fn elf_soname(elf: &[u8]) -> Option<String> {
     target_endian = "little"
 ))]
 fn shared_library_has_the_soname() {
-    let lib = built_shared_library();
+    let lib = built_library("libwaitwise.so");
     let want = format!("libwaitwise.so.{WAITWISE_ABI_VERSION}");
     let elf = std::fs::read(&lib).expect("read libwaitwise.so");
     assert_eq!(
