@@ -3,10 +3,12 @@
 //! return before the half ran.
 //!
 //! The caller, always a worker (from outside the pool `join` runs through
-//! [`ThreadPool::install`]), queues `b`, runs `a`, then takes `b` back
-//! from the queue if no worker took it and runs it itself; otherwise it
-//! runs queued tasks while it waits, and sleeps on its own join word, an
-//! event count in the pool, when there are none. The worker that ran `b`
+//! [`ThreadPool::install`]), pushes `b` on its own deque (waking an idle
+//! worker to steal it, if there is one), runs `a`, then pops its deque:
+//! everything pushed above `b` while `a` ran and not stolen is run on the
+//! way, and `b` itself, when no worker stole it, is run inline. When `b`
+//! was stolen, the caller runs other work while it waits, and sleeps on
+//! its own join word, an event count in the pool, when there is none. The worker that ran `b`
 //! sets the job's `done` flag as its last touch of the frame, then bumps
 //! the owner's event count and wakes it: the wake-up touches only the pool,
 //! which outlives every worker, never the frame the owner may have left.
@@ -61,9 +63,9 @@ impl ThreadPool {
     /// Runs `a` and `b`, `b` possibly on another worker, and returns both
     /// results. Called from outside the pool it runs through
     /// [`install`](ThreadPool::install). Neither half is allocated: `b`
-    /// waits in the queue as a pointer into this call's frame, and runs on
-    /// the calling worker when no other worker took it by the time `a`
-    /// finished. A panic in either is resumed here after both finished
+    /// waits in the calling worker's deque as a pointer into this call's
+    /// frame, and runs on the calling worker when no other worker stole it
+    /// by the time `a` finished. A panic in either is resumed here after both finished
     /// (`a`'s first).
     ///
     /// # Examples
@@ -86,25 +88,35 @@ impl ThreadPool {
         RB: Send,
     {
         let inner: &Inner = &self.inner;
-        let Some(me) = inner.current_worker_index() else {
+        let Some(me) = inner.current() else {
             return self.install(|| self.join(a, b));
         };
         let job = StackJob {
             func: UnsafeCell::new(Some(b)),
             result: UnsafeCell::new(None),
             done: AtomicU32::new(0),
-            owner: me,
+            owner: me.index(),
             pool: inner,
         };
         let r = JobRef {
             ptr: &job as *const StackJob<B, RB> as *const (),
             exec: StackJob::<B, RB>::execute,
         };
-        inner.submit_work(Work::Stack(r));
+        inner.push_local(me, Work::Stack(r));
         let ra = catch_unwind(AssertUnwindSafe(a));
-        let rb = if inner.take_back(r) {
+        // Pop back to `b`: what `a` pushed above it and nobody stole runs
+        // here first; `b` itself is on top then, unless it was stolen.
+        let mut stolen = true;
+        while let Some(j) = inner.pop_local(me) {
+            if j.is(r) {
+                stolen = false;
+                break;
+            }
+            inner.run(j);
+        }
+        let rb = if !stolen {
             // Nobody took it: run it here.
-            // SAFETY: it left the queue, so we are its only user.
+            // SAFETY: it left the deque, so we are its only user.
             let f = unsafe { (*job.func.get()).take() }.expect("b not run yet");
             catch_unwind(AssertUnwindSafe(f))
         } else {

@@ -7,7 +7,7 @@
 //! | [`join_wait`] | how a worker waits for its `join`'s other half: a flag in the frame, an event count in the pool |
 //! | [`placement`] | one worker per core first, SMT siblings last, extras unpinned |
 //! | [`gate`] | seed 004's parking rule: the SMT threshold `2 / T2 - 1` and the measured utilization |
-//! | `thread_pool` | the workers, the queue, submission, the worker loop |
+//! | `thread_pool` | the workers, their deques and the injector, submission, the worker loop |
 //! | `scope`, `join`, `task` | the front ends: borrowing scopes and `install`, allocation-free `join`, task handles |
 //!
 //! Under `--cfg loom` only the idle and join-wait protocols (and the pure

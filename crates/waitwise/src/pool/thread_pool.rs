@@ -1,25 +1,43 @@
-//! [`ThreadPool`]: the workers, their queue, submission and the worker
+//! [`ThreadPool`]: the workers, their deques, submission and the worker
 //! loop. Idle workers wait through the [`idle`](super::idle) protocol;
 //! [`Scope`](super::Scope) and [`Task`](super::Task) are the front ends.
 //!
+//! # Where a task waits
+//!
+//! Each worker owns a LIFO deque (crossbeam-deque's `Worker`); the others
+//! steal from its far end. Work submitted from outside the pool goes to a
+//! shared injector. A worker looks for work in its own deque first (newest
+//! first), then in the injector (taking a batch), then steals from the
+//! other workers, starting after itself.
+//!
 //! # How a task reaches a worker
 //!
-//! A submitter first tries to hand the task straight to an idle worker on
-//! a core of its own (or an extra worker), then to an idle SMT sibling
-//! when the [gate](super::gate) is open: one claim and one store, and a
-//! futex wake only if the worker sleeps. When no worker is idle, the task
-//! goes to the shared FIFO queue, and the submitter looks once more for an
-//! idle worker to wake (the Dekker re-check of the idle protocol).
+//! From *outside the pool*, a submitter first tries to hand the task
+//! straight to an idle worker on a core of its own (or an extra worker),
+//! then to an idle SMT sibling when the [gate](super::gate) is open: one
+//! claim and one store, and a futex wake only if the worker sleeps. When
+//! no worker is idle, the task goes to the injector, and the submitter
+//! looks once more for an idle worker to wake (the Dekker re-check of the
+//! idle protocol, with a `SeqCst` fence after the push).
+//!
+//! From *a worker* (a task that spawns, a scope run through `install`, a
+//! `join`), the task goes to the worker's own deque with no atomic
+//! read-modify-write and no fence, and the worker wakes one idle worker to
+//! steal it if the idle set shows one. Without a fence that look can miss
+//! a worker going idle at the same instant; the task still runs, because
+//! a worker pops its own deque before it waits for anything or goes idle:
+//! such a miss costs parallelism, never progress (rayon makes the same
+//! trade).
 //!
 //! # Progress
 //!
-//! Every thread that finishes a task takes queued tasks until the queue is
-//! empty before it waits for anything, and a worker waiting for a task of
-//! its own ([`Scope`](super::Scope), [`Task::join`](super::Task::join))
-//! runs queued tasks while it waits, newest first (so helping nests about
-//! as deep as the caller's joins, as rayon's LIFO local deques keep it). Workers on cores of their own take
-//! queued work whenever they are idle, so a queued task always runs, also
-//! while the gate keeps every sibling parked.
+//! Every worker empties its own deque, the injector and the other deques
+//! it can see before it goes idle, and a worker waiting for a task of its
+//! own ([`Scope`](super::Scope), [`Task::join`](super::Task::join),
+//! [`ThreadPool::join`]) runs such work while it waits. Workers on cores
+//! of their own take shared work whenever they are idle, so a queued task
+//! always runs, also while the gate keeps every sibling parked (a parked
+//! sibling still empties its own deque).
 
 use super::gate::{UtilizationGate, SEED_004_PAIR_THROUGHPUT};
 use super::idle::{Idle, Wake};
@@ -27,11 +45,11 @@ use super::join_wait::JoinWords;
 use super::placement::{place, Tier, WorkerPlace};
 use crate::policy::{Policy, SyncKind};
 use crate::wait_word::WaitWordRef;
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use std::cell::Cell;
-use std::collections::VecDeque;
 use std::io;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use waitwise_platform::clock::{cycle_clock, Deadline};
@@ -58,12 +76,20 @@ pub(crate) enum Work {
     Stack(JobRef),
 }
 
-/// A unit of work in the queue or a mailbox.
+/// A unit of work in a deque, the injector or a mailbox.
 pub(crate) struct Job {
     work: Work,
-    /// Submitted when no worker on a core of its own was idle: the work an
-    /// SMT sibling would take ([`super::gate`]). Timed when run.
+    /// Queued rather than handed to an idle worker on a core of its own,
+    /// in a pool with SMT siblings: the work a sibling would take
+    /// ([`super::gate`]). Timed when run.
     spill: bool,
+}
+
+impl Job {
+    /// Whether this is the stack job `r`.
+    pub(crate) fn is(&self, r: JobRef) -> bool {
+        matches!(self.work, Work::Stack(x) if std::ptr::eq(x.ptr, r.ptr))
+    }
 }
 
 impl std::fmt::Debug for Job {
@@ -75,11 +101,12 @@ impl std::fmt::Debug for Job {
 /// What the workers share.
 #[derive(Debug)]
 pub(crate) struct Inner {
-    queue: crate::Mutex<VecDeque<Job>>,
-    /// The queue's length, stored under the queue lock. SeqCst: the
-    /// publication and re-check of the idle protocol's Dekker pattern.
-    queued: AtomicUsize,
-    /// Set once, by the pool's drop. SeqCst: read in the same re-check.
+    /// Work submitted from outside the pool and not handed to an idle
+    /// worker.
+    injector: Injector<Job>,
+    /// The far ends of the workers' deques, in worker order.
+    stealers: Box<[Stealer<Job>]>,
+    /// Set once, by the pool's drop. SeqCst: read in the idle re-check.
     shutdown: AtomicBool,
     idle: Idle<Job>,
     places: Vec<WorkerPlace>,
@@ -93,11 +120,23 @@ pub(crate) struct Inner {
     join_words: JoinWords,
 }
 
+/// A worker thread's own state, on its stack for the thread's life.
+pub(crate) struct WorkerCtx {
+    pool: *const Inner,
+    index: usize,
+    deque: Worker<Job>,
+}
+
+impl WorkerCtx {
+    /// The worker's number.
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+}
+
 thread_local! {
-    /// The pool whose worker the current thread is (null if none).
-    static CURRENT: Cell<*const Inner> = const { Cell::new(std::ptr::null()) };
-    /// The current thread's worker number in that pool.
-    static CURRENT_INDEX: Cell<usize> = const { Cell::new(0) };
+    /// The current thread's worker state (null if it is no worker).
+    static CURRENT: Cell<*const WorkerCtx> = const { Cell::new(std::ptr::null()) };
 }
 
 /// Now, in ns on the cycle clock (the gate's clock).
@@ -107,9 +146,21 @@ fn now_ns() -> u64 {
 }
 
 impl Inner {
+    /// The calling thread's worker state, when it is one of this pool's
+    /// workers.
+    #[inline]
+    pub(crate) fn current(&self) -> Option<&WorkerCtx> {
+        let p = CURRENT.with(Cell::get);
+        // SAFETY: CURRENT is non-null only on a worker thread, while its
+        // WorkerCtx lives on that thread's stack (set and cleared around
+        // worker_main); the reference does not leave this thread's call.
+        let ctx = unsafe { p.as_ref() }?;
+        std::ptr::eq(ctx.pool, self).then_some(ctx)
+    }
+
     /// Whether the calling thread is one of this pool's workers.
     pub(crate) fn is_current_worker(&self) -> bool {
-        CURRENT.with(|c| std::ptr::eq(c.get(), self))
+        self.current().is_some()
     }
 
     /// Runs `f` on a worker.
@@ -117,72 +168,33 @@ impl Inner {
         self.submit_work(Work::Boxed(f));
     }
 
-    /// The calling worker's number, when the caller is one of this pool's
-    /// workers.
-    pub(crate) fn current_worker_index(&self) -> Option<usize> {
-        self.is_current_worker()
-            .then(|| CURRENT_INDEX.with(Cell::get))
-    }
-
-    /// Takes the queued stack job `r` back, if no worker took it yet.
-    pub(crate) fn take_back(&self, r: JobRef) -> bool {
-        if self.queued.load(Ordering::SeqCst) == 0 {
-            return false;
-        }
-        let mut q = self.queue.lock();
-        let at = q
-            .iter()
-            .rposition(|j| matches!(j.work, Work::Stack(x) if x.ptr == r.ptr));
-        if let Some(i) = at {
-            q.remove(i);
-            self.queued.store(q.len(), Ordering::SeqCst);
-        }
-        at.is_some()
-    }
-
-    /// A stack job of worker `owner` finished (its flag is DONE): wake
-    /// the owner ([`JoinWords::signal`]).
-    pub(crate) fn signal_stack_job(&self, owner: usize) {
-        self.join_words.signal(owner);
-    }
-
-    /// Worker `me` waits until `done` holds DONE, running queued tasks
-    /// meanwhile ([`JoinWords::wait`]).
-    pub(crate) fn wait_for_stack_job(&self, me: usize, done: &AtomicU32) {
-        self.join_words
-            .wait(me, done, &self.policy, || match self.pop_newest() {
-                Some(job) => {
-                    self.run(job);
-                    true
-                }
-                None => false,
-            });
-    }
-
-    /// Runs `work` on a worker.
+    /// Runs `work` on a worker: from a worker, through its own deque; from
+    /// outside, handed to an idle worker or through the injector (module
+    /// doc, "How a task reaches a worker").
     pub(crate) fn submit_work(&self, work: Work) {
-        let job = Job { work, spill: false };
-        let job = match self.idle.hand_to_idle(self.cores.clone(), job) {
-            Ok(_) => return,
-            Err(job) => job,
-        };
-        let job = match self.idle.hand_to_idle(self.extras.clone(), job) {
-            Ok(_) => return,
-            Err(job) => job,
-        };
-        let mut job = job;
-        if !self.siblings.is_empty() {
-            job.spill = true;
-            if self.gate.is_open(now_ns()) {
-                job = match self.idle.hand_to_idle(self.siblings.clone(), job) {
-                    Ok(_) => return,
-                    Err(job) => job,
-                };
-            }
+        match self.current() {
+            Some(me) => self.push_local(me, work),
+            None => self.inject(work),
         }
-        self.push(job);
-        // The Dekker re-check: a worker that went idle after our claims
-        // failed has either seen `queued` or is seen here.
+    }
+
+    /// Pushes `work` on worker `me`'s deque and wakes an idle worker to
+    /// steal it, if the idle set shows one.
+    pub(crate) fn push_local(&self, me: &WorkerCtx, work: Work) {
+        me.deque.push(Job {
+            work,
+            spill: !self.siblings.is_empty(),
+        });
+        self.wake_a_thief();
+    }
+
+    /// Wakes one idle worker to look for work, cores and extras first,
+    /// siblings when the gate is open; returns at once when the idle set
+    /// (one load per 64 workers) shows none.
+    fn wake_a_thief(&self) {
+        if !self.idle.any_idle_in(0..self.places.len()) {
+            return;
+        }
         if self.idle.wake_one_to_look(self.cores.clone()).is_none()
             && self.idle.wake_one_to_look(self.extras.clone()).is_none()
             && !self.siblings.is_empty()
@@ -192,34 +204,102 @@ impl Inner {
         }
     }
 
-    fn push(&self, job: Job) {
-        let mut q = self.queue.lock();
-        q.push_back(job);
-        self.queued.store(q.len(), Ordering::SeqCst);
+    /// Work from outside the pool: an idle worker, else the injector.
+    fn inject(&self, work: Work) {
+        let job = Job { work, spill: false };
+        let job = match self.idle.hand_to_idle(self.cores.clone(), job) {
+            Ok(_) => return,
+            Err(job) => job,
+        };
+        let mut job = match self.idle.hand_to_idle(self.extras.clone(), job) {
+            Ok(_) => return,
+            Err(job) => job,
+        };
+        if !self.siblings.is_empty() {
+            job.spill = true;
+            if self.gate.is_open(now_ns()) {
+                job = match self.idle.hand_to_idle(self.siblings.clone(), job) {
+                    Ok(_) => return,
+                    Err(job) => job,
+                };
+            }
+        }
+        self.injector.push(job);
+        // The Dekker pattern of the idle protocol: the push, then this
+        // fence, then the look at the idle set; a worker going idle sets
+        // its bit, fences, then looks at the injector. One of the two sees
+        // the other's write.
+        fence(Ordering::SeqCst);
+        self.wake_a_thief();
     }
 
-    /// The oldest queued task, if any.
-    pub(crate) fn pop(&self) -> Option<Job> {
-        if self.queued.load(Ordering::SeqCst) == 0 {
-            return None;
+    /// The next job for worker `me`: its own newest, else (when
+    /// `take_shared`) a batch from the injector, else one stolen from
+    /// another worker.
+    fn find_work(&self, me: &WorkerCtx, take_shared: bool) -> Option<Job> {
+        if let Some(job) = me.deque.pop() {
+            return Some(job);
         }
-        let mut q = self.queue.lock();
-        let job = q.pop_front();
-        self.queued.store(q.len(), Ordering::SeqCst);
-        job
+        if take_shared {
+            self.steal(me)
+        } else {
+            None
+        }
     }
 
-    /// The newest queued task, if any: what a waiting worker helps with,
-    /// most likely the task it waits for (a `join`'s other half), and a
-    /// small one, so that helping nests about as deep as the joins do.
-    fn pop_newest(&self) -> Option<Job> {
-        if self.queued.load(Ordering::SeqCst) == 0 {
-            return None;
+    /// A job from the injector or another worker's deque.
+    fn steal(&self, me: &WorkerCtx) -> Option<Job> {
+        let n = self.stealers.len();
+        loop {
+            let mut retry = false;
+            match self.injector.steal_batch_and_pop(&me.deque) {
+                Steal::Success(job) => return Some(job),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            for k in 1..n {
+                match self.stealers[(me.index + k) % n].steal() {
+                    Steal::Success(job) => return Some(job),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
         }
-        let mut q = self.queue.lock();
-        let job = q.pop_back();
-        self.queued.store(q.len(), Ordering::SeqCst);
-        job
+    }
+
+    /// Whether the injector or any deque holds work (the idle re-check).
+    fn has_shared_work(&self) -> bool {
+        // The Dekker read after the caller set its idle bit (see `inject`).
+        fence(Ordering::SeqCst);
+        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    /// A stack job of worker `owner` finished (its flag is DONE): wake
+    /// the owner ([`JoinWords::signal`]).
+    pub(crate) fn signal_stack_job(&self, owner: usize) {
+        self.join_words.signal(owner);
+    }
+
+    /// Worker `me` waits until `done` holds DONE, running other work
+    /// meanwhile ([`JoinWords::wait`]).
+    pub(crate) fn wait_for_stack_job(&self, me: &WorkerCtx, done: &AtomicU32) {
+        self.join_words.wait(me.index, done, &self.policy, || {
+            match self.find_work(me, true) {
+                Some(job) => {
+                    self.run(job);
+                    true
+                }
+                None => false,
+            }
+        });
+    }
+
+    /// Pops worker `me`'s newest job (what `join` takes back).
+    pub(crate) fn pop_local(&self, me: &WorkerCtx) -> Option<Job> {
+        me.deque.pop()
     }
 
     /// Runs a job on the calling thread (spill jobs timed for the gate).
@@ -227,7 +307,7 @@ impl Inner {
         let run = || match job.work {
             Work::Boxed(f) => f(),
             // SAFETY: a stack job's data outlives it (JobRef's contract),
-            // and this runs it once: it left the queue or mailbox for us.
+            // and this runs it once: it left the deque or mailbox for us.
             Work::Stack(r) => unsafe { (r.exec)(r.ptr) },
         };
         if job.spill {
@@ -240,12 +320,12 @@ impl Inner {
         }
     }
 
-    /// Waits until `ready(word)`; a worker of this pool runs queued tasks
+    /// Waits until `ready(word)`; a worker of this pool runs other work
     /// meanwhile (module doc, "Progress").
     pub(crate) fn wait_helping(&self, word: WaitWordRef<'_>, ready: impl Fn(u32) -> bool) {
-        if self.is_current_worker() {
+        if let Some(me) = self.current() {
             while !ready(word.value().load(Ordering::SeqCst)) {
-                match self.pop_newest() {
+                match self.find_work(me, true) {
                     Some(job) => self.run(job),
                     None => break,
                 }
@@ -254,26 +334,25 @@ impl Inner {
         word.wait_until(&self.policy, Deadline::NEVER, ready);
     }
 
-    fn worker_main(&self, i: usize) {
-        let tier = self.places[i].tier;
+    fn worker_main(&self, me: &WorkerCtx) {
+        let tier = self.places[me.index].tier;
         loop {
-            while let Some(job) = self.pop() {
+            let parked = tier == Tier::Sibling && !self.gate.is_open(now_ns());
+            while let Some(job) = self.find_work(me, !parked) {
                 self.run(job);
             }
             if self.shutdown.load(Ordering::SeqCst) {
                 return;
             }
-            let (policy, takes_queued) = if tier == Tier::Sibling && !self.gate.is_open(now_ns()) {
-                // Parked: blocked, and not looking at queued work.
+            let (policy, takes_shared) = if parked {
+                // Parked: blocked, and not looking at shared work.
                 (Policy::always_block(), false)
             } else {
                 (self.policy, true)
             };
-            let recheck = || {
-                self.shutdown.load(Ordering::SeqCst)
-                    || (takes_queued && self.queued.load(Ordering::SeqCst) > 0)
-            };
-            match self.idle.idle_wait(i, &policy, recheck) {
+            let recheck =
+                || self.shutdown.load(Ordering::SeqCst) || (takes_shared && self.has_shared_work());
+            match self.idle.idle_wait(me.index, &policy, recheck) {
                 Wake::Payload(job) => self.run(job),
                 Wake::Look => {}
             }
@@ -429,9 +508,10 @@ impl PoolBuilder {
         };
         let count = |t: Tier| places.iter().filter(|p| p.tier == t).count();
         let (c, s) = (count(Tier::Core), count(Tier::Sibling));
+        let deques: Vec<Worker<Job>> = (0..n).map(|_| Worker::new_lifo()).collect();
         let inner = Arc::new(Inner {
-            queue: crate::Mutex::new(VecDeque::new()),
-            queued: AtomicUsize::new(0),
+            injector: Injector::new(),
+            stealers: deques.iter().map(Worker::stealer).collect(),
             shutdown: AtomicBool::new(false),
             idle: Idle::new(n),
             cores: 0..c,
@@ -448,7 +528,7 @@ impl PoolBuilder {
             inner,
             threads: Vec::with_capacity(n),
         };
-        for i in 0..n {
+        for (i, deque) in deques.into_iter().enumerate() {
             let inner = pool.inner.clone();
             let cpu = if self.pin {
                 pool.inner.places[i].cpu
@@ -461,9 +541,13 @@ impl PoolBuilder {
                     if let Some(cpu) = cpu {
                         let _ = waitwise_platform::affinity::pin_current_thread(cpu);
                     }
-                    CURRENT.with(|c| c.set(Arc::as_ptr(&inner)));
-                    CURRENT_INDEX.with(|c| c.set(i));
-                    inner.worker_main(i);
+                    let me = WorkerCtx {
+                        pool: Arc::as_ptr(&inner),
+                        index: i,
+                        deque,
+                    };
+                    CURRENT.with(|c| c.set(&me));
+                    inner.worker_main(&me);
                     CURRENT.with(|c| c.set(std::ptr::null()));
                 })?;
             pool.threads.push(t);
