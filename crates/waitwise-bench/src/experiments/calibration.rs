@@ -266,11 +266,14 @@ pub struct Row {
     /// Mean off-line optimum `min(t, B)` per wait, ns.
     pub mean_optimal_ns: f64,
     /// `B` while this cell ran, measured by its references; blocks cost
-    /// this in the measurement, the optimum and the prediction, ns.
+    /// this in the measurement, the optimum and the prediction, ns (the
+    /// switching cell: the mean of its two phases', each priced with its
+    /// own).
     pub cell_block_ns: f64,
     /// The kernel's CPU per block subtracted here: the mean of the
     /// reference waits interleaved with this (law, scale)'s cells, their
-    /// top 1% capped at the 99th percentile, ns.
+    /// top 1% capped at the 99th percentile, ns (the switching cell: the
+    /// mean of its phases', each subtracted in its own).
     pub block_cpu_ns: f64,
     /// Waits counted at a cap: blocked ones whose CPU exceeded the poll
     /// limit plus the block references' 99th percentile (a kernel-path
@@ -388,6 +391,9 @@ struct Sample {
     blocked: bool,
     /// Producer's stamp before `notify` to the consumer's after `wait`, ns.
     wake_latency_ns: f64,
+    /// Which of the cell's laws drew the wait (0 but in the switching
+    /// cell): each phase is priced with its own references.
+    phase: usize,
 }
 
 /// What [`measure`] returns: samples, or why it stopped.
@@ -544,6 +550,7 @@ fn measure(
                     cpu_ns,
                     blocked,
                     wake_latency_ns: clock.ticks_to_ns(woke.saturating_sub(notified)),
+                    phase: 0,
                 });
             }
         }
@@ -739,23 +746,43 @@ struct Accounting {
     hand_off: HandOffCpu,
 }
 
-/// Figures of one cell from its samples.
+/// The accounting of one cell (or one phase of the switching cell) from
+/// its block references `refs` and at-once references `hand_offs`.
+fn accounting(refs: &[Sample], hand_offs: &[Sample], b: f64, overhead: f64) -> Accounting {
+    Accounting {
+        b,
+        b_cell: cell_block_cost_ns(refs, hand_offs).unwrap_or(b),
+        clock_overhead: overhead,
+        block_cpu: block_cpu_ns(refs, overhead),
+        hand_off: hand_off_cpu_ns(hand_offs, overhead),
+    }
+}
+
+/// Figures of one cell from its samples: a sample of phase `p` is priced
+/// with `accs[p]` (one accounting per law of the cell, measured by the
+/// references of that phase).
+///
+/// A blocked wait's polling CPU is its CPU less the references' *mean*
+/// kernel CPU per block, not floored at zero: the kernel's CPU varies from
+/// block to block, and flooring each difference would charge every
+/// blocked wait the mean of its positive part (a cell of `/b/0` waits,
+/// which poll not at all, measured 10-50% above the model that way). Only
+/// the cell's total polling CPU is floored at zero. A polled wait's is
+/// floored per wait, as its hand-off reference is a median.
 fn summarize(
     row: &mut Row,
     samples: &[Sample],
     alg: &WaitingAlgorithm,
     law: &WaitDistribution,
-    acc: &Accounting,
+    accs: &[Accounting],
 ) {
-    let Accounting {
-        b,
-        b_cell,
-        clock_overhead: overhead,
-        block_cpu,
-        hand_off,
-    } = *acc;
-    row.hand_off_cpu_ns = hand_off.median_ns;
-    row.cell_block_ns = b_cell;
+    let Some(first) = accs.first() else {
+        return;
+    };
+    let (b, overhead) = (first.b, first.clock_overhead);
+    let phases = accs.len() as f64;
+    row.hand_off_cpu_ns = accs.iter().map(|a| a.hand_off.median_ns).sum::<f64>() / phases;
+    row.cell_block_ns = accs.iter().map(|a| a.b_cell).sum::<f64>() / phases;
     let n = samples.len();
     row.rounds = n;
     row.predicted_factor = cost::competitive_factor(alg, law, b).ok();
@@ -775,6 +802,12 @@ fn summarize(
     // happened, as the event's own summary did.
     let mut learner = adaptive::Learner::new();
     for s in samples {
+        let Accounting {
+            b_cell,
+            block_cpu,
+            hand_off,
+            ..
+        } = accs[s.phase.min(accs.len() - 1)];
         let cpu = s.cpu_ns - overhead;
         let poll = if s.blocked {
             let cap = max_poll + block_cpu.cap_ns;
@@ -787,9 +820,8 @@ fn summarize(
             if cpu > cap {
                 row.outliers += 1;
             }
-            cpu.min(cap) - hand_off.median_ns
-        }
-        .max(0.0);
+            (cpu.min(cap) - hand_off.median_ns).max(0.0)
+        };
         let cost = poll + if s.blocked { b_cell } else { 0.0 };
         poll_sum += poll;
         cost_sum += cost;
@@ -802,6 +834,10 @@ fn summarize(
         } else {
             cost_in_cell(alg, s.wait_ns, b, b_cell).unwrap_or(f64::NAN)
         };
+    }
+    if poll_sum < 0.0 {
+        cost_sum -= poll_sum;
+        poll_sum = 0.0;
     }
     row.mean_drawn_wait_ns = samples.iter().map(|s| s.drawn_ns).sum::<f64>() / nf;
     row.mean_wait_ns = samples.iter().map(|s| s.wait_ns).sum::<f64>() / nf;
@@ -968,23 +1004,40 @@ pub fn run(config: &Config) -> CalibrationResult {
                     &placement,
                     Instant::now() + share,
                 );
+                // Sample i of every event waited in cycle warmup + i.
+                let (n_laws, period) = match &laws {
+                    Ok((l, p)) => (l.len().max(1), *p),
+                    Err(_) => (1, usize::MAX),
+                };
+                for m in &mut measured {
+                    for (i, s) in m.samples.iter_mut().enumerate() {
+                        s.phase = ((config.warmup_rounds + i) / period) % n_laws;
+                    }
+                }
                 let hand_off = measured.pop().expect("the references are measured last");
                 let reference = measured.pop().expect("the references are measured last");
-                let block_cpu = block_cpu_ns(&reference.samples, overhead);
-                let acc = Accounting {
-                    b,
-                    b_cell: cell_block_cost_ns(&reference.samples, &hand_off.samples).unwrap_or(b),
-                    clock_overhead: overhead,
-                    block_cpu,
-                    hand_off: hand_off_cpu_ns(&hand_off.samples, overhead),
-                };
+                let accs: Vec<Accounting> = (0..n_laws)
+                    .map(|p| {
+                        let of_phase = |v: &[Sample]| -> Vec<Sample> {
+                            v.iter().filter(|s| s.phase == p).copied().collect()
+                        };
+                        let (refs, hands) =
+                            (of_phase(&reference.samples), of_phase(&hand_off.samples));
+                        if refs.iter().any(|s| s.blocked) && !hands.is_empty() {
+                            accounting(&refs, &hands, b, overhead)
+                        } else {
+                            accounting(&reference.samples, &hand_off.samples, b, overhead)
+                        }
+                    })
+                    .collect();
                 for ((i, (_, alg)), m) in runnable.iter().zip(&measured) {
                     let row = &mut rows[*i];
                     if m.lost_producer {
                         row.not_available = Some("producer did not notify within 2 s".into());
                     }
-                    row.block_cpu_ns = block_cpu.mean_ns;
-                    summarize(row, &m.samples, alg, law, &acc);
+                    row.block_cpu_ns =
+                        accs.iter().map(|a| a.block_cpu.mean_ns).sum::<f64>() / accs.len() as f64;
+                    summarize(row, &m.samples, alg, law, &accs);
                     if let Ok((laws, period)) = &laws {
                         if laws.len() > 1 {
                             row.predicted_factor =
@@ -1658,6 +1711,7 @@ mod tests {
             cpu_ns,
             blocked,
             wake_latency_ns: 0.0,
+            phase: 0,
         }
     }
 
@@ -1750,7 +1804,7 @@ mod tests {
             block_cpu: block,
             hand_off,
         };
-        summarize(&mut row, &samples, &alg, &law, &acc);
+        summarize(&mut row, &samples, &alg, &law, &[acc]);
         assert_eq!(row.outliers, 2);
         assert_eq!(row.hand_off_cpu_ns, 100.0);
         // polls: 500, min(1e6, 500 + 3000) - 2000 = 1500, 400 - 100 = 300,
@@ -1758,6 +1812,79 @@ mod tests {
         let polls = 500.0 + 1_500.0 + 300.0 + 400.0;
         assert!((row.mean_poll_cpu_ns - polls / 4.0).abs() < 1e-9);
         assert!((row.mean_cost_ns - (polls + 2_000.0) / 4.0).abs() < 1e-9);
+    }
+
+    /// A block's kernel CPU varies; a cell that blocks exactly like its
+    /// references polls nothing on average, even when single blocks burn
+    /// more or less than the references' mean.
+    #[test]
+    fn blocked_waits_are_not_floored_one_by_one() {
+        let alg = WaitingAlgorithm::AlwaysBlock;
+        let law = WaitDistribution::uniform(10_000.0).unwrap();
+        let acc = Accounting {
+            b: 1_000.0,
+            b_cell: 1_000.0,
+            clock_overhead: 0.0,
+            block_cpu: BlockCpu {
+                mean_ns: 2_000.0,
+                median_ns: 2_000.0,
+                cap_ns: 3_000.0,
+            },
+            hand_off: HandOffCpu {
+                median_ns: 0.0,
+                cap_ns: 0.0,
+            },
+        };
+        let mut row = Row::unmeasured(CalibrationDist::Uniform, 1.0, "/b/0");
+        let samples = [
+            sample(1_000.0, 5_000.0, true),
+            sample(3_000.0, 5_000.0, true),
+        ];
+        summarize(&mut row, &samples, &alg, &law, &[acc]);
+        assert_eq!(row.mean_poll_cpu_ns, 0.0);
+        assert_eq!(row.measured_factor, Some(1.0));
+        // A cell whose blocks all burn less than the mean polls nothing,
+        // never a negative amount.
+        let cheap = [sample(1_000.0, 5_000.0, true)];
+        summarize(&mut row, &cheap, &alg, &law, &[acc]);
+        assert_eq!(row.mean_poll_cpu_ns, 0.0);
+        assert_eq!(row.mean_cost_ns, 1_000.0);
+    }
+
+    /// The switching cell prices each phase with that phase's references:
+    /// cheap short-phase blocks do not lower what a long-phase block is
+    /// charged.
+    #[test]
+    fn each_phase_is_priced_with_its_own_references() {
+        let alg = WaitingAlgorithm::AlwaysBlock;
+        let law = WaitDistribution::exponential(1e-3).unwrap();
+        let acc = |block_cpu: f64| Accounting {
+            b: 1_000.0,
+            b_cell: 1_000.0,
+            clock_overhead: 0.0,
+            block_cpu: BlockCpu {
+                mean_ns: block_cpu,
+                median_ns: block_cpu,
+                cap_ns: 2.0 * block_cpu,
+            },
+            hand_off: HandOffCpu {
+                median_ns: 0.0,
+                cap_ns: 0.0,
+            },
+        };
+        let in_phase = |cpu: f64, phase: usize| Sample {
+            phase,
+            ..sample(cpu, 5_000.0, true)
+        };
+        let samples = [in_phase(500.0, 0), in_phase(3_000.0, 1)];
+        let mut row = Row::unmeasured(CalibrationDist::Switching, 200.0, "/b/0");
+        summarize(&mut row, &samples, &alg, &law, &[acc(500.0), acc(3_000.0)]);
+        assert_eq!(row.mean_poll_cpu_ns, 0.0);
+        assert_eq!(row.cell_block_ns, 1_000.0);
+        // One accounting for both (their mean, 1750): the long phase's
+        // block looks like 1250 ns of polling, the short one's like -1250.
+        summarize(&mut row, &samples, &alg, &law, &[acc(1_750.0)]);
+        assert_eq!(row.mean_poll_cpu_ns, 0.0);
     }
 
     #[test]
