@@ -57,6 +57,7 @@
 //! after reading (with acquire) that its helper finished the phase.
 
 use super::graph::Graph;
+use super::phases::{NoTimer, Phase, PhaseClock, PhaseTimer, Split};
 use super::HelperWork;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -278,6 +279,43 @@ pub fn with_helpers(
     pinning: Pinning,
     work: HelperWork,
 ) -> (Vec<u64>, SpeculationStats, RunReport) {
+    run(g, source, helpers, config, pinning, work, &mut NoTimer)
+}
+
+/// [`with_helpers`] with the main thread's time split into phases
+/// ([`super::phases`]; one clock read per phase boundary).
+pub fn with_helpers_split(
+    g: &Graph,
+    source: usize,
+    helpers: usize,
+    config: &HelperConfig,
+    pinning: Pinning,
+    work: HelperWork,
+) -> (Vec<u64>, SpeculationStats, RunReport, Split) {
+    let mut clock = None;
+    let (dist, stats, report) = run(g, source, helpers, config, pinning, work, &mut clock);
+    let split = clock.map_or_else(Split::default, |c: PhaseClock| c.finish());
+    (dist, stats, report, split)
+}
+
+/// A clock started by the main thread itself (so that it times the
+/// main thread's run only).
+impl PhaseTimer for Option<PhaseClock> {
+    #[inline(always)]
+    fn mark(&mut self, phase: Phase) {
+        self.get_or_insert_with(PhaseClock::start).mark(phase);
+    }
+}
+
+fn run(
+    g: &Graph,
+    source: usize,
+    helpers: usize,
+    config: &HelperConfig,
+    pinning: Pinning,
+    work: HelperWork,
+    timer: &mut (impl PhaseTimer + Send),
+) -> (Vec<u64>, SpeculationStats, RunReport) {
     let n = g.vertices();
     let shared = Shared {
         graph: g,
@@ -315,7 +353,7 @@ pub fn with_helpers(
         })
         .collect();
     let (mut stats, report) = helper::run(&config, pinning, closures, |worker| {
-        main_thread(shared_ref, source, worker)
+        main_thread(shared_ref, source, worker, timer)
     });
     stats.helper_started = shared.started.load(Ordering::Relaxed);
     stats.helper_completed = shared.completed.load(Ordering::Relaxed);
@@ -327,8 +365,15 @@ pub fn with_helpers(
     (dist, stats, report)
 }
 
-/// The main thread of [`with_helpers`].
-fn main_thread(sh: &Shared<'_>, source: usize, worker: &helper::Worker<'_>) -> SpeculationStats {
+/// The main thread of [`with_helpers`], marking its phases on `timer`
+/// (the first mark starts an [`Option<PhaseClock>`]).
+fn main_thread(
+    sh: &Shared<'_>,
+    source: usize,
+    worker: &helper::Worker<'_>,
+    timer: &mut impl PhaseTimer,
+) -> SpeculationStats {
+    timer.mark(Phase::Setup);
     let n = sh.graph.vertices();
     let mut stats = SpeculationStats::default();
     if source >= n {
@@ -337,19 +382,25 @@ fn main_thread(sh: &Shared<'_>, source: usize, worker: &helper::Worker<'_>) -> S
     let progress = worker.progress();
     let mut settled = vec![false; n];
     let mut heap = BinaryHeap::new();
+    let mut pending: Vec<(u64, u32)> = Vec::new();
     sh.vertices[source].dist.store(0, Ordering::Relaxed);
     heap.push(Reverse((0u64, source as u32)));
     // The phase published last; helpers have batch `phase` once it is out.
     let mut phase = 0u32;
     let mut drained = vec![0u64; worker.helpers()];
     let mut since_deal = 0usize;
+    timer.mark(Phase::Setup);
     loop {
-        let Some((k, u)) = pop_current(sh, &mut heap, &settled, &mut stats) else {
+        let current = pop_current(sh, &mut heap, &settled, &mut stats);
+        timer.mark(Phase::Pop);
+        let Some((k, u)) = current else {
             // Empty: let every helper finish its batch, then look again.
             for i in 0..worker.helpers() {
                 worker.wait_for_helper(i, phase);
             }
+            timer.mark(Phase::Wait);
             sh.drain(&mut heap, &mut drained, &mut stats.heap_pushes);
+            timer.mark(Phase::Drain);
             if heap.is_empty() {
                 break;
             }
@@ -361,27 +412,30 @@ fn main_thread(sh: &Shared<'_>, source: usize, worker: &helper::Worker<'_>) -> S
         if sh.vertices[u].relaxed_from.load(Ordering::Acquire) == k {
             sh.drain(&mut heap, &mut drained, &mut stats.heap_pushes);
             stats.kept += 1;
+            timer.mark(Phase::Drain);
         } else {
             for (v, w) in sh.graph.neighbours(u) {
-                sh.relax(v, k + w, |s, v| {
-                    heap.push(Reverse((s, v)));
-                    stats.heap_pushes += 1;
-                });
+                sh.relax(v, k + w, |s, v| pending.push((s, v)));
             }
+            timer.mark(Phase::Scan);
+            stats.heap_pushes += pending.len() as u64;
+            heap.extend(pending.drain(..).map(Reverse));
+            timer.mark(Phase::Push);
         }
         // New batches at most every DEAL_EVERY iterations, once every helper
         // finished its own (its word is one past the phase it finished;
         // acquire: module doc).
         since_deal += 1;
-        if worker.helpers() > 0
-            && since_deal >= DEAL_EVERY
-            && phase < helper::LAST_PHASE
-            && (0..worker.helpers()).all(|i| progress.helper_progress(i) > phase)
-        {
-            since_deal = 0;
-            sh.deal(&heap, &settled);
-            phase += 1;
-            worker.publish(phase);
+        if worker.helpers() > 0 && since_deal >= DEAL_EVERY {
+            if phase < helper::LAST_PHASE
+                && (0..worker.helpers()).all(|i| progress.helper_progress(i) > phase)
+            {
+                since_deal = 0;
+                sh.deal(&heap, &settled);
+                phase += 1;
+                worker.publish(phase);
+            }
+            timer.mark(Phase::Coordinate);
         }
     }
     stats
@@ -464,6 +518,28 @@ mod tests {
             let reachable = expected.iter().filter(|&&d| d != UNREACHABLE).count();
             assert_eq!(stats.settled as usize, reachable, "case {case}");
             assert!(stats.kept <= stats.helper_completed);
+        }
+    }
+
+    /// The phase-timed run is the same algorithm: same distances, for 1
+    /// to 3 helpers, and its phases account for the main thread's time.
+    #[test]
+    fn the_split_helper_run_gives_serial_distances() {
+        for helpers in 1..=3 {
+            let g = Family::Grid.generate(4000, helpers as u64);
+            let (got, stats, _, split) = with_helpers_split(
+                &g,
+                0,
+                helpers,
+                &spin(),
+                Pinning::Auto,
+                HelperWork::Precompute,
+            );
+            assert_eq!(got, serial(&g, 0), "{helpers} helpers");
+            assert_eq!(stats.settled as usize, g.vertices());
+            assert!(split.marks >= 2 * stats.settled, "{split:?}");
+            assert!(split.sum() <= split.total_ns);
+            assert!(split.get(Phase::Pop) > 0);
         }
     }
 

@@ -8,6 +8,7 @@
 //! | [`spmv`] | CSR sparse matrix-vector multiply, helper loads `x` ahead | 000 section 4.4 |
 //! | [`lu`] | blocked LU decomposition, helper prefetches the next block row | 000 section 4.4 |
 //! | [`closure`] | transitive closure by blocked Warshall, helper prefetches the next block row | 000 section 4.4 |
+//! | [`phases`] | where Dijkstra's main thread spends its time, and the bound that sets on helpers | |
 //! | [`experiment`] | `waitwise helpers`: all of them under each helper wait, and the report section | |
 //! | [`prefetch`] | prefetch hints for memory the worker writes | |
 //!
@@ -19,6 +20,7 @@ pub mod dijkstra;
 pub mod experiment;
 pub mod graph;
 pub mod lu;
+pub mod phases;
 pub mod prefetch;
 pub mod spmv;
 

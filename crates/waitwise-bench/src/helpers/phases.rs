@@ -1,0 +1,276 @@
+//! Where Dijkstra's main thread spends its time: a phase clock read at
+//! each phase boundary (one cheap cycle-clock read per boundary, its own
+//! cost subtracted), and the serial Dijkstra run with that clock.
+//!
+//! With these figures the helper-threaded scheme has a bound: helpers can
+//! take off the main thread only the edge scans of the vertices whose
+//! relaxation it keeps. Its heap pops, and the heap pushes of every
+//! relaxation (its own and the helpers', which it drains into its heap),
+//! stay on the main thread. With `scan` the serial edge-scan share of the
+//! time and `kept` the share of settled vertices whose scan the main
+//! thread skipped, the speed-up is at most `1 / (1 - scan * kept)`
+//! ([`Split::bound`]), before any cost of coordination.
+
+use super::dijkstra::UNREACHABLE;
+use super::graph::Graph;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use waitwise_platform::clock::cycle_clock;
+
+/// A phase of the main thread's loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Allocating and initializing the distances and the heap.
+    Setup,
+    /// Heap pops, stale entries included.
+    Pop,
+    /// The edge loop of a settled vertex: loads, compares, distance
+    /// updates (its heap pushes are [`Phase::Push`]).
+    Scan,
+    /// Heap pushes of the main thread's own relaxations.
+    Push,
+    /// Taking the helpers' queued entries into the heap.
+    Drain,
+    /// Checking the helpers' progress, dealing batches, publishing.
+    Coordinate,
+    /// Waiting for the helpers when the heap runs empty.
+    Wait,
+}
+
+impl Phase {
+    /// Every phase, in table order.
+    pub const ALL: [Phase; 7] = [
+        Phase::Setup,
+        Phase::Pop,
+        Phase::Scan,
+        Phase::Push,
+        Phase::Drain,
+        Phase::Coordinate,
+        Phase::Wait,
+    ];
+
+    /// Stable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Setup => "setup",
+            Phase::Pop => "pop",
+            Phase::Scan => "scan",
+            Phase::Push => "push",
+            Phase::Drain => "drain",
+            Phase::Coordinate => "coordinate",
+            Phase::Wait => "wait",
+        }
+    }
+}
+
+/// Receives phase boundaries: `mark(p)` says the time since the previous
+/// mark (or since the timer was made) was spent in `p`.
+pub trait PhaseTimer {
+    /// The time since the previous mark was spent in `phase`.
+    fn mark(&mut self, phase: Phase);
+}
+
+/// Records nothing: the timed runs use it, and it compiles away.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTimer;
+
+impl PhaseTimer for NoTimer {
+    #[inline(always)]
+    fn mark(&mut self, _: Phase) {}
+}
+
+/// Nanoseconds per phase, read from the cycle clock at each mark.
+#[derive(Clone, Debug)]
+pub struct PhaseClock {
+    last: u64,
+    ns: [u64; Phase::ALL.len()],
+    marks: [u64; Phase::ALL.len()],
+    started: u64,
+}
+
+impl Default for PhaseClock {
+    fn default() -> Self {
+        Self::start()
+    }
+}
+
+impl PhaseClock {
+    /// Starts the clock now.
+    pub fn start() -> Self {
+        let now = cycle_clock().now();
+        Self {
+            last: now,
+            ns: [0; Phase::ALL.len()],
+            marks: [0; Phase::ALL.len()],
+            started: now,
+        }
+    }
+
+    /// The phases' times, each less one clock read per mark in it.
+    pub fn finish(&self) -> Split {
+        let total = cycle_clock().now().saturating_sub(self.started);
+        let read = read_cost_ns();
+        let mut ns = self.ns;
+        for (t, &m) in ns.iter_mut().zip(&self.marks) {
+            *t = t.saturating_sub((read * m as f64) as u64);
+        }
+        Split {
+            ns,
+            total_ns: total,
+            marks: self.marks.iter().sum(),
+            clock_read_ns: read,
+        }
+    }
+}
+
+impl PhaseTimer for PhaseClock {
+    #[inline(always)]
+    fn mark(&mut self, phase: Phase) {
+        let now = cycle_clock().now();
+        self.ns[phase as usize] += now.saturating_sub(self.last);
+        self.last = now;
+        self.marks[phase as usize] += 1;
+    }
+}
+
+/// The median cost of one [`cycle_clock`] `now()` read, ns (the median
+/// gap between 1001 back-to-back reads).
+pub fn read_cost_ns() -> f64 {
+    let clock = cycle_clock();
+    let mut stamps = [0u64; 1001];
+    for s in stamps.iter_mut() {
+        *s = clock.now();
+    }
+    let mut gaps: Vec<u64> = stamps.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.sort_unstable();
+    gaps[gaps.len() / 2] as f64
+}
+
+/// Where a run's main thread spent its time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Split {
+    /// Nanoseconds per phase, in [`Phase::ALL`] order, each less its
+    /// share of the clock reads.
+    pub ns: [u64; Phase::ALL.len()],
+    /// Wall time from the clock's start to `finish`, ns (clock reads
+    /// included).
+    pub total_ns: u64,
+    /// Clock reads (marks) made.
+    pub marks: u64,
+    /// The cost of one read subtracted per mark, ns.
+    pub clock_read_ns: f64,
+}
+
+impl Split {
+    /// Time in `phase`, ns.
+    pub fn get(&self, phase: Phase) -> u64 {
+        self.ns[phase as usize]
+    }
+
+    /// The phases' sum, ns (the run without its clock reads).
+    pub fn sum(&self) -> u64 {
+        self.ns.iter().sum()
+    }
+
+    /// `phase`'s share of [`Split::sum`].
+    pub fn fraction(&self, phase: Phase) -> f64 {
+        let s = self.sum();
+        if s == 0 {
+            0.0
+        } else {
+            self.get(phase) as f64 / s as f64
+        }
+    }
+
+    /// The share of the time in the heap: pops, pushes, drains.
+    pub fn heap_fraction(&self) -> f64 {
+        self.fraction(Phase::Pop) + self.fraction(Phase::Push) + self.fraction(Phase::Drain)
+    }
+
+    /// The speed-up over this (serial) run that helpers could give at
+    /// most, if they took the edge scans of `kept` of the settled
+    /// vertices off the main thread at no cost: `1 / (1 - scan * kept)`
+    /// (module doc).
+    pub fn bound(&self, kept: f64) -> f64 {
+        1.0 / (1.0 - self.fraction(Phase::Scan) * kept.clamp(0.0, 1.0))
+    }
+}
+
+/// [`super::dijkstra::serial`] with its time split by `timer` into heap
+/// pops, edge scans and heap pushes. The one difference from `serial`:
+/// a vertex's pushes wait in a small buffer until its scan is done, so
+/// that the two are timed apart. Same distances as `serial`.
+pub fn serial_split(g: &Graph, source: usize, timer: &mut impl PhaseTimer) -> Vec<u64> {
+    let n = g.vertices();
+    let mut dist = vec![UNREACHABLE; n];
+    if source >= n {
+        return dist;
+    }
+    let mut heap = BinaryHeap::new();
+    let mut pending: Vec<(u64, u32)> = Vec::new();
+    dist[source] = 0;
+    heap.push(Reverse((0u64, source as u32)));
+    timer.mark(Phase::Setup);
+    loop {
+        let mut current = None;
+        while let Some(Reverse((k, u))) = heap.pop() {
+            if k <= dist[u as usize] {
+                current = Some((k, u as usize));
+                break;
+            }
+        }
+        timer.mark(Phase::Pop);
+        let Some((k, u)) = current else { break };
+        for (v, w) in g.neighbours(u) {
+            let s = k + w;
+            if s < dist[v] {
+                dist[v] = s;
+                pending.push((s, v as u32));
+            }
+        }
+        timer.mark(Phase::Scan);
+        heap.extend(pending.drain(..).map(Reverse));
+        timer.mark(Phase::Push);
+    }
+    dist
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::helpers::dijkstra::serial;
+    use crate::helpers::graph::Family;
+
+    #[test]
+    fn the_split_serial_run_gives_serial_distances() {
+        for (i, family) in Family::ALL.into_iter().enumerate() {
+            let g = family.generate(3000, i as u64);
+            let mut clock = PhaseClock::start();
+            assert_eq!(serial_split(&g, 0, &mut clock), serial(&g, 0));
+            let split = clock.finish();
+            assert!(split.marks >= 3 * 1000, "{}", family.name());
+            assert_eq!(split.get(Phase::Coordinate) + split.get(Phase::Wait), 0);
+            assert!(split.sum() <= split.total_ns);
+        }
+        assert_eq!(
+            serial_split(&Graph::grid(2, 2, 1), 9, &mut NoTimer),
+            vec![UNREACHABLE; 4]
+        );
+    }
+
+    #[test]
+    fn the_bound_follows_the_scan_share_kept() {
+        let s = Split {
+            ns: [0, 300, 500, 200, 0, 0, 0],
+            total_ns: 1000,
+            marks: 3,
+            clock_read_ns: 0.0,
+        };
+        assert_eq!(s.fraction(Phase::Scan), 0.5);
+        assert_eq!(s.heap_fraction(), 0.5);
+        assert_eq!(s.bound(0.0), 1.0);
+        assert_eq!(s.bound(1.0), 2.0);
+        assert!((s.bound(0.8) - 1.0 / 0.6).abs() < 1e-12);
+        assert_eq!(Split::default().fraction(Phase::Pop), 0.0);
+    }
+}
