@@ -186,6 +186,13 @@ impl PolicySemaphoreWait {
             budget: policy.poll_budget(),
         }
     }
+
+    /// Waits with a budget already drawn (by [`Policy::begin_wait`], which
+    /// lets `adapt/b` draw from the semaphore's own summary).
+    #[inline]
+    pub fn with_budget(budget: PollBudget) -> Self {
+        Self { budget }
+    }
 }
 
 impl SemaphoreWait for PolicySemaphoreWait {
@@ -645,8 +652,18 @@ impl Semaphore {
     fn acquire_contended(&self, deadline: Deadline) -> bool {
         let profiler = self.waits.profiler();
         let start = profiler.start();
-        let mut wait = PolicySemaphoreWait::new(self.waits.policy());
+        // `adapt/b` learns from the wait: it reads this semaphore's summary
+        // (keyed by the count word's address) and records the wait at the
+        // end.
+        let (budget, learning) = self
+            .waits
+            .policy()
+            .begin_wait(self.view().futex() as *const Futex as usize);
+        let mut wait = PolicySemaphoreWait::with_budget(budget);
         let out = self.view().acquire_contended(&mut wait, deadline);
+        if let Some(learning) = learning {
+            learning.finish(out.blocked(), !out.acquired());
+        }
         profiler.finish(start, out.blocked());
         out.acquired()
     }

@@ -2,7 +2,8 @@
 //! tables: the per-object summary recorded into by many threads at once
 //! (the arm stays in the menu, drawn limits in `[0, B]`, scores bounded),
 //! and real waits under `adapt/b` (an event ping-pong, a counter under a
-//! mutex) that must complete with nothing lost while their objects learn.
+//! mutex, a token ring of semaphores) that must complete with nothing lost
+//! while their objects learn.
 //! Validation only: no timing is asserted. Run with
 //! `cargo test -p waitwise --release --test stress_adaptive` (a few seconds).
 #![cfg(not(loom))]
@@ -10,6 +11,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use waitwise::policy::adaptive::{AdaptiveSummary, ARMS, DECAY_SHIFT};
+use waitwise::semaphore::Semaphore;
 use waitwise::{Event, Mutex, Policy, WaitOptions};
 
 /// (recording threads, records per thread).
@@ -117,5 +119,40 @@ fn mutex_under_adapt_b_counts_every_increment() {
             }
         });
         assert_eq!(*m.lock(), threads as u64 * increments);
+    }
+}
+
+/// (threads in the ring, laps, a thread's pause every this many laps).
+const RING_CASES: [(usize, u32, u32); 3] = [(2, 20_000, 0), (4, 5_000, 0), (3, 2_000, 40)];
+
+/// A token ring of semaphores under `adapt/b` (the oversubscription
+/// experiment's producer-consumer loop): each thread releases its
+/// successor's link and acquires its own, so every permit is taken exactly
+/// once and the ring ends with none left.
+#[test]
+fn semaphore_ring_under_adapt_b_loses_no_permit() {
+    for (threads, laps, pause_every) in RING_CASES {
+        let opts = WaitOptions::new().policy(Policy::adaptive());
+        let links: Vec<Semaphore> = (0..threads)
+            .map(|_| Semaphore::with_options(0, opts))
+            .collect();
+        std::thread::scope(|scope| {
+            for tid in 0..threads {
+                let links = &links;
+                scope.spawn(move || {
+                    for lap in 0..laps {
+                        if pause_every > 0 && tid == 0 && lap % pause_every == 0 {
+                            std::thread::sleep(Duration::from_micros(200));
+                        }
+                        links[(tid + 1) % threads].release(1);
+                        assert!(
+                            links[tid].acquire_timeout(Duration::from_secs(30)),
+                            "lost permit"
+                        );
+                    }
+                });
+            }
+        });
+        assert!(links.iter().all(|l| l.available() == 0));
     }
 }

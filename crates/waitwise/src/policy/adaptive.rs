@@ -71,11 +71,12 @@
 //!
 //! Every wait through the engine ([`crate::WaitWord`] and
 //! [`crate::WaitWordRef`]: events, barriers, condition variables, the
-//! RwLock, the ticket and MCS locks) and every contended acquisition of the
-//! TTAS mutex (the default [`crate::Mutex`]) draws its limit from its
+//! RwLock, the ticket and MCS locks), every contended acquisition of the
+//! TTAS mutex (the default [`crate::Mutex`]) and of the
+//! [`Semaphore`](crate::semaphore::Semaphore) draws its limit from its
 //! object's summary and records itself there ([`crate::Policy::begin_wait`]).
-//! The channel and the semaphore, which wait through hooks of their own,
-//! draw from [`START_ARM`] (`rand/b`) and do not learn. The MCS lock waits
+//! The channel, which waits through hooks of its own, draws from
+//! [`START_ARM`] (`rand/b`) and does not learn. The MCS lock waits
 //! on per-acquisition queue nodes on the waiter's stack, so its summaries
 //! are keyed by those nodes: it learns per thread and call depth, not per
 //! lock.
