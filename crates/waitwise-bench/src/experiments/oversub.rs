@@ -13,6 +13,11 @@
 //! - the object's own default, where it differs from `s/b/alpha(kind)`
 //!   (the barrier's yield-polling `Ss/b/0.62` when the threads outnumber
 //!   the CPUs; the mutex's yield-polling `Ss/b/0.54`);
+//! - `adapt/b`, polling with the mechanism the object's default polls with
+//!   (what the object would do with `adapt/b` as its kind's default), and
+//!   compared with the best of the static choices above in every loop and
+//!   condition ([`AdaptiveCheck`], issue 14: within
+//!   [`ADAPTIVE_TOLERANCE`]);
 //! - the pthread peer: a counting semaphore on `pthread_cond_wait` /
 //!   `pthread_cond_signal`, `pthread_barrier_wait`, `pthread_mutex_lock`.
 //!
@@ -197,6 +202,76 @@ pub struct OversubResult {
     pub load_average: [Option<f64>; 2],
     /// Rows, loop by loop.
     pub rows: Vec<Row>,
+    /// `adapt/b` against the best static waitwise choice, per loop and
+    /// condition ([`adaptive_checks`]).
+    pub adaptive: Vec<AdaptiveCheck>,
+}
+
+/// `adapt/b` within this fraction of the best static policy of the same
+/// loop and condition counts as keeping up with it (issue 14's target).
+pub const ADAPTIVE_TOLERANCE: f64 = 0.05;
+
+/// `adapt/b` (polling as the object's default polls,
+/// [`workload::adaptive_as_default`]) against the best static waitwise
+/// choice of one loop and condition: every row but `adapt/b` and the
+/// pthread peer, the object's default included.
+#[derive(Clone, Debug, Serialize)]
+pub struct AdaptiveCheck {
+    /// The loop.
+    pub workload: Workload,
+    /// Threads per CPU.
+    pub multiplier: usize,
+    /// `adapt/b`'s normalized runtime (over `/b/0`'s).
+    pub adaptive: f64,
+    /// The best static choice's row label.
+    pub best: String,
+    /// Its normalized runtime.
+    pub best_normalized: f64,
+    /// `adaptive / best_normalized`.
+    pub ratio: f64,
+    /// `ratio <= 1 + ADAPTIVE_TOLERANCE`.
+    pub within_tolerance: bool,
+}
+
+/// The [`AdaptiveCheck`] of every loop and condition that has figures for
+/// `adapt/b` and at least one static choice.
+pub fn adaptive_checks(rows: &[Row], multipliers: &[usize]) -> Vec<AdaptiveCheck> {
+    let normalized = |r: &Row, m: usize| {
+        r.cells
+            .iter()
+            .find(|c| c.multiplier == m)
+            .and_then(|c| c.normalized)
+    };
+    let mut out = Vec::new();
+    for w in Workload::ALL {
+        let loop_rows: Vec<&Row> = rows.iter().filter(|r| r.workload == w).collect();
+        let Some(adapt) = loop_rows.iter().find(|r| r.series == "adapt/b") else {
+            continue;
+        };
+        for &m in multipliers {
+            let Some(adaptive) = normalized(adapt, m) else {
+                continue;
+            };
+            let best = loop_rows
+                .iter()
+                .filter(|r| r.series != "adapt/b" && r.family == Family::Waitwise)
+                .filter_map(|r| Some((r, normalized(r, m)?)))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            if let Some((best, best_normalized)) = best {
+                let ratio = adaptive / best_normalized;
+                out.push(AdaptiveCheck {
+                    workload: w,
+                    multiplier: m,
+                    adaptive,
+                    best: best.waiting.clone(),
+                    best_normalized,
+                    ratio,
+                    within_tolerance: ratio <= 1.0 + ADAPTIVE_TOLERANCE,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// One waiting choice of one loop.
@@ -282,9 +357,13 @@ pub fn waitings(workload: Workload) -> Vec<Choice> {
             false,
         ),
         choice(
-            "adapt/b".into(),
+            match workload {
+                Workload::ProducerConsumer => "adapt/b".into(),
+                Workload::Barrier => "adapt/b (pause matched, yield unmatched)".into(),
+                Workload::Mutex => workload::adaptive_as_default(workload, 1).describe(),
+            },
             SERIES[6],
-            Waiting::Policy(Policy::adaptive()),
+            Waiting::AdaptiveAsDefault,
             false,
         ),
     ];
@@ -412,7 +491,8 @@ pub fn run(config: &Config) -> OversubResult {
                 },
                 policy: match c.waiting {
                     Waiting::Policy(p) => Some(p.name()),
-                    _ => None,
+                    Waiting::AdaptiveAsDefault => Some(Policy::adaptive().name()),
+                    Waiting::Default | Waiting::Pthread => None,
                 },
                 is_default: c.is_default,
                 cells: Vec::new(),
@@ -508,6 +588,7 @@ pub fn run(config: &Config) -> OversubResult {
         work_units: sizes.work,
         critical_units: sizes.critical,
         load_average: [load_before, load_average()],
+        adaptive: adaptive_checks(&rows, &config.multipliers),
         rows,
     }
 }
@@ -752,6 +833,35 @@ impl ExperimentOutput for OversubResult {
                 n.push(format!("{} loop, matched: default {d:.2}x /b/0.", w.name()));
             }
         }
+        if !self.adaptive.is_empty() {
+            let behind: Vec<String> = self
+                .adaptive
+                .iter()
+                .filter(|c| !c.within_tolerance)
+                .map(|c| {
+                    format!(
+                        "{} {} {:.3}x the best static ({}, {:.3})",
+                        c.workload.name(),
+                        condition(c.multiplier),
+                        c.ratio,
+                        c.best,
+                        c.best_normalized
+                    )
+                })
+                .collect();
+            let worst = self.adaptive.iter().map(|c| c.ratio).fold(0.0, f64::max);
+            n.push(format!(
+                "Adaptive: adapt/b (polling as each object's default polls) is within {:.0}% of the best static waitwise choice of its loop in {} of {} conditions (worst {worst:.3}x){}.",
+                ADAPTIVE_TOLERANCE * 100.0,
+                self.adaptive.len() - behind.len(),
+                self.adaptive.len(),
+                if behind.is_empty() {
+                    String::new()
+                } else {
+                    format!("; behind: {}", behind.join("; "))
+                }
+            ));
+        }
         let errors: Vec<String> = self
             .rows
             .iter()
@@ -838,19 +948,63 @@ mod tests {
         }
         assert_eq!(res.charts().len(), 1);
         assert!(res.notes().iter().any(|n| n.contains("unmatched 2x")));
+        // adapt/b is compared in every loop and condition.
+        assert_eq!(res.adaptive.len(), 3 * res.config.multipliers.len());
+        assert!(res.notes().iter().any(|n| n.starts_with("Adaptive:")));
+        assert!(json.get("adaptive").is_some());
+    }
+
+    #[test]
+    fn adaptive_check_takes_the_best_static_waitwise_row() {
+        let row = |waiting: &str, series: &str, family, normalized: f64| Row {
+            workload: Workload::Mutex,
+            waiting: waiting.into(),
+            series: series.into(),
+            family,
+            policy: None,
+            is_default: false,
+            cells: vec![CellResult {
+                threads: 2,
+                multiplier: 1,
+                runtime_ms: None,
+                normalized: Some(normalized),
+                blocks: None,
+                wait_overhead_ms: None,
+                wait_overhead_pct: None,
+                error: None,
+            }],
+        };
+        let rows = [
+            row("/b/0", "/b/0", Family::Waitwise, 1.0),
+            row("s/b/0.5", "s/b/0.5", Family::Waitwise, 0.9),
+            row("adapt/b (yield)", "adapt/b", Family::Waitwise, 0.93),
+            row("pthread_mutex", "pthread", Family::Peer, 0.5),
+        ];
+        let c = adaptive_checks(&rows, &[1, 2]);
+        assert_eq!(c.len(), 1, "no figures at 2x");
+        assert_eq!(c[0].best, "s/b/0.5");
+        assert!((c[0].ratio - 0.93 / 0.9).abs() < 1e-12);
+        assert!(c[0].within_tolerance);
+        let slow = [
+            rows[0].clone(),
+            row("adapt/b", "adapt/b", Family::Waitwise, 1.2),
+        ];
+        assert!(!adaptive_checks(&slow, &[1])[0].within_tolerance);
     }
 
     #[test]
     fn every_loop_has_the_paper_policies_and_a_peer() {
         for w in Workload::ALL {
             let names: Vec<String> = waitings(w).into_iter().map(|c| c.label).collect();
+            assert!(waitings(w)
+                .iter()
+                .any(|c| c.series == "adapt/b" && c.waiting == Waiting::AdaptiveAsDefault));
             for want in [
                 "s//inf",
                 "/b/0",
                 "s/b/1",
                 "s/b/0.5",
                 "rand/b",
-                "adapt/b",
                 w.pthread_name(),
             ] {
                 assert!(

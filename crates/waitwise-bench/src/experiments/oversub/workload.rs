@@ -106,8 +106,25 @@ pub enum Waiting {
     Policy(Policy),
     /// A waitwise object built without a policy: its own default.
     Default,
+    /// A waitwise object under `adapt/b`, polling with the mechanism its
+    /// own default polls with ([`adaptive_as_default`]): what the object
+    /// would do if `adapt/b` were its kind's default.
+    AdaptiveAsDefault,
     /// The pthread peer.
     Pthread,
+}
+
+/// `adapt/b` with the polling mechanism `workload`'s object uses by
+/// default with `threads` threads: the semaphore's PAUSE, the barrier's
+/// PAUSE while the threads fit on the CPUs and `yield` when they
+/// outnumber them, the mutex's `yield`.
+pub fn adaptive_as_default(workload: Workload, threads: usize) -> Policy {
+    let mechanism = match workload {
+        Workload::ProducerConsumer => Policy::for_kind(SyncKind::ProducerConsumer).mechanism(),
+        Workload::Barrier => waitwise::barrier::poll_mechanism(threads),
+        Workload::Mutex => RawTtasMutex::new().policy().mechanism(),
+    };
+    Policy::adaptive().with_mechanism(mechanism)
 }
 
 /// A thread's work: `units` runs of the unit matrix multiply, counted.
@@ -174,7 +191,8 @@ fn options(policy: Option<Policy>) -> WaitOptions {
 pub fn build(workload: Workload, waiting: Waiting, threads: usize, sizes: Sizes) -> Box<dyn Loop> {
     let policy = match waiting {
         Waiting::Policy(p) => Some(p),
-        _ => None,
+        Waiting::AdaptiveAsDefault => Some(adaptive_as_default(workload, threads)),
+        Waiting::Default | Waiting::Pthread => None,
     };
     let pthread = waiting == Waiting::Pthread;
     match workload {
@@ -353,5 +371,24 @@ mod tests {
         let mean = v.iter().map(|&u| f64::from(u)).sum::<f64>() / v.len() as f64;
         assert!((mean - 10.0).abs() < 0.3, "{mean}");
         assert_eq!(barrier_units(10, 1, 7), barrier_units(10, 1, 7));
+    }
+
+    #[test]
+    fn adaptive_as_default_polls_like_each_default() {
+        use waitwise::Mechanism;
+        let cpus = waitwise::barrier::allowed_cpus();
+        let pc = adaptive_as_default(Workload::ProducerConsumer, 2);
+        assert_eq!(pc, Policy::adaptive());
+        assert_eq!(
+            adaptive_as_default(Workload::Barrier, cpus).mechanism(),
+            Mechanism::Pause
+        );
+        assert_eq!(
+            adaptive_as_default(Workload::Barrier, cpus + 1).mechanism(),
+            Mechanism::Yield
+        );
+        let m = adaptive_as_default(Workload::Mutex, 2);
+        assert_eq!(m.limit(), waitwise::policy::PollLimit::Adaptive);
+        assert_eq!(m.mechanism(), RawTtasMutex::new().policy().mechanism());
     }
 }
