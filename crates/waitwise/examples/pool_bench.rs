@@ -2,11 +2,12 @@
 //! spawning scoped threads.
 //!
 //! ```text
-//! cargo run -p waitwise --release --example pool_bench [-- --samples 2000 --tasks 200000 --idle-ms 1000]
+//! cargo run -p waitwise --release --example pool_bench [-- --samples 2000 --tasks 200000 --idle-ms 1000 --quantile 0.5]
 //! ```
 //!
 //! - *latency of a tiny task*, one way, submit to the task's first
-//!   instruction, on the cycle clock (median of `--samples`): to an idle
+//!   instruction, on the cycle clock (median of `--samples`, or the
+//!   `--quantile` asked for): to an idle
 //!   worker that polls (pool policy `s//inf`) against a spin hand-off (a
 //!   thread polling a word with PAUSE, the fastest a store can travel), and
 //!   to a parked worker (pool policy `/b/0`, idle 200 µs so it sleeps)
@@ -59,7 +60,17 @@ fn parse_args() -> Args {
             "--samples" => a.samples = val(i) as usize,
             "--tasks" => a.tasks = val(i) as usize,
             "--idle-ms" => a.idle_ms = val(i),
-            other => panic!("unknown option {other} (known: --samples N --tasks N --idle-ms MS)"),
+            "--quantile" => {
+                let q: f64 = argv
+                    .get(i + 1)
+                    .and_then(|v| v.parse().ok())
+                    .filter(|q| (0.0..=1.0).contains(q))
+                    .unwrap_or_else(|| panic!("--quantile needs a number in [0, 1]"));
+                QUANTILE.set(q).expect("--quantile given once");
+            }
+            other => panic!(
+                "unknown option {other} (known: --samples N --tasks N --idle-ms MS --quantile Q)"
+            ),
         }
         i += 2;
     }
@@ -74,11 +85,19 @@ fn ns(ticks: u64) -> f64 {
     cycle_clock().ticks_to_ns(ticks)
 }
 
+/// The latency statistic: the median, or the `--quantile` asked for (a low
+/// one, such as 0.1, shows the uncontended path on a busy machine).
+static QUANTILE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n == 0 {
         return f64::NAN;
+    }
+    let q = *QUANTILE.get_or_init(|| 0.5);
+    if q != 0.5 {
+        return v[((n - 1) as f64 * q).round() as usize];
     }
     if n % 2 == 1 {
         v[n / 2]

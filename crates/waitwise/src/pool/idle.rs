@@ -2,65 +2,82 @@
 //! and how a submitter finds one and wakes it with one store.
 //!
 //! Each worker owns a [`Slot`]: a [`WaitWord`] holding its state and a
-//! mailbox for one payload. An [`IdleSet`] holds one bit per worker, set
-//! while the worker waits idle. A submitter *claims* an idle worker by
-//! clearing its bit (one RMW: two submitters never claim the same worker),
-//! puts the payload in the worker's mailbox, stores [`NOTIFIED`] and calls
+//! mailbox for one payload, on one cache line. An [`IdleSet`] holds one
+//! bit per worker, set by the worker when it goes idle and cleared by the
+//! worker alone: a hint of where idle workers are. A submitter *claims* an
+//! idle worker by a compare-and-swap of its word from [`IDLE`] to
+//! [`CLAIMED`] (two submitters never claim the same worker), puts the
+//! payload in the mailbox beside it, stores [`NOTIFIED`] and calls
 //! [`WaitWord::wake_one`], which makes no system call unless the worker
-//! sleeps. A worker that is still polling sees the store and runs: the wake
-//! is that one store.
+//! sleeps. The claim, the payload and the wake-up are writes to the one
+//! line that a polling worker reads: it comes to the submitter once and
+//! goes back to the worker once, with the payload in it.
 //!
 //! # Worker states (the slot's word)
 //!
 //! ```text
-//!  RUNNING --queue empty: word = IDLE, set bit--> IDLE
-//!  IDLE --re-check finds work, bit still set: clear it--> RUNNING
-//!  IDLE --a submitter clears the bit, fills the mailbox, word = NOTIFIED--> NOTIFIED
+//!  RUNNING --nothing to do: word = IDLE, set bit--> IDLE
+//!  IDLE --re-check finds work: CAS IDLE => RUNNING, clear bit--> RUNNING
+//!  IDLE --a submitter: CAS IDLE => CLAIMED, fill the mailbox, word = NOTIFIED--> NOTIFIED
 //!  NOTIFIED --the worker takes the mailbox and runs (the word stays NOTIFIED)--> running
 //! ```
 //!
 //! A running worker's word holds `RUNNING` or `NOTIFIED`; either means
-//! the same, and the next idle wait stores `IDLE` before its bit is set.
+//! the same, and the next idle wait stores `IDLE` first. The worker clears
+//! its bit when it leaves the idle state, except after a payload: then it
+//! runs the payload first and clears the bit after ([`Idle::mark_busy`]),
+//! so that the wake-up costs it no write to the idle set's line. A set bit
+//! is thus a hint (a claimer reads the word before its CAS); a clear bit
+//! is exact for a worker that went idle (module doc, "Memory ordering").
 //!
 //! The mailbox belongs to whoever holds the worker's claim: the submitter
-//! between its successful claim and its `NOTIFIED` store, the worker after
-//! it sees `NOTIFIED` and until it sets its bit again. A worker whose
-//! re-check finds work but whose bit is already clear was claimed in that
-//! instant; it waits for the claimer's `NOTIFIED` like any idle worker.
+//! between its successful CAS and its `NOTIFIED` store, the worker after
+//! it sees `NOTIFIED` and until it stores `IDLE` again. A worker whose
+//! re-check finds work but whose CAS back to `RUNNING` fails was claimed
+//! in that instant; it waits for the claimer's `NOTIFIED` like any idle
+//! worker.
 //!
 //! # Memory ordering
 //!
 //! Finding work after going idle is a store-buffering (Dekker) pattern:
-//! the worker sets its bit, then re-checks whether work is queued; the
-//! submitter publishes its work, then looks for a set bit
-//! ([`Idle::wake_one_to_look`]). Both sides use `SeqCst` (the bit RMWs
-//! here, the caller's publication and re-check), so at least one of them
-//! sees the other's write: either the worker finds the work, or the
-//! submitter finds the worker. Under loom a `SeqCst` fence is added
-//! between each write and read, as in [`WaitWord`].
+//! the worker stores `IDLE`, sets its bit, then re-checks whether work is
+//! queued; the submitter publishes its work, then looks for a set bit and
+//! an `IDLE` word ([`Idle::wake_one_to_look`]). The bit's RMW and loads are
+//! `SeqCst`, and the caller's re-check and publication are ordered against
+//! them by `SeqCst` (fences or accesses), so at least one side sees the
+//! other's write: either the worker finds the work, or the submitter finds
+//! the bit set by this idle entry, and then (the worker's `IDLE` store is
+//! sequenced before that RMW, which releases it) the word at `IDLE` or a
+//! later state. Under loom a `SeqCst` fence is added between each write and
+//! read, as in [`WaitWord`].
 //!
-//! The `NOTIFIED` store is `SeqCst`: it is the write half of the
-//! [`WaitWord`] sleeper protocol (the engine's `wake_one` reads the
-//! sleeper count after it), and it releases the mailbox write before it
-//! to the worker's `Acquire` load that sees it. The worker's `IDLE` and
-//! `RUNNING` stores are `Relaxed`: nobody waits for them, and the claim
-//! that follows `IDLE` is ordered after it by the bit's `SeqCst` RMWs.
+//! The `IDLE` store is `Release`: the claimer's CAS (`SeqCst`, so
+//! acquiring) that reads it then sees the worker's last use of the
+//! mailbox before it. The CASes are `SeqCst`: a claim and a take-back race
+//! on one word and exactly one wins. The `NOTIFIED` store is `SeqCst`: it
+//! is the write half of the [`WaitWord`] sleeper protocol (the engine's
+//! `wake_one` reads the sleeper count after it), and it releases the
+//! mailbox write before it to the worker's `Acquire` load that sees it.
 
 use crate::policy::Policy;
+#[cfg(doc)]
 use crate::wait_word::WaitWord;
+use crate::wait_word::WaitWordRef;
 use std::ops::Range;
 use waitwise_platform::clock::Deadline;
-use waitwise_platform::shim::{AtomicU64, Ordering};
+use waitwise_platform::futex::Futex;
+use waitwise_platform::shim::{AtomicU32, AtomicU64, Ordering};
 
 /// The worker is running a task or looking for one (after a re-check took
-/// it back; after a wake-up the word keeps [`NOTIFIED`]); its bit is clear
-/// and nobody else touches its mailbox.
+/// it back; after a wake-up the word keeps [`NOTIFIED`]); nobody else
+/// touches its mailbox.
 pub const RUNNING: u32 = 0;
-/// The worker waits idle; its bit is set (or was just cleared by a
-/// claimer that will store [`NOTIFIED`]).
+/// The worker waits idle, its bit set; the first CAS from here claims it.
 pub const IDLE: u32 = 1;
+/// A claimer holds the worker and is filling its mailbox.
+pub const CLAIMED: u32 = 2;
 /// A claimer filled (or left empty) the mailbox and woke the worker.
-pub const NOTIFIED: u32 = 2;
+pub const NOTIFIED: u32 = 3;
 
 /// Under loom only: a `SeqCst` fence between a Dekker write and read (loom
 /// treats `SeqCst` accesses as `AcqRel`).
@@ -90,41 +107,28 @@ impl IdleSet {
         dekker_fence();
     }
 
-    /// Clears worker `i`'s bit; `true` if it was set (the caller took the
-    /// worker back), `false` if a claimer cleared it first.
-    pub fn try_unset(&self, i: usize) -> bool {
-        let bit = 1 << (i % 64);
-        self.words[i / 64].fetch_and(!bit, Ordering::SeqCst) & bit != 0
+    /// Clears worker `i`'s bit (only worker `i` calls this).
+    pub fn unset(&self, i: usize) {
+        self.words[i / 64].fetch_and(!(1 << (i % 64)), Ordering::SeqCst);
     }
 
-    /// Claims the lowest-numbered idle worker in `range` (clears its bit);
-    /// `None` if none there is idle. SeqCst: the Dekker read after the
-    /// caller's publication, and a claim is an RMW so two claimers never
-    /// get the same worker.
-    pub fn claim(&self, range: Range<usize>) -> Option<usize> {
+    /// The workers in `range` whose bits are set, lowest first, each
+    /// word read once with `SeqCst` (the Dekker read after the caller's
+    /// publication).
+    pub fn marked(&self, range: Range<usize>) -> impl Iterator<Item = usize> + '_ {
         dekker_fence();
-        let mut w = range.start / 64;
-        while w * 64 < range.end {
-            let lo = (w * 64).max(range.start);
-            let hi = ((w + 1) * 64).min(range.end);
-            let mask = bits(lo - w * 64, hi - w * 64);
-            let word = &self.words[w];
-            let mut cur = word.load(Ordering::SeqCst);
-            while cur & mask != 0 {
-                let bit = 1u64 << (cur & mask).trailing_zeros();
-                match word.compare_exchange_weak(
-                    cur,
-                    cur & !bit,
-                    Ordering::SeqCst,
-                    Ordering::SeqCst,
-                ) {
-                    Ok(_) => return Some(w * 64 + bit.trailing_zeros() as usize),
-                    Err(now) => cur = now,
-                }
-            }
-            w += 1;
-        }
-        None
+        let (lo, hi) = (range.start, range.end);
+        (lo / 64..hi.div_ceil(64)).flat_map(move |w| {
+            let mask = bits(lo.max(w * 64) - w * 64, hi.min((w + 1) * 64) - w * 64);
+            let mut cur = self.words[w].load(Ordering::SeqCst) & mask;
+            std::iter::from_fn(move || {
+                (cur != 0).then(|| {
+                    let b = cur.trailing_zeros() as usize;
+                    cur &= cur - 1;
+                    w * 64 + b
+                })
+            })
+        })
     }
 
     /// Whether any worker in `range` is marked idle (a snapshot).
@@ -172,12 +176,25 @@ impl<T> Mailbox<T> {
     }
 }
 
-/// One worker's state word and mailbox, on its own cache line (the
-/// [`WaitWord`]'s alignment).
+/// One worker's state word, its sleeper count and its mailbox, in that
+/// order at the start of a 128-byte block of their own: the word and a
+/// payload of up to 56 bytes share one 64-byte line, so that a claim, the
+/// payload and the wake-up travel to the worker as one line. The 128-byte
+/// alignment keeps neighbours off the line pair, as [`WaitWord`]'s does.
+#[repr(C, align(128))]
 #[derive(Debug)]
 pub struct Slot<T> {
-    word: WaitWord,
+    futex: Futex,
+    sleepers: AtomicU32,
     mailbox: Mailbox<T>,
+}
+
+impl<T> Slot<T> {
+    /// The state word with its sleeper count.
+    #[inline(always)]
+    fn word(&self) -> WaitWordRef<'_> {
+        WaitWordRef::new(&self.futex, &self.sleepers)
+    }
 }
 
 // SAFETY: the mailbox is accessed only by the holder of the worker's claim
@@ -211,7 +228,8 @@ impl<T: Send> Idle<T> {
             set: IdleSet::new(n),
             slots: (0..n)
                 .map(|_| Slot {
-                    word: WaitWord::new(RUNNING),
+                    futex: Futex::new(RUNNING),
+                    sleepers: AtomicU32::new(0),
                     mailbox: Mailbox::new(),
                 })
                 .collect(),
@@ -228,52 +246,78 @@ impl<T: Send> Idle<T> {
         self.slots.is_empty()
     }
 
-    /// Whether any worker in `range` waits idle (a snapshot).
+    /// Whether any worker in `range` may wait idle (a snapshot of the
+    /// bits: one load per 64 workers; a set bit may be stale).
     pub fn any_idle_in(&self, range: Range<usize>) -> bool {
         self.set.any_in(range)
     }
 
+    /// Whether worker `i` waits idle, unclaimed (a snapshot).
+    pub fn is_idle(&self, i: usize) -> bool {
+        self.set.any_in(i..i + 1) && self.slots[i].word().value().load(Ordering::Relaxed) == IDLE
+    }
+
     /// Worker `i` goes idle and waits, following `policy`, until a claimer
     /// wakes it. `recheck` runs after the worker is marked idle and says
-    /// whether it should look for work at once (work published with
-    /// `SeqCst` before the publisher's [`Idle::wake_one_to_look`], or
-    /// shutdown); it must read with `SeqCst` (module doc).
+    /// whether it should look for work at once (work published, then
+    /// ordered by `SeqCst` before the publisher's [`Idle::wake_one_to_look`],
+    /// or shutdown); it must order its reads after the mark by `SeqCst`
+    /// (module doc).
+    ///
+    /// After [`Wake::Payload`] the worker's bit is still set: the worker
+    /// calls [`Idle::mark_busy`] once it ran the payload.
     ///
     /// Called only by worker `i`, while it runs ([`RUNNING`] or
     /// [`NOTIFIED`]).
     pub fn idle_wait(&self, i: usize, policy: &Policy, recheck: impl FnOnce() -> bool) -> Wake<T> {
         let slot = &self.slots[i];
-        // RUNNING => IDLE. Relaxed: the SeqCst bit RMW below orders it
-        // before any claim (module doc).
-        slot.word.value().store(IDLE, Ordering::Relaxed);
+        // RUNNING => IDLE. Release: a claimer's CAS that reads IDLE sees
+        // our last use of the mailbox (module doc).
+        slot.word().value().store(IDLE, Ordering::Release);
         self.set.set(i);
-        if recheck() && self.set.try_unset(i) {
-            // IDLE => RUNNING: we took ourselves back before any claim.
-            slot.word.value().store(RUNNING, Ordering::Relaxed);
-            return Wake::Look;
+        if recheck() {
+            // IDLE => RUNNING, unless a claimer was first.
+            if slot
+                .word()
+                .value()
+                .compare_exchange(IDLE, RUNNING, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                self.set.unset(i);
+                return Wake::Look;
+            }
         }
-        // IDLE => NOTIFIED by a claimer (ours may already be under way).
+        // IDLE => CLAIMED => NOTIFIED by a claimer (ours may be under way).
         let out = slot
-            .word
+            .word()
             .wait_until(policy, Deadline::NEVER, |v| v == NOTIFIED);
         debug_assert!(!out.timed_out());
         // NOTIFIED => running. The word keeps NOTIFIED (nobody reads the
         // state of a running worker, and the next idle_wait stores IDLE
         // first): no store here, so the wake-up costs the line one fewer
-        // transfer. The mailbox is ours until we set the bit again.
+        // transfer. The mailbox is ours until we store IDLE again.
         // SAFETY: we hold the claim (we saw NOTIFIED with Acquire, which
         // the claimer's SeqCst store released after its mailbox write), and
-        // no claimer can reach the mailbox until our bit is set again.
+        // no claimer can reach the mailbox until our word is IDLE again.
         match slot.mailbox.with_mut(|p| unsafe { (*p).take() }) {
             Some(payload) => Wake::Payload(payload),
-            None => Wake::Look,
+            None => {
+                self.set.unset(i);
+                Wake::Look
+            }
         }
+    }
+
+    /// Worker `i` ran the payload [`Idle::idle_wait`] gave it: clears its
+    /// bit. Called only by worker `i`.
+    pub fn mark_busy(&self, i: usize) {
+        self.set.unset(i);
     }
 
     /// Claims an idle worker in `range` and hands it `payload`; gives the
     /// payload back when no worker there is idle.
     pub fn hand_to_idle(&self, range: Range<usize>, payload: T) -> Result<usize, T> {
-        match self.set.claim(range) {
+        match self.claim(range) {
             Some(i) => {
                 self.notify(i, Some(payload));
                 Ok(i)
@@ -282,11 +326,11 @@ impl<T: Send> Idle<T> {
         }
     }
 
-    /// After publishing work with `SeqCst`: claims an idle worker in
-    /// `range` and wakes it to look for that work. Returns the worker
-    /// woken, if any.
+    /// After publishing work and a `SeqCst` fence (or access): claims an
+    /// idle worker in `range` and wakes it to look for that work. Returns
+    /// the worker woken, if any.
     pub fn wake_one_to_look(&self, range: Range<usize>) -> Option<usize> {
-        let i = self.set.claim(range)?;
+        let i = self.claim(range)?;
         self.notify(i, None);
         Some(i)
     }
@@ -296,16 +340,29 @@ impl<T: Send> Idle<T> {
         while self.wake_one_to_look(0..self.len()).is_some() {}
     }
 
-    /// Claimed worker `i`: fill its mailbox, IDLE => NOTIFIED, wake it if
-    /// it sleeps.
+    /// Claims the lowest-numbered idle worker in `range`: a set bit and a
+    /// CAS of its word from IDLE to CLAIMED.
+    fn claim(&self, range: Range<usize>) -> Option<usize> {
+        self.set.marked(range).find(|&i| {
+            let w = self.slots[i].word().value();
+            // A load first: a stale bit costs no write to a busy line.
+            w.load(Ordering::SeqCst) == IDLE
+                && w.compare_exchange(IDLE, CLAIMED, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+        })
+    }
+
+    /// Claimed worker `i`: fill its mailbox, CLAIMED => NOTIFIED, wake it
+    /// if it sleeps.
     fn notify(&self, i: usize, payload: Option<T>) {
         let slot = &self.slots[i];
-        // SAFETY: we hold worker i's claim (we cleared its bit), so the
-        // worker waits for NOTIFIED and nobody else touches the mailbox.
+        // SAFETY: we hold worker i's claim (our CAS moved its word from
+        // IDLE to CLAIMED), so the worker waits for NOTIFIED and nobody
+        // else touches the mailbox.
         slot.mailbox.with_mut(|p| unsafe { *p = payload });
         // SeqCst: the WaitWord protocol's write half, releasing the mailbox.
-        slot.word.value().store(NOTIFIED, Ordering::SeqCst);
-        slot.word.wake_one();
+        slot.word().value().store(NOTIFIED, Ordering::SeqCst);
+        slot.word().wake_one();
     }
 }
 
@@ -322,21 +379,31 @@ mod tests {
     }
 
     #[test]
-    fn claims_lowest_idle_in_range_once() {
+    fn marked_lists_the_set_bits_in_range() {
         let s = IdleSet::new(130);
         for i in [3, 64, 65, 129] {
             s.set(i);
         }
-        assert_eq!(s.claim(0..3), None);
-        assert_eq!(s.claim(0..130), Some(3));
-        assert_eq!(s.claim(65..130), Some(65));
-        assert_eq!(s.claim(0..130), Some(64));
+        let m = |r: Range<usize>| s.marked(r).collect::<Vec<_>>();
+        assert_eq!(m(0..3), []);
+        assert_eq!(m(0..130), [3, 64, 65, 129]);
+        assert_eq!(m(65..129), [65]);
         assert!(s.any_in(100..130));
-        assert_eq!(s.claim(0..130), Some(129));
-        assert_eq!(s.claim(0..130), None);
-        s.set(7);
-        assert!(s.try_unset(7));
-        assert!(!s.try_unset(7));
+        s.unset(129);
+        assert!(!s.any_in(100..130));
+        assert_eq!(m(60..130), [64, 65]);
+    }
+
+    #[test]
+    fn a_claimed_worker_is_not_claimed_twice() {
+        let idle: Idle<u32> = Idle::new(2);
+        // Worker 1 idle by hand (its word IDLE, its bit set).
+        idle.slots[1].word().value().store(IDLE, Ordering::Release);
+        idle.set.set(1);
+        assert!(idle.is_idle(1));
+        assert_eq!(idle.claim(0..2), Some(1));
+        assert!(!idle.is_idle(1));
+        assert_eq!(idle.claim(0..2), None, "the stale bit is only a hint");
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! write of the [`WaitWord`] protocol; it also releases the task's writes
 //! to the caller, whose `Acquire` load of 0 makes them visible).
 
-use super::thread_pool::{Inner, ThreadPool};
+use super::thread_pool::{Inner, ThreadPool, Work};
 use crate::wait_word::WaitWord;
 use std::any::Any;
 use std::marker::PhantomData;
@@ -83,20 +83,19 @@ impl<'scope, 'env> Scope<'scope, 'env> {
             "more than 2^32 - 1 tasks pending in one scope"
         );
         let state = self.state.clone();
-        let job: Box<dyn FnOnce() + Send + 'scope> = Box::new(move || {
+        let job = move || {
             if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
                 let mut first = state.panic.lock().unwrap_or_else(|e| e.into_inner());
                 first.get_or_insert(payload);
             }
             state.finish_one();
-        });
+        };
         // SAFETY: the job borrows only what lives for 'scope, and
         // `ThreadPool::scope` does not return (nor unwind) before `pending`
         // reached 0, which the job's last act above makes it do after `f`
-        // and everything it borrowed were consumed. Extending the
-        // lifetime to 'static only lets the queue hold the box meanwhile.
-        let job: Box<dyn FnOnce() + Send + 'static> = unsafe { std::mem::transmute(job) };
-        self.pool.submit(job);
+        // and everything it borrowed were consumed.
+        let job = unsafe { Work::erase(job) };
+        self.pool.submit_work(job);
     }
 }
 

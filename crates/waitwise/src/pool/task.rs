@@ -5,7 +5,7 @@
 //! write of its protocol, releasing the result to the joiner's `Acquire`
 //! load of 1) and wakes the joiner if it sleeps.
 
-use super::thread_pool::ThreadPool;
+use super::thread_pool::{ThreadPool, Work};
 use crate::wait_word::WaitWordRef;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
@@ -85,7 +85,7 @@ impl ThreadPool {
             result: Mutex::new(None),
         });
         let shared = state.clone();
-        self.inner.submit(Box::new(move || {
+        self.inner.submit_work(Work::new(move || {
             let r = catch_unwind(AssertUnwindSafe(f));
             *shared.result.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
             shared.done.value().store(1, Ordering::SeqCst);

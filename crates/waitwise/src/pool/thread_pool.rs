@@ -48,6 +48,7 @@ use crate::wait_word::WaitWordRef;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use std::cell::Cell;
 use std::io;
+use std::mem::{align_of, size_of, MaybeUninit};
 use std::ops::Range;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
@@ -68,12 +69,92 @@ pub(crate) struct JobRef {
 // job (ThreadPool::join's StackJob, whose frame waits for it).
 unsafe impl Send for JobRef {}
 
+/// Machine words a closure may take to travel inside its job, with no
+/// allocation: a spawned task's closure of up to 16 bytes beside the
+/// task's 8-byte handle state. Chosen so that a job fits the 56 bytes of a
+/// worker's mailbox line ([`super::idle::Slot`]).
+const INLINE_WORDS: usize = 3;
+
+/// A closure of at most [`INLINE_WORDS`] words, stored in the job.
+pub(crate) struct InlineFn {
+    data: MaybeUninit<[usize; INLINE_WORDS]>,
+    /// Moves the closure out of `data` and calls it.
+    call: unsafe fn(*mut MaybeUninit<[usize; INLINE_WORDS]>),
+    /// Drops the closure in `data` without calling it.
+    drop: unsafe fn(*mut MaybeUninit<[usize; INLINE_WORDS]>),
+}
+
+// SAFETY: an InlineFn is only made from a `Send` closure (Work::erase).
+unsafe impl Send for InlineFn {}
+
+impl InlineFn {
+    fn run(self) {
+        let mut this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `data` holds the closure `call` was made for (Work::erase),
+        // and ManuallyDrop keeps our Drop from dropping it a second time.
+        unsafe { (this.call)(&mut this.data) }
+    }
+}
+
+impl Drop for InlineFn {
+    fn drop(&mut self) {
+        // SAFETY: `data` holds the closure, not yet run (run forgets self).
+        unsafe { (self.drop)(&mut self.data) }
+    }
+}
+
 /// What a job runs.
 pub(crate) enum Work {
-    /// A boxed closure (spawn, scope).
+    /// A small closure stored in the job.
+    Inline(InlineFn),
+    /// A boxed closure.
     Boxed(Box<dyn FnOnce() + Send + 'static>),
     /// A job in its submitter's frame.
     Stack(JobRef),
+}
+
+impl Work {
+    /// `f` as a job: stored inline when it fits [`INLINE_WORDS`] words
+    /// (and their alignment), else boxed.
+    pub(crate) fn new<F: FnOnce() + Send + 'static>(f: F) -> Self {
+        // SAFETY: F is 'static: it borrows nothing.
+        unsafe { Self::erase(f) }
+    }
+
+    /// Like [`Work::new`] for a closure that borrows.
+    ///
+    /// # Safety
+    ///
+    /// Everything `f` borrows outlives the job's run (or drop).
+    pub(crate) unsafe fn erase<'a, F: FnOnce() + Send + 'a>(f: F) -> Self {
+        type Data = MaybeUninit<[usize; INLINE_WORDS]>;
+        unsafe fn call<F: FnOnce()>(d: *mut Data) {
+            // SAFETY: `d` holds an F (below), moved out once.
+            unsafe { d.cast::<F>().read()() }
+        }
+        unsafe fn drop_it<F>(d: *mut Data) {
+            // SAFETY: `d` holds an F (below), dropped once.
+            unsafe { d.cast::<F>().drop_in_place() }
+        }
+        if size_of::<F>() <= size_of::<Data>() && align_of::<F>() <= align_of::<Data>() {
+            let mut data = Data::uninit();
+            // SAFETY: `data` is large and aligned enough for an F.
+            unsafe { data.as_mut_ptr().cast::<F>().write(f) };
+            return Work::Inline(InlineFn {
+                data,
+                call: call::<F>,
+                drop: drop_it::<F>,
+            });
+        }
+        let f: Box<dyn FnOnce() + Send + 'a> = Box::new(f);
+        // SAFETY: by the caller's contract, extending the box's lifetime
+        // to 'static only lets the job hold it until it runs.
+        Work::Boxed(unsafe {
+            std::mem::transmute::<Box<dyn FnOnce() + Send + 'a>, Box<dyn FnOnce() + Send + 'static>>(
+                f,
+            )
+        })
+    }
 }
 
 /// A unit of work in a deque, the injector or a mailbox.
@@ -161,11 +242,6 @@ impl Inner {
     /// Whether the calling thread is one of this pool's workers.
     pub(crate) fn is_current_worker(&self) -> bool {
         self.current().is_some()
-    }
-
-    /// Runs `f` on a worker.
-    pub(crate) fn submit(&self, f: Box<dyn FnOnce() + Send + 'static>) {
-        self.submit_work(Work::Boxed(f));
     }
 
     /// Runs `work` on a worker: from a worker, through its own deque; from
@@ -305,6 +381,7 @@ impl Inner {
     /// Runs a job on the calling thread (spill jobs timed for the gate).
     pub(crate) fn run(&self, job: Job) {
         let run = || match job.work {
+            Work::Inline(f) => f.run(),
             Work::Boxed(f) => f(),
             // SAFETY: a stack job's data outlives it (JobRef's contract),
             // and this runs it once: it left the deque or mailbox for us.
@@ -353,7 +430,10 @@ impl Inner {
             let recheck =
                 || self.shutdown.load(Ordering::SeqCst) || (takes_shared && self.has_shared_work());
             match self.idle.idle_wait(me.index, &policy, recheck) {
-                Wake::Payload(job) => self.run(job),
+                Wake::Payload(job) => {
+                    self.run(job);
+                    self.idle.mark_busy(me.index);
+                }
                 Wake::Look => {}
             }
         }
@@ -590,12 +670,12 @@ impl ThreadPool {
     /// Whether any worker waits idle now (a snapshot, for tests and
     /// benchmarks that wait for an idle pool).
     pub fn any_idle(&self) -> bool {
-        self.inner.idle.any_idle_in(0..self.workers())
+        (0..self.workers()).any(|i| self.inner.idle.is_idle(i))
     }
 
     /// Whether every worker waits idle now (a snapshot).
     pub fn all_idle(&self) -> bool {
-        (0..self.workers()).all(|i| self.inner.idle.any_idle_in(i..i + 1))
+        (0..self.workers()).all(|i| self.inner.idle.is_idle(i))
     }
 }
 
@@ -615,3 +695,7 @@ impl Drop for ThreadPool {
         }
     }
 }
+
+// A job, and the mailbox that holds one, fit beside a worker's state word
+// and sleeper count in one 64-byte line (super::idle::Slot).
+const _: () = assert!(size_of::<Option<Job>>() <= 56);
