@@ -506,7 +506,7 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
                 w[COUNT].store(c - 1, Ordering::Relaxed);
                 return 0;
             }
-            // Relaxed: cleared before the unlock's Release swap, which
+            // Relaxed: cleared before the unlock's Release RMW, which
             // orders them before the next holder's accesses.
             w[COUNT].store(0, Ordering::Relaxed);
             w[OWNER].store(0, Ordering::Relaxed);

@@ -7,8 +7,8 @@
 //!
 //! | type | raw lock | file | order | timed |
 //! |---|---|---|---|---|
-//! | [`Mutex`] | [`RawDefault`] = [`RawTtasMutex`] | `ttas.rs` | unfair | yes |
-//! | [`TtasMutex`] | [`RawTtasMutex`] | `ttas.rs` | unfair | yes |
+//! | [`Mutex`] | [`RawDefault`] = [`RawTtasMutex`] | `ttas.rs` | unfair, bounded: hand-off to a waiter that asks | yes |
+//! | [`TtasMutex`] | [`RawTtasMutex`] | `ttas.rs` | unfair, bounded: hand-off to a waiter that asks | yes |
 //! | [`TicketMutex`] | [`RawTicketMutex`] | `ticket.rs` | FIFO | yes (does not queue) |
 //! | [`McsMutex`] | [`RawMcsMutex`] | `mcs.rs` | FIFO | no (`try_lock` only) |
 //! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring | yes |
@@ -50,7 +50,12 @@
 //! line across many acquisitions, and when threads outnumber CPUs no lock
 //! hand-over waits for a descheduled thread. The FIFO locks pay exactly
 //! that: every release hands the lock to one particular thread, which must
-//! run next.
+//! run next. Its unfairness is bounded: a waiter beaten to the lock in
+//! [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds asks for a hand-off, and the
+//! releases from then on hand the lock to the longest sleeper until that
+//! waiter has it, after fewer releases than there are waiters (`ttas.rs`,
+//! "Bounded unfairness"); the interposer's waiters never ask, so its
+//! `pthread_mutex_t` keeps glibc's three values.
 //!
 //! Its waiters poll by *switch-spinning* (`Ss/b/alpha`, Lim & Agarwal's
 //! switch-spin with `sched_yield` as the switch): one look at the word per
@@ -117,7 +122,9 @@ pub use rw_word::{
 pub use rwlock::{RawRwLock, MAX_READERS, MAX_WRITERS_WAITING};
 pub use spin::SpinLockRef;
 pub use ticket::{RawTicketMutex, TicketGuard, SLOTS as TICKET_SLOTS};
-pub use ttas::{LockOutcome, LockWait, PolicyLockWait, RawTtasMutex, TtasLockRef};
+pub use ttas::{
+    LockOutcome, LockWait, PolicyLockWait, RawTtasMutex, TtasLockRef, HAND_OFF_AFTER_LOST_ROUNDS,
+};
 pub use waiting::BACKOFF_CAP_SHIFT;
 
 /// The raw lock behind [`Mutex`]: [`RawTtasMutex`] (see the module docs

@@ -1,66 +1,122 @@
-//! The test-and-test-and-set lock with two-phase waiting: the algorithm
-//! once, as [`TtasLockRef`], a view over a borrowed futex word, and
-//! [`RawTtasMutex`], the default [`Mutex`](super::Mutex), on top of it.
+//! The test-and-test-and-set lock with two-phase waiting and bounded
+//! unfairness: the algorithm once, as [`TtasLockRef`], a view over a
+//! borrowed futex word, and [`RawTtasMutex`], the default
+//! [`Mutex`](super::Mutex), on top of it.
 //!
-//! # State word (Drepper's three states, "Futexes are tricky" mutex 2)
+//! # State word
 //!
 //! ```text
-//!  UNLOCKED   0  free
-//!  LOCKED     1  held, and no thread needs a futex wake-up
-//!  CONTENDED  2  held, and a thread may be asleep on the futex (or owes a
-//!                sleeper its wake-up, see below)
+//!  bits 0-1   the lock's state:
+//!    UNLOCKED    0  free
+//!    LOCKED      1  held, and no thread needs a futex wake-up
+//!    CONTENDED   2  held, and a thread may be asleep on the futex (or owes a
+//!                   sleeper its wake-up, see below)
+//!    HANDED_OFF  3  released directly to a sleeper that the releaser woke:
+//!                   held by nobody yet, and only a thread returning from
+//!                   its sleep may take it (no barging)
+//!  bits 2-31  STARVING: waiters that ask for a hand-off (see "Bounded
+//!             unfairness")
 //! ```
 //!
-//! These are glibc's values for `pthread_mutex_t`'s `__lock`, so the
-//! interposer's mutexes run this algorithm inside glibc's object.
+//! Drepper's three states ("Futexes are tricky", mutex 2) are glibc's values
+//! for `pthread_mutex_t`'s `__lock`, so the interposer's mutexes run this
+//! algorithm inside glibc's object. Only a waiter whose [`LockWait`] asks
+//! for hand-offs ([`LockWait::hand_off_after`]) ever counts itself in
+//! `STARVING`, and only a count above zero makes an unlock hand off: a
+//! front end that never asks (the interposer) keeps the word at 0, 1 and 2.
 //!
 //! Transitions:
-//! - lock, fast: `UNLOCKED => LOCKED`, one CAS.
-//! - lock, polling phase (test-and-test-and-set): wait until the word reads
-//!   `UNLOCKED` (polling as the front end's [`LockWait`] says, for
-//!   `alpha * B` with `yield` by default), then
-//!   `UNLOCKED => LOCKED` (or `=> CONTENDED` when this waiter owes a wake-up);
-//!   after a lost race, back off for a random delay that doubles with every
-//!   loss (Lim & Agarwal section 6.3: waiters released at once must not all
-//!   hammer the word).
-//! - lock, blocking phase: `any => CONTENDED` (swap); if it was `UNLOCKED`
-//!   the lock is ours, else sleep on the futex while it reads `CONTENDED`,
-//!   then go back to the polling phase.
-//! - unlock: `any => UNLOCKED` (swap) and `futex_wake(1)` only if it was
-//!   `CONTENDED`: no system call when nobody sleeps, one atomic either way.
+//! - lock, fast: `0 => LOCKED`, one CAS (a word with `STARVING > 0` goes
+//!   the slow way).
+//! - lock, polling phase (test-and-test-and-set): wait until the state
+//!   reads `UNLOCKED` (polling as the front end's [`LockWait`] says, for
+//!   `alpha * B` with `yield` by default), then `UNLOCKED => LOCKED` (or
+//!   `=> CONTENDED` when this waiter owes a wake-up); after a lost race,
+//!   back off for a random delay that doubles with every loss (Lim &
+//!   Agarwal section 6.3: waiters released at once must not all hammer the
+//!   word).
+//! - lock, blocking phase: `UNLOCKED | LOCKED | CONTENDED => CONTENDED`
+//!   (`HANDED_OFF` is left as it is); if it was `UNLOCKED` the lock is
+//!   ours, else sleep on the futex while the word is unchanged; a thread
+//!   whose sleep ends (woken or timed out) takes a `HANDED_OFF` lock
+//!   (`HANDED_OFF => CONTENDED`), else goes back to the polling phase.
+//! - unlock: `LOCKED => UNLOCKED` (one CAS, no system call) when the word is
+//!   exactly `LOCKED`; else `CONTENDED => UNLOCKED` and `futex_wake(1)`,
+//!   or, with `STARVING > 0`, `CONTENDED => HANDED_OFF` and
+//!   `futex_wake(1)` (a hand-off, below).
 //!
 //! A woken sleeper *owes* the sleepers still in the kernel their wake-up
 //! (unlock set the word to `UNLOCKED`, forgetting them): until it pays, it
-//! acquires only as `CONTENDED`, or it swaps `CONTENDED` in before sleeping
-//! again, or, giving up on a timeout, it marks a held lock `CONTENDED`.
+//! acquires only as `CONTENDED`, or it marks the word `CONTENDED` before
+//! sleeping again (or sleeps on a `HANDED_OFF` word, whose taker marks it),
+//! or, giving up on a timeout, it marks a held lock `CONTENDED`.
 //! Unlike std's mutex it first polls again (parking_lot does the same), so a
 //! holder that re-acquires in a loop runs on with cheap unlocks while the
 //! woken thread polls, instead of paying a `futex_wake` per release.
 //!
+//! # Bounded unfairness
+//!
+//! The lock is unfair: a running thread takes a released lock before a
+//! woken one gets a CPU, which is what keeps its throughput under
+//! contention, and also what lets one waiter lose race after race. Its
+//! bound, as parking_lot's eventual fairness but decided by the waiter
+//! that loses and counted in lost rounds rather than a fixed time (Go's
+//! 1 ms starvation switch, golang/go#33747, collapses once every waiter's
+//! wait exceeds it): a waiter that has come back from its futex sleep
+//! (woken, or refused because the word changed) and then been beaten to
+//! the lock [`LockWait::hand_off_after`] times counts itself in `STARVING`
+//! and from then on sleeps at once, without a polling phase. While
+//! `STARVING > 0`, every unlock of a `CONTENDED` lock hands it to a
+//! sleeper instead of releasing it: it sets `HANDED_OFF`, which no
+//! arriving or polling thread can take, and wakes one sleeper, which takes
+//! it as `CONTENDED`. The kernel wakes a futex's sleepers of equal priority
+//! in the order they went to sleep (loom's model does too), so each
+//! hand-off goes to the longest sleeper and the starving waiter gets the
+//! lock after at most as many hand-offs as there were sleepers ahead of it
+//! (fewer than the lock's waiters); it then leaves `STARVING` and the lock
+//! is unfair again. The bound grows with the number of waiters, because a
+//! waiter is woken about once per that many releases. Each hand-off costs
+//! the lock a wake-up latency (nobody holds it until the woken thread
+//! runs), which is why the lock hands off only on request.
+//!
+//! A hand-off whose `futex_wake` finds nobody asleep (the starving waiters
+//! are between counting themselves and sleeping) takes the lock back and
+//! releases it, `HANDED_OFF => UNLOCKED`, then wakes one sleeper again: a
+//! waiter may have gone to sleep on the `HANDED_OFF` word in between, and
+//! nobody else owes it a wake-up. The hand-off's correctness does not rest
+//! on the count the kernel returns (loom's futex returns none): a woken
+//! thread that finds the lock released races for it as after any wake-up.
+//!
 //! # Memory ordering
 //!
-//! Acquiring is an `Acquire` RMW and releasing a `Release` swap: the pair
-//! orders the critical sections. No `SeqCst` is needed for the sleep/wake
-//! hand-shake: sleeper and waker both make RMWs on the one word, which has a
-//! single modification order (the unlock's swap either sees the sleeper's
-//! `CONTENDED` or the sleeper's swap sees the unlock's `UNLOCKED`), and the
-//! kernel re-checks the word under its own lock before sleeping. Failed CAS
-//! and polling loads carry no data and are `Relaxed`/`Acquire` hints only.
+//! Acquiring is an `Acquire` RMW and releasing a `Release` RMW: the pair
+//! orders the critical sections (a hand-off's `CONTENDED => HANDED_OFF` is
+//! the release, its taker's `HANDED_OFF => CONTENDED` the acquire; taking
+//! the lock back, `HANDED_OFF => UNLOCKED`, is `Release` as well). No
+//! `SeqCst` is needed for the sleep/wake hand-shake: sleeper and waker both
+//! make RMWs on the one word, which has a single modification order (the
+//! unlock's RMW either sees the sleeper's `CONTENDED` or the sleeper's RMW
+//! sees the unlock's `UNLOCKED`), and the kernel re-checks the word under
+//! its own lock before sleeping. The `STARVING` count publishes no data;
+//! it changes inside the same RMWs. Failed CAS and polling loads carry no
+//! data and are `Relaxed`/`Acquire` hints only.
 //!
 //! # Waiting
 //!
 //! The front end hands its waiting in as a [`LockWait`]: how to poll and
-//! for how long (its clock, its mechanism), and how to sleep on the futex.
-//! [`RawTtasMutex`] waits with [`PolicyLockWait`]: the mutex kind's
-//! `alpha = ln(e-1)` with the `yield` mechanism (`Ss/b/0.54`), one look at
-//! the word per `sched_yield`, so a waiter neither pulls the lock's line
-//! from the holder nor keeps a CPU from a preempted holder (figures in the
-//! [module docs](super)); a `WaitOptions` policy replaces the limit and the
-//! mechanism. The polling phase is the engine's
-//! ([`poll_until`]); the blocking phase uses the word's futex directly with
-//! the states above (a [`WaitWord`](crate::WaitWord) sleeper count would
-//! stay non-zero until a woken thread runs, and every release in between
-//! would make a system call).
+//! for how long (its clock, its mechanism), how to sleep on the futex, and
+//! whether and when to ask for a hand-off. [`RawTtasMutex`] waits with
+//! [`PolicyLockWait`]: the mutex kind's `alpha = ln(e-1)` with the `yield`
+//! mechanism (`Ss/b/0.54`), one look at the word per `sched_yield`, so a
+//! waiter neither pulls the lock's line from the holder nor keeps a CPU
+//! from a preempted holder (figures in the [module docs](super)), asking
+//! for a hand-off after [`HAND_OFF_AFTER_LOST_ROUNDS`] lost rounds; a
+//! `WaitOptions` policy replaces the limit and the mechanism. The polling
+//! phase is the engine's ([`poll_until`]); the blocking phase uses the
+//! word's futex directly with the states above (a
+//! [`WaitWord`](crate::WaitWord) sleeper count would stay non-zero until a
+//! woken thread runs, and every release in between would make a system
+//! call).
 
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
@@ -84,6 +140,41 @@ const UNLOCKED: u32 = 0;
 const LOCKED: u32 = 1;
 /// Held; a thread may sleep on the futex, so the releaser wakes one.
 const CONTENDED: u32 = 2;
+/// Released to a sleeper the releaser woke; held by nobody yet, taken only
+/// by a thread whose sleep ended. Never set while `STARVING` is 0.
+const HANDED_OFF: u32 = 3;
+/// The state's bits.
+const STATE_MASK: u32 = 3;
+/// One waiter in `STARVING` (bits 2-31: at most 2^30 - 1 waiters, far
+/// more threads than a process has).
+const STARVING_ONE: u32 = 4;
+
+/// How many rounds a waiter of [`RawTtasMutex`] loses (back from its futex
+/// sleep, woken or refused, then beaten to the lock) before it asks for a
+/// hand-off. Guessed, then checked with
+/// `examples/mutex_starvation.rs`: 1 would hand off at the first lost race,
+/// paying a wake-up latency per hand-off where the unfair lock would have
+/// run on; larger values let the longest wait grow by about one
+/// sleep/wake round per extra loss.
+pub const HAND_OFF_AFTER_LOST_ROUNDS: u32 = 2;
+
+/// The state bits of a word.
+#[inline(always)]
+fn state(word: u32) -> u32 {
+    word & STATE_MASK
+}
+
+/// `word` with its state replaced by `next`, `STARVING` kept.
+#[inline(always)]
+fn with_state(word: u32, next: u32) -> u32 {
+    (word & !STATE_MASK) | next
+}
+
+/// Whether a waiter asks for hand-offs.
+#[inline(always)]
+fn starving(word: u32) -> bool {
+    word >= STARVING_ONE
+}
 
 /// How a contended acquisition of a [`TtasLockRef`] waits: the front end's
 /// polling phase and its futex sleep, the services the algorithm asks for
@@ -103,15 +194,31 @@ pub trait LockWait {
 
     /// Sleeps while the word holds `expected`, at most `timeout`, with
     /// [`Futex::wait`]'s results. The default is [`Futex::wait`].
+    ///
+    /// A sleep that returns [`FutexWait::Woken`] or
+    /// [`FutexWait::TimedOut`] must return to the algorithm (which may be
+    /// handed the lock): a front end whose sleep can end otherwise (an
+    /// unwind) must not ask for hand-offs.
     #[inline]
     fn sleep(&mut self, futex: &Futex, expected: u32, timeout: Option<Duration>) -> FutexWait {
         futex.wait(expected, timeout)
+    }
+
+    /// After how many lost rounds (back from its futex sleep, woken or
+    /// refused, then beaten to the lock) the waiter asks for a hand-off (module docs, "Bounded unfairness");
+    /// `Some(0)` asks at its first sleep. `None`, the default: never, and
+    /// the word keeps glibc's three values.
+    #[inline]
+    fn hand_off_after(&self) -> Option<u32> {
+        None
     }
 }
 
 /// The engine's [`LockWait`] for a [`Policy`]: polls with its mechanism
 /// for its limit on the cycle clock ([`poll_until`]), sleeps with
-/// [`Futex::wait`]. [`RawTtasMutex`] waits with it.
+/// [`Futex::wait`], asks for hand-offs only when built
+/// [`PolicyLockWait::asking_hand_off_after`]. [`RawTtasMutex`] waits with
+/// it.
 ///
 /// Under loom there is no polling phase (the models explore the blocking
 /// protocol, where wake-ups can be lost): each round makes the one
@@ -121,6 +228,8 @@ pub struct PolicyLockWait {
     budget: PollBudget,
     /// When the current polling phase ends.
     poll_end: Deadline,
+    /// [`LockWait::hand_off_after`].
+    hand_off_after: Option<u32>,
 }
 
 impl PolicyLockWait {
@@ -128,10 +237,7 @@ impl PolicyLockWait {
     /// make one per acquisition.
     #[inline]
     pub fn new(policy: &Policy) -> Self {
-        Self {
-            budget: policy.poll_budget(),
-            poll_end: Deadline::NEVER,
-        }
+        Self::with_budget(policy.poll_budget())
     }
 
     /// Waits with a budget already drawn (by [`Policy::begin_wait`]).
@@ -140,7 +246,16 @@ impl PolicyLockWait {
         Self {
             budget,
             poll_end: Deadline::NEVER,
+            hand_off_after: None,
         }
+    }
+
+    /// Asks for a hand-off after `lost_rounds` lost rounds
+    /// ([`LockWait::hand_off_after`]).
+    #[inline]
+    pub fn asking_hand_off_after(mut self, lost_rounds: u32) -> Self {
+        self.hand_off_after = Some(lost_rounds);
+        self
     }
 }
 
@@ -157,6 +272,11 @@ impl LockWait for PolicyLockWait {
     #[inline]
     fn poll(&mut self, futex: &Futex, ready: impl FnMut(u32) -> bool) -> bool {
         !poll_until(futex, self.budget.mechanism, self.poll_end, ready).timed_out()
+    }
+
+    #[inline]
+    fn hand_off_after(&self) -> Option<u32> {
+        self.hand_off_after
     }
 }
 
@@ -193,11 +313,11 @@ impl LockOutcome {
 }
 
 /// The TTAS lock over a borrowed futex word (module docs: states,
-/// transitions, ordering): the one copy of the algorithm, for
+/// transitions, hand-offs, ordering): the one copy of the algorithm, for
 /// [`RawTtasMutex`] and for front ends whose word lives elsewhere (the
-/// interposer's `pthread_mutex_t`, whose `__lock` holds the same three
-/// states). Every thread that locks or unlocks the word must go through
-/// this view.
+/// interposer's `pthread_mutex_t`, whose `__lock` holds the three states
+/// of a lock whose waiters never ask for hand-offs). Every thread that
+/// locks or unlocks the word must go through this view.
 ///
 /// # Examples
 /// ```
@@ -220,65 +340,189 @@ pub struct TtasLockRef<'a> {
     futex: &'a Futex,
 }
 
+/// What a waiter that leaves the word (acquiring or giving up) takes back
+/// from `STARVING`: its own count, if it is in it.
+#[inline(always)]
+fn count_of(in_starving: bool) -> u32 {
+    if in_starving {
+        STARVING_ONE
+    } else {
+        0
+    }
+}
+
 impl<'a> TtasLockRef<'a> {
-    /// A view over `futex`, whose word holds one of the three states.
+    /// A view over `futex`, whose word holds a state as above (0: a fresh,
+    /// unlocked lock).
     #[inline(always)]
     pub fn new(futex: &'a Futex) -> Self {
         Self { futex }
     }
 
-    /// Acquires the lock if it is free; never waits.
+    /// Acquires the lock if it is free and nobody asks for a hand-off;
+    /// never waits.
     #[inline]
     pub fn try_lock(self) -> bool {
-        self.acquire_as(LOCKED)
-    }
-
-    /// `UNLOCKED => target`. Acquire: pairs with the last unlock's Release.
-    /// Failure Relaxed: a failed CAS takes nothing.
-    #[inline(always)]
-    fn acquire_as(self, target: u32) -> bool {
+        // 0 => LOCKED. Acquire: pairs with the last unlock's Release.
+        // Failure Relaxed: a failed CAS takes nothing.
         self.futex
             .value()
-            .compare_exchange(UNLOCKED, target, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
     }
 
-    /// Whether the lock is held (a snapshot).
+    /// `UNLOCKED => target` with the word's `STARVING` count less the
+    /// caller's own (`in_starving`), while the state reads `UNLOCKED`.
+    /// Acquire: pairs with the last unlock's Release. Relaxed load and
+    /// failure: guesses for the CAS.
+    #[inline]
+    fn acquire_free(self, target: u32, in_starving: bool) -> bool {
+        let w = self.futex.value();
+        let mut s = w.load(Ordering::Relaxed);
+        while state(s) == UNLOCKED {
+            let next = with_state(s, target) - count_of(in_starving);
+            match w.compare_exchange_weak(s, next, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+        false
+    }
+
+    /// Whether the lock is held, or handed off to a waiter (a snapshot).
     #[inline]
     pub fn is_locked(self) -> bool {
         // Relaxed: a snapshot that orders nothing.
-        self.futex.value().load(Ordering::Relaxed) != UNLOCKED
+        state(self.futex.value().load(Ordering::Relaxed)) != UNLOCKED
     }
 
     /// Releases the lock, waking one sleeper if the word says one may
-    /// sleep. Call it only as the holder. Returns `false` when the word
-    /// was `UNLOCKED` (the lock was not held: the caller's error, which the
-    /// front end reports or ignores; the word is left `UNLOCKED`).
-    ///
-    /// # Panics
-    ///
-    /// When the word holds none of the three states.
+    /// sleep, handing the lock to it if a waiter asks. Call it only as the
+    /// holder. Returns `false` when the lock was not held (`UNLOCKED`, or
+    /// `HANDED_OFF` to a waiter): the caller's error, which the front end
+    /// reports or ignores; the word is left as it was.
     #[inline]
     pub fn unlock(self) -> bool {
-        // LOCKED/CONTENDED => UNLOCKED. Release: publishes the critical
-        // section to the next acquirer. A swap, not a CAS from LOCKED: one
-        // atomic whatever the state, and its result says whether to wake.
-        let prev = self.futex.value().swap(UNLOCKED, Ordering::Release);
-        if prev != LOCKED {
-            return self.unlock_contended(prev);
+        // LOCKED => UNLOCKED. Release: publishes the critical section to
+        // the next acquirer. A CAS, not a swap: a word with more in it
+        // than LOCKED may have to stay held (a hand-off). Failure Relaxed:
+        // the value seeds the slow path's CAS.
+        match self.futex.value().compare_exchange(
+            LOCKED,
+            UNLOCKED,
+            Ordering::Release,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => true,
+            Err(now) => self.unlock_contended(now),
+        }
+    }
+
+    #[cold]
+    fn unlock_contended(self, mut s: u32) -> bool {
+        let w = self.futex.value();
+        loop {
+            let next = match state(s) {
+                // LOCKED => UNLOCKED, STARVING kept: nobody sleeps yet.
+                LOCKED => with_state(s, UNLOCKED),
+                // CONTENDED => HANDED_OFF: a waiter asks for a hand-off.
+                CONTENDED if starving(s) => with_state(s, HANDED_OFF),
+                // CONTENDED => UNLOCKED, and wake one.
+                CONTENDED => UNLOCKED,
+                // Not held by the caller.
+                _ => return false,
+            };
+            // Release: publishes the critical section (to the taker of a
+            // hand-off too). Failure Relaxed: the value is the next guess.
+            match w.compare_exchange_weak(s, next, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        match state(s) {
+            CONTENDED if starving(s) => self.hand_off(),
+            CONTENDED => {
+                self.futex.wake(1);
+            }
+            _ => {}
         }
         true
     }
 
+    /// After `CONTENDED => HANDED_OFF`: wake the sleeper that takes the
+    /// lock; if the kernel finds none asleep, take the lock back and
+    /// release it (module docs, "Bounded unfairness"). The word is still
+    /// held (by the hand-off) when it is read here, so it is live memory.
     #[cold]
-    fn unlock_contended(self, prev: u32) -> bool {
-        match prev {
-            CONTENDED => {
-                self.futex.wake(1);
-                true
+    fn hand_off(self) {
+        if self.futex.wake(1) > 0 {
+            return; // the woken thread takes it
+        }
+        let w = self.futex.value();
+        // Relaxed: a guess for the CAS.
+        let mut s = w.load(Ordering::Relaxed);
+        while state(s) == HANDED_OFF {
+            // HANDED_OFF => UNLOCKED. Release: as the unlock's.
+            match w.compare_exchange_weak(
+                s,
+                with_state(s, UNLOCKED),
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    // A waiter may have gone to sleep on HANDED_OFF since
+                    // the first wake-up: it is owed one.
+                    self.futex.wake(1);
+                    return;
+                }
+                Err(now) => s = now,
             }
-            UNLOCKED => false,
-            _ => panic!("waitwise: unlock of a TTAS lock word in state {prev}"),
+        }
+        // A thread whose sleep ended took it.
+    }
+
+    /// A thread whose sleep ended takes a `HANDED_OFF` lock:
+    /// `HANDED_OFF => CONTENDED` (it was woken: it owes the other sleepers
+    /// their wake-up), leaving `STARVING` if it is in it.
+    #[inline]
+    fn take_handed_off(self, in_starving: bool) -> bool {
+        let w = self.futex.value();
+        // Relaxed: a guess for the CAS.
+        let mut s = w.load(Ordering::Relaxed);
+        while state(s) == HANDED_OFF {
+            let next = with_state(s, CONTENDED) - count_of(in_starving);
+            // Acquire: pairs with the hand-off's Release.
+            match w.compare_exchange_weak(s, next, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+        false
+    }
+
+    /// The blocking phase's mark: `UNLOCKED => CONTENDED` (taking the
+    /// lock: `None`), `LOCKED | CONTENDED => CONTENDED`, `HANDED_OFF` kept
+    /// (its taker marks it), joining `STARVING` if `join`. Returns the
+    /// word to sleep on. Acquire: the RMW may take the lock.
+    #[inline]
+    fn mark_contended(self, in_starving: bool, join: bool) -> Option<u32> {
+        let w = self.futex.value();
+        // Relaxed: a guess for the CAS.
+        let mut s = w.load(Ordering::Relaxed);
+        loop {
+            let next = match state(s) {
+                UNLOCKED => with_state(s, CONTENDED) - count_of(in_starving),
+                HANDED_OFF => s + count_of(join),
+                _ => with_state(s, CONTENDED) + count_of(join),
+            };
+            if next == s {
+                return Some(s); // already CONTENDED or HANDED_OFF
+            }
+            match w.compare_exchange_weak(s, next, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) if state(s) == UNLOCKED => return None,
+                Ok(_) => return Some(next),
+                Err(now) => s = now,
+            }
         }
     }
 
@@ -286,43 +530,53 @@ impl<'a> TtasLockRef<'a> {
     /// the two phases, waiting as `wait` says, until the lock is acquired
     /// or `deadline` passes.
     pub fn lock_contended(self, wait: &mut impl LockWait, deadline: Deadline) -> LockOutcome {
-        let w = self.futex.value();
         let mut backoff = Backoff::new();
         let mut owes_wake = false;
         let mut blocked = false;
+        // Counted in STARVING (it asked for a hand-off).
+        let mut in_starving = false;
+        let mut lost_rounds = 0u32;
+        let hand_off_after = wait.hand_off_after();
         loop {
             // UNLOCKED => LOCKED, or => CONTENDED while owing a wake-up.
             let target = if owes_wake { CONTENDED } else { LOCKED };
-            if wait.start_polling(deadline) {
+            if !in_starving && wait.start_polling(deadline) {
                 // Polling phase: wait for UNLOCKED, race for it, back off
                 // after a lost race; one limit for the whole phase.
-                while wait.poll(self.futex, |v| v == UNLOCKED) {
-                    if self.acquire_as(target) {
+                while wait.poll(self.futex, |v| state(v) == UNLOCKED) {
+                    if self.acquire_free(target, false) {
                         return LockOutcome::Acquired { blocked };
                     }
                     backoff.snooze();
                 }
-            } else if w.load(Ordering::Relaxed) == UNLOCKED && self.acquire_as(target) {
-                // No polling phase (`/b/0`, or loom): one test-and-set
-                // probe, so a free lock is not marked CONTENDED for
-                // nothing. The Relaxed load only spares a doomed CAS.
+            } else if self.acquire_free(target, in_starving) {
+                // No polling phase (`/b/0`, loom, or a starving waiter):
+                // one test-and-set probe, so a free lock is not marked
+                // CONTENDED for nothing.
                 return LockOutcome::Acquired { blocked };
             }
             if !owes_wake && deadline.has_passed() {
-                return LockOutcome::TimedOut { blocked };
+                let acquired = self.give_up(false, in_starving);
+                return outcome(acquired, blocked);
             }
+            // Woken often enough without winning: ask for a hand-off.
+            let join = !in_starving && hand_off_after.is_some_and(|n| lost_rounds >= n);
             // any => CONTENDED: from here on a release wakes a sleeper, so
-            // any wake-up owed is paid. Acquire: the swap may take the lock.
-            if w.swap(CONTENDED, Ordering::Acquire) == UNLOCKED {
+            // any wake-up owed is paid (a HANDED_OFF word's taker marks it).
+            let Some(expected) = self.mark_contended(in_starving, join) else {
                 return LockOutcome::Acquired { blocked };
-            }
+            };
+            in_starving |= join;
             owes_wake = false;
             let timeout = deadline.remaining();
             if timeout == Some(Duration::ZERO) {
-                return LockOutcome::TimedOut { blocked };
+                let acquired = self.give_up(false, in_starving);
+                return outcome(acquired, blocked);
             }
-            // Sleep while CONTENDED (the kernel re-checks atomically).
-            let timed_out = match wait.sleep(self.futex, CONTENDED, timeout) {
+            // Sleep while the word is unchanged (the kernel re-checks
+            // atomically).
+            let slept = wait.sleep(self.futex, expected, timeout);
+            let timed_out = match slept {
                 FutexWait::Woken => {
                     blocked = true;
                     owes_wake = true;
@@ -336,48 +590,64 @@ impl<'a> TtasLockRef<'a> {
                 }
                 FutexWait::ValueChanged => false,
             };
-            if timed_out || deadline.has_passed() {
-                let acquired = if owes_wake {
-                    self.pay_wake_on_give_up()
-                } else {
-                    self.try_lock()
-                };
-                return if acquired {
-                    LockOutcome::Acquired { blocked }
-                } else {
-                    LockOutcome::TimedOut { blocked }
-                };
+            if slept != FutexWait::ValueChanged && self.take_handed_off(in_starving) {
+                return LockOutcome::Acquired { blocked };
             }
+            if timed_out || deadline.has_passed() {
+                let acquired = self.give_up(owes_wake, in_starving);
+                return outcome(acquired, blocked);
+            }
+            // Back from the blocking phase without the lock: a lost round
+            // unless the next polling phase wins.
+            lost_rounds = lost_rounds.saturating_add(1);
         }
     }
 
-    /// A woken waiter gives up on its deadline: make sure the sleepers it
-    /// owes a wake-up will get one. Takes the lock if it is free (and then
-    /// returns `true`), else marks it `CONTENDED`.
+    /// A waiter gives up on its deadline: it leaves `STARVING` and, if it
+    /// `owes` a wake-up, makes sure the sleepers it owes one will get it.
+    /// Takes the lock if it is free (and then returns `true`): as
+    /// `CONTENDED` if it owes (its unlock wakes), else as `LOCKED`;
+    /// otherwise marks a `LOCKED` lock `CONTENDED` if it owes (the holder's
+    /// unlock wakes).
     #[cold]
-    fn pay_wake_on_give_up(self) -> bool {
+    fn give_up(self, owes: bool, in_starving: bool) -> bool {
         let w = self.futex.value();
+        let leave = count_of(in_starving);
         // Relaxed: a first guess, validated by the Acquire CAS below. A
         // CONTENDED read needs no more: it comes after the unlock that woke
         // us in the word's modification order, so a holder's unlock will
         // see it and wake.
         let mut s = w.load(Ordering::Relaxed);
         loop {
-            let next = match s {
-                // UNLOCKED => CONTENDED: acquired, and our unlock wakes.
-                UNLOCKED => CONTENDED,
-                // LOCKED => CONTENDED: the holder's unlock wakes.
-                LOCKED => CONTENDED,
-                // Already CONTENDED: the holder's unlock wakes.
-                _ => return false,
+            let next = match state(s) {
+                UNLOCKED if owes => with_state(s, CONTENDED) - leave,
+                UNLOCKED => with_state(s, LOCKED) - leave,
+                LOCKED if owes => with_state(s, CONTENDED) - leave,
+                // Already CONTENDED, held, or HANDED_OFF to a woken thread
+                // (which marks it): only leave STARVING.
+                _ => s - leave,
             };
+            if next == s {
+                return false;
+            }
             // Acquire: this CAS may take the lock. Failure Relaxed: the
             // value is only the next guess.
             match w.compare_exchange_weak(s, next, Ordering::Acquire, Ordering::Relaxed) {
-                Ok(_) => return s == UNLOCKED,
+                Ok(_) => return state(s) == UNLOCKED,
                 Err(now) => s = now,
             }
         }
+    }
+}
+
+/// The outcome of an acquisition that ended on its deadline, `acquired`
+/// by its last attempt or not.
+#[inline]
+fn outcome(acquired: bool, blocked: bool) -> LockOutcome {
+    if acquired {
+        LockOutcome::Acquired { blocked }
+    } else {
+        LockOutcome::TimedOut { blocked }
     }
 }
 
@@ -394,8 +664,11 @@ struct LockWord(Futex);
 /// [`Mutex`](super::Mutex): [`TtasLockRef`] on a word of its own, waiting
 /// with [`PolicyLockWait`].
 ///
-/// Unfair: a releasing thread can re-acquire before a woken waiter runs,
-/// which is what makes it fast under contention; use
+/// Unfair, within a bound: a releasing thread can re-acquire before a
+/// woken waiter runs, which is what makes it fast under contention, but a
+/// waiter beaten to the lock in [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds is
+/// handed the lock within as many releases as there are sleepers ahead of
+/// it (module docs, "Bounded unfairness"); use
 /// [`RawTicketMutex`](super::RawTicketMutex) for FIFO order. 128 bytes (the
 /// word's own cache line) plus its options.
 ///
@@ -503,7 +776,8 @@ impl RawTtasMutex {
         // `adapt/b` learns from the acquisition (keyed by the word's address).
         let word = self.lock_ref().futex as *const Futex as usize;
         let (budget, learning) = self.waits.policy().begin_wait(word);
-        let mut wait = PolicyLockWait::with_budget(budget);
+        let mut wait =
+            PolicyLockWait::with_budget(budget).asking_hand_off_after(HAND_OFF_AFTER_LOST_ROUNDS);
         let out = self.lock_ref().lock_contended(&mut wait, deadline);
         if let Some(learning) = learning {
             learning.finish(out.blocked(), !out.acquired());
@@ -513,7 +787,7 @@ impl RawTtasMutex {
     }
 }
 
-/// An unlock found the word `UNLOCKED`: `unlock`'s contract was broken.
+/// An unlock found the lock not held: `unlock`'s contract was broken.
 #[cold]
 #[inline(never)]
 fn unlock_of_unlocked() -> ! {
@@ -526,15 +800,17 @@ impl Default for RawTtasMutex {
     }
 }
 
-/// The state by name (a snapshot): `unlocked`, `locked`, or `contended`
-/// (locked, and a waiter may sleep), and the policy.
+/// The state by name (a snapshot): `unlocked`, `locked`, `contended`
+/// (locked, and a waiter may sleep) or `handed off` (released to a woken
+/// waiter), and the policy.
 impl std::fmt::Debug for RawTtasMutex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Relaxed: a snapshot for display that orders nothing.
-        let state = match self.word.0.value().load(Ordering::Relaxed) {
+        let state = match state(self.word.0.value().load(Ordering::Relaxed)) {
             UNLOCKED => "unlocked",
             LOCKED => "locked",
-            _ => "contended",
+            CONTENDED => "contended",
+            _ => "handed off",
         };
         f.debug_struct("RawTtasMutex")
             .field("state", &format_args!("{state}"))
@@ -543,10 +819,11 @@ impl std::fmt::Debug for RawTtasMutex {
     }
 }
 
-// SAFETY: `lock`/`try_lock` return only once this call moved the word from
-// UNLOCKED to LOCKED or CONTENDED with an Acquire RMW, and only the matching
-// `unlock` (Release swap to UNLOCKED) releases it: mutual exclusion with acquire/release
-// semantics. The guard is stateless: forgetting it leaves the lock held
+// SAFETY: `lock`/`try_lock` return only once this call moved the state from
+// UNLOCKED or HANDED_OFF to LOCKED or CONTENDED with an Acquire RMW, and only
+// the matching `unlock` (a Release RMW to UNLOCKED, or to HANDED_OFF, which
+// only a waiter's Acquire RMW takes) releases it: mutual exclusion with
+// acquire/release semantics. The guard is stateless: forgetting it leaves the lock held
 // (no memory is involved), and moving or dropping the mutex is safe.
 //
 // The guard is `GuardNoSend`, so a `MutexGuard` is not `Send`, as std's and
@@ -676,9 +953,89 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "state 7")]
-    fn unlock_of_a_word_in_no_state_panics() {
-        let word = Futex::new(7);
-        TtasLockRef::new(&word).unlock();
+    fn unlock_of_a_handed_off_word_is_reported_and_changes_nothing() {
+        let word = Futex::new(HANDED_OFF | STARVING_ONE);
+        assert!(!TtasLockRef::new(&word).unlock());
+        assert_eq!(
+            word.value().load(Ordering::Relaxed),
+            HANDED_OFF | STARVING_ONE
+        );
+    }
+
+    #[test]
+    fn a_starving_waiter_makes_unlock_hand_off_and_a_woken_sleeper_take_it() {
+        // Held, a sleeper marked, one waiter asking: the unlock keeps the
+        // lock from arriving threads; with nobody asleep it takes it back.
+        let word = Futex::new(CONTENDED | STARVING_ONE);
+        let lock = TtasLockRef::new(&word);
+        assert!(lock.unlock());
+        assert_eq!(word.value().load(Ordering::Relaxed), STARVING_ONE);
+        assert!(
+            !lock.try_lock(),
+            "the fast path leaves a starving word alone"
+        );
+        assert!(lock.acquire_free(LOCKED, false));
+        assert_eq!(word.value().load(Ordering::Relaxed), LOCKED | STARVING_ONE);
+        // A handed-off word goes to a thread whose sleep ended.
+        word.value()
+            .store(HANDED_OFF | STARVING_ONE, Ordering::Relaxed);
+        assert!(lock.is_locked());
+        assert!(!lock.acquire_free(LOCKED, false));
+        assert!(lock.take_handed_off(true));
+        assert_eq!(word.value().load(Ordering::Relaxed), CONTENDED);
+        assert!(lock.unlock());
+        assert!(!lock.is_locked());
+    }
+
+    /// A front end that asks for a hand-off at its first sleep.
+    struct AskingAtOnce;
+
+    impl LockWait for AskingAtOnce {
+        fn start_polling(&mut self, _deadline: Deadline) -> bool {
+            false
+        }
+
+        fn poll(&mut self, _futex: &Futex, _ready: impl FnMut(u32) -> bool) -> bool {
+            unreachable!("no polling phase was started")
+        }
+
+        fn hand_off_after(&self) -> Option<u32> {
+            Some(0)
+        }
+    }
+
+    #[test]
+    fn a_sleeping_starving_waiter_is_handed_the_lock() {
+        let word = Futex::new(UNLOCKED);
+        let lock = TtasLockRef::new(&word);
+        assert!(lock.try_lock());
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| lock.lock_contended(&mut AskingAtOnce, Deadline::NEVER));
+            // Relaxed: a test's look at the state; the lock orders the rest.
+            while word.value().load(Ordering::Relaxed) != CONTENDED | STARVING_ONE {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            std::thread::sleep(Duration::from_millis(10)); // let it sleep
+            assert!(lock.unlock());
+            assert!(waiter.join().unwrap().acquired());
+        });
+        // The waiter holds it and left STARVING: the next unlock releases.
+        let s = word.value().load(Ordering::Relaxed);
+        assert!(state(s) == LOCKED || state(s) == CONTENDED, "{s}");
+        assert!(!starving(s), "{s}");
+        assert!(lock.unlock());
+        assert_eq!(word.value().load(Ordering::Relaxed), UNLOCKED);
+    }
+
+    #[test]
+    fn a_timed_out_starving_waiter_leaves_the_count() {
+        let word = Futex::new(UNLOCKED);
+        let lock = TtasLockRef::new(&word);
+        assert!(lock.try_lock());
+        let soon = Deadline::after(Duration::from_millis(5));
+        assert!(!lock.lock_contended(&mut AskingAtOnce, soon).acquired());
+        assert_eq!(word.value().load(Ordering::Relaxed), CONTENDED);
+        assert!(lock.unlock());
+        assert!(!lock.is_locked());
     }
 }

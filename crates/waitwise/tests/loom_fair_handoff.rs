@@ -1,0 +1,213 @@
+//! Loom models of the TTAS lock's hand-off (`mutex/ttas.rs`, "Bounded
+//! unfairness"): waiters that ask for a hand-off count themselves in the
+//! word's `STARVING` bits, an unlock then hands the lock to a woken
+//! sleeper (`HANDED_OFF`) instead of releasing it, and takes it back when
+//! nobody took it. Checked in every interleaving: mutual exclusion and
+//! publication (loom checks the `UnsafeCell` accesses), no lost wake-up
+//! (a stranded sleeper is a deadlock loom reports), and a word back at 0
+//! (unlocked, `STARVING` empty) once everybody is done.
+//!
+//! The lock is driven through `TtasLockRef` with front ends of its own
+//! whose waiters ask for a hand-off at their first sleep (or after one lost
+//! round), so that the small models reach the hand-off; `RawTtasMutex`
+//! asks after `HAND_OFF_AFTER_LOST_ROUNDS` lost rounds, more than these
+//! models' two or three threads lose. Loom's futex wakes the first sleeper
+//! on `wake(1)` but reports no count, so every hand-off here also takes
+//! the lock back (`HANDED_OFF => UNLOCKED`) unless the woken thread ran
+//! first: both orders are explored.
+//!
+//! Run with
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom cargo test -p waitwise --release --test loom_fair_handoff`
+//! (a few seconds of model checking on 2 cores, plus the build).
+#![cfg(loom)]
+
+mod loom_common;
+
+use loom::cell::UnsafeCell;
+use loom::thread;
+use loom_common::model_reaching_both;
+use std::time::Duration;
+use waitwise::mutex::{LockWait, TtasLockRef};
+use waitwise::wait_word::poll_until;
+use waitwise::{Deadline, Mechanism};
+use waitwise_platform::futex::{Futex, FutexWait};
+use waitwise_platform::shim::{Arc, AtomicBool, Ordering};
+
+/// A lock word, a counter it protects, and whether a sleeper was seen
+/// coming back to a handed-off word.
+struct Shared {
+    word: Futex,
+    count: UnsafeCell<u32>,
+    handed_off_seen: AtomicBool,
+}
+
+// SAFETY: `count` is only accessed with the lock held (loom checks it).
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            word: Futex::new(0),
+            count: UnsafeCell::new(0),
+            handed_off_seen: AtomicBool::new(false),
+        })
+    }
+
+    fn lock(&self) -> TtasLockRef<'_> {
+        TtasLockRef::new(&self.word)
+    }
+
+    /// Takes the lock (waiting as `wait` says, until `deadline`), bumps the
+    /// count and releases it; whether it got the lock.
+    fn bump(&self, mut wait: Asking<'_>, deadline: Deadline) -> bool {
+        let lock = self.lock();
+        if !lock.try_lock() && !lock.lock_contended(&mut wait, deadline).acquired() {
+            return false;
+        }
+        // SAFETY: the lock is held; loom checks the access.
+        self.count.with_mut(|c| unsafe { *c += 1 });
+        assert!(lock.unlock(), "released a lock that was not held");
+        true
+    }
+
+    /// The count, once every thread is joined.
+    fn count(&self) -> u32 {
+        // SAFETY: every other thread is joined.
+        self.count.with(|c| unsafe { *c })
+    }
+
+    /// The whole word: 0 when unlocked with nobody counted in `STARVING`.
+    fn word(&self) -> u32 {
+        self.word.value().load(Ordering::SeqCst)
+    }
+}
+
+/// A front end whose waiters ask for a hand-off after `after` lost rounds,
+/// with a polling phase (the engine's `poll_until`, one look under loom)
+/// when `polls`, and a sleep that records a handed-off word (state 3) found
+/// on waking.
+struct Asking<'a> {
+    after: u32,
+    polls: bool,
+    seen: &'a AtomicBool,
+}
+
+impl LockWait for Asking<'_> {
+    fn start_polling(&mut self, _deadline: Deadline) -> bool {
+        self.polls
+    }
+
+    fn poll(&mut self, futex: &Futex, ready: impl FnMut(u32) -> bool) -> bool {
+        !poll_until(futex, Mechanism::Pause, Deadline::NEVER, ready).timed_out()
+    }
+
+    fn sleep(&mut self, futex: &Futex, expected: u32, timeout: Option<Duration>) -> FutexWait {
+        let slept = futex.wait(expected, timeout);
+        if slept == FutexWait::Woken && futex.value().load(Ordering::SeqCst) & 3 == 3 {
+            self.seen.store(true, Ordering::SeqCst);
+        }
+        slept
+    }
+
+    fn hand_off_after(&self) -> Option<u32> {
+        Some(self.after)
+    }
+}
+
+fn asking_at_once(s: &Shared) -> Asking<'_> {
+    Asking {
+        after: 0,
+        polls: false,
+        seen: &s.handed_off_seen,
+    }
+}
+
+/// Spawns a thread that takes the lock once with an asking waiter.
+fn spawn_asking(s: &Arc<Shared>, after: u32, polls: bool) -> thread::JoinHandle<()> {
+    let s = s.clone();
+    thread::spawn(move || {
+        let wait = Asking {
+            after,
+            polls,
+            seen: &s.handed_off_seen,
+        };
+        assert!(s.bump(wait, Deadline::NEVER));
+    })
+}
+
+/// Two asking threads: mutual exclusion, publication, word back at 0.
+#[test]
+fn handoff_two_asking_threads_exclusive() {
+    loom::model(|| {
+        let s = Shared::new();
+        let t = spawn_asking(&s, 0, false);
+        assert!(s.bump(asking_at_once(&s), Deadline::NEVER));
+        t.join().unwrap();
+        assert_eq!(s.count(), 2);
+        assert_eq!(s.word(), 0);
+    });
+}
+
+/// A holder and two asking sleepers: each release hands off or takes the
+/// lock back and wakes again; nobody is stranded, and some interleaving
+/// hands the lock to a sleeper that finds it `HANDED_OFF`.
+#[test]
+fn handoff_holder_and_two_asking_sleepers_no_lost_wakeup() {
+    model_reaching_both("a sleeper woke to a handed-off lock", || {
+        let s = Shared::new();
+        assert!(s.lock().try_lock());
+        let hs: Vec<_> = (0..2).map(|_| spawn_asking(&s, 0, false)).collect();
+        assert!(s.lock().unlock());
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(s.count(), 2);
+        assert_eq!(s.word(), 0);
+        s.handed_off_seen.load(Ordering::SeqCst)
+    });
+}
+
+/// An asking sleeper beside one that never asks (the interposer's kind of
+/// waiter) and one that polls first and asks after a lost round.
+#[test]
+fn handoff_mixed_waiters_no_lost_wakeup() {
+    loom::model(|| {
+        let s = Shared::new();
+        assert!(s.lock().try_lock());
+        let asking = spawn_asking(&s, 0, false);
+        let polling = spawn_asking(&s, 1, true);
+        // SAFETY: the lock is held; loom checks the access.
+        s.count.with_mut(|c| unsafe { *c += 1 });
+        assert!(s.lock().unlock());
+        asking.join().unwrap();
+        polling.join().unwrap();
+        assert_eq!(s.count(), 3);
+        assert_eq!(s.word(), 0);
+    });
+}
+
+/// An asking waiter with a deadline (loom times its sleep out at once)
+/// beside an asking sleeper: giving up leaves `STARVING`, takes a free lock
+/// or pays a wake-up it owes, and never strands the sleeper.
+#[test]
+fn handoff_timed_out_asking_waiter_does_not_strand_a_sleeper() {
+    model_reaching_both("the timed waiter got the lock", || {
+        let s = Shared::new();
+        assert!(s.lock().try_lock());
+        let sleeper = spawn_asking(&s, 0, false);
+        let timed = {
+            let s = s.clone();
+            thread::spawn(move || {
+                // Far enough that the real clock never decides a branch.
+                let far = Deadline::after(Duration::from_secs(3600));
+                s.bump(asking_at_once(&s), far)
+            })
+        };
+        assert!(s.lock().unlock());
+        sleeper.join().unwrap();
+        let got = timed.join().unwrap();
+        assert_eq!(s.count(), 1 + u32::from(got));
+        assert_eq!(s.word(), 0);
+        got
+    });
+}
