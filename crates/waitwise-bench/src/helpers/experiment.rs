@@ -15,6 +15,7 @@ use super::closure::Closure;
 use super::dijkstra::{self, SpeculationStats};
 use super::graph::{Family, Graph};
 use super::lu::Lu;
+use super::phases::{self, Account, Phase, PhaseClock, Split};
 use super::spmv::{self, Csr, Shape};
 use super::HelperWork;
 use crate::chart::BarChart;
@@ -418,6 +419,27 @@ pub struct Row {
     pub kept_fraction: Option<f64>,
     /// Dijkstra: the speculation counts of the last run.
     pub speculation: Option<SpeculationStats>,
+    /// Dijkstra: where one serial run's time went (one run per workload,
+    /// shared by its rows).
+    pub serial_split: Option<Split>,
+    /// Dijkstra: where the main thread's time went in one run with
+    /// helpers.
+    pub main_split: Option<Split>,
+}
+
+impl Row {
+    /// Dijkstra: the share of settled vertices whose edge scan the main
+    /// thread skipped (last run).
+    pub fn kept_of_settled(&self) -> Option<f64> {
+        let s = self.speculation.as_ref()?;
+        (s.settled > 0).then(|| s.kept as f64 / s.settled as f64)
+    }
+
+    /// Dijkstra: the speed-up the helpers could give at most here
+    /// ([`Split::bound`] of the serial split at [`Row::kept_of_settled`]).
+    pub fn bound(&self) -> Option<f64> {
+        Some(self.serial_split?.bound(self.kept_of_settled()?))
+    }
 }
 
 /// The result of `waitwise helpers`.
@@ -513,6 +535,35 @@ impl Input {
         ms(t)
     }
 
+    /// Dijkstra: one serial run on `cpu` split into phases.
+    fn serial_split(&self, cpu: Option<usize>) -> Option<Split> {
+        let Input::Dijkstra(g) = self else {
+            return None;
+        };
+        Some(on_cpu(cpu, || {
+            let mut clock = PhaseClock::start();
+            std::hint::black_box(phases::serial_split(g, 0, &mut clock));
+            clock.finish()
+        }))
+    }
+
+    /// Dijkstra: one run with helpers, the main thread split into phases.
+    fn helped_split(
+        &self,
+        helpers: usize,
+        config: &HelperConfig,
+        placement: &Placement,
+    ) -> Option<Split> {
+        let Input::Dijkstra(g) = self else {
+            return None;
+        };
+        let pin = Pinning::Given(placement.clone());
+        let (d, _, _, split) =
+            dijkstra::with_helpers_split(g, 0, helpers, config, pin, HelperWork::Precompute);
+        std::hint::black_box(d);
+        Some(split)
+    }
+
     /// One run with helpers: the worker's time (its closure, helpers
     /// already spawned; [`RunReport::worker_ns`]), ms.
     fn helped(
@@ -589,6 +640,7 @@ pub fn run(config: &Config) -> HelpersResult {
     for w in &config.workloads {
         let input = Input::prepare(w, config.seed);
         let bytes = input.bytes();
+        let mut serial_split = None;
         for wait in &waits {
             step += 1;
             progress(
@@ -612,6 +664,8 @@ pub fn run(config: &Config) -> HelpersResult {
                 helper_wait_fraction: None,
                 kept_fraction: None,
                 speculation: None,
+                serial_split: None,
+                main_split: None,
             };
             let availability = wait.policy.mechanism().availability();
             if !availability.available {
@@ -652,6 +706,11 @@ pub fn run(config: &Config) -> HelpersResult {
             row.interference = summarize(&ratios(&idle, &serial));
             row.helper_wait_fraction = median(&wait_frac);
             row.kept_fraction = if kept.is_empty() { None } else { median(&kept) };
+            if serial_split.is_none() {
+                serial_split = input.serial_split(placement.worker_cpu);
+            }
+            row.serial_split = serial_split;
+            row.main_split = input.helped_split(w.helpers(), &hc, &placement);
             rows.push(row);
         }
     }
@@ -665,6 +724,37 @@ pub fn run(config: &Config) -> HelpersResult {
 }
 
 impl HelpersResult {
+    /// For each graph family at its largest size, the fastest row's
+    /// account of where the time went ([`Account`]), as report notes.
+    pub fn dijkstra_accounts(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        for family in Family::ALL {
+            let rows: Vec<&Row> = self
+                .rows
+                .iter()
+                .filter(
+                    |r| matches!(r.workload, Workload::Dijkstra { family: f, .. } if f == family),
+                )
+                .collect();
+            let largest = rows.iter().map(|r| r.working_set_bytes).max();
+            let best = rows
+                .iter()
+                .filter(|r| Some(r.working_set_bytes) == largest)
+                .filter_map(|r| Some((r, account(r)?)))
+                .max_by(|a, b| {
+                    let s = |x: &Account| x.speedup.unwrap_or(0.0);
+                    s(&a.1).total_cmp(&s(&b.1))
+                });
+            if let Some((r, acc)) = best {
+                notes.push(format!(
+                    "Where the time goes, Dijkstra on {} / {}: {acc}.",
+                    r.input, r.wait
+                ));
+            }
+        }
+        notes
+    }
+
     /// Mean median speed-up of the SPR applications per helper wait, in
     /// descending order: the ordering the seed reports (mwmon ahead of
     /// pthreads ahead of spin-loops), as measured here.
@@ -687,6 +777,18 @@ impl HelpersResult {
         by_wait.sort_by(|a, b| b.1.total_cmp(&a.1));
         by_wait
     }
+}
+
+/// A Dijkstra row's account of its time ([`Account`]), when it ran.
+fn account(r: &Row) -> Option<Account> {
+    Some(Account {
+        serial: r.serial_split?,
+        main: r.main_split?,
+        kept: r.kept_of_settled()?,
+        settled: r.speculation.as_ref()?.settled,
+        speedup: r.speedup.map(|s| s.median),
+        helper_wait: r.helper_wait_fraction,
+    })
 }
 
 fn opt(v: Option<f64>, why: &str) -> Cell {
@@ -810,11 +912,90 @@ impl ExperimentOutput for HelpersResult {
                 None,
             );
         }
-        if d.rows.is_empty() {
-            vec![t]
-        } else {
-            vec![t, d]
+        let share = |name: &str, whose: &str, what: &str| {
+            Column::new(name, Some("ratio"), format!("{whose}: {what}"))
+        };
+        let serial = "share of the serial run's time";
+        let main = "main thread with helpers, time over the serial run's";
+        let mut columns = vec![
+            Column::new("input", None, "graph and helpers"),
+            Column::new("wait", None, "how the helpers wait"),
+            share("serial_pop", serial, "heap pops"),
+            share("serial_scan", serial, "edge scans"),
+            share("serial_push", serial, "heap pushes"),
+        ];
+        for p in [
+            Phase::Pop,
+            Phase::Scan,
+            Phase::Push,
+            Phase::Drain,
+            Phase::Coordinate,
+            Phase::Wait,
+        ] {
+            columns.push(share(&format!("main_{}", p.name()), main, p.name()));
         }
+        columns.extend([
+            Column::new(
+                "kept",
+                Some("ratio"),
+                "settled vertices whose scan the main thread skipped",
+            ),
+            Column::new(
+                "saveable",
+                Some("ratio"),
+                "serial scan share x kept: the most helpers can save",
+            ),
+            Column::new(
+                "overhead",
+                Some("ratio"),
+                "main thread's extra drains, coordination, waits and slower pops, over serial time",
+            ),
+            Column::new(
+                "bound",
+                Some("ratio"),
+                "1 / (1 - saveable): the speed-up at no overhead",
+            ),
+        ]);
+        let mut a = Table::new(
+            "helpers_dijkstra_time",
+            "Helper-threaded Dijkstra: where the time goes (one serial run and one run with helpers per row, split by cycle-clock reads at each phase)",
+            columns,
+        );
+        for r in &self.rows {
+            let Some(acc) = account(r) else { continue };
+            let mut cells = vec![
+                Cell::text(&r.input),
+                Cell::text(&r.wait),
+                Cell::Number(acc.serial.fraction(Phase::Pop)),
+                Cell::Number(acc.serial.fraction(Phase::Scan)),
+                Cell::Number(acc.serial.fraction(Phase::Push)),
+            ];
+            for p in [
+                Phase::Pop,
+                Phase::Scan,
+                Phase::Push,
+                Phase::Drain,
+                Phase::Coordinate,
+                Phase::Wait,
+            ] {
+                cells.push(Cell::Number(acc.main_share(p)));
+            }
+            cells.extend([
+                Cell::Number(acc.kept),
+                Cell::Number(acc.saveable()),
+                Cell::Number(acc.overhead()),
+                Cell::Number(1.0 / (1.0 - acc.saveable())),
+            ]);
+            a.push_row(cells, None);
+        }
+        let mut tables = vec![t];
+        if !d.rows.is_empty() {
+            tables.push(d);
+        }
+        if !a.rows.is_empty() {
+            tables.push(a);
+        }
+        tables
     }
 
     fn charts(&self) -> Vec<RenderedChart> {
@@ -918,6 +1099,7 @@ impl ExperimentOutput for HelpersResult {
                 100.0 * r.helper_wait_fraction.unwrap_or(f64::NAN),
             ));
         }
+        notes.extend(self.dijkstra_accounts());
         let order = self.spr_ordering();
         if !order.is_empty() {
             let list: Vec<String> = order.iter().map(|(w, s)| format!("{w} {s:.3}")).collect();
@@ -985,7 +1167,17 @@ mod tests {
         assert!(r.rows.iter().any(|x| x.kept_fraction.is_some()));
         let t = r.tables();
         assert_eq!(t[0].rows.len(), 12);
-        assert!(!r.notes().is_empty());
+        let time = t.iter().find(|t| t.name == "helpers_dijkstra_time");
+        assert_eq!(time.map(|t| t.rows.len()), Some(3), "one per helper wait");
+        for row in r.rows.iter().filter(|r| r.workload.app() == "dijkstra") {
+            let (serial, main) = (row.serial_split.unwrap(), row.main_split.unwrap());
+            assert!(serial.get(Phase::Pop) > 0 && main.get(Phase::Pop) > 0);
+            assert!(row.bound().unwrap() >= 1.0);
+        }
+        assert!(r
+            .notes()
+            .iter()
+            .any(|n| n.starts_with("Where the time goes")));
         assert_eq!(r.spr_ordering().len(), 3);
     }
 }

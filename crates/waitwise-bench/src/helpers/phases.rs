@@ -196,6 +196,95 @@ impl Split {
     }
 }
 
+/// Why a helper-threaded run was as fast as it was, in the figures of
+/// [`Split`]: what the serial run spends where, what share of it helpers
+/// could take, and what the main thread spent instead. `Display` writes it
+/// as one sentence for the report.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Account {
+    /// The serial run.
+    pub serial: Split,
+    /// The main thread with helpers.
+    pub main: Split,
+    /// Share of settled vertices whose scan the main thread skipped.
+    pub kept: f64,
+    /// Vertices settled.
+    pub settled: u64,
+    /// Measured speed-up (median of the timed runs), if any.
+    pub speedup: Option<f64>,
+    /// Fraction of the helpers' time spent waiting, if known.
+    pub helper_wait: Option<f64>,
+}
+
+impl Account {
+    /// Main-thread time with helpers in `phase` over the serial run's
+    /// whole time.
+    pub fn main_share(&self, phase: Phase) -> f64 {
+        self.main.get(phase) as f64 / self.serial.sum().max(1) as f64
+    }
+
+    /// The part of the serial time helpers could save at most: its scan
+    /// share times the share kept.
+    pub fn saveable(&self) -> f64 {
+        self.serial.fraction(Phase::Scan) * self.kept.clamp(0.0, 1.0)
+    }
+
+    /// What the main thread spent on the helpers, over the serial time:
+    /// draining their entries beyond the serial pushes, coordinating,
+    /// waiting, and pops slower than serial.
+    pub fn overhead(&self) -> f64 {
+        let serial = |p| self.serial.get(p) as f64;
+        let main = |p| self.main.get(p) as f64;
+        let extra = main(Phase::Drain) + main(Phase::Push) - serial(Phase::Push)
+            + main(Phase::Coordinate)
+            + main(Phase::Wait)
+            + (main(Phase::Pop) - serial(Phase::Pop)).max(0.0);
+        extra / self.serial.sum().max(1) as f64
+    }
+}
+
+impl std::fmt::Display for Account {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pct = |x: f64| 100.0 * x;
+        let s = &self.serial;
+        let per_vertex = |ns: f64| ns / self.settled.max(1) as f64;
+        write!(
+            f,
+            "the serial run spends {:.0}% of its time in the heap (pops {:.0}%, pushes {:.0}%) and {:.0}% \
+             scanning edges ({:.0} ns per settled vertex of {:.0}); helpers took the scans of {:.0}% of the \
+             settled vertices, so at most {:.0}% of the time can leave the main thread, a bound of {:.2}x. \
+             With helpers the main thread spends, against the serial time, {:.0}% draining the helpers' heap \
+             entries (the serial pushes: {:.0}%), {:.0}% coordinating, {:.0}% waiting, {:.0}% in pops \
+             (serial {:.0}%: the distances it checks were written on the helpers' cores) and {:.0}% in its \
+             own scans: {:.0}% of the serial time spent on the helpers",
+            pct(s.heap_fraction()),
+            pct(s.fraction(Phase::Pop)),
+            pct(s.fraction(Phase::Push)),
+            pct(s.fraction(Phase::Scan)),
+            per_vertex(s.get(Phase::Scan) as f64),
+            per_vertex(s.sum() as f64),
+            pct(self.kept),
+            pct(self.saveable()),
+            1.0 / (1.0 - self.saveable()),
+            pct(self.main_share(Phase::Drain)),
+            pct(s.fraction(Phase::Push)),
+            pct(self.main_share(Phase::Coordinate)),
+            pct(self.main_share(Phase::Wait)),
+            pct(self.main_share(Phase::Pop)),
+            pct(s.fraction(Phase::Pop)),
+            pct(self.main_share(Phase::Scan)),
+            pct(self.overhead()),
+        )?;
+        if let Some(sp) = self.speedup {
+            write!(f, "; measured speed-up {sp:.3}x")?;
+        }
+        if let Some(w) = self.helper_wait {
+            write!(f, ", the helpers waiting {:.0}% of their time", pct(w))?;
+        }
+        Ok(())
+    }
+}
+
 /// [`super::dijkstra::serial`] with its time split by `timer` into heap
 /// pops, edge scans and heap pushes. The one difference from `serial`:
 /// a vertex's pushes wait in a small buffer until its scan is done, so
@@ -272,5 +361,40 @@ mod tests {
         assert_eq!(s.bound(1.0), 2.0);
         assert!((s.bound(0.8) - 1.0 / 0.6).abs() < 1e-12);
         assert_eq!(Split::default().fraction(Phase::Pop), 0.0);
+    }
+
+    #[test]
+    fn the_account_weighs_overhead_against_the_scans_saved() {
+        // Serial: pop 500, scan 400, push 100.
+        let serial = Split {
+            ns: [0, 500, 400, 100, 0, 0, 0],
+            ..Split::default()
+        };
+        // With helpers: pops 600, own scans 100, own pushes 25, drains
+        // 200, coordination 100.
+        let main = Split {
+            ns: [0, 600, 100, 25, 200, 100, 0],
+            ..Split::default()
+        };
+        let a = Account {
+            serial,
+            main,
+            kept: 0.75,
+            settled: 10,
+            speedup: Some(1000.0 / 1025.0),
+            helper_wait: Some(0.5),
+        };
+        assert!((a.saveable() - 0.3).abs() < 1e-12);
+        // Drain 200 + push 25 - 100, coordinate 100, pops +100: 325.
+        assert!((a.overhead() - 0.325).abs() < 1e-12);
+        let text = a.to_string();
+        assert!(text.contains("60% of its time in the heap"), "{text}");
+        assert!(text.contains("a bound of 1.43x"), "{text}");
+        assert!(text.contains("(40 ns per settled vertex of 100)"), "{text}");
+        assert!(
+            text.contains("32% of the serial time spent on the helpers"),
+            "{text}"
+        );
+        assert!(text.contains("measured speed-up 0.976x"), "{text}");
     }
 }
