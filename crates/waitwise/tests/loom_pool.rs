@@ -1,11 +1,20 @@
-//! Loom models of the pool's idle/wake protocol (`waitwise::pool::idle`):
-//! a task published while a worker goes idle is never stranded, a claimed
-//! worker always gets its payload, and shutdown reaches an idle worker;
-//! and of the join wait (`waitwise::pool::join_wait`): an owner waiting
-//! for its join's other half is always woken.
+//! Loom models of the pool's idle/wake protocol (`waitwise::pool::idle`)
+//! inside the pool's shape (`ThreadPool`: per-worker deques, an injector
+//! for work from outside, the Dekker fences): a task injected while a
+//! worker goes idle is never stranded, a task pushed on a worker's own
+//! deque runs exactly once whether an idle worker steals it or its owner
+//! pops it back, a claimed worker always gets its payload, a worker still
+//! busy with a payload is not claimed again, and shutdown reaches an idle
+//! worker; and of the join wait (`waitwise::pool::join_wait`): an owner
+//! waiting for its join's other half is always woken.
+//!
+//! The deques are modelled by locked `VecDeque`s with their lengths
+//! published as crossbeam-deque publishes its indices (`Release` stores,
+//! `Acquire` loads), so that the model relies on the pool's own fences,
+//! not on the locks, for the Dekker pattern.
 //! Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p waitwise --release --test loom_pool`
-//! (a few seconds on 2 cores).
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom cargo test -p waitwise --release --test loom_pool`
+//! (seconds to a minute on 2 cores).
 #![cfg(loom)]
 
 use loom::sync::Mutex;
@@ -14,104 +23,191 @@ use std::collections::VecDeque;
 use waitwise::pool::idle::{Idle, Wake};
 use waitwise::pool::join_wait::{JoinWords, DONE};
 use waitwise::Policy;
-use waitwise_platform::shim::{Arc, AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use waitwise_platform::shim::{fence, Arc, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
-/// The pool's shape in small: a queue with its SeqCst length, a shutdown
-/// flag and the idle workers.
-struct Pool {
-    queue: Mutex<VecDeque<u32>>,
-    queued: AtomicUsize,
-    shutdown: AtomicBool,
-    idle: Idle<u32>,
-    ran: AtomicUsize,
+/// A deque: the items under a lock, and their count published as
+/// crossbeam-deque publishes its indices.
+struct Deque {
+    items: Mutex<VecDeque<usize>>,
+    len: AtomicUsize,
 }
 
-impl Pool {
-    fn new(workers: usize) -> Self {
+impl Deque {
+    fn new() -> Self {
         Self {
-            queue: Mutex::new(VecDeque::new()),
-            queued: AtomicUsize::new(0),
-            shutdown: AtomicBool::new(false),
-            idle: Idle::new(workers),
-            ran: AtomicUsize::new(0),
+            items: Mutex::new(VecDeque::new()),
+            len: AtomicUsize::new(0),
         }
     }
 
-    /// `ThreadPool`'s submission: hand to an idle worker, else queue and
-    /// wake one to look.
-    fn submit(&self, task: u32) {
-        let n = self.idle.len();
-        let task = match self.idle.hand_to_idle(0..n, task) {
-            Ok(_) => return,
-            Err(t) => t,
-        };
-        {
-            let mut q = self.queue.lock().unwrap();
-            q.push_back(task);
-            self.queued.store(q.len(), Ordering::SeqCst);
-        }
-        self.idle.wake_one_to_look(0..n);
+    fn push(&self, t: usize) {
+        let mut q = self.items.lock().unwrap();
+        q.push_back(t);
+        // Release: crossbeam's store of the back index.
+        self.len.store(q.len(), Ordering::Release);
     }
 
-    fn pop(&self) -> Option<u32> {
-        if self.queued.load(Ordering::SeqCst) == 0 {
-            return None;
-        }
-        let mut q = self.queue.lock().unwrap();
-        let t = q.pop_front();
-        self.queued.store(q.len(), Ordering::SeqCst);
+    /// The owner's end (LIFO) or a thief's (FIFO).
+    fn take(&self, newest: bool) -> Option<usize> {
+        let mut q = self.items.lock().unwrap();
+        let t = if newest { q.pop_back() } else { q.pop_front() };
+        self.len.store(q.len(), Ordering::Release);
         t
     }
 
-    fn run(&self, _task: u32) {
-        self.ran.fetch_add(1, Ordering::SeqCst);
+    fn is_empty(&self) -> bool {
+        self.len.load(Ordering::Acquire) == 0
+    }
+}
+
+/// `ThreadPool`'s shape in small.
+struct Pool {
+    injector: Deque,
+    locals: Vec<Deque>,
+    shutdown: AtomicBool,
+    idle: Idle<usize>,
+    /// Runs of each task id.
+    ran: Vec<AtomicUsize>,
+}
+
+impl Pool {
+    fn new(workers: usize, tasks: usize) -> Self {
+        Self {
+            injector: Deque::new(),
+            locals: (0..workers).map(|_| Deque::new()).collect(),
+            shutdown: AtomicBool::new(false),
+            idle: Idle::new(workers),
+            ran: (0..tasks).map(|_| AtomicUsize::new(0)).collect(),
+        }
     }
 
-    /// `ThreadPool`'s worker loop, until `stop()` holds after a look.
-    fn worker(&self, i: usize, policy: Policy, stop: impl Fn(&Self) -> bool) {
+    fn n(&self) -> usize {
+        self.locals.len()
+    }
+
+    /// `Inner::wake_a_thief`.
+    fn wake_a_thief(&self) {
+        if self.idle.any_idle_in(0..self.n()) {
+            self.idle.wake_one_to_look(0..self.n());
+        }
+    }
+
+    /// `Inner::inject`: hand to an idle worker, else the injector, a
+    /// fence, and a look for an idle worker.
+    fn inject(&self, t: usize) {
+        let t = match self.idle.hand_to_idle(0..self.n(), t) {
+            Ok(_) => return,
+            Err(t) => t,
+        };
+        self.injector.push(t);
+        fence(Ordering::SeqCst);
+        self.wake_a_thief();
+    }
+
+    /// `Inner::push_local`: no fence.
+    fn push_local(&self, me: usize, t: usize) {
+        self.locals[me].push(t);
+        self.wake_a_thief();
+    }
+
+    /// `Inner::find_work`.
+    fn find_work(&self, me: usize) -> Option<usize> {
+        if let Some(t) = self.locals[me].take(true) {
+            return Some(t);
+        }
+        if let Some(t) = self.injector.take(false) {
+            return Some(t);
+        }
+        (1..self.n()).find_map(|k| self.locals[(me + k) % self.n()].take(false))
+    }
+
+    /// `Inner::has_shared_work`.
+    fn has_shared_work(&self) -> bool {
+        fence(Ordering::SeqCst);
+        !self.injector.is_empty() || self.locals.iter().any(|d| !d.is_empty())
+    }
+
+    fn run(&self, t: usize) {
+        self.ran[t].fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn ran_once(&self) -> bool {
+        self.ran.iter().all(|r| r.load(Ordering::SeqCst) == 1)
+    }
+
+    /// `Inner::worker_main`, until `stop()` holds after a look.
+    fn worker(&self, me: usize, stop: impl Fn(&Self) -> bool) {
         loop {
-            while let Some(t) = self.pop() {
+            while let Some(t) = self.find_work(me) {
                 self.run(t);
             }
             if stop(self) {
                 return;
             }
-            let recheck =
-                || self.shutdown.load(Ordering::SeqCst) || self.queued.load(Ordering::SeqCst) > 0;
-            match self.idle.idle_wait(i, &policy, recheck) {
-                Wake::Payload(t) => self.run(t),
+            let recheck = || self.shutdown.load(Ordering::SeqCst) || self.has_shared_work();
+            match self.idle.idle_wait(me, &Policy::always_block(), recheck) {
+                Wake::Payload(t) => {
+                    self.run(t);
+                    self.idle.mark_busy(me);
+                }
                 Wake::Look => {}
             }
         }
     }
+
+    fn shut_down(&self) {
+        self.shutdown.store(true, Ordering::SeqCst);
+        self.idle.wake_all_to_look();
+    }
 }
 
-fn all_ran(total: usize) -> impl Fn(&Pool) -> bool {
-    move |p| p.ran.load(Ordering::SeqCst) == total
+fn all_ran(p: &Pool) -> bool {
+    p.ran_once()
+}
+
+fn shut(p: &Pool) -> bool {
+    p.shutdown.load(Ordering::SeqCst)
 }
 
 #[test]
-fn a_task_submitted_while_the_worker_goes_idle_runs() {
+fn a_task_injected_while_the_worker_goes_idle_runs() {
     loom::model(|| {
-        let pool = Arc::new(Pool::new(1));
+        let pool = Arc::new(Pool::new(1, 1));
         let p = pool.clone();
-        let submitter = thread::spawn(move || p.submit(7));
-        pool.worker(0, Policy::always_block(), all_ran(1));
+        let submitter = thread::spawn(move || p.inject(0));
+        pool.worker(0, all_ran);
         submitter.join().unwrap();
+    });
+}
+
+/// The second task meets the worker still busy with the first one's
+/// payload (its idle bit still set): it must not be handed over again.
+#[test]
+fn two_tasks_in_a_row_reach_one_worker() {
+    loom::model(|| {
+        let pool = Arc::new(Pool::new(1, 2));
+        let p = pool.clone();
+        let submitter = thread::spawn(move || {
+            p.inject(0);
+            p.inject(1);
+        });
+        pool.worker(0, all_ran);
+        submitter.join().unwrap();
+        assert!(pool.ran_once());
     });
 }
 
 #[test]
 fn two_submitters_one_worker_both_tasks_run() {
     loom::model(|| {
-        let pool = Arc::new(Pool::new(1));
+        let pool = Arc::new(Pool::new(1, 2));
         let subs: Vec<_> = (0..2)
             .map(|t| {
                 let p = pool.clone();
-                thread::spawn(move || p.submit(t))
+                thread::spawn(move || p.inject(t))
             })
             .collect();
-        pool.worker(0, Policy::always_block(), all_ran(2));
+        pool.worker(0, all_ran);
         for s in subs {
             s.join().unwrap();
         }
@@ -121,40 +217,57 @@ fn two_submitters_one_worker_both_tasks_run() {
 #[test]
 fn one_submitter_two_workers_tasks_run_once() {
     loom::model(|| {
-        let pool = Arc::new(Pool::new(2));
-        let shut = |p: &Pool| p.shutdown.load(Ordering::SeqCst);
+        let pool = Arc::new(Pool::new(2, 2));
         let workers: Vec<_> = (0..2)
             .map(|i| {
                 let p = pool.clone();
-                thread::spawn(move || p.worker(i, Policy::always_block(), shut))
+                thread::spawn(move || p.worker(i, shut))
             })
             .collect();
-        pool.submit(1);
-        pool.submit(2);
-        while pool.ran.load(Ordering::SeqCst) < 2 {
+        pool.inject(0);
+        pool.inject(1);
+        while !pool.ran.iter().all(|r| r.load(Ordering::SeqCst) > 0) {
             thread::yield_now();
         }
-        pool.shutdown.store(true, Ordering::SeqCst);
-        pool.idle.wake_all_to_look();
+        pool.shut_down();
         for w in workers {
             w.join().unwrap();
         }
-        assert_eq!(pool.ran.load(Ordering::SeqCst), 2);
+        assert!(pool.ran_once());
+    });
+}
+
+/// `join`'s shape: worker 0 pushes a task on its own deque (no fence)
+/// while worker 1 goes idle, then pops it back unless worker 1 stole it.
+/// Either way it runs exactly once, and worker 0 never waits on a task
+/// that nobody will run.
+#[test]
+fn a_local_push_runs_once_stolen_or_popped_back() {
+    loom::model(|| {
+        let pool = Arc::new(Pool::new(2, 1));
+        let p = pool.clone();
+        let thief = thread::spawn(move || p.worker(1, shut));
+        pool.push_local(0, 0);
+        if let Some(t) = pool.locals[0].take(true) {
+            pool.run(t);
+        }
+        // Stolen: worker 1 runs it (join waits here, on its join word).
+        while pool.ran[0].load(Ordering::SeqCst) == 0 {
+            thread::yield_now();
+        }
+        pool.shut_down();
+        thief.join().unwrap();
+        assert!(pool.ran_once());
     });
 }
 
 #[test]
 fn shutdown_reaches_an_idle_worker() {
     loom::model(|| {
-        let pool = Arc::new(Pool::new(1));
+        let pool = Arc::new(Pool::new(1, 0));
         let p = pool.clone();
-        let w = thread::spawn(move || {
-            p.worker(0, Policy::always_block(), |p| {
-                p.shutdown.load(Ordering::SeqCst)
-            })
-        });
-        pool.shutdown.store(true, Ordering::SeqCst);
-        pool.idle.wake_all_to_look();
+        let w = thread::spawn(move || p.worker(0, shut));
+        pool.shut_down();
         w.join().unwrap();
     });
 }
@@ -164,31 +277,29 @@ fn shutdown_reaches_an_idle_worker() {
 #[test]
 fn a_claim_racing_the_recheck_still_delivers_its_payload() {
     loom::model(|| {
-        let pool = Arc::new(Pool::new(1));
+        let pool = Arc::new(Pool::new(1, 2));
         // Work already queued: the worker's re-check will see it.
-        {
-            let mut q = pool.queue.lock().unwrap();
-            q.push_back(1);
-            pool.queued.store(1, Ordering::SeqCst);
-        }
+        pool.injector.push(0);
         let p = pool.clone();
-        let claimer = thread::spawn(move || {
-            // Hands over a second task if the worker is idle, else queues.
-            p.submit(2);
-        });
+        // Hands over a second task if the worker is idle, else queues.
+        let claimer = thread::spawn(move || p.inject(1));
         // One idle step straight away (not popping first), as a worker
         // that found the queue empty just before the push.
-        match pool.idle.idle_wait(0, &Policy::always_block(), || {
-            pool.queued.load(Ordering::SeqCst) > 0
-        }) {
-            Wake::Payload(t) => pool.run(t),
+        match pool
+            .idle
+            .idle_wait(0, &Policy::always_block(), || pool.has_shared_work())
+        {
+            Wake::Payload(t) => {
+                pool.run(t);
+                pool.idle.mark_busy(0);
+            }
             Wake::Look => {}
         }
         claimer.join().unwrap();
-        while let Some(t) = pool.pop() {
+        while let Some(t) = pool.find_work(0) {
             pool.run(t);
         }
-        assert_eq!(pool.ran.load(Ordering::SeqCst), 2);
+        assert!(pool.ran_once());
     });
 }
 

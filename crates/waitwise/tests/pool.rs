@@ -265,3 +265,25 @@ fn an_idle_pool_goes_idle() {
     }
     assert!(pool.any_idle());
 }
+
+/// A task's captures are dropped exactly once, whether the closure
+/// travels inside the job (small) or boxed (large), and whether it runs on
+/// a worker handed it directly or one that took it from a queue.
+#[test]
+fn small_and_large_closures_drop_their_captures_once() {
+    let pool = ThreadPool::new(2).unwrap();
+    let token = Arc::new(());
+    let tasks: Vec<_> = (0..1_000u64)
+        .map(|i| {
+            let t = token.clone();
+            if i % 2 == 0 {
+                pool.spawn(move || Arc::strong_count(&t) > 0)
+            } else {
+                let pad = [i; 8];
+                pool.spawn(move || Arc::strong_count(&t) > 0 && pad[7] == i)
+            }
+        })
+        .collect();
+    assert!(tasks.into_iter().all(|t| t.join()));
+    assert_eq!(Arc::strong_count(&token), 1);
+}

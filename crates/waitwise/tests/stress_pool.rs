@@ -1,7 +1,7 @@
 //! Stress tests for `waitwise::pool::ThreadPool`, with more workers than
 //! CPUs: every task runs exactly once under concurrent submitters, nested
 //! joins and every idle policy. Validation only; timing is for the
-//! benchmarks (`cargo run -p waitwise-bench --release --example pool_vs_rayon`).
+//! benchmark (`cargo run -p waitwise --release --example pool_bench`).
 #![cfg(not(loom))]
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -174,4 +174,86 @@ fn joins_whose_other_half_is_stolen() {
         }
         assert_eq!(hits.load(Ordering::Relaxed), 4_000);
     }
+}
+
+/// Tasks that spawn tasks from inside the pool (pushes on the spawning
+/// worker's own deque, stolen by the others or popped back), small
+/// closures that travel inside the job and large ones that are boxed,
+/// while outside threads inject more: every task runs exactly once.
+#[test]
+fn spawns_from_workers_are_stolen_or_run_by_their_owner_once() {
+    // (workers, outside threads, scopes per thread, tasks per scope)
+    let table = [
+        (2 * cpus(), 2, 200, 8),
+        (4 * cpus(), 3, 100, 16),
+        (1, 2, 100, 8),
+    ];
+    for (workers, threads, scopes, per) in table {
+        let pool = ThreadPool::new(workers).unwrap();
+        let n = threads * scopes * per;
+        let small: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+        let large: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+        std::thread::scope(|s| {
+            for k in 0..threads {
+                let (pool, small, large) = (&pool, &small, &large);
+                s.spawn(move || {
+                    for r in 0..scopes {
+                        pool.install(|| {
+                            pool.scope(|sc| {
+                                for j in 0..per {
+                                    let i = (k * scopes + r) * per + j;
+                                    // 16 bytes: inline.
+                                    sc.spawn(move || {
+                                        small[i].fetch_add(1, Ordering::Relaxed);
+                                    });
+                                    // 48 bytes of captures: boxed.
+                                    let pad = [i as u64; 4];
+                                    sc.spawn(move || {
+                                        let i = pad.iter().sum::<u64>() as usize / 4;
+                                        large[i].fetch_add(1, Ordering::Relaxed);
+                                    });
+                                }
+                            })
+                        });
+                    }
+                });
+            }
+        });
+        for (i, (a, b)) in small.iter().zip(&large).enumerate() {
+            assert_eq!(
+                (a.load(Ordering::Relaxed), b.load(Ordering::Relaxed)),
+                (1, 1),
+                "task {i}, {workers} workers"
+            );
+        }
+    }
+}
+
+/// Pools of many workers (several words of idle bits) under bursts from
+/// outside with idle gaps between them, so that workers go idle, poll,
+/// park and are claimed again in every state.
+#[test]
+fn bursts_to_a_pool_of_many_workers_every_task_once() {
+    let pool = ThreadPool::builder()
+        .workers(70)
+        .policy(Policy::two_phase(0.1))
+        .build()
+        .unwrap();
+    let counts: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..20 * 300).map(|_| AtomicUsize::new(0)).collect());
+    for burst in 0..20 {
+        let tasks: Vec<_> = (0..300)
+            .map(|j| {
+                let counts = counts.clone();
+                pool.spawn(move || {
+                    counts[burst * 300 + j].fetch_add(1, Ordering::Relaxed);
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.join();
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200 * (burst % 3) as u64));
+    }
+    assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == 1));
 }
