@@ -22,6 +22,12 @@
 //! parking_lot's, least/most served at least 0.8, throughput at or above
 //! parking_lot's. The clock reads around every acquisition slow every lock
 //! alike; the throughput here is not `mutex_bench`'s.
+//!
+//! The reader-writer locks run the same loop with readers and writers
+//! mixed: a quarter of the threads (at least one) take the write lock,
+//! the others the read lock, each with a short critical section; the
+//! figures are kept per role (a reader starved by writers, or a writer by
+//! readers, shows as that role's longest wait and least/most served).
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,6 +51,27 @@ impl<R: lock_api::RawMutex + Send + Sync + 'static> BenchLock for lock_api::Mute
     }
     fn get(&self) -> u64 {
         *self.lock()
+    }
+}
+
+/// A reader-writer lock protecting a `u64`.
+trait BenchRwLock: Send + Sync + 'static {
+    fn new() -> Self;
+    fn read(&self) -> u64;
+    fn incr(&self);
+}
+
+impl<R: lock_api::RawRwLock + Send + Sync + 'static> BenchRwLock for lock_api::RwLock<R, u64> {
+    fn new() -> Self {
+        lock_api::RwLock::new(0)
+    }
+    #[inline]
+    fn read(&self) -> u64 {
+        *self.read()
+    }
+    #[inline]
+    fn incr(&self) {
+        *self.write() += 1;
     }
 }
 
@@ -90,6 +117,13 @@ fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
     let secs = t.elapsed().as_secs_f64();
     let total: u64 = per.iter().map(|p| p.0).sum();
     assert_eq!(lock.get(), total, "mutual exclusion violated");
+    figures(&per, secs)
+}
+
+/// The figures of one role (readers or writers) from its threads'
+/// acquisition counts and longest waits, over `secs`.
+fn figures(per: &[(u64, Duration)], secs: f64) -> Figures {
+    let total: u64 = per.iter().map(|p| p.0).sum();
     let most = per.iter().map(|p| p.0).max().unwrap_or(0).max(1);
     let least = per.iter().map(|p| p.0).min().unwrap_or(0);
     Figures {
@@ -99,6 +133,63 @@ fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
             .fold(0.0, f64::max),
         least_over_most: least as f64 / most as f64,
         mops: total as f64 / secs / 1e6,
+    }
+}
+
+/// `threads` threads, a quarter of them (at least one) writers, contend
+/// for `dur`; the readers' and the writers' figures.
+fn run_rw<L: BenchRwLock>(threads: usize, dur: Duration) -> [Figures; 2] {
+    let writers = (threads / 4).max(1);
+    let lock = Arc::new(L::new());
+    let stop = Arc::new(AtomicBool::new(false));
+    let start = Arc::new(Barrier::new(threads + 1));
+    let hs: Vec<_> = (0..threads)
+        .map(|i| {
+            let (lock, stop, start) = (lock.clone(), stop.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                let mut n = 0u64;
+                let mut longest = Duration::ZERO;
+                // Relaxed: the flag only ends the loop; results come back
+                // through `join`.
+                while !stop.load(Ordering::Relaxed) {
+                    let t = Instant::now();
+                    if i < writers {
+                        black_box(&*lock).incr();
+                    } else {
+                        black_box(black_box(&*lock).read());
+                    }
+                    longest = longest.max(t.elapsed());
+                    n += 1;
+                }
+                (n, longest)
+            })
+        })
+        .collect();
+    start.wait();
+    let t = Instant::now();
+    std::thread::sleep(dur);
+    // Relaxed: see the load; `join` orders the results.
+    stop.store(true, Ordering::Relaxed);
+    let per: Vec<(u64, Duration)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    let secs = t.elapsed().as_secs_f64();
+    let written: u64 = per[..writers].iter().map(|p| p.0).sum();
+    assert_eq!(lock.read(), written, "a write was lost");
+    [
+        figures(&per[writers..], secs),
+        figures(&per[..writers], secs),
+    ]
+}
+
+struct RwCandidate {
+    name: &'static str,
+    run: fn(usize, Duration) -> [Figures; 2],
+}
+
+fn rw_candidate<L: BenchRwLock>(name: &'static str) -> RwCandidate {
+    RwCandidate {
+        name,
+        run: run_rw::<L>,
     }
 }
 
@@ -167,5 +258,44 @@ fn main() {
             med(i, |f| f.least_over_most),
             mops / pl_mops
         );
+    }
+
+    rw_table(threads, dur, runs);
+}
+
+/// The reader-writer locks' table: per role, medians of `runs`
+/// interleaved runs.
+fn rw_table(threads: usize, dur: Duration, runs: usize) {
+    type PlRw = lock_api::RwLock<parking_lot::RawRwLock, u64>;
+    let cands = [
+        rw_candidate::<waitwise::mutex::RwLock<u64>>("waitwise::RwLock"),
+        rw_candidate::<PlRw>("parking_lot::RwLock"),
+    ];
+    let mut figs: Vec<Vec<[Figures; 2]>> = vec![Vec::new(); cands.len()];
+    for _ in 0..runs {
+        for (i, c) in cands.iter().enumerate() {
+            figs[i].push((c.run)(threads, dur));
+        }
+    }
+    let med = |i: usize, role: usize, f: fn(&Figures) -> f64| {
+        median(figs[i].iter().map(|r| f(&r[role])).collect())
+    };
+    let writers = (threads / 4).max(1);
+    println!(
+        "\n{} readers and {writers} writers, the same runs\n",
+        threads - writers
+    );
+    println!("| rwlock | role | longest wait ms | least/most served | Mops/s |");
+    println!("|---|---|---:|---:|---:|");
+    for (i, c) in cands.iter().enumerate() {
+        for (role, name) in [(0, "readers"), (1, "writers")] {
+            println!(
+                "| {} | {name} | {:.2} | {:.2} | {:.3} |",
+                c.name,
+                med(i, role, |f| f.longest_wait_ms),
+                med(i, role, |f| f.least_over_most),
+                med(i, role, |f| f.mops),
+            );
+        }
     }
 }
