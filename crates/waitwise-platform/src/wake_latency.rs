@@ -120,6 +120,21 @@ pub fn woken(address: *const u32, since: u64) {
     }
 }
 
+/// The cycle-clock reading of the last waker's stamp for the futex at
+/// `address` ([`waking`]: taken just before its `futex_wake`, after the
+/// store that released the sleepers), or `None` when the stamp's slot now
+/// holds another address. A sleeper woken on `address` reads when it was
+/// released, which its own clock after the wake-up overstates by the
+/// wake-up latency (the adaptive policy learns wait lengths this way). The
+/// caller checks that the stamp is not older than its wait: a later waker
+/// of the same address, or a torn pair, may have replaced it.
+#[inline]
+pub fn last_waking(address: *const u32) -> Option<u64> {
+    let s = slot(address as usize);
+    let at = s.at.load(Relaxed);
+    (s.address.load(Relaxed) == address as usize).then_some(at)
+}
+
 /// Adds one sample (ns) to the window and publishes a new quartile every
 /// [`PUBLISH_EVERY`] samples.
 pub fn record(ns: u64) {
@@ -166,6 +181,13 @@ mod tests {
         let stale_since = cycle_clock().now() + 1_000_000_000;
         woken(&*a, stale_since);
         assert_eq!(COUNT.load(Relaxed), before);
+        // The stamp reads back for its address (unless a concurrent test's
+        // wake took the slot in between), not before the wait began.
+        let before_stamp = cycle_clock().now();
+        waking(&*a);
+        if let Some(at) = last_waking(&*a) {
+            assert!(at >= before_stamp && at <= cycle_clock().now());
+        }
 
         // Real futex wake-ups between two threads: each woken sleep is a
         // sample, and after MIN_SAMPLES there is an estimate below the

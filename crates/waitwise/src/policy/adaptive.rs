@@ -52,9 +52,15 @@
 //! wait-time distribution", since each arm's cost is linear in the
 //! empirical law. Every arm's cost is known for every wait, whichever arm
 //! ran (full information: no exploration needed). A wait that ended while
-//! polling knows its length; a wait that blocked counts `max(L, elapsed -
-//! B)` (its sleep less one wake-up), and one that timed out counts only
-//! when it lasted at least `B` (then every arm's cost is saturated).
+//! polling knows its length. A wait that blocked reads when it was
+//! released from its waker's stamp (the one the learned `B` is sampled
+//! with, `waitwise_platform::wake_latency::last_waking`), else counts
+//! `max(L, elapsed - B)`: its own clock after the wake-up would count the
+//! wake-up latency as waiting, and where that latency exceeds `B` (a
+//! loaded or oversubscribed machine) every blocked wait would look longer
+//! than it was and keep the summary on the arms that block. One that
+//! timed out counts only when it lasted at least `B` (then every arm's
+//! cost is saturated).
 //!
 //! Cost per wait: choosing reads one word (the current arm) and draws like
 //! `rand/b`; recording is one clock read and, per arm, a load, a shift, a
@@ -190,11 +196,13 @@ pub fn arm_name(arm: usize) -> &'static str {
 }
 
 /// The wait length a finished wait counts as, ns, or `None` when it
-/// teaches nothing: `elapsed_ns` for a wait that ended while polling;
-/// `max(limit, elapsed - B)` for one that blocked (its sleep less one
-/// wake-up, and at least the poll limit it outlasted); `elapsed_ns` for a
-/// timed-out wait that lasted at least `B` (every arm's cost is saturated
-/// there), `None` for a shorter one (its real length is unknown).
+/// teaches nothing: `elapsed_ns` for a wait that ended while polling; for
+/// one that blocked, `released_ns` (when its waker stamped the release,
+/// from the wait's start) if known, else `elapsed - B` (its sleep less one
+/// wake-up), at least the poll limit it outlasted and at most
+/// `elapsed_ns`; `elapsed_ns` for a timed-out wait that lasted at least
+/// `B` (every arm's cost is saturated there), `None` for a shorter one
+/// (its real length is unknown).
 #[inline]
 pub fn observed_wait_ns(
     elapsed_ns: f64,
@@ -202,12 +210,14 @@ pub fn observed_wait_ns(
     timed_out: bool,
     limit_ns: f64,
     b_ns: f64,
+    released_ns: Option<f64>,
 ) -> Option<f64> {
     if timed_out {
         return (elapsed_ns >= b_ns).then_some(elapsed_ns);
     }
     if blocked {
-        Some((elapsed_ns - b_ns).max(limit_ns).max(0.0))
+        let t = released_ns.unwrap_or(elapsed_ns - b_ns);
+        Some(t.max(limit_ns).min(elapsed_ns).max(0.0))
     } else {
         Some(elapsed_ns.max(0.0))
     }
@@ -334,6 +344,8 @@ pub fn summary_for(addr: usize) -> &'static AdaptiveSummary {
 #[derive(Clone, Copy, Debug)]
 pub struct Learning {
     summary: &'static AdaptiveSummary,
+    /// The wait word's address (where its wakers stamp their wakes).
+    addr: usize,
     start_ticks: u64,
     limit_ns: f64,
     b_ns: f64,
@@ -352,6 +364,7 @@ impl Learning {
             limit_ns,
             Self {
                 summary,
+                addr,
                 start_ticks,
                 limit_ns,
                 b_ns,
@@ -359,12 +372,28 @@ impl Learning {
         )
     }
 
-    /// Records the wait that began here, as [`observed_wait_ns`] counts it.
+    /// Records the wait that began here, as [`observed_wait_ns`] counts it
+    /// (a blocked wait with its waker's stamp, when that is of this wait).
     #[inline]
     pub fn finish(self, blocked: bool, timed_out: bool) {
         let clock = waitwise_platform::clock::cycle_clock();
-        let elapsed = clock.ticks_to_ns(clock.now().saturating_sub(self.start_ticks));
-        if let Some(t) = observed_wait_ns(elapsed, blocked, timed_out, self.limit_ns, self.b_ns) {
+        let now = clock.now();
+        let elapsed = clock.ticks_to_ns(now.saturating_sub(self.start_ticks));
+        let released = if blocked && !timed_out {
+            waitwise_platform::wake_latency::last_waking(self.addr as *const u32)
+                .filter(|&at| at >= self.start_ticks && at <= now)
+                .map(|at| clock.ticks_to_ns(at - self.start_ticks))
+        } else {
+            None
+        };
+        if let Some(t) = observed_wait_ns(
+            elapsed,
+            blocked,
+            timed_out,
+            self.limit_ns,
+            self.b_ns,
+            released,
+        ) {
             self.summary.record(t, self.b_ns);
         }
     }
@@ -472,23 +501,51 @@ mod tests {
 
     #[test]
     fn observed_waits() {
-        assert_eq!(
-            observed_wait_ns(300.0, false, false, 500.0, 1000.0),
-            Some(300.0)
-        );
-        assert_eq!(
-            observed_wait_ns(5000.0, true, false, 500.0, 1000.0),
-            Some(4000.0)
-        );
-        assert_eq!(
-            observed_wait_ns(1200.0, true, false, 500.0, 1000.0),
-            Some(500.0)
-        );
-        assert_eq!(observed_wait_ns(200.0, false, true, 500.0, 1000.0), None);
-        assert_eq!(
-            observed_wait_ns(2000.0, true, true, 500.0, 1000.0),
-            Some(2000.0)
-        );
+        let observed = |elapsed, blocked, timed_out, released| {
+            observed_wait_ns(elapsed, blocked, timed_out, 500.0, 1000.0, released)
+        };
+        assert_eq!(observed(300.0, false, false, None), Some(300.0));
+        assert_eq!(observed(5000.0, true, false, None), Some(4000.0));
+        assert_eq!(observed(1200.0, true, false, None), Some(500.0));
+        assert_eq!(observed(200.0, false, true, None), None);
+        assert_eq!(observed(2000.0, true, true, None), Some(2000.0));
+        // The waker's stamp says when the wait really ended: a wake-up of
+        // 40 us after a 700 ns wait is not a long wait.
+        assert_eq!(observed(40_700.0, true, false, Some(700.0)), Some(700.0));
+        // Still at least the poll limit outlasted, at most what elapsed.
+        assert_eq!(observed(40_000.0, true, false, Some(100.0)), Some(500.0));
+        assert_eq!(observed(3000.0, true, false, Some(9000.0)), Some(3000.0));
+    }
+
+    /// A blocked wait on a real futex learns the time its waker released
+    /// it, not that plus the wake-up: a waker that releases after ~2 ms
+    /// leaves a wait of at most the elapsed time and at least the release
+    /// time (the learned length is not timed, only bounded).
+    #[test]
+    fn a_blocked_wait_learns_its_release_from_the_wakers_stamp() {
+        use waitwise_platform::futex::Futex;
+        let word = Box::new(Futex::new(0));
+        let addr = &*word as *const Futex as usize;
+        let b = 1000.0;
+        let (_, learning) = Learning::begin(addr, b);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                word.value().store(1, std::sync::atomic::Ordering::Release);
+                word.wake(1);
+            });
+            while word.value().load(std::sync::atomic::Ordering::Acquire) == 0 {
+                word.wait(0, None);
+            }
+        });
+        let stamp = waitwise_platform::wake_latency::last_waking(addr as *const u32);
+        learning.finish(true, false);
+        // Whatever the summary learned, its arm is valid; the stamp, when
+        // it is still this wait's, is not older than the wait.
+        assert!(summary_for(addr).arm() < ARMS);
+        if let Some(at) = stamp {
+            assert!(at >= learning.start_ticks);
+        }
     }
 
     #[test]
