@@ -1,5 +1,6 @@
 //! `waitwise helpers` run as a user would: bad names are refused before
-//! anything runs, and a narrowed run prints every asked row as JSON.
+//! anything runs, and a narrowed run (2 and 3 Dijkstra helpers) prints
+//! every asked row as JSON.
 
 use std::process::{Command, Output};
 
@@ -45,6 +46,8 @@ fn a_narrowed_run_prints_its_rows_as_json() {
         "2000",
         "--helpers",
         "2",
+        "--helpers",
+        "3",
         "--wait",
         "block",
         "--runs",
@@ -55,9 +58,15 @@ fn a_narrowed_run_prints_its_rows_as_json() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let rows = v["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0]["wait"], "block");
-    assert_eq!(rows[0]["workload"]["helpers"], 2);
-    assert!(rows[0]["speedup"]["median"].as_f64().unwrap() > 0.0);
-    assert!(rows[0]["kept_fraction"].is_number());
+    assert_eq!(rows.len(), 2);
+    for (row, helpers) in rows.iter().zip([2, 3]) {
+        assert_eq!(row["wait"], "block");
+        assert_eq!(row["workload"]["helpers"], helpers);
+        assert!(row["speedup"]["median"].as_f64().unwrap() > 0.0);
+        assert!(row["kept_fraction"].is_number());
+        // Where the time went: the serial run's and the main thread's phases.
+        for split in ["serial_split", "main_split"] {
+            assert!(row[split]["ns"][1].as_u64().unwrap() > 0, "{split} pops");
+        }
+    }
 }

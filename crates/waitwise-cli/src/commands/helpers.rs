@@ -141,3 +141,94 @@ pub fn validate(args: &HelpersArgs) -> anyhow::Result<()> {
 pub fn run(args: &HelpersArgs) -> anyhow::Result<()> {
     emit(&run_experiment(&config(args)), &args.output)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use waitwise_bench::helpers::spmv::Shape;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: HelpersArgs,
+    }
+
+    fn config_of(args: &[&str]) -> Config {
+        let cli = Cli::try_parse_from(std::iter::once("helpers").chain(args.iter().copied()))
+            .expect("parses");
+        config(&cli.args)
+    }
+
+    fn dijkstra(c: &Config) -> Vec<(Family, usize, usize)> {
+        c.workloads
+            .iter()
+            .filter_map(|w| match *w {
+                Workload::Dijkstra {
+                    family,
+                    vertices,
+                    helpers,
+                } => Some((family, vertices, helpers)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// `--full` holds the seeds' sizes: SpMV 9648x77137 with 260,785
+    /// non-zeros, LU 2048x2048 in 10x10 blocks, closure of 1600 vertices
+    /// and 25,000 edges in 16x16 blocks, Dijkstra on 10^6 vertices of
+    /// every family with 1 to 3 helpers.
+    #[test]
+    fn the_full_preset_has_the_seeds_sizes() {
+        let c = config_of(&["--full"]);
+        assert!(c.workloads.contains(&Workload::Spmv {
+            rows: 9648,
+            cols: 77137,
+            nnz: 260_785,
+            shape: Shape::PowerLaw,
+            repeats: 50,
+        }));
+        assert!(c.workloads.contains(&Workload::Lu { n: 2048, block: 10 }));
+        assert!(c.workloads.contains(&Workload::Closure {
+            n: 1600,
+            block: 16,
+            edges: 25_000,
+        }));
+        let d = dijkstra(&c);
+        for family in Family::ALL {
+            for helpers in 1..=3 {
+                assert!(
+                    d.contains(&(family, 1_000_000, helpers)),
+                    "{family:?} {helpers}"
+                );
+            }
+        }
+        // The quick preset is smaller: 10^5 vertices, one helper.
+        let q = dijkstra(&config_of(&[]));
+        assert!(!q.is_empty() && q.iter().all(|&(_, v, h)| v == 100_000 && h == 1));
+    }
+
+    #[test]
+    fn dijkstra_options_replace_the_presets_lists() {
+        let c = config_of(&[
+            "--app",
+            "dijkstra",
+            "--family",
+            "rmat",
+            "--vertices",
+            "1000000",
+            "--helpers",
+            "2",
+            "--helpers",
+            "3",
+            "--runs",
+            "7",
+        ]);
+        assert_eq!(
+            dijkstra(&c),
+            vec![(Family::Rmat, 1_000_000, 2), (Family::Rmat, 1_000_000, 3)]
+        );
+        assert_eq!(c.workloads.len(), 2);
+        assert_eq!(c.runs, 7);
+    }
+}
