@@ -2,7 +2,7 @@
 //! spawning scoped threads.
 //!
 //! ```text
-//! cargo run -p waitwise --release --example pool_bench [-- --samples 2000 --tasks 200000 --idle-ms 1000 --quantile 0.5]
+//! cargo run -p waitwise --release --example pool_bench [-- --samples 2000 --tasks 200000 --idle-ms 1000 --quantile 0.5 --workers N --only latency|throughput|idle]
 //! ```
 //!
 //! - *latency of a tiny task*, one way, submit to the task's first
@@ -40,6 +40,8 @@ struct Args {
     samples: usize,
     tasks: usize,
     idle_ms: u64,
+    workers: Option<usize>,
+    only: Option<String>,
 }
 
 fn parse_args() -> Args {
@@ -47,6 +49,8 @@ fn parse_args() -> Args {
         samples: 2000,
         tasks: 200_000,
         idle_ms: 1000,
+        workers: None,
+        only: None,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -60,6 +64,15 @@ fn parse_args() -> Args {
             "--samples" => a.samples = val(i) as usize,
             "--tasks" => a.tasks = val(i) as usize,
             "--idle-ms" => a.idle_ms = val(i),
+            "--workers" => a.workers = Some((val(i) as usize).max(1)),
+            "--only" => {
+                let v = argv.get(i + 1).cloned().unwrap_or_default();
+                assert!(
+                    ["latency", "throughput", "idle"].contains(&v.as_str()),
+                    "--only takes latency, throughput or idle"
+                );
+                a.only = Some(v);
+            }
             "--quantile" => {
                 let q: f64 = argv
                     .get(i + 1)
@@ -69,7 +82,7 @@ fn parse_args() -> Args {
                 QUANTILE.set(q).expect("--quantile given once");
             }
             other => panic!(
-                "unknown option {other} (known: --samples N --tasks N --idle-ms MS --quantile Q)"
+                "unknown option {other} (known: --samples N --tasks N --idle-ms MS --quantile Q --workers N --only SECTION)"
             ),
         }
         i += 2;
@@ -343,15 +356,30 @@ fn idle_cpu_percent(ms: u64) -> f64 {
 fn main() {
     let args = parse_args();
     let (rx, tx) = cpus();
-    let n = allowed().len().max(1);
+    let n = args.workers.unwrap_or(allowed().len().max(1));
+    let runs = |section: &str| args.only.as_deref().is_none_or(|o| o == section);
     println!(
-        "pool benchmark: {n} allowed CPUs, worker on CPU {rx}, submitter on CPU {tx}, {} samples",
+        "pool benchmark: {} allowed CPUs, pools of {n} workers, worker on CPU {rx}, submitter on CPU {tx}, {} samples",
+        allowed().len(),
         args.samples
     );
     if rx == tx {
         println!("(one CPU: submitter and worker share it; latencies include a context switch)");
     }
 
+    if runs("latency") {
+        latency(&args);
+    }
+    if runs("throughput") {
+        throughput(&args, n);
+    }
+    if runs("idle") {
+        idle(&args, n);
+    }
+}
+
+/// The latency table.
+fn latency(args: &Args) {
     println!("\n## Latency of a tiny task, one way (median ns)");
     let s = args.samples;
     let spin = spin_handoff(s);
@@ -398,7 +426,10 @@ fn main() {
         "| new scoped thread | {scoped:.0} | {:.2}x futex |",
         scoped / futex
     );
+}
 
+/// The throughput table, on pools of `n` workers.
+fn throughput(args: &Args, n: usize) {
     println!(
         "\n## Throughput of short tasks ({} tasks, {n} workers; Mtasks/s, best of 3)",
         args.tasks
@@ -466,7 +497,10 @@ fn main() {
     }
     drop(pool);
     drop(rayon_pool);
+}
 
+/// The idle-CPU table, on pools of `n` workers.
+fn idle(args: &Args, n: usize) {
     println!(
         "\n## CPU burned while idle (% of one CPU over {} ms)",
         args.idle_ms

@@ -131,11 +131,14 @@ impl IdleSet {
         })
     }
 
-    /// Whether any worker in `range` is marked idle (a snapshot).
+    /// Whether any worker in `range` is marked idle (a snapshot: one
+    /// `Relaxed` load per 64 workers; a hint, no synchronization).
     pub fn any_in(&self, range: Range<usize>) -> bool {
-        range
-            .clone()
-            .any(|i| self.words[i / 64].load(Ordering::Relaxed) & (1 << (i % 64)) != 0)
+        let (lo, hi) = (range.start, range.end);
+        (lo / 64..hi.div_ceil(64)).any(|w| {
+            let mask = bits(lo.max(w * 64) - w * 64, hi.min((w + 1) * 64) - w * 64);
+            self.words[w].load(Ordering::Relaxed) & mask != 0
+        })
     }
 }
 
@@ -308,10 +311,13 @@ impl<T: Send> Idle<T> {
         }
     }
 
-    /// Worker `i` ran the payload [`Idle::idle_wait`] gave it: clears its
-    /// bit. Called only by worker `i`.
+    /// Worker `i` ran, or is running, the payload [`Idle::idle_wait`]
+    /// gave it: clears its bit if it is still set. Called only by worker
+    /// `i`, while it runs.
     pub fn mark_busy(&self, i: usize) {
-        self.set.unset(i);
+        if self.set.any_in(i..i + 1) {
+            self.set.unset(i);
+        }
     }
 
     /// Claims an idle worker in `range` and hands it `payload`; gives the

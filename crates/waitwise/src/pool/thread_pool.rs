@@ -255,13 +255,19 @@ impl Inner {
     }
 
     /// Pushes `work` on worker `me`'s deque and wakes an idle worker to
-    /// steal it, if the idle set shows one.
+    /// steal it, if the idle set shows one. A worker running a payload
+    /// handed to it still has its idle bit set ([`Idle::mark_busy`]); its
+    /// first push clears it, so that its later pushes, and other workers',
+    /// do not try to claim it.
     pub(crate) fn push_local(&self, me: &WorkerCtx, work: Work) {
         me.deque.push(Job {
             work,
             spill: !self.siblings.is_empty(),
         });
-        self.wake_a_thief();
+        if self.idle.any_idle_in(0..self.places.len()) {
+            self.idle.mark_busy(me.index);
+            self.wake_a_thief();
+        }
     }
 
     /// Wakes one idle worker to look for work, cores and extras first,
