@@ -256,7 +256,8 @@ impl std::fmt::Display for Account {
              With helpers the main thread spends, against the serial time, {:.0}% draining the helpers' heap \
              entries (the serial pushes: {:.0}%), {:.0}% coordinating, {:.0}% waiting, {:.0}% in pops \
              (serial {:.0}%: the distances it checks were written on the helpers' cores) and {:.0}% in its \
-             own scans: {:.0}% of the serial time spent on the helpers",
+             own scans: {:.0}% of the serial time spent on the helpers, {:.0} ns per kept vertex against \
+             the {:.0} ns its scan saves",
             pct(s.heap_fraction()),
             pct(s.fraction(Phase::Pop)),
             pct(s.fraction(Phase::Push)),
@@ -274,6 +275,8 @@ impl std::fmt::Display for Account {
             pct(s.fraction(Phase::Pop)),
             pct(self.main_share(Phase::Scan)),
             pct(self.overhead()),
+            self.overhead() * s.sum() as f64 / (self.kept * self.settled as f64).max(1.0),
+            per_vertex(s.get(Phase::Scan) as f64),
         )?;
         if let Some(sp) = self.speedup {
             write!(f, "; measured speed-up {sp:.3}x")?;
@@ -396,5 +399,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("measured speed-up 0.976x"), "{text}");
+        // 325 ns over 7.5 kept vertices.
+        assert!(
+            text.contains("43 ns per kept vertex against the 40 ns"),
+            "{text}"
+        );
     }
 }
