@@ -3,12 +3,14 @@
 //! parking_lot (issue 14, "Bounded unfairness").
 //!
 //! ```text
-//! cargo run -p waitwise --release --example mutex_starvation [-- --threads 8 --ms 1000 --runs 3]
+//! cargo run -p waitwise --release --example mutex_starvation [-- --threads 8 --ms 1000 --runs 3 --cs 0]
 //! taskset -c 0,1 cargo run ...   # the issue's 2 CPUs on a larger machine
 //! ```
 //!
 //! `--threads` threads each loop `lock; counter += 1; unlock` (a short
-//! critical section) for `--ms`. Each thread times every acquisition (the
+//! critical section; `--cs N` adds N spin-loop hints inside it, so that
+//! waiters outlast their polling phase and sleep, where the mutex's
+//! hand-offs act) for `--ms`. Each thread times every acquisition (the
 //! clock read before `lock` to the one after it) and keeps its longest;
 //! the figures per lock are the medians over `--runs` interleaved runs of:
 //!
@@ -30,14 +32,19 @@
 //! readers, shows as that role's longest wait and least/most served).
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
+
+/// `--cs`: spin-loop hints inside every critical section. Relaxed: set
+/// before the threads start (`spawn` orders it).
+static CS: AtomicU32 = AtomicU32::new(0);
 
 /// A lock protecting a `u64`.
 trait BenchLock: Send + Sync + 'static {
     fn new() -> Self;
-    fn incr(&self);
+    /// Adds one, `cs` spin-loop hints inside the critical section.
+    fn incr(&self, cs: u32);
     fn get(&self) -> u64;
 }
 
@@ -46,8 +53,10 @@ impl<R: lock_api::RawMutex + Send + Sync + 'static> BenchLock for lock_api::Mute
         lock_api::Mutex::new(0)
     }
     #[inline]
-    fn incr(&self) {
-        *self.lock() += 1;
+    fn incr(&self, cs: u32) {
+        let mut g = self.lock();
+        spin(cs);
+        *g += 1;
     }
     fn get(&self) -> u64 {
         *self.lock()
@@ -57,8 +66,10 @@ impl<R: lock_api::RawMutex + Send + Sync + 'static> BenchLock for lock_api::Mute
 /// A reader-writer lock protecting a `u64`.
 trait BenchRwLock: Send + Sync + 'static {
     fn new() -> Self;
-    fn read(&self) -> u64;
-    fn incr(&self);
+    /// Reads, `cs` spin-loop hints inside the critical section.
+    fn read(&self, cs: u32) -> u64;
+    /// Adds one, `cs` spin-loop hints inside the critical section.
+    fn incr(&self, cs: u32);
 }
 
 impl<R: lock_api::RawRwLock + Send + Sync + 'static> BenchRwLock for lock_api::RwLock<R, u64> {
@@ -66,12 +77,24 @@ impl<R: lock_api::RawRwLock + Send + Sync + 'static> BenchRwLock for lock_api::R
         lock_api::RwLock::new(0)
     }
     #[inline]
-    fn read(&self) -> u64 {
-        *self.read()
+    fn read(&self, cs: u32) -> u64 {
+        let g = self.read();
+        spin(cs);
+        *g
     }
     #[inline]
-    fn incr(&self) {
-        *self.write() += 1;
+    fn incr(&self, cs: u32) {
+        let mut g = self.write();
+        spin(cs);
+        *g += 1;
+    }
+}
+
+/// `n` spin-loop hints: the longer critical section of `--cs`.
+#[inline]
+fn spin(n: u32) {
+    for _ in 0..n {
+        std::hint::spin_loop();
     }
 }
 
@@ -93,6 +116,7 @@ fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
         .map(|_| {
             let (lock, stop, start) = (lock.clone(), stop.clone(), start.clone());
             std::thread::spawn(move || {
+                let cs = CS.load(Ordering::Relaxed);
                 start.wait();
                 let mut n = 0u64;
                 let mut longest = Duration::ZERO;
@@ -100,7 +124,7 @@ fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
                 // through `join`.
                 while !stop.load(Ordering::Relaxed) {
                     let t = Instant::now();
-                    black_box(&*lock).incr();
+                    black_box(&*lock).incr(cs);
                     longest = longest.max(t.elapsed());
                     n += 1;
                 }
@@ -147,6 +171,7 @@ fn run_rw<L: BenchRwLock>(threads: usize, dur: Duration) -> [Figures; 2] {
         .map(|i| {
             let (lock, stop, start) = (lock.clone(), stop.clone(), start.clone());
             std::thread::spawn(move || {
+                let cs = CS.load(Ordering::Relaxed);
                 start.wait();
                 let mut n = 0u64;
                 let mut longest = Duration::ZERO;
@@ -155,9 +180,9 @@ fn run_rw<L: BenchRwLock>(threads: usize, dur: Duration) -> [Figures; 2] {
                 while !stop.load(Ordering::Relaxed) {
                     let t = Instant::now();
                     if i < writers {
-                        black_box(&*lock).incr();
+                        black_box(&*lock).incr(cs);
                     } else {
-                        black_box(black_box(&*lock).read());
+                        black_box(black_box(&*lock).read(cs));
                     }
                     longest = longest.max(t.elapsed());
                     n += 1;
@@ -174,7 +199,7 @@ fn run_rw<L: BenchRwLock>(threads: usize, dur: Duration) -> [Figures; 2] {
     let per: Vec<(u64, Duration)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
     let secs = t.elapsed().as_secs_f64();
     let written: u64 = per[..writers].iter().map(|p| p.0).sum();
-    assert_eq!(lock.read(), written, "a write was lost");
+    assert_eq!(lock.read(0), written, "a write was lost");
     [
         figures(&per[writers..], secs),
         figures(&per[..writers], secs),
@@ -222,6 +247,8 @@ fn main() {
     let threads: usize = arg(&args, "--threads").unwrap_or(8);
     let dur = Duration::from_millis(arg(&args, "--ms").unwrap_or(1000));
     let runs: usize = arg::<usize>(&args, "--runs").unwrap_or(3).max(1);
+    let cs: u32 = arg(&args, "--cs").unwrap_or(0);
+    CS.store(cs, Ordering::Relaxed);
 
     type Pl = lock_api::Mutex<parking_lot::RawMutex, u64>;
     let cands = [
@@ -243,7 +270,7 @@ fn main() {
     let (pl_wait, pl_mops) = (med(pl, |f| f.longest_wait_ms), med(pl, |f| f.mops));
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!(
-        "{threads} threads on {cpus} CPUs, {} ms per run, medians of {runs} interleaved runs\n",
+        "{threads} threads on {cpus} CPUs, {} ms per run, {cs} spin-loop hints in the critical section, medians of {runs} interleaved runs\n",
         dur.as_millis()
     );
     println!("| mutex | longest wait ms | vs parking_lot | least/most served | Mops/s | vs parking_lot |");
