@@ -6,7 +6,8 @@
 //! pops it back, a claimed worker always gets its payload, a worker still
 //! busy with a payload is not claimed again, and shutdown reaches an idle
 //! worker; and of the join wait (`waitwise::pool::join_wait`): an owner
-//! waiting for its join's other half is always woken.
+//! waiting for its join's other half, or for its scope's tasks, is always
+//! woken, also when owners outside the pool share one word.
 //!
 //! The deques are modelled by locked `VecDeque`s with their lengths
 //! published as crossbeam-deque publishes its indices (`Release` stores,
@@ -313,7 +314,7 @@ fn a_join_owner_is_woken_when_its_other_half_finishes() {
             d.store(DONE, Ordering::SeqCst);
             w.signal(0);
         });
-        words.wait(0, &done, &Policy::always_block(), || false);
+        words.wait(0, &done, DONE, &Policy::always_block(), || false);
         assert_eq!(done.load(Ordering::SeqCst), DONE);
         runner.join().unwrap();
     });
@@ -333,7 +334,60 @@ fn a_stale_signal_does_not_hide_the_owners_own() {
             d.store(DONE, Ordering::SeqCst);
             w.signal(1);
         });
-        words.wait(1, &done, &Policy::always_block(), || false);
+        words.wait(1, &done, DONE, &Policy::always_block(), || false);
+        runner.join().unwrap();
+    });
+}
+
+/// A scope's shape: two tasks count the pending word down to 0 (the
+/// closure's own count already given back) and the last one signals the
+/// owner, a thread outside the pool.
+#[test]
+fn a_scope_owner_is_woken_when_its_last_task_finishes() {
+    loom::model(|| {
+        let words = Arc::new(JoinWords::new(1));
+        let pending = Arc::new(AtomicU32::new(2));
+        let outside = words.outside();
+        let runners: Vec<_> = (0..2)
+            .map(|_| {
+                let (w, p) = (words.clone(), pending.clone());
+                thread::spawn(move || {
+                    if p.fetch_sub(1, Ordering::SeqCst) == 1 {
+                        w.signal(outside);
+                    }
+                })
+            })
+            .collect();
+        words.wait(outside, &pending, 0, &Policy::always_block(), || false);
+        for r in runners {
+            r.join().unwrap();
+        }
+    });
+}
+
+/// Two owners outside the pool share one word: each wakes for the other's
+/// signal, and neither misses its own.
+#[test]
+fn owners_outside_the_pool_share_a_word() {
+    loom::model(|| {
+        let words = Arc::new(JoinWords::new(1));
+        let outside = words.outside();
+        let flags: Vec<_> = (0..2).map(|_| Arc::new(AtomicU32::new(0))).collect();
+        let runner = {
+            let (w, f) = (words.clone(), flags.clone());
+            thread::spawn(move || {
+                for f in &f {
+                    f.store(DONE, Ordering::SeqCst);
+                    w.signal(outside);
+                }
+            })
+        };
+        let other = {
+            let (w, f) = (words.clone(), flags[1].clone());
+            thread::spawn(move || w.wait(outside, &f, DONE, &Policy::always_block(), || false))
+        };
+        words.wait(outside, &flags[0], DONE, &Policy::always_block(), || false);
+        other.join().unwrap();
         runner.join().unwrap();
     });
 }

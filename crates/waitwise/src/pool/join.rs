@@ -55,7 +55,7 @@ impl<B: FnOnce() -> RB + Send, RB: Send> StackJob<B, RB> {
         job.done.store(DONE, Ordering::SeqCst);
         // SAFETY: the pool's shared state outlives its workers, one of
         // which runs this.
-        unsafe { &*pool }.signal_stack_job(owner);
+        unsafe { &*pool }.signal_owner(owner);
     }
 }
 
@@ -122,7 +122,7 @@ impl ThreadPool {
         } else {
             // Another worker runs it (or ran it): `job` stays put until
             // `done` is 1, which is its runner's last touch.
-            inner.wait_for_stack_job(me, &job.done);
+            inner.wait_for_stack_job(me, &job.done, DONE);
             // SAFETY: `done` is 1 (Acquire), so the runner wrote the
             // result and will not touch the job again.
             unsafe { (*job.result.get()).take() }.expect("a finished stack job left its result")

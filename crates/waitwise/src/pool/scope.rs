@@ -6,36 +6,69 @@
 //!
 //! # Completion
 //!
-//! The scope's [`WaitWord`] counts the tasks not yet finished plus one for
-//! the scope's own closure. A finishing task decrements it and, when it
-//! reaches 0, wakes the caller. The count lives behind an [`Arc`] that each
-//! task holds, so the last task's wake-up never touches memory the
-//! returning caller has freed. The decrement is `SeqCst` (the waker's
-//! write of the [`WaitWord`] protocol; it also releases the task's writes
-//! to the caller, whose `Acquire` load of 0 makes them visible).
+//! The scope's state lives in the caller's frame: a count of the tasks not
+//! yet finished plus one for the scope's closure, and the first panic. A
+//! finishing task reads the owner's number, then decrements the count,
+//! its last touch of the frame; the task that brings it to 0 wakes the
+//! owner through the pool's join words
+//! ([`join_wait`](super::join_wait)): a worker's own word, or the word of
+//! the owners outside the pool. The wake-up never touches the frame the
+//! returning caller may have left, and a spawn costs no reference count:
+//! one increment and one decrement of the pending count. The decrement is
+//! `SeqCst` (the runner's write of the join-wait protocol; it also
+//! releases the task's writes to the caller, whose `Acquire` load of 0
+//! makes them visible).
 
 use super::thread_pool::{Inner, ThreadPool, Work};
-use crate::wait_word::WaitWord;
 use std::any::Any;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex};
-use waitwise_platform::shim::Ordering;
+use std::sync::Mutex;
+use waitwise_platform::shim::{AtomicU32, Ordering};
 
-/// What the scope's tasks share with the caller.
+/// What the scope's tasks share with the caller, in the caller's frame.
 #[derive(Debug)]
 struct ScopeState {
     /// Tasks not yet finished, plus one for the scope's closure.
-    pending: WaitWord,
+    pending: AtomicU32,
     /// The first panic of a task, resumed in the caller.
     panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// The owner's number in the pool's join words.
+    owner: usize,
+    /// The pool, which outlives every worker that runs a task.
+    pool: *const Inner,
 }
 
+// SAFETY: `pool` points to the pool's shared state, which is Sync; the
+// other fields are Sync and Send.
+unsafe impl Sync for ScopeState {}
+// SAFETY: as above.
+unsafe impl Send for ScopeState {}
+
+/// A pointer to a scope's state that a task carries.
+struct StatePtr(*const ScopeState);
+
+// SAFETY: ScopeState is Sync, and the pointer is only read while the
+// state lives (ScopeState::finish_one).
+unsafe impl Send for StatePtr {}
+
 impl ScopeState {
-    /// One task (or the closure) finished: count down, wake the caller at 0.
-    fn finish_one(&self) {
-        if self.pending.value().fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.pending.wake_all();
+    /// One task (or the closure) finished: count down, wake the owner
+    /// at 0.
+    ///
+    /// # Safety
+    ///
+    /// `this` points to a live state whose count includes the caller's
+    /// task; it may be freed as soon as the decrement is done.
+    unsafe fn finish_one(this: *const ScopeState) {
+        // SAFETY: live until our decrement (contract above).
+        let (owner, pool) = unsafe { ((*this).owner, (*this).pool) };
+        // SAFETY: as above; the decrement is the last touch, as in
+        // `Arc`'s drop.
+        if unsafe { &(*this).pending }.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // SAFETY: the pool outlives its workers, and an owner outside
+            // the pool holds it for the whole scope.
+            unsafe { &*pool }.signal_owner(owner);
         }
     }
 }
@@ -63,7 +96,7 @@ impl ScopeState {
 #[derive(Debug)]
 pub struct Scope<'scope, 'env: 'scope> {
     pool: &'scope Inner,
-    state: Arc<ScopeState>,
+    state: ScopeState,
     /// Invariant in `'scope` and `'env`, as `std::thread::Scope`.
     _scope: PhantomData<&'scope mut &'scope ()>,
     _env: PhantomData<&'env mut &'env ()>,
@@ -77,23 +110,28 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     where
         F: FnOnce() + Send + 'scope,
     {
-        let prev = self.state.pending.value().fetch_add(1, Ordering::SeqCst);
+        let prev = self.state.pending.fetch_add(1, Ordering::SeqCst);
         assert!(
             prev < u32::MAX,
             "more than 2^32 - 1 tasks pending in one scope"
         );
-        let state = self.state.clone();
+        let state = StatePtr(&self.state);
         let job = move || {
+            let state = state;
             if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
-                let mut first = state.panic.lock().unwrap_or_else(|e| e.into_inner());
+                // SAFETY: the state lives until our finish_one below.
+                let mut first = unsafe { &(*state.0).panic }
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
                 first.get_or_insert(payload);
             }
-            state.finish_one();
+            // SAFETY: our task is counted in the live state.
+            unsafe { ScopeState::finish_one(state.0) };
         };
-        // SAFETY: the job borrows only what lives for 'scope, and
-        // `ThreadPool::scope` does not return (nor unwind) before `pending`
-        // reached 0, which the job's last act above makes it do after `f`
-        // and everything it borrowed were consumed.
+        // SAFETY: the job borrows only what lives for 'scope (the state
+        // among it), and `ThreadPool::scope` does not return (nor unwind)
+        // before `pending` reached 0, which the job's last act above makes
+        // it do after `f` and everything it borrowed were consumed.
         let job = unsafe { Work::erase(job) };
         self.pool.submit_work(job);
     }
@@ -126,21 +164,26 @@ impl ThreadPool {
     where
         F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
     {
+        let inner: &Inner = &self.inner;
         let scope = Scope {
-            pool: &self.inner,
-            state: Arc::new(ScopeState {
-                pending: WaitWord::new(1),
+            pool: inner,
+            state: ScopeState {
+                pending: AtomicU32::new(1),
                 panic: Mutex::new(None),
-            }),
+                owner: inner
+                    .current()
+                    .map_or(inner.outside_owner(), |me| me.index()),
+                pool: inner,
+            },
             _scope: PhantomData,
             _env: PhantomData,
         };
         let result = catch_unwind(AssertUnwindSafe(|| f(&scope)));
-        scope.state.finish_one();
-        // Acquire (inside the engine's first look): pairs with the tasks'
-        // SeqCst decrements.
-        self.inner
-            .wait_helping(scope.state.pending.as_ref(), |v| v == 0);
+        // SAFETY: the closure's count is in the live state.
+        unsafe { ScopeState::finish_one(&scope.state) };
+        // A worker runs other work meanwhile. Acquire (the first look):
+        // pairs with the tasks' SeqCst decrements.
+        inner.wait_for_owned(&scope.state.pending, 0);
         let task_panic = scope
             .state
             .panic

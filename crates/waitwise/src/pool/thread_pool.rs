@@ -359,24 +359,44 @@ impl Inner {
         !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
     }
 
-    /// A stack job of worker `owner` finished (its flag is DONE): wake
-    /// the owner ([`JoinWords::signal`]).
-    pub(crate) fn signal_stack_job(&self, owner: usize) {
+    /// Work of `owner` (a worker's number, or [`Inner::outside_owner`])
+    /// finished and wrote its frame's word for the last time: wake the
+    /// owner ([`JoinWords::signal`]).
+    pub(crate) fn signal_owner(&self, owner: usize) {
         self.join_words.signal(owner);
     }
 
-    /// Worker `me` waits until `done` holds DONE, running other work
+    /// The owner number of threads outside the pool.
+    pub(crate) fn outside_owner(&self) -> usize {
+        self.join_words.outside()
+    }
+
+    /// The calling thread waits until `word` holds `target`: a worker
+    /// runs other work meanwhile, and sleeps on its own join word; a
+    /// thread outside the pool sleeps on the outside owners' word
+    /// ([`JoinWords::wait`]).
+    pub(crate) fn wait_for_owned(&self, word: &AtomicU32, target: u32) {
+        match self.current() {
+            Some(me) => self.wait_for_stack_job(me, word, target),
+            None => self
+                .join_words
+                .wait(self.outside_owner(), word, target, &self.policy, || false),
+        }
+    }
+
+    /// Worker `me` waits until `word` holds `target`, running other work
     /// meanwhile ([`JoinWords::wait`]).
-    pub(crate) fn wait_for_stack_job(&self, me: &WorkerCtx, done: &AtomicU32) {
-        self.join_words.wait(me.index, done, &self.policy, || {
-            match self.find_work(me, true) {
-                Some(job) => {
-                    self.run(job);
-                    true
+    pub(crate) fn wait_for_stack_job(&self, me: &WorkerCtx, word: &AtomicU32, target: u32) {
+        self.join_words
+            .wait(me.index, word, target, &self.policy, || {
+                match self.find_work(me, true) {
+                    Some(job) => {
+                        self.run(job);
+                        true
+                    }
+                    None => false,
                 }
-                None => false,
-            }
-        });
+            });
     }
 
     /// Pops worker `me`'s newest job (what `join` takes back).
