@@ -15,7 +15,7 @@
 //!
 //! - `waitwise model calibrate` (the waiting *cost*, Lim & Agarwal's
 //!   metric) favours it: the model puts its mean factor over the
-//!   calibration cells at 1.14 against 1.4 or more for every static
+//!   calibration cells at 1.13 against 1.4 or more for every static
 //!   policy (`waitwise_model::adaptive`), and the measurement agrees
 //!   within its noise.
 //! - `waitwise oversub` (the loops' *runtime*) does not: `adapt/b` (polling
@@ -31,8 +31,8 @@
 //!   No policy bounded to `[0, B]` can match `s//inf` there; the static
 //!   default of the barrier (`s/b/0.62`) misses it too.
 //!
-//! Its per-wait bound is also wider (8.51 against `s/b/0.54`'s 2.85) and
-//! its learning costs a clock read and five score updates per contended
+//! Its per-wait bound is also wider (16.5 against `s/b/0.54`'s 2.85) and
+//! its learning costs a clock read and six score updates per contended
 //! wait. The commands that decide, for a quiet re-run:
 //! `cargo run --release -p waitwise-cli -- model calibrate` (the
 //! "Adaptive:" note) and `cargo run --release -p waitwise-cli -- oversub
