@@ -1,14 +1,17 @@
 //! [`Task`]: the handle of a task started with [`ThreadPool::spawn`].
 //!
 //! The task's result goes into a slot shared through an [`Arc`], then the
-//! task stores 1 into the handle's [`WaitWord`] (`SeqCst`: the waker's
-//! write of its protocol, releasing the result to the joiner's `Acquire`
-//! load of 1) and wakes the joiner if it sleeps.
+//! task stores 1 into the handle's finished flag (`SeqCst`: the waker's
+//! write of the [`WaitWordRef`] protocol, releasing the result to the
+//! joiner's `Acquire` load of 1) and wakes the joiner if it sleeps. The
+//! slot needs no lock: the task writes it before that store, the joiner
+//! reads it after seeing 1, and nobody else touches it.
 
 use super::thread_pool::{ThreadPool, Work};
 use crate::wait_word::WaitWordRef;
+use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::Result as ThreadResult;
 use waitwise_platform::futex::Futex;
 use waitwise_platform::shim::{AtomicU32, Ordering};
@@ -22,8 +25,15 @@ struct TaskState<T> {
     /// line of its own, and the task's one allocation stays unaligned.
     done: Futex,
     sleepers: AtomicU32,
-    result: Mutex<Option<ThreadResult<T>>>,
+    /// Written once by the task before `done` becomes 1; read by the
+    /// joiner after it saw 1.
+    result: UnsafeCell<Option<ThreadResult<T>>>,
 }
+
+// SAFETY: `result` is written by the task alone, then read by the joiner
+// alone, ordered by the `done` store and load (module doc); a `T: Send`
+// result moves between threads that way and is never shared.
+unsafe impl<T: Send> Sync for TaskState<T> {}
 
 impl<T> TaskState<T> {
     /// The finished flag with its sleeper count.
@@ -51,13 +61,10 @@ impl<T> Task<'_, T> {
     /// Resumes the task's panic, if it panicked.
     pub fn join(self) -> T {
         self.pool.inner.wait_helping(self.state.word(), |v| v == 1);
-        let result = self
-            .state
-            .result
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .expect("a finished task left its result");
+        // SAFETY: `done` is 1 (the wait's Acquire load saw it): the task
+        // wrote the result and will not touch it again.
+        let result =
+            unsafe { (*self.state.result.get()).take() }.expect("a finished task left its result");
         match result {
             Ok(v) => v,
             Err(payload) => resume_unwind(payload),
@@ -82,12 +89,13 @@ impl ThreadPool {
         let state = Arc::new(TaskState {
             done: Futex::new(0),
             sleepers: AtomicU32::new(0),
-            result: Mutex::new(None),
+            result: UnsafeCell::new(None),
         });
         let shared = state.clone();
         self.inner.submit_work(Work::new(move || {
             let r = catch_unwind(AssertUnwindSafe(f));
-            *shared.result.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            // SAFETY: only this task writes the slot, before `done` is 1.
+            unsafe { *shared.result.get() = Some(r) };
             shared.done.value().store(1, Ordering::SeqCst);
             shared.word().wake_all();
         }));
