@@ -3,11 +3,11 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | [`idle`] | how an idle worker waits and how a submitter wakes it with one store |
-//! | [`join_wait`] | how a worker waits for its `join`'s other half: a flag in the frame, an event count in the pool |
+//! | [`idle`] | how an idle worker waits and how a submitter claims it with one CAS and wakes it with one store |
+//! | [`join_wait`] | how an owner waits for work of its own run elsewhere (a `join`'s other half, a scope's tasks): a word in the frame, an event count in the pool |
 //! | [`placement`] | one worker per core first, SMT siblings last, extras unpinned |
 //! | [`gate`] | seed 004's parking rule: the SMT threshold `2 / T2 - 1` and the measured utilization |
-//! | `thread_pool` | the workers, their deques and the injector, submission, the worker loop |
+//! | `thread_pool` | the workers, their deques and the injector, jobs (small closures stored inline), submission, the worker loop |
 //! | `scope`, `join`, `task` | the front ends: borrowing scopes and `install`, allocation-free `join`, task handles |
 //!
 //! Under `--cfg loom` only the idle and join-wait protocols (and the pure

@@ -2,6 +2,13 @@
 //! loop. Idle workers wait through the [`idle`](super::idle) protocol;
 //! [`Scope`](super::Scope) and [`Task`](super::Task) are the front ends.
 //!
+//! # What a job is
+//!
+//! A closure of up to [`INLINE_WORDS`] words (most spawned and scoped
+//! closures, with their bookkeeping) travels inside the job itself, with
+//! no allocation; a larger one is boxed; a `join`'s other half is a
+//! pointer into its caller's frame.
+//!
 //! # Where a task waits
 //!
 //! Each worker owns a LIFO deque (crossbeam-deque's `Worker`); the others
@@ -22,7 +29,7 @@
 //!
 //! From *a worker* (a task that spawns, a scope run through `install`, a
 //! `join`), the task goes to the worker's own deque with no atomic
-//! read-modify-write and no fence, and the worker wakes one idle worker to
+//! read-modify-write and no `SeqCst` fence, and the worker wakes one idle worker to
 //! steal it if the idle set shows one. Without a fence that look can miss
 //! a worker going idle at the same instant; the task still runs, because
 //! a worker pops its own deque before it waits for anything or goes idle:
