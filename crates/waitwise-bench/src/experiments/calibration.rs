@@ -82,6 +82,13 @@ pub const SWITCHING_SCALES: [f64; 2] = [10.0, 0.1];
 /// The switching cell moves to the other law every this many waits.
 pub const SWITCHING_PERIOD: usize = 200;
 
+/// Issue 14's target for `adapt/b`'s measured factor in a stationary cell
+/// (where the model's `adapt/b` reaches it).
+pub const STATIONARY_TARGET: f64 = 1.25;
+
+/// Issue 14's target for `adapt/b`'s measured factor in the switching cell.
+pub const SWITCHING_TARGET: f64 = 1.4;
+
 /// A wait that has not been released after this long means the producer is
 /// gone: the cell is abandoned (never hangs the run).
 const WAIT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -1449,18 +1456,65 @@ impl CalibrationResult {
             .map_or("no stationary cell".into(), |(c, f)| {
                 format!("{f:.3} ({c})")
             });
-        let switching = adapt
-            .switching
-            .map_or("not measured".into(), |f| format!("{f:.3}"));
+        let switching = adapt.switching.map_or("not measured".into(), |f| {
+            format!(
+                "{f:.3} ({} {SWITCHING_TARGET})",
+                if f <= SWITCHING_TARGET {
+                    "within"
+                } else {
+                    "NOT within"
+                }
+            )
+        });
+        // The stationary cells where the model lets adapt/b reach the
+        // target, and those where no policy can.
+        let stationary: Vec<&Row> = self
+            .measured_rows()
+            .filter(|r| r.policy == "adapt/b" && r.dist != CalibrationDist::Switching)
+            .collect();
+        let cell = |r: &Row| format!("{} {}={}", r.dist.name(), r.dist.scale_label(), r.scale);
+        let allowed = |r: &Row| r.predicted_factor.is_some_and(|p| p <= STATIONARY_TARGET);
+        let beyond: Vec<String> = stationary
+            .iter()
+            .filter(|r| !allowed(r))
+            .map(|r| {
+                format!(
+                    "{} (model {:.2})",
+                    cell(r),
+                    r.predicted_factor.unwrap_or(f64::NAN)
+                )
+            })
+            .collect();
+        let worst_allowed = stationary
+            .iter()
+            .filter(|r| allowed(r))
+            .filter_map(|r| Some((*r, r.measured_factor?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or("none".into(), |(r, f)| {
+                format!(
+                    "{f:.3} ({}; {} {STATIONARY_TARGET})",
+                    cell(r),
+                    if f <= STATIONARY_TARGET {
+                        "within"
+                    } else {
+                        "NOT within"
+                    }
+                )
+            });
         Some(format!(
-            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}); its worst stationary cell {worst}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Every on-line policy costs e/(e-1) = 1.58 at exponential lambda*B = 1 (memoryless waits), so no policy reaches 1.25 there.",
+            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}); its worst stationary cell {worst}; its worst stationary cell where the model allows {STATIONARY_TARGET} {worst_allowed}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Cells where the model's adapt/b is beyond {STATIONARY_TARGET} ({}): every on-line policy costs e/(e-1) = 1.58 at exponential lambda*B = 1 (memoryless waits), and no static policy reaches {STATIONARY_TARGET} in them either.",
             adapt.cells,
             adapt.mean_factor,
             if lowest { "below" } else { "NOT below" },
             statics.join(", "),
             SWITCHING_SCALES[0],
             SWITCHING_SCALES[1],
-            SWITCHING_PERIOD
+            SWITCHING_PERIOD,
+            if beyond.is_empty() {
+                "none here".to_string()
+            } else {
+                beyond.join(", ")
+            }
         ))
     }
 }
