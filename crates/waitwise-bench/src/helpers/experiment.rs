@@ -890,6 +890,11 @@ impl ExperimentOutput for HelpersResult {
                 ),
                 Column::new("stale_pops", Some("count"), "heap pops skipped as stale"),
                 Column::new(
+                    "drains",
+                    Some("count"),
+                    "times the main thread took the helpers' entries into its heap",
+                ),
+                Column::new(
                     "interference",
                     Some("ratio"),
                     "main thread time with idle helpers / serial",
@@ -907,6 +912,7 @@ impl ExperimentOutput for HelpersResult {
                     Cell::Integer(s.kept as i64),
                     Cell::Integer(s.heap_pushes as i64),
                     Cell::Integer(s.stale_pops as i64),
+                    Cell::Integer(s.drains as i64),
                     opt(r.interference.map(|s| s.median), "no runs"),
                 ],
                 None,

@@ -171,6 +171,11 @@ impl Graph {
         self.targets.len()
     }
 
+    /// The lightest edge weight; 0 without edges.
+    pub fn min_weight(&self) -> u64 {
+        self.weights.iter().min().map_or(0, |&w| u64::from(w))
+    }
+
     /// `v`'s edges as `(target, weight)`.
     #[inline]
     pub fn neighbours(&self, v: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
@@ -212,5 +217,10 @@ mod tests {
         assert_eq!(r.edges(), EDGE_FACTOR * 1024);
         assert_eq!(Family::Random.generate(100, 3).edges(), 800);
         assert!(g.neighbours(0).all(|(_, w)| (1..=100).contains(&w)));
+        assert_eq!(
+            Graph::from_edges(3, &[(0, 1, 7), (1, 2, 4)]).min_weight(),
+            4
+        );
+        assert_eq!(Graph::from_edges(3, &[]).min_weight(), 0);
     }
 }
