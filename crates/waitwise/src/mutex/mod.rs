@@ -11,7 +11,7 @@
 //! | [`TtasMutex`] | [`RawTtasMutex`] | `ttas.rs` | unfair, bounded: hand-off to a waiter that asks | yes |
 //! | [`TicketMutex`] | [`RawTicketMutex`] | `ticket.rs` | FIFO | yes (does not queue) |
 //! | [`McsMutex`] | [`RawMcsMutex`] | `mcs.rs` | FIFO | no (`try_lock` only) |
-//! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring | yes |
+//! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring; waiting readers get a turn after each write | yes |
 //!
 //! The TTAS algorithm itself is [`TtasLockRef`], a view over a borrowed
 //! futex word that waits through the caller's [`LockWait`]:
@@ -181,7 +181,8 @@ pub type McsMutex<T> = lock_api::Mutex<RawMcsMutex, T>;
 /// The guard of [`McsMutex`].
 pub type McsMutexGuard<'a, T> = lock_api::MutexGuard<'a, RawMcsMutex, T>;
 
-/// A writer-preferring reader-writer lock on [`RawRwLock`].
+/// A writer-preferring reader-writer lock on [`RawRwLock`], whose waiting
+/// readers get a turn after each write (neither side starves).
 pub type RwLock<T> = lock_api::RwLock<RawRwLock, T>;
 /// Shared guard of [`RwLock`]. Not `Send` (nor is the exclusive guard), as
 /// std's and parking_lot's.

@@ -1,31 +1,48 @@
 //! [`RawRwLock`]: a writer-preferring reader-writer lock on one
-//! [`WaitWord`].
+//! [`WaitWord`], with a readers' turn after each write that readers waited
+//! for.
 //!
 //! # State word
 //!
 //! ```text
-//!  bit  31     WRITE_LOCKED    a writer holds the lock
-//!  bits 30..20 writers waiting (11 bits, at most MAX_WRITERS_WAITING)
-//!  bits 19..0  readers holding (20 bits, at most MAX_READERS)
+//!  bit  31     WRITE_LOCKED     a writer holds the lock
+//!  bit  30     READ_TURN        readers may enter although writers wait
+//!  bit  29     READERS_WAITING  a reader waits because of a writer
+//!  bits 28..18 writers waiting (11 bits, at most MAX_WRITERS_WAITING)
+//!  bits 17..0  readers holding (18 bits, at most MAX_READERS)
 //! ```
 //!
 //! Writer-preferring: a reader does not enter while a writer holds *or
-//! waits for* the lock, so a stream of readers cannot starve writers
-//! (readers can be starved by a stream of writers instead; a thread that
-//! takes a read lock twice can deadlock with a waiting writer, as with
-//! std's `RwLock`).
+//! waits for* the lock, so a stream of readers cannot starve writers (a
+//! thread that takes a read lock twice can deadlock with a waiting writer,
+//! as with std's `RwLock`). A stream of writers cannot starve the readers
+//! either: a write unlock that finds `READERS_WAITING` sets `READ_TURN`,
+//! which lets readers in ahead of the waiting writers until the first of
+//! them leaves, and keeps the writers out until then or until the readers'
+//! grace has passed with none of them in (below). A waiting reader thus
+//! gets in after the writer that holds the lock when it starts waiting, or
+//! at the next turn if it does not run during that one (it sets
+//! `READERS_WAITING` again); a waiting writer waits for at most the
+//! readers of one turn, which close it as soon as one of them leaves.
 //!
 //! Transitions (each one CAS or RMW on the word):
-//! - read lock: `!WRITE_LOCKED && writers_waiting == 0 => readers + 1`;
-//!   otherwise wait for that condition.
-//! - read unlock: `readers - 1`; if it was the last reader and a writer
-//!   waits, wake the word's sleepers.
-//! - write lock: `readers == 0 && !WRITE_LOCKED => WRITE_LOCKED`; otherwise
-//!   register (`writers_waiting + 1`), wait for `readers == 0 &&
-//!   !WRITE_LOCKED`, then `writers_waiting - 1 | WRITE_LOCKED` in one CAS.
-//!   A timed-out writer unregisters and wakes the sleepers (readers it held
-//!   back may now enter).
-//! - write unlock: `- WRITE_LOCKED`, and wake the sleepers.
+//! - read lock: `!WRITE_LOCKED && (writers_waiting == 0 || READ_TURN) =>
+//!   readers + 1`; otherwise set `READERS_WAITING` and wait for that
+//!   condition.
+//! - read unlock: `readers - 1`, clearing `READ_TURN`; if it was the last
+//!   reader and a writer waits, wake the word's sleepers.
+//! - write lock: `readers == 0 && !WRITE_LOCKED && !READ_TURN =>
+//!   WRITE_LOCKED` (a barging `try` included); otherwise register
+//!   (`writers_waiting + 1`), wait for `readers == 0 && !WRITE_LOCKED`,
+//!   then `writers_waiting - 1 | WRITE_LOCKED` in one CAS. If `READ_TURN`
+//!   is still set then, no reader has entered: the writer polls for
+//!   [`READ_TURN_GRACE_B`] times `B` (yielding, which runs a woken reader
+//!   on this CPU) for a reader to enter, then takes the lock, clearing
+//!   `READ_TURN` in the same CAS (a turn nobody uses ends: the reader that
+//!   asked for it may have timed out). A timed-out writer unregisters and
+//!   wakes the sleepers (readers it held back may now enter).
+//! - write unlock: `- WRITE_LOCKED`, and `READERS_WAITING => READ_TURN` if
+//!   writers wait (the bit is cleared either way); wake the sleepers.
 //!
 //! Readers and writers sleep on the same word, so a release wakes all
 //! sleepers (`wake_all`, a system call only when somebody sleeps) and those
@@ -59,16 +76,26 @@ use waitwise_platform::shim::Ordering;
 
 /// Set while a writer holds the lock.
 const WRITE_LOCKED: u32 = 1 << 31;
+/// Readers may enter although writers wait; writers keep out.
+const READ_TURN: u32 = 1 << 30;
+/// A reader waits because a writer holds or waits for the lock.
+const READERS_WAITING: u32 = 1 << 29;
 /// One waiting writer.
-const WRITER_WAITING: u32 = 1 << 20;
+const WRITER_WAITING: u32 = 1 << 18;
 /// One reader.
 const READER: u32 = 1;
 const READERS_MASK: u32 = WRITER_WAITING - 1;
-const WAITING_MASK: u32 = WRITE_LOCKED - WRITER_WAITING;
+const WAITING_MASK: u32 = READERS_WAITING - WRITER_WAITING;
 /// Most readers holding the lock at once.
 pub const MAX_READERS: u32 = READERS_MASK - 1;
 /// Most writers waiting at once.
-pub const MAX_WRITERS_WAITING: u32 = (WAITING_MASK >> 20) - 1;
+pub const MAX_WRITERS_WAITING: u32 = (WAITING_MASK >> 18) - 1;
+/// How long a writer that finds an unused `READ_TURN` on a free lock lets
+/// the readers take it, in units of `B` (the cost of a futex wake-up, which
+/// is what the woken readers need to run): 10, guessed, then checked in
+/// `tests/stress_rwlock_turn.rs` with 8 threads on 2 CPUs (with 2 about
+/// 85% of the turns a writer graced ended unused, with 10 about half).
+pub const READ_TURN_GRACE_B: u64 = 10;
 
 #[inline]
 fn readers(s: u32) -> u32 {
@@ -77,7 +104,7 @@ fn readers(s: u32) -> u32 {
 
 #[inline]
 fn writers_waiting(s: u32) -> u32 {
-    (s & WAITING_MASK) >> 20
+    (s & WAITING_MASK) >> 18
 }
 
 #[inline]
@@ -85,16 +112,29 @@ fn write_locked(s: u32) -> bool {
     s & WRITE_LOCKED != 0
 }
 
-/// A reader may enter: no writer holds or waits, and the count has room.
 #[inline]
-fn readable(s: u32) -> bool {
-    !write_locked(s) && writers_waiting(s) == 0 && readers(s) < MAX_READERS
+fn read_turn(s: u32) -> bool {
+    s & READ_TURN != 0
 }
 
-/// A writer may enter: nobody holds the lock.
+/// A reader may enter: no writer holds the lock, none waits or it is the
+/// readers' turn, and the count has room.
+#[inline]
+fn readable(s: u32) -> bool {
+    !write_locked(s) && (writers_waiting(s) == 0 || read_turn(s)) && readers(s) < MAX_READERS
+}
+
+/// Nobody holds the lock (a waiting writer's wait ends here).
+#[inline]
+fn free(s: u32) -> bool {
+    !write_locked(s) && readers(s) == 0
+}
+
+/// A writer may enter: nobody holds the lock and it is not the readers'
+/// turn.
 #[inline]
 fn writable(s: u32) -> bool {
-    !write_locked(s) && readers(s) == 0
+    free(s) && !read_turn(s)
 }
 
 /// A writer-preferring reader-writer lock with two-phase waiting (the mutex
@@ -165,6 +205,7 @@ impl RawRwLock {
         let start = profiler.start();
         let mut blocked = false;
         let acquired = loop {
+            self.announce_reader();
             let out = self.word.wait_until(&policy, deadline, readable);
             blocked |= out.blocked();
             if self.try_lock_shared() {
@@ -178,6 +219,27 @@ impl RawRwLock {
         acquired
     }
 
+    /// A reader kept out by a writer (holding or waiting) asks for a turn:
+    /// `=> | READERS_WAITING`. Nothing when the lock is readable or full.
+    /// SeqCst as every RMW on the word; a stale bit (its reader timed out
+    /// or got in) costs one unused turn, which a writer ends.
+    fn announce_reader(&self) {
+        let w = self.word.value();
+        // Relaxed load and CAS failure: guesses for the CAS.
+        let mut s = w.load(Ordering::Relaxed);
+        while !readable(s) && readers(s) < MAX_READERS && s & READERS_WAITING == 0 {
+            match w.compare_exchange_weak(
+                s,
+                s | READERS_WAITING,
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(now) => s = now,
+            }
+        }
+    }
+
     /// Releases a read lock.
     ///
     /// # Safety
@@ -186,9 +248,22 @@ impl RawRwLock {
     /// `try_lock_shared` and not released since.
     #[inline]
     pub unsafe fn unlock_shared(&self) {
-        // readers - 1
-        let s = self.word.value().fetch_sub(READER, Ordering::SeqCst);
-        debug_assert!(readers(s) > 0, "unlock_shared of an unread RwLock: {s:#x}");
+        let w = self.word.value();
+        // readers - 1, READ_TURN cleared: the first reader out ends the
+        // turn. Relaxed load and CAS failure: guesses for the SeqCst CAS.
+        let mut s = w.load(Ordering::Relaxed);
+        loop {
+            debug_assert!(readers(s) > 0, "unlock_shared of an unread RwLock: {s:#x}");
+            match w.compare_exchange_weak(
+                s,
+                (s - READER) & !READ_TURN,
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
         // The last reader out wakes waiting writers; a reader leaving a full
         // lock (MAX_READERS) wakes readers that slept for want of room.
         // `wake_all` makes no system call when nobody sleeps.
@@ -200,7 +275,8 @@ impl RawRwLock {
     /// Takes the write lock if nobody holds the lock; never waits.
     #[inline]
     pub fn try_lock_exclusive(&self) -> bool {
-        // 0 => WRITE_LOCKED (waiting writers do not stop a barging try).
+        // => WRITE_LOCKED while writable (waiting writers do not stop a
+        // barging try; a readers' turn does).
         let w = self.word.value();
         // Relaxed load and CAS failure: guesses for the SeqCst CAS, which
         // acquires (module doc).
@@ -264,16 +340,28 @@ impl RawRwLock {
         }
         let mut blocked = false;
         let acquired = loop {
-            let out = self.word.wait_until(&policy, deadline, writable);
+            let out = self.word.wait_until(&policy, deadline, free);
             blocked |= out.blocked();
             let mut s = out.value();
-            // writers_waiting - 1 | WRITE_LOCKED while writable; on timeout
-            // writers_waiting - 1 alone.
+            if free(s) && read_turn(s) {
+                // A turn no reader has taken yet: give the readers a grace.
+                s = self.read_turn_grace(deadline);
+            }
+            // writers_waiting - 1 | WRITE_LOCKED while free (ending a
+            // readers' turn nobody took); on timeout writers_waiting - 1
+            // alone.
             let done = loop {
-                let (next, got) = if writable(s) {
-                    (s - WRITER_WAITING + WRITE_LOCKED, true)
+                let (next, got) = if free(s) {
+                    ((s - WRITER_WAITING + WRITE_LOCKED) & !READ_TURN, true)
                 } else if out.timed_out() {
-                    (s - WRITER_WAITING, false)
+                    // The last waiting writer leaving ends a turn: readers
+                    // may enter anyway.
+                    let next = s - WRITER_WAITING;
+                    if writers_waiting(next) == 0 {
+                        (next & !READ_TURN, false)
+                    } else {
+                        (next, false)
+                    }
                 } else {
                     break None;
                 };
@@ -297,6 +385,24 @@ impl RawRwLock {
         acquired
     }
 
+    /// A waiting writer found the lock free in a readers' turn that no
+    /// reader has taken: polls (yielding) for [`READ_TURN_GRACE_B`] times
+    /// `B`, or until `deadline`, for a reader to take it; returns the word
+    /// then. Under loom, one look.
+    #[cold]
+    fn read_turn_grace(&self, deadline: Deadline) -> u32 {
+        let grace = if cfg!(loom) {
+            deadline
+        } else {
+            let ns = READ_TURN_GRACE_B as f64 * crate::policy::block_ns();
+            deadline.min(Deadline::after(std::time::Duration::from_nanos(ns as u64)))
+        };
+        let out = crate::wait_word::poll_until(self.word.futex(), Mechanism::Yield, grace, |s| {
+            !free(s) || !read_turn(s)
+        });
+        out.value()
+    }
+
     /// Releases the write lock.
     ///
     /// # Safety
@@ -304,12 +410,28 @@ impl RawRwLock {
     /// The caller holds the write lock of this lock.
     #[inline]
     pub unsafe fn unlock_exclusive(&self) {
-        // WRITE_LOCKED => 0 (waiting-writer count kept).
-        let s = self.word.value().fetch_sub(WRITE_LOCKED, Ordering::SeqCst);
-        debug_assert!(
-            write_locked(s),
-            "unlock_exclusive of an unwritten RwLock: {s:#x}"
-        );
+        let w = self.word.value();
+        // WRITE_LOCKED => 0 (waiting-writer count kept); READERS_WAITING
+        // => READ_TURN while writers wait (else readers may enter anyway).
+        // Relaxed load and CAS failure: guesses for the SeqCst CAS.
+        let mut s = w.load(Ordering::Relaxed);
+        loop {
+            debug_assert!(
+                write_locked(s),
+                "unlock_exclusive of an unwritten RwLock: {s:#x}"
+            );
+            let mut next = s - WRITE_LOCKED;
+            if next & READERS_WAITING != 0 {
+                next &= !READERS_WAITING;
+                if writers_waiting(next) > 0 {
+                    next |= READ_TURN;
+                }
+            }
+            match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
         self.word.wake_all();
     }
 
