@@ -182,7 +182,8 @@ pub type McsMutex<T> = lock_api::Mutex<RawMcsMutex, T>;
 pub type McsMutexGuard<'a, T> = lock_api::MutexGuard<'a, RawMcsMutex, T>;
 
 /// A writer-preferring reader-writer lock on [`RawRwLock`], whose waiting
-/// readers get a turn after each write (neither side starves).
+/// readers get a turn after each write (readers and writers do not
+/// starve each other).
 pub type RwLock<T> = lock_api::RwLock<RawRwLock, T>;
 /// Shared guard of [`RwLock`]. Not `Send` (nor is the exclusive guard), as
 /// std's and parking_lot's.
