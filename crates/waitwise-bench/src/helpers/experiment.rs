@@ -747,8 +747,10 @@ impl HelpersResult {
                 });
             if let Some((r, acc)) = best {
                 notes.push(format!(
-                    "Where the time goes, Dijkstra on {} / {}: {acc}.",
-                    r.input, r.wait
+                    "Where the time goes, Dijkstra on {} / {}: {acc}. Against the target: {}.",
+                    r.input,
+                    r.wait,
+                    acc.verdict(DIJKSTRA_TARGET)
                 ));
             }
         }

@@ -243,6 +243,71 @@ impl Account {
     }
 }
 
+/// What an [`Account`] says about a speed-up target.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Verdict {
+    /// The bound is below the target: out of reach even if handing work
+    /// over cost nothing.
+    AboveBound {
+        /// The target.
+        target: f64,
+        /// [`Split::bound`] at the kept share.
+        bound: f64,
+    },
+    /// The bound allows the target if handing work over costs the main
+    /// thread at most `allowed` of the serial time; it cost `spent`.
+    Reachable {
+        /// The target.
+        target: f64,
+        /// Overhead the target leaves room for, share of the serial time.
+        allowed: f64,
+        /// Overhead measured ([`Account::overhead`]).
+        spent: f64,
+    },
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Verdict::AboveBound { target, bound } => write!(
+                f,
+                "{target}x is above the bound {bound:.2}x: out of reach at this kept share even if handing \
+                 work over cost nothing"
+            ),
+            Verdict::Reachable {
+                target,
+                allowed,
+                spent,
+            } => write!(
+                f,
+                "the bound allows {target}x if handing work over costs the main thread at most {:.0}% of the \
+                 serial time; it cost {:.0}%",
+                100.0 * allowed,
+                100.0 * spent
+            ),
+        }
+    }
+}
+
+impl Account {
+    /// Whether `target` is within the bound, and if so how much overhead
+    /// it leaves room for: the main thread must finish in `1 / target` of
+    /// the serial time, so it may spend `saveable - (1 - 1 / target)` on
+    /// the helpers.
+    pub fn verdict(&self, target: f64) -> Verdict {
+        let bound = 1.0 / (1.0 - self.saveable());
+        if bound < target {
+            Verdict::AboveBound { target, bound }
+        } else {
+            Verdict::Reachable {
+                target,
+                allowed: self.saveable() - (1.0 - 1.0 / target),
+                spent: self.overhead(),
+            }
+        }
+    }
+}
+
 impl std::fmt::Display for Account {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let pct = |x: f64| 100.0 * x;
@@ -399,6 +464,18 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("measured speed-up 0.976x"), "{text}");
+        match a.verdict(1.15) {
+            Verdict::Reachable { allowed, spent, .. } => {
+                // 0.3 saveable - (1 - 1/1.15) = 0.1696.
+                assert!((allowed - (0.3 - 0.15 / 1.15)).abs() < 1e-12);
+                assert_eq!(spent, a.overhead());
+            }
+            v => panic!("{v:?}"),
+        }
+        assert!(a
+            .verdict(1.5)
+            .to_string()
+            .contains("1.5x is above the bound 1.43x"));
         // 325 ns over 7.5 kept vertices.
         assert!(
             text.contains("43 ns per kept vertex against the 40 ns"),
