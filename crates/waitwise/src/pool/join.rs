@@ -8,16 +8,18 @@
 //! everything pushed above `b` while `a` ran and not stolen is run on the
 //! way, and `b` itself, when no worker stole it, is run inline. When `b`
 //! was stolen, the caller runs other work while it waits, and sleeps on
-//! its own join word, an event count in the pool, when there is none. The worker that ran `b`
-//! sets the job's `done` flag as its last touch of the frame, then bumps
+//! its own join word, an event count in the pool, when there is none.
+//! The worker that ran `b` sets the job's `done` flag as its last touch
+//! of the frame, then bumps
 //! the owner's event count and wakes it: the wake-up touches only the pool,
 //! which outlives every worker, never the frame the owner may have left.
 //!
 //! The wait and the wake-up, with their memory ordering, are
 //! [`join_wait`](super::join_wait) (and its loom model).
 
+use super::job::{Job, JobRef};
 use super::join_wait::DONE;
-use super::thread_pool::{Inner, JobRef, ThreadPool, Work};
+use super::thread_pool::{Inner, ThreadPool};
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::thread::Result as ThreadResult;
@@ -102,13 +104,19 @@ impl ThreadPool {
             ptr: &job as *const StackJob<B, RB> as *const (),
             exec: StackJob::<B, RB>::execute,
         };
-        inner.push_local(me, Work::Stack(r));
+        // SAFETY: `job` outlives its run: this frame does not return
+        // before `b` ran here or `done` is 1; it runs once (taken from the
+        // deque once), and a stack job is never dropped unrun (every
+        // queued job runs).
+        inner.push_local(me, unsafe { Job::stack(r) });
         let ra = catch_unwind(AssertUnwindSafe(a));
         // Pop back to `b`: what `a` pushed above it and nobody stole runs
         // here first; `b` itself is on top then, unless it was stolen.
         let mut stolen = true;
         while let Some(j) = inner.pop_local(me) {
             if j.is(r) {
+                // Ours: nothing to drop (a stack job owns nothing).
+                std::mem::forget(j);
                 stolen = false;
                 break;
             }

@@ -19,7 +19,8 @@
 //! releases the task's writes to the caller, whose `Acquire` load of 0
 //! makes them visible).
 
-use super::thread_pool::{Inner, ThreadPool, Work};
+use super::job::Job;
+use super::thread_pool::{Inner, ThreadPool};
 use std::any::Any;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -132,8 +133,8 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         // among it), and `ThreadPool::scope` does not return (nor unwind)
         // before `pending` reached 0, which the job's last act above makes
         // it do after `f` and everything it borrowed were consumed.
-        let job = unsafe { Work::erase(job) };
-        self.pool.submit_work(job);
+        let job = unsafe { Job::erase(job) };
+        self.pool.submit(job);
     }
 }
 

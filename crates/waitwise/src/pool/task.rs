@@ -7,7 +7,8 @@
 //! slot needs no lock: the task writes it before that store, the joiner
 //! reads it after seeing 1, and nobody else touches it.
 
-use super::thread_pool::{ThreadPool, Work};
+use super::job::Job;
+use super::thread_pool::ThreadPool;
 use crate::wait_word::WaitWordRef;
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -92,7 +93,7 @@ impl ThreadPool {
             result: UnsafeCell::new(None),
         });
         let shared = state.clone();
-        self.inner.submit_work(Work::new(move || {
+        self.inner.submit(Job::new(move || {
             let r = catch_unwind(AssertUnwindSafe(f));
             // SAFETY: only this task writes the slot, before `done` is 1.
             unsafe { *shared.result.get() = Some(r) };

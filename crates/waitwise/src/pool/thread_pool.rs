@@ -2,12 +2,8 @@
 //! loop. Idle workers wait through the [`idle`](super::idle) protocol;
 //! [`Scope`](super::Scope) and [`Task`](super::Task) are the front ends.
 //!
-//! # What a job is
-//!
-//! A closure of up to [`INLINE_WORDS`] words (most spawned and scoped
-//! closures, with their bookkeeping) travels inside the job itself, with
-//! no allocation; a larger one is boxed; a `join`'s other half is a
-//! pointer into its caller's frame.
+//! A job ([`job`](super::job)) is three words: a small closure travels
+//! inside it, with no allocation.
 //!
 //! # Where a task waits
 //!
@@ -48,6 +44,7 @@
 
 use super::gate::{UtilizationGate, SEED_004_PAIR_THROUGHPUT};
 use super::idle::{Idle, Wake};
+use super::job::Job;
 use super::join_wait::JoinWords;
 use super::placement::{place, Tier, WorkerPlace};
 use crate::policy::{Policy, SyncKind};
@@ -55,7 +52,7 @@ use crate::wait_word::WaitWordRef;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use std::cell::Cell;
 use std::io;
-use std::mem::{align_of, size_of, MaybeUninit};
+use std::mem::size_of;
 use std::ops::Range;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
@@ -63,128 +60,20 @@ use std::thread::JoinHandle;
 use waitwise_platform::clock::{cycle_clock, Deadline};
 use waitwise_platform::shim::AtomicU32;
 
-/// A job whose data lives in its submitter's stack frame
-/// ([`ThreadPool::join`]'s other half): a pointer and the function that
-/// runs it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct JobRef {
-    pub(crate) ptr: *const (),
-    pub(crate) exec: unsafe fn(*const ()),
-}
-
-// SAFETY: a JobRef is only made for data that is `Send` and outlives the
-// job (ThreadPool::join's StackJob, whose frame waits for it).
-unsafe impl Send for JobRef {}
-
-/// Machine words a closure may take to travel inside its job, with no
-/// allocation: a spawned task's closure of up to 16 bytes beside the
-/// task's 8-byte handle state. Chosen so that a job fits the 56 bytes of a
-/// worker's mailbox line ([`super::idle::Slot`]).
-const INLINE_WORDS: usize = 3;
-
-/// A closure of at most [`INLINE_WORDS`] words, stored in the job.
-pub(crate) struct InlineFn {
-    data: MaybeUninit<[usize; INLINE_WORDS]>,
-    /// Moves the closure out of `data` and calls it.
-    call: unsafe fn(*mut MaybeUninit<[usize; INLINE_WORDS]>),
-    /// Drops the closure in `data` without calling it.
-    drop: unsafe fn(*mut MaybeUninit<[usize; INLINE_WORDS]>),
-}
-
-// SAFETY: an InlineFn is only made from a `Send` closure (Work::erase).
-unsafe impl Send for InlineFn {}
-
-impl InlineFn {
-    fn run(self) {
-        let mut this = std::mem::ManuallyDrop::new(self);
-        // SAFETY: `data` holds the closure `call` was made for (Work::erase),
-        // and ManuallyDrop keeps our Drop from dropping it a second time.
-        unsafe { (this.call)(&mut this.data) }
-    }
-}
-
-impl Drop for InlineFn {
-    fn drop(&mut self) {
-        // SAFETY: `data` holds the closure, not yet run (run forgets self).
-        unsafe { (self.drop)(&mut self.data) }
-    }
-}
-
-/// What a job runs.
-pub(crate) enum Work {
-    /// A small closure stored in the job.
-    Inline(InlineFn),
-    /// A boxed closure.
-    Boxed(Box<dyn FnOnce() + Send + 'static>),
-    /// A job in its submitter's frame.
-    Stack(JobRef),
-}
-
-impl Work {
-    /// `f` as a job: stored inline when it fits [`INLINE_WORDS`] words
-    /// (and their alignment), else boxed.
-    pub(crate) fn new<F: FnOnce() + Send + 'static>(f: F) -> Self {
-        // SAFETY: F is 'static: it borrows nothing.
-        unsafe { Self::erase(f) }
-    }
-
-    /// Like [`Work::new`] for a closure that borrows.
-    ///
-    /// # Safety
-    ///
-    /// Everything `f` borrows outlives the job's run (or drop).
-    pub(crate) unsafe fn erase<'a, F: FnOnce() + Send + 'a>(f: F) -> Self {
-        type Data = MaybeUninit<[usize; INLINE_WORDS]>;
-        unsafe fn call<F: FnOnce()>(d: *mut Data) {
-            // SAFETY: `d` holds an F (below), moved out once.
-            unsafe { d.cast::<F>().read()() }
-        }
-        unsafe fn drop_it<F>(d: *mut Data) {
-            // SAFETY: `d` holds an F (below), dropped once.
-            unsafe { d.cast::<F>().drop_in_place() }
-        }
-        if size_of::<F>() <= size_of::<Data>() && align_of::<F>() <= align_of::<Data>() {
-            let mut data = Data::uninit();
-            // SAFETY: `data` is large and aligned enough for an F.
-            unsafe { data.as_mut_ptr().cast::<F>().write(f) };
-            return Work::Inline(InlineFn {
-                data,
-                call: call::<F>,
-                drop: drop_it::<F>,
-            });
-        }
-        let f: Box<dyn FnOnce() + Send + 'a> = Box::new(f);
-        // SAFETY: by the caller's contract, extending the box's lifetime
-        // to 'static only lets the job hold it until it runs.
-        Work::Boxed(unsafe {
-            std::mem::transmute::<Box<dyn FnOnce() + Send + 'a>, Box<dyn FnOnce() + Send + 'static>>(
-                f,
-            )
-        })
-    }
-}
-
-/// A unit of work in a deque, the injector or a mailbox.
-pub(crate) struct Job {
-    work: Work,
-    /// Queued rather than handed to an idle worker on a core of its own,
-    /// in a pool with SMT siblings: the work a sibling would take
-    /// ([`super::gate`]). Timed when run.
+/// A job handed to an idle worker's mailbox.
+#[derive(Debug)]
+pub(crate) struct Mail {
+    job: Job,
+    /// Handed to an SMT sibling: work a sibling took ([`super::gate`]),
+    /// timed when run.
     spill: bool,
 }
 
-impl Job {
-    /// Whether this is the stack job `r`.
-    pub(crate) fn is(&self, r: JobRef) -> bool {
-        matches!(self.work, Work::Stack(x) if std::ptr::eq(x.ptr, r.ptr))
-    }
-}
-
-impl std::fmt::Debug for Job {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Job").field("spill", &self.spill).finish()
-    }
-}
+/// Rounds of stealing attempts a worker makes after it found no work and
+/// before it goes idle ([`Inner::search`]). Guessed, after rayon's 32
+/// rounds before a worker becomes sleepy: a few microseconds of looking,
+/// against a claim and a wake-up per task pushed while the worker idles.
+const SEARCH_ROUNDS: usize = 32;
 
 /// What the workers share.
 #[derive(Debug)]
@@ -196,7 +85,7 @@ pub(crate) struct Inner {
     stealers: Box<[Stealer<Job>]>,
     /// Set once, by the pool's drop. SeqCst: read in the idle re-check.
     shutdown: AtomicBool,
-    idle: Idle<Job>,
+    idle: Idle<Mail>,
     places: Vec<WorkerPlace>,
     cores: Range<usize>,
     siblings: Range<usize>,
@@ -251,13 +140,13 @@ impl Inner {
         self.current().is_some()
     }
 
-    /// Runs `work` on a worker: from a worker, through its own deque; from
+    /// Runs `job` on a worker: from a worker, through its own deque; from
     /// outside, handed to an idle worker or through the injector (module
     /// doc, "How a task reaches a worker").
-    pub(crate) fn submit_work(&self, work: Work) {
+    pub(crate) fn submit(&self, job: Job) {
         match self.current() {
-            Some(me) => self.push_local(me, work),
-            None => self.inject(work),
+            Some(me) => self.push_local(me, job),
+            None => self.inject(job),
         }
     }
 
@@ -266,11 +155,8 @@ impl Inner {
     /// handed to it still has its idle bit set ([`Idle::mark_busy`]); its
     /// first push clears it, so that its later pushes, and other workers',
     /// do not try to claim it.
-    pub(crate) fn push_local(&self, me: &WorkerCtx, work: Work) {
-        me.deque.push(Job {
-            work,
-            spill: !self.siblings.is_empty(),
-        });
+    pub(crate) fn push_local(&self, me: &WorkerCtx, job: Job) {
+        me.deque.push(job);
         if self.idle.any_idle_in(0..self.places.len()) {
             self.idle.mark_busy(me.index);
             self.wake_a_thief();
@@ -294,26 +180,24 @@ impl Inner {
     }
 
     /// Work from outside the pool: an idle worker, else the injector.
-    fn inject(&self, work: Work) {
-        let job = Job { work, spill: false };
-        let job = match self.idle.hand_to_idle(self.cores.clone(), job) {
+    fn inject(&self, job: Job) {
+        let mail = Mail { job, spill: false };
+        let mail = match self.idle.hand_to_idle(self.cores.clone(), mail) {
             Ok(_) => return,
-            Err(job) => job,
+            Err(mail) => mail,
         };
-        let mut job = match self.idle.hand_to_idle(self.extras.clone(), job) {
+        let mut mail = match self.idle.hand_to_idle(self.extras.clone(), mail) {
             Ok(_) => return,
-            Err(job) => job,
+            Err(mail) => mail,
         };
-        if !self.siblings.is_empty() {
-            job.spill = true;
-            if self.gate.is_open(now_ns()) {
-                job = match self.idle.hand_to_idle(self.siblings.clone(), job) {
-                    Ok(_) => return,
-                    Err(job) => job,
-                };
-            }
+        if !self.siblings.is_empty() && self.gate.is_open(now_ns()) {
+            mail.spill = true;
+            mail = match self.idle.hand_to_idle(self.siblings.clone(), mail) {
+                Ok(_) => return,
+                Err(mail) => mail,
+            };
         }
-        self.injector.push(job);
+        self.injector.push(mail.job);
         // The Dekker pattern of the idle protocol: the push, then this
         // fence, then the look at the idle set; a worker going idle sets
         // its bit, fences, then looks at the injector. One of the two sees
@@ -411,22 +295,22 @@ impl Inner {
         me.deque.pop()
     }
 
-    /// Runs a job on the calling thread (spill jobs timed for the gate).
+    /// Runs a job taken from a deque or the injector. In a pool with SMT
+    /// siblings every queued job is work a sibling would take (the spill,
+    /// [`super::gate`]) and is timed for the gate.
     pub(crate) fn run(&self, job: Job) {
-        let run = || match job.work {
-            Work::Inline(f) => f.run(),
-            Work::Boxed(f) => f(),
-            // SAFETY: a stack job's data outlives it (JobRef's contract),
-            // and this runs it once: it left the deque or mailbox for us.
-            Work::Stack(r) => unsafe { (r.exec)(r.ptr) },
-        };
-        if job.spill {
+        self.run_timed(job, !self.siblings.is_empty());
+    }
+
+    /// Runs a job on the calling thread, timed for the gate if `spill`.
+    fn run_timed(&self, job: Job, spill: bool) {
+        if spill {
             let t0 = now_ns();
-            run();
+            job.run();
             let t1 = now_ns();
             self.gate.record(t1.saturating_sub(t0), t1);
         } else {
-            run();
+            job.run();
         }
     }
 
@@ -444,12 +328,28 @@ impl Inner {
         word.wait_until(&self.policy, Deadline::NEVER, ready);
     }
 
+    /// Looks for work a little longer before going idle: while a worker
+    /// searches, its idle bit is clear, so a worker pushing short tasks
+    /// does not claim and wake it for each one; it steals them by itself.
+    fn search(&self, me: &WorkerCtx) -> Option<Job> {
+        (0..SEARCH_ROUNDS).find_map(|_| {
+            std::hint::spin_loop();
+            self.steal(me)
+        })
+    }
+
     fn worker_main(&self, me: &WorkerCtx) {
         let tier = self.places[me.index].tier;
         loop {
             let parked = tier == Tier::Sibling && !self.gate.is_open(now_ns());
             while let Some(job) = self.find_work(me, !parked) {
                 self.run(job);
+            }
+            if !parked {
+                if let Some(job) = self.search(me) {
+                    self.run(job);
+                    continue;
+                }
             }
             if self.shutdown.load(Ordering::SeqCst) {
                 return;
@@ -463,8 +363,8 @@ impl Inner {
             let recheck =
                 || self.shutdown.load(Ordering::SeqCst) || (takes_shared && self.has_shared_work());
             match self.idle.idle_wait(me.index, &policy, recheck) {
-                Wake::Payload(job) => {
-                    self.run(job);
+                Wake::Payload(mail) => {
+                    self.run_timed(mail.job, mail.spill);
                     self.idle.mark_busy(me.index);
                 }
                 Wake::Look => {}
@@ -729,6 +629,6 @@ impl Drop for ThreadPool {
     }
 }
 
-// A job, and the mailbox that holds one, fit beside a worker's state word
-// and sleeper count in one 64-byte line (super::idle::Slot).
-const _: () = assert!(size_of::<Option<Job>>() <= 56);
+// A handed-over job fits beside a worker's state word and sleeper count in
+// one 64-byte line (super::idle::Slot).
+const _: () = assert!(size_of::<Option<Mail>>() <= 56);
