@@ -276,18 +276,35 @@ impl Inner {
     }
 
     /// Worker `me` waits until `word` holds `target`, running other work
-    /// meanwhile ([`JoinWords::wait`]).
+    /// meanwhile ([`JoinWords::wait`]). Its polling phase, as long as the
+    /// pool's policy polls, is a search: it looks at `word` and tries to
+    /// steal, in turn, so that work the other workers push while it waits
+    /// (the rest of its own job's subtree, often) is taken at once; then
+    /// it sleeps on its join word.
     pub(crate) fn wait_for_stack_job(&self, me: &WorkerCtx, word: &AtomicU32, target: u32) {
-        self.join_words
-            .wait(me.index, word, target, &self.policy, || {
-                match self.find_work(me, true) {
-                    Some(job) => {
-                        self.run(job);
-                        true
-                    }
-                    None => false,
+        let budget = self.policy.poll_budget();
+        let help = || {
+            if let Some(job) = self.find_work(me, true) {
+                self.run(job);
+                return true;
+            }
+            if !budget.polls() {
+                return false;
+            }
+            let end = budget.poll_deadline(Deadline::NEVER);
+            // Acquire: pairs with the runner's SeqCst write (JoinWords).
+            while word.load(Ordering::Acquire) != target && !end.has_passed() {
+                if let Some(job) = self.steal(me) {
+                    self.run(job);
+                    return true;
                 }
-            });
+                std::hint::spin_loop();
+            }
+            false
+        };
+        // The polling is done in `help`: the wait blocks at once.
+        self.join_words
+            .wait(me.index, word, target, &Policy::always_block(), help);
     }
 
     /// Pops worker `me`'s newest job (what `join` takes back).
