@@ -332,17 +332,37 @@ impl Inner {
     }
 
     /// Waits until `ready(word)`; a worker of this pool runs other work
-    /// meanwhile (module doc, "Progress").
+    /// meanwhile (module doc, "Progress"), and, as long as the pool's
+    /// policy polls, searches for more (looks at `word` and tries to
+    /// steal, in turn) before it sleeps on `word`.
     pub(crate) fn wait_helping(&self, word: WaitWordRef<'_>, ready: impl Fn(u32) -> bool) {
-        if let Some(me) = self.current() {
-            while !ready(word.value().load(Ordering::SeqCst)) {
-                match self.find_work(me, true) {
-                    Some(job) => self.run(job),
-                    None => break,
-                }
+        let Some(me) = self.current() else {
+            word.wait_until(&self.policy, Deadline::NEVER, ready);
+            return;
+        };
+        let budget = self.policy.poll_budget();
+        // The polling phase's end, from the first look that found no work.
+        let mut end = None;
+        // Acquire: pairs with the waker's SeqCst change of the word.
+        while !ready(word.value().load(Ordering::Acquire)) {
+            if let Some(job) = self.find_work(me, true) {
+                self.run(job);
+                end = None;
+                continue;
             }
+            if !budget.polls() {
+                break;
+            }
+            if end
+                .get_or_insert_with(|| budget.poll_deadline(Deadline::NEVER))
+                .has_passed()
+            {
+                break;
+            }
+            std::hint::spin_loop();
         }
-        word.wait_until(&self.policy, Deadline::NEVER, ready);
+        // The polling is done above: block at once.
+        word.wait_until(&Policy::always_block(), Deadline::NEVER, ready);
     }
 
     /// Looks for work a little longer before going idle: while a worker
