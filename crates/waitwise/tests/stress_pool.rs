@@ -257,3 +257,37 @@ fn bursts_to_a_pool_of_many_workers_every_task_once() {
     }
     assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == 1));
 }
+
+/// Workers that join tasks they spawned (the task's wait searches and
+/// steals while the policy polls, then blocks on the task's word), with
+/// more workers than CPUs and every kind of idle policy.
+#[test]
+fn workers_joining_their_own_tasks_under_every_policy() {
+    fn fib(pool: &Arc<ThreadPool>, n: u64) -> u64 {
+        if n < 2 {
+            return n;
+        }
+        let p = pool.clone();
+        let t = pool.spawn(move || fib(&p, n - 1));
+        let b = fib(pool, n - 2);
+        t.join() + b
+    }
+    let policies = [
+        Policy::for_kind(waitwise::SyncKind::ProducerConsumer),
+        Policy::always_block(),
+        Policy::always_spin_with_timeout(std::time::Duration::from_micros(20)),
+        Policy::two_phase(0.5).with_mechanism(Mechanism::Yield),
+    ];
+    for (k, policy) in policies.into_iter().enumerate() {
+        let workers = [2 * cpus(), 4 * cpus(), 1, cpus() + 1][k];
+        let pool = Arc::new(
+            ThreadPool::builder()
+                .workers(workers)
+                .policy(policy)
+                .build()
+                .unwrap(),
+        );
+        let r = pool.install(|| fib(&pool, 16));
+        assert_eq!(r, 987, "{workers} workers, {policy}");
+    }
+}
