@@ -25,8 +25,9 @@
 //! A running worker's word holds `RUNNING` or `NOTIFIED`; either means
 //! the same, and the next idle wait stores `IDLE` first. The worker clears
 //! its bit when it leaves the idle state, except after a payload: then it
-//! runs the payload first and clears the bit after ([`Idle::mark_busy`]),
-//! so that the wake-up costs it no write to the idle set's line. A set bit
+//! starts the payload first and clears the bit later ([`Idle::mark_busy`],
+//! called by the pool when the payload ends or first submits work), so
+//! that the wake-up costs it no write to the idle set's line. A set bit
 //! is thus a hint (a claimer reads the word before its CAS); a clear bit
 //! is exact for a worker that went idle (module doc, "Memory ordering").
 //!

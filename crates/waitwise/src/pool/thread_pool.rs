@@ -35,9 +35,11 @@
 //! # Progress
 //!
 //! Every worker empties its own deque, the injector and the other deques
-//! it can see before it goes idle, and a worker waiting for a task of its
-//! own ([`Scope`](super::Scope), [`Task::join`](super::Task::join),
-//! [`ThreadPool::join`]) runs such work while it waits. Workers on cores
+//! it can see before it goes idle (and searches them a little longer,
+//! [`SEARCH_ROUNDS`]), and a worker waiting for a task of its own
+//! ([`Scope`](super::Scope), [`Task::join`](super::Task::join),
+//! [`ThreadPool::join`]) runs such work while it waits, searching for
+//! more as long as the pool's policy polls, before it sleeps. Workers on cores
 //! of their own take shared work whenever they are idle, so a queued task
 //! always runs, also while the gate keeps every sibling parked (a parked
 //! sibling still empties its own deque).
