@@ -152,7 +152,7 @@ impl Inner {
         }
     }
 
-    /// Pushes `work` on worker `me`'s deque and wakes an idle worker to
+    /// Pushes `job` on worker `me`'s deque and wakes an idle worker to
     /// steal it, if the idle set shows one. A worker running a payload
     /// handed to it still has its idle bit set ([`Idle::mark_busy`]); its
     /// first push clears it, so that its later pushes, and other workers',
