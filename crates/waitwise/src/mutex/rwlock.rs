@@ -577,6 +577,54 @@ mod tests {
     use std::time::Duration;
 
     #[test]
+    fn a_write_unlock_gives_waiting_readers_a_turn_that_the_first_reader_out_ends() {
+        let lock = RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block()));
+        let w = lock.word.value();
+        // Write-locked, a writer waiting, a reader asking for a turn.
+        w.store(
+            WRITE_LOCKED | WRITER_WAITING | READERS_WAITING,
+            Ordering::SeqCst,
+        );
+        assert!(
+            !lock.try_lock_shared(),
+            "the waiting writer keeps readers out"
+        );
+        // SAFETY: the word says a writer holds the lock; this releases it.
+        unsafe { lock.unlock_exclusive() };
+        assert_eq!(w.load(Ordering::SeqCst), WRITER_WAITING | READ_TURN);
+        assert!(!lock.try_lock_exclusive(), "writers keep out of the turn");
+        assert!(lock.try_lock_shared() && lock.try_lock_shared());
+        // SAFETY: two read locks taken just above.
+        unsafe { lock.unlock_shared() };
+        assert_eq!(w.load(Ordering::SeqCst), WRITER_WAITING | READER);
+        assert!(
+            !lock.try_lock_shared(),
+            "the first reader out ended the turn"
+        );
+        // SAFETY: one read lock left.
+        unsafe { lock.unlock_shared() };
+        // Without a waiting writer the bit is only cleared: readers enter
+        // anyway.
+        w.store(WRITE_LOCKED | READERS_WAITING, Ordering::SeqCst);
+        // SAFETY: as above.
+        unsafe { lock.unlock_exclusive() };
+        assert_eq!(w.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_waiting_writer_ends_a_turn_nobody_takes() {
+        let lock = RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block()));
+        // A turn whose reader gave up: free, READ_TURN, nobody waiting.
+        lock.word.value().store(READ_TURN, Ordering::SeqCst);
+        assert!(!lock.try_lock_exclusive());
+        assert!(lock.lock_exclusive_until(Deadline::NEVER));
+        assert_eq!(lock.word.value().load(Ordering::SeqCst), WRITE_LOCKED);
+        // SAFETY: write-locked just above.
+        unsafe { lock.unlock_exclusive() };
+        assert!(!lock.is_locked());
+    }
+
+    #[test]
     fn a_reader_waiting_for_room_is_woken_when_a_reader_leaves() {
         let lock = Arc::new(RawRwLock::with_options(
             WaitOptions::new().policy(Policy::always_block()),
