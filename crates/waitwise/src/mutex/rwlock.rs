@@ -24,6 +24,8 @@
 //! at the next turn if it does not run during that one (it sets
 //! `READERS_WAITING` again); a waiting writer waits for at most the
 //! readers of one turn, which close it as soon as one of them leaves.
+//! Among writers the lock is unfair, as the mutex without its hand-off: a
+//! barging writer may take the lock ahead of a waiting one.
 //!
 //! Transitions (each one CAS or RMW on the word):
 //! - read lock: `!WRITE_LOCKED && (writers_waiting == 0 || READ_TURN) =>
