@@ -940,7 +940,13 @@ impl ExperimentOutput for HelpersResult {
             Phase::Coordinate,
             Phase::Wait,
         ] {
-            columns.push(share(&format!("main_{}", p.name()), main, p.name()));
+            let what = match p {
+                Phase::Drain => "taking the helpers' work (completion marks, queued entries)",
+                Phase::Coordinate => "checking progress, dealing batches, publishing",
+                Phase::Wait => "waiting for helpers when the heap ran empty",
+                _ => p.name(),
+            };
+            columns.push(share(&format!("main_{}", p.name()), main, what));
         }
         columns.extend([
             Column::new(

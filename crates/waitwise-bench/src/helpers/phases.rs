@@ -29,7 +29,8 @@ pub enum Phase {
     Scan,
     /// Heap pushes of the main thread's own relaxations.
     Push,
-    /// Taking the helpers' queued entries into the heap.
+    /// Taking the helpers' work: reading a settled vertex's completion
+    /// mark, and draining their queued entries into the heap.
     Drain,
     /// Checking the helpers' progress, dealing batches, publishing.
     Coordinate,
@@ -230,7 +231,7 @@ impl Account {
     }
 
     /// What the main thread spent on the helpers, over the serial time:
-    /// draining their entries beyond the serial pushes, coordinating,
+    /// taking their work (marks, entries) beyond the serial pushes, coordinating,
     /// waiting, and pops slower than serial.
     pub fn overhead(&self) -> f64 {
         let serial = |p| self.serial.get(p) as f64;
@@ -318,8 +319,8 @@ impl std::fmt::Display for Account {
             "the serial run spends {:.0}% of its time in the heap (pops {:.0}%, pushes {:.0}%) and {:.0}% \
              scanning edges ({:.0} ns per settled vertex of {:.0}); helpers took the scans of {:.0}% of the \
              settled vertices, so at most {:.0}% of the time can leave the main thread, a bound of {:.2}x. \
-             With helpers the main thread spends, against the serial time, {:.0}% draining the helpers' heap \
-             entries (the serial pushes: {:.0}%), {:.0}% coordinating, {:.0}% waiting, {:.0}% in pops \
+             With helpers the main thread spends, against the serial time, {:.0}% taking the helpers' work \
+             (completion marks, their heap entries; the serial pushes: {:.0}%), {:.0}% coordinating, {:.0}% waiting, {:.0}% in pops \
              (serial {:.0}%: the distances it checks were written on the helpers' cores) and {:.0}% in its \
              own scans: {:.0}% of the serial time spent on the helpers, {:.0} ns per kept vertex against \
              the {:.0} ns its scan saves",
