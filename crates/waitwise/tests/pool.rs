@@ -287,3 +287,32 @@ fn small_and_large_closures_drop_their_captures_once() {
     assert!(tasks.into_iter().all(|t| t.join()));
     assert_eq!(Arc::strong_count(&token), 1);
 }
+
+/// A worker of one pool running another pool's scope and join is an
+/// owner outside that pool (it sleeps on the pool's shared outside word):
+/// every task still runs once and every wait ends, with several such
+/// owners at once.
+#[test]
+fn scopes_and_joins_from_another_pools_workers() {
+    let outer = ThreadPool::new(3).unwrap();
+    let inner = ThreadPool::new(2).unwrap();
+    let total = AtomicUsize::new(0);
+    outer.scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                for _ in 0..50 {
+                    inner.scope(|t| {
+                        for _ in 0..4 {
+                            t.spawn(|| {
+                                total.fetch_add(1, Ordering::Relaxed);
+                            });
+                        }
+                    });
+                    let (a, b) = inner.join(|| 1, || 2);
+                    total.fetch_add(a + b, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    assert_eq!(total.load(Ordering::Relaxed), 3 * 50 * (4 + 3));
+}
