@@ -14,7 +14,8 @@
 //!   against a futex hand-off (a thread asleep on a `WaitWord`, woken by a
 //!   store and `futex_wake`); rayon's and a scoped thread's for scale. The
 //!   submitter runs on the highest allowed CPU, the receiving worker on the
-//!   lowest;
+//!   lowest; each figure and its baseline are measured in alternating
+//!   rounds;
 //! - *throughput of short tasks*: `--tasks` tasks of ~0 and ~1 µs spawned in
 //!   a scope, and a `join` tree with as many leaves, on one worker per
 //!   allowed CPU; rayon's and scoped threads' (one thread per task, a
@@ -145,7 +146,7 @@ fn on_submit_cpu<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// One-way latency of a store to a thread polling with PAUSE.
-fn spin_handoff(samples: usize) -> f64 {
+fn spin_handoff(samples: usize) -> Vec<f64> {
     let (rx, _) = cpus();
     let word = Arc::new(AtomicU64::new(0));
     let w = word.clone();
@@ -174,12 +175,12 @@ fn spin_handoff(samples: usize) -> f64 {
             word.store(now(), Ordering::Release);
         }
     });
-    median(&mut receiver.join().unwrap())
+    receiver.join().unwrap()
 }
 
 /// One-way latency of a store + futex wake to a thread asleep on a
 /// `WaitWord`.
-fn futex_handoff(samples: usize) -> f64 {
+fn futex_handoff(samples: usize) -> Vec<f64> {
     let (rx, _) = cpus();
     let word = Arc::new(WaitWord::new(0));
     let stamp = Arc::new(AtomicU64::new(0));
@@ -207,12 +208,12 @@ fn futex_handoff(samples: usize) -> f64 {
             word.wake_one();
         }
     });
-    median(&mut receiver.join().unwrap())
+    receiver.join().unwrap()
 }
 
 /// One-way latency of a tiny task to the single worker of a pool waiting
 /// with `policy`, after `settle` of idleness.
-fn pool_latency(samples: usize, policy: Policy, settle: Duration) -> f64 {
+fn pool_latency(samples: usize, policy: Policy, settle: Duration) -> Vec<f64> {
     let pool = ThreadPool::builder()
         .workers(1)
         .policy(policy)
@@ -232,12 +233,12 @@ fn pool_latency(samples: usize, policy: Policy, settle: Duration) -> f64 {
             lat.push(ns(t.join()));
         }
     });
-    median(&mut lat)
+    lat
 }
 
 /// One-way latency of a tiny task to a one-thread rayon pool, after
 /// `settle` of idleness.
-fn rayon_latency(samples: usize, settle: Duration) -> f64 {
+fn rayon_latency(samples: usize, settle: Duration) -> Vec<f64> {
     let (rx, _) = cpus();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
@@ -267,7 +268,7 @@ fn rayon_latency(samples: usize, settle: Duration) -> f64 {
             lat.push(ns(d));
         }
     });
-    median(&mut lat)
+    lat
 }
 
 /// One-way latency from `spawn` to a new scoped thread's first instruction.
@@ -353,13 +354,31 @@ fn idle_cpu_percent(ms: u64) -> f64 {
     100.0 * cpu.as_secs_f64() / t0.elapsed().as_secs_f64()
 }
 
+/// Waits (at most 500 ms) until the cycle clock reads the TSC: it reads
+/// `CLOCK_MONOTONIC` until it has learned the TSC's rate, about 100 ms
+/// after its first use, and every latency here must be stamped on one
+/// source (a receiver's clock read is part of what it measures).
+fn settle_clock() -> &'static str {
+    let t = Instant::now();
+    while cycle_clock().tsc_hz().is_none() && t.elapsed() < Duration::from_millis(500) {
+        let _ = cycle_clock().now();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if cycle_clock().tsc_hz().is_some() {
+        "TSC"
+    } else {
+        "CLOCK_MONOTONIC"
+    }
+}
+
 fn main() {
     let args = parse_args();
+    let clock = settle_clock();
     let (rx, tx) = cpus();
     let n = args.workers.unwrap_or(allowed().len().max(1));
     let runs = |section: &str| args.only.as_deref().is_none_or(|o| o == section);
     println!(
-        "pool benchmark: {} allowed CPUs, pools of {n} workers, worker on CPU {rx}, submitter on CPU {tx}, {} samples",
+        "pool benchmark: {} allowed CPUs, pools of {n} workers, worker on CPU {rx}, submitter on CPU {tx}, {} samples, clock {clock}",
         allowed().len(),
         args.samples
     );
@@ -378,25 +397,54 @@ fn main() {
     }
 }
 
+/// Rounds in which each latency and its baseline alternate.
+const ROUNDS: usize = 10;
+
 /// The latency table.
 fn latency(args: &Args) {
     println!("\n## Latency of a tiny task, one way (median ns)");
     let s = args.samples;
-    let spin = spin_handoff(s);
-    let polling = pool_latency(s, Policy::always_spin(), Duration::ZERO);
-    let futex = futex_handoff(s.min(500));
-    let parked = pool_latency(
-        s.min(500),
-        Policy::always_block(),
-        Duration::from_micros(200),
-    );
-    let default_parked = pool_latency(
-        s.min(500),
-        Policy::for_kind(waitwise::SyncKind::ProducerConsumer),
-        Duration::from_millis(1),
-    );
-    let rayon_hot = rayon_latency(s, Duration::ZERO);
-    let rayon_idle = rayon_latency(s.min(500), Duration::from_millis(1));
+    // Each pool figure and its baseline are measured in alternating rounds,
+    // so that both meet the same conditions (on a virtual machine the
+    // host may move the two CPUs closer or further apart between runs).
+    let mut spin = Vec::new();
+    let mut polling = Vec::new();
+    let mut rayon_hot = Vec::new();
+    for _ in 0..ROUNDS {
+        let n = s.div_ceil(ROUNDS);
+        spin.extend(spin_handoff(n));
+        polling.extend(pool_latency(n, Policy::always_spin(), Duration::ZERO));
+        rayon_hot.extend(rayon_latency(n, Duration::ZERO));
+    }
+    let mut futex = Vec::new();
+    let mut parked = Vec::new();
+    let mut default_parked = Vec::new();
+    let mut rayon_idle = Vec::new();
+    for _ in 0..ROUNDS {
+        let n = s.min(500).div_ceil(ROUNDS);
+        futex.extend(futex_handoff(n));
+        parked.extend(pool_latency(
+            n,
+            Policy::always_block(),
+            Duration::from_micros(200),
+        ));
+        default_parked.extend(pool_latency(
+            n,
+            Policy::for_kind(waitwise::SyncKind::ProducerConsumer),
+            Duration::from_millis(1),
+        ));
+        rayon_idle.extend(rayon_latency(n, Duration::from_millis(1)));
+    }
+    let [spin, polling, rayon_hot, futex, parked, default_parked, rayon_idle] = [
+        spin,
+        polling,
+        rayon_hot,
+        futex,
+        parked,
+        default_parked,
+        rayon_idle,
+    ]
+    .map(|mut v| median(&mut v));
     let scoped = scoped_thread_latency(s.min(500));
     println!("| to | ns | ratio |");
     println!("|---|---:|---:|");
