@@ -132,6 +132,14 @@ impl IdleSet {
         })
     }
 
+    /// Whether any worker is marked idle (a snapshot: one `Relaxed` load
+    /// per 64 workers, the bits past the last worker never set; a hint,
+    /// no synchronization).
+    #[inline]
+    pub fn any(&self) -> bool {
+        self.words.iter().any(|w| w.load(Ordering::Relaxed) != 0)
+    }
+
     /// Whether any worker in `range` is marked idle (a snapshot: one
     /// `Relaxed` load per 64 workers; a hint, no synchronization).
     pub fn any_in(&self, range: Range<usize>) -> bool {
@@ -248,6 +256,13 @@ impl<T: Send> Idle<T> {
     /// Whether there are no workers.
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
+    }
+
+    /// Whether any worker may wait idle (a snapshot of the bits: one load
+    /// per 64 workers; a set bit may be stale).
+    #[inline]
+    pub fn any_idle(&self) -> bool {
+        self.set.any()
     }
 
     /// Whether any worker in `range` may wait idle (a snapshot of the

@@ -159,7 +159,7 @@ impl Inner {
     /// do not try to claim it.
     pub(crate) fn push_local(&self, me: &WorkerCtx, job: Job) {
         me.deque.push(job);
-        if self.idle.any_idle_in(0..self.places.len()) {
+        if self.idle.any_idle() {
             self.idle.mark_busy(me.index);
             self.wake_a_thief();
         }
@@ -169,7 +169,7 @@ impl Inner {
     /// siblings when the gate is open; returns at once when the idle set
     /// (one load per 64 workers) shows none.
     fn wake_a_thief(&self) {
-        if !self.idle.any_idle_in(0..self.places.len()) {
+        if !self.idle.any_idle() {
             return;
         }
         if self.idle.wake_one_to_look(self.cores.clone()).is_none()
