@@ -1,23 +1,53 @@
-//! [`RawMcsMutex`]: the Mellor-Crummey & Scott queue lock. Each waiter
-//! polls a [`WaitWord`] in its own cache-line-aligned node (the natural home
-//! of UMWAIT: the monitored line is written exactly once, by the
-//! predecessor handing over), and a waiter that blocked is woken by its
-//! predecessor.
+//! [`RawMcsMutex`]: the Mellor-Crummey & Scott queue lock, time-published
+//! (MCS-TP, He, Scherer and Scott, HiPC 2005). Each waiter polls a
+//! [`WaitWord`] in its own cache-line-aligned node (the natural home of
+//! UMWAIT: the monitored line is written once, by the releaser handing
+//! over), publishes a *beat* while it polls (`liveness.rs`), and sleeps
+//! after the policy's poll limit; a releaser hands the lock to the first
+//! waiter in queue order that is running, passing over the waiters ahead of
+//! it that sleep or were preempted, who rejoin at the tail.
 //!
 //! # State
 //!
 //! ```text
 //!  tail: *const McsNode   0 = free; else the last node in the queue
-//!  node.word:  WAITING (0) => GRANTED (1), written once by the predecessor
+//!  node.word:  WAITING => GRANTED or WAITING => PASSED_OVER, written once by a releaser
 //!  node.next:  0 => successor's node, written once by the successor
+//!  node.beat:  the waiter's liveness (polling at time T / asleep / patient)
 //! ```
 //!
 //! Transitions:
 //! - lock: `tail: pred => me` (swap). `pred == 0`: held. Else link
-//!   `pred.next = me` and wait for `me.word == GRANTED`.
+//!   `pred.next = me` and wait for `me.word != WAITING`. `GRANTED`: held.
+//!   `PASSED_OVER`: the node has left the queue; join again at the tail with
+//!   a fresh node (patient after [`MAX_PASSES`](super::liveness::MAX_PASSES)
+//!   passes).
 //! - unlock: if `me.next == 0`, `tail: me => 0` (CAS) and done; if that
 //!   fails a successor is between its swap and its link: wait for `me.next`.
-//!   Then `succ.word: WAITING => GRANTED` and wake it if it sleeps.
+//!   A successor that has not published a beat yet (it just arrived) or is
+//!   patient is granted at once. Otherwise walk from the successor (at most
+//!   [`MAX_WALK`] nodes, while links are in place) to the first node whose
+//!   waiter is running (not [`passable`](super::liveness::Judge::passable));
+//!   every node before it: `WAITING => PASSED_OVER`, then that node:
+//!   `WAITING => GRANTED`, then wake the nodes written to that sleep. When
+//!   the walk passes every node up to the tail, `tail: last => 0` (CAS)
+//!   frees the lock before they are written `PASSED_OVER` (if that fails a
+//!   node is joining behind `last`: it runs, and gets the lock). No running
+//!   waiter within `MAX_WALK` nodes: grant the successor (FIFO).
+//!
+//! # Fairness
+//!
+//! FIFO among running waiters: the lock goes to the first waiter in queue
+//! order that polls with a fresh beat. A waiter that sleeps, or was
+//! preempted [`STALE_NS`](super::liveness::STALE_NS) or more before the
+//! release, may be passed over while a running waiter stands behind it; it
+//! rejoins at the tail, so it loses its place. A waiter is passed over at
+//! most `MAX_PASSES` times per `lock` call: then it queues as patient and
+//! is served in queue order like a plain MCS waiter (woken if it sleeps),
+//! so no waiter starves. Cost: the releaser with two or more waiters reads
+//! the clock and one beat per node it walks (the beat shares the line of
+//! `next`, which it reads anyway); a polling waiter stores its beat every
+//! µs.
 //!
 //! # Where the node lives (and why that is sound)
 //!
@@ -25,13 +55,17 @@
 //! associated type), so the holder's node travels in the guard
 //! ([`McsGuard`]) rather than in the lock. Nodes come from a per-thread
 //! free list and are **never deallocated** (a thread's list moves to a
-//! global list when it exits): after the hand-over store, the releaser still
-//! reads the successor's sleeper count to decide whether to `futex_wake`,
-//! and by then the successor may have run, unlocked and recycled its node.
-//! With nodes immortal that late read is of valid memory, and at worst
-//! causes one spurious wake-up of the node's next user (every wait
-//! re-checks its condition). Memory held: one node per lock a thread holds
-//! or waits for at once, per thread ever alive at once.
+//! global list when it exits): after a hand-over (or pass-over) store, the
+//! releaser still reads the node's sleeper count to decide whether to
+//! `futex_wake`, and by then the waiter may have run, unlocked (or
+//! rejoined) and recycled its node. With nodes immortal that late read is
+//! of valid memory, and at worst causes one spurious wake-up of the node's
+//! next user (every wait re-checks its condition). A passed-over node is
+//! free as soon as its waiter sees `PASSED_OVER`: the releaser read every
+//! `next` and beat of its walk before writing it, and the nodes after it
+//! are reached from the new holder's node, never through it. Memory held:
+//! one node per lock a thread holds or waits for at once, per thread ever
+//! alive at once.
 //!
 //! # Memory ordering
 //!
@@ -40,26 +74,36 @@
 //! pairs with the releasing CAS of an unlock that emptied the queue (the
 //! hand-over of an empty queue). `next` is stored `Release` / loaded
 //! `Acquire` so the releaser sees the successor's initialized node before
-//! writing `GRANTED` into it (else the successor's `WAITING` could land
-//! after it). `GRANTED` is stored `SeqCst`, the write half of the
+//! writing into it (else the successor's `WAITING` could land after it).
+//! `GRANTED` and `PASSED_OVER` are stored `SeqCst`, the write half of the
 //! [`WaitWord`] sleeper protocol, and read `Acquire` by the waiter: the
-//! hand-over of the critical section.
+//! hand-over of the critical section. Beats are `Relaxed` hints
+//! (`liveness.rs`).
 
+use super::liveness::{self, Judge};
 use super::waiting::LockWaits;
 use crate::loom_const::const_unless_loom;
 use crate::mechanism::{Mechanism, WaitpkgState};
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::WaitProfile;
-use crate::wait_word::WaitWord;
+use crate::wait_word::{SleepRules, WaitWord};
 use std::marker::PhantomData;
 use waitwise_platform::clock::{cycle_clock, Deadline};
-use waitwise_platform::shim::{spin_hint, yield_now, AtomicUsize, Ordering};
+use waitwise_platform::shim::{spin_hint, yield_now, AtomicU64, AtomicUsize, Ordering};
 
 /// Waiting for the hand-over.
 const WAITING: u32 = 0;
-/// The predecessor handed the lock over.
+/// A releaser handed the lock over.
 const GRANTED: u32 = 1;
+/// A releaser passed the waiter over: the node left the queue.
+const PASSED_OVER: u32 = 2;
+
+/// Most nodes a releaser walks looking for a running waiter. Guessed:
+/// enough to find the one running waiter among the threads of an 8-CPU
+/// machine oversubscribed 4 times; each node walked is a cache miss, paid
+/// only while the nodes walked sleep or were preempted.
+const MAX_WALK: usize = 32;
 
 /// How long to poll `next` (with PAUSE) before yielding while a successor
 /// links itself in, ns: a time, not a poll count (a PAUSE costs a few to
@@ -67,11 +111,13 @@ const GRANTED: u32 = 1;
 /// two instructions unless it was preempted, and then only yielding helps.
 const LINK_SPIN_NS: u64 = 1_000;
 
-/// A queue node: its own [`WaitWord`] line, and the successor link.
+/// A queue node: its own [`WaitWord`] line, then the successor link and
+/// the waiter's beat on the next line (both read by the releaser).
 #[derive(Debug)]
 struct McsNode {
     word: WaitWord,
     next: AtomicUsize,
+    beat: AtomicU64,
 }
 
 impl McsNode {
@@ -79,6 +125,7 @@ impl McsNode {
         Self {
             word: WaitWord::new(WAITING),
             next: AtomicUsize::new(0),
+            beat: AtomicU64::new(0),
         }
     }
 }
@@ -166,16 +213,19 @@ mod pool {
     pub(super) fn free(_node: &'static McsNode) {}
 }
 
-/// The MCS queue lock: FIFO, and each waiter polls only its own cache line,
-/// so a release costs one cache-line transfer however many wait (no
-/// collapse under contention: Lim & Agarwal section 6.3).
+/// The MCS queue lock: FIFO among running waiters, and each waiter polls
+/// only its own cache line, so a release costs one cache-line transfer
+/// however many wait (no collapse under contention: Lim & Agarwal section
+/// 6.3).
 ///
 /// Waiters poll with UMWAIT (C0.1) where the CPU has WAITPKG, else along its
 /// fallback chain (`tpause`, `pause`), for the mutex policy's `alpha * B`,
-/// then sleep until the predecessor wakes them. Like the ticket lock it
-/// convoys when threads outnumber CPUs. There is no timed acquisition (a
-/// queued node cannot leave the queue without the abortable-MCS protocol);
-/// `try_lock` is supported.
+/// then sleep until a releaser wakes them. When threads outnumber CPUs a
+/// release passes over waiters that sleep or were preempted and hands the
+/// lock to a running one (module docs, "Fairness": a waiter is passed over
+/// at most a few times per acquisition, then served in order). There is no
+/// timed acquisition (a queued node cannot leave the queue without the
+/// abortable-MCS protocol); `try_lock` is supported.
 ///
 /// # Examples
 /// ```
@@ -205,7 +255,83 @@ pub struct RawMcsMutex {
 
 #[inline]
 fn addr(node: &'static McsNode) -> usize {
+    addr_of(node)
+}
+
+#[inline]
+fn addr_of(node: &McsNode) -> usize {
     node as *const McsNode as usize
+}
+
+/// A releaser's choice (module docs, "Transitions"): the nodes it passes
+/// over, in queue order, and the next owner, or none when every node up to
+/// the tail is passed over (the lock is then freed if no node joins).
+struct Choice {
+    owner: Option<&'static McsNode>,
+    passed: [Option<&'static McsNode>; MAX_WALK],
+    n_passed: usize,
+}
+
+impl Choice {
+    fn to(owner: &'static McsNode) -> Self {
+        Choice {
+            owner: Some(owner),
+            passed: [None; MAX_WALK],
+            n_passed: 0,
+        }
+    }
+
+    /// Walks from `succ`, the releaser's successor, to the first waiter
+    /// that runs. A successor that just arrived (no beat yet) or is patient
+    /// gets the lock without a clock read.
+    #[inline]
+    fn walk(succ: &'static McsNode) -> Self {
+        // Relaxed: a hint (`liveness.rs`).
+        if liveness::surely_not_passable(succ.beat.load(Ordering::Relaxed)) {
+            return Self::to(succ);
+        }
+        Self::walk_contended(succ)
+    }
+
+    #[cold]
+    fn walk_contended(succ: &'static McsNode) -> Self {
+        let judge = Judge::now();
+        let mut choice = Self::to(succ);
+        let mut n = succ;
+        for k in 0..MAX_WALK {
+            // Relaxed: a hint (`liveness.rs`).
+            if !judge.passable(n.beat.load(Ordering::Relaxed), 0) {
+                choice.owner = Some(n);
+                choice.n_passed = k;
+                return choice;
+            }
+            choice.passed[k] = Some(n);
+            // Acquire: pairs with the next node's Release link, so its
+            // initialization (beat included) is visible.
+            let next = n.next.load(Ordering::Acquire);
+            if next == 0 {
+                // Every node up to `n` (the tail, or a node whose successor
+                // is linking) is passed over.
+                choice.owner = None;
+                choice.n_passed = k + 1;
+                return choice;
+            }
+            // SAFETY: `next` holds pool node addresses only.
+            n = unsafe { node_at(next) };
+        }
+        // No running waiter in the walk: the successor, in order.
+        Self::to(succ)
+    }
+
+    /// The nodes passed over, in queue order.
+    fn passed(&self) -> impl Iterator<Item = &'static McsNode> + '_ {
+        self.passed[..self.n_passed].iter().flatten().copied()
+    }
+
+    /// The last node passed over (the walk's end when there is no owner).
+    fn last_passed(&self) -> &'static McsNode {
+        self.passed[self.n_passed - 1].expect("a walk without owner passed a node")
+    }
 }
 
 /// # Safety
@@ -234,52 +360,126 @@ impl RawMcsMutex {
         }
     }
 
-    fn fresh_node() -> &'static McsNode {
+    /// A node not in any queue, beating as a running waiter (`patient`
+    /// when its waiter was passed over too often).
+    fn fresh_node(patient: bool) -> &'static McsNode {
         let node = pool::alloc();
         // Relaxed: published by the Release half of the `tail` swap / CAS.
         node.next.store(0, Ordering::Relaxed);
         node.word.value().store(WAITING, Ordering::Relaxed);
+        node.beat
+            .store(liveness::arrived(patient), Ordering::Relaxed);
         node
     }
 
     /// Joins the queue and waits for the lock.
     #[inline]
     pub fn lock(&self) -> McsGuard {
-        let node = Self::fresh_node();
+        let node = Self::fresh_node(false);
         // tail: pred => me. AcqRel: Release publishes our node's
         // initialization to the successor that reads it through `tail`;
         // Acquire pairs with the Release CAS of an unlock that emptied the
         // queue (module doc, "Memory ordering").
         let pred = self.tail.swap(addr(node), Ordering::AcqRel);
-        if pred != 0 {
+        let node = if pred == 0 {
+            node
+        } else {
             // SAFETY: `tail` only ever holds pool node addresses.
-            let pred = unsafe { node_at(pred) };
-            self.wait_in_queue(pred, node);
-        }
+            self.lock_contended(unsafe { node_at(pred) }, node)
+        };
         McsGuard {
             node,
             not_send: PhantomData,
         }
     }
 
+    /// Waits in the queue behind `pred`; when passed over, joins again at
+    /// the tail with a fresh node. Returns the node that holds the lock.
     #[cold]
-    fn wait_in_queue(&self, pred: &'static McsNode, node: &'static McsNode) {
-        let policy = self.waits.policy();
+    fn lock_contended(
+        &self,
+        mut pred: &'static McsNode,
+        mut node: &'static McsNode,
+    ) -> &'static McsNode {
         let profiler = self.waits.profiler();
         let start = profiler.start();
+        let mut blocked = false;
+        let mut passes = 0;
+        loop {
+            let (outcome, slept) = self.wait_in_queue(pred, node, liveness::is_patient(passes));
+            blocked |= slept;
+            if outcome == GRANTED {
+                break;
+            }
+            // PASSED_OVER: the node left the queue (module docs, "Where the
+            // node lives": it is free now). Join again at the tail.
+            pool::free(node);
+            passes += 1;
+            node = Self::fresh_node(liveness::is_patient(passes));
+            // tail: pred => me, AcqRel as in `lock`.
+            let p = self.tail.swap(addr(node), Ordering::AcqRel);
+            if p == 0 {
+                break;
+            }
+            // SAFETY: `tail` only ever holds pool node addresses.
+            pred = unsafe { node_at(p) };
+        }
+        profiler.finish(start, blocked);
+        node
+    }
+
+    /// Links `node` behind `pred` and waits until a releaser writes it:
+    /// polls (beating) for the policy's limit, then sleeps. Returns what
+    /// was written (`GRANTED` or `PASSED_OVER`) and whether it slept.
+    fn wait_in_queue(&self, pred: &McsNode, node: &McsNode, patient: bool) -> (u32, bool) {
+        let policy = self.waits.policy();
         // pred.next: 0 => me. Release: our node's initialization first.
-        pred.next.store(addr(node), Ordering::Release);
-        // WAITING => GRANTED, written by the predecessor.
-        let out = node
-            .word
-            .wait_until(&policy, Deadline::NEVER, |v| v == GRANTED);
-        profiler.finish(start, out.blocked());
+        pred.next.store(addr_of(node), Ordering::Release);
+        let word = node.word.as_ref();
+        let mut decided = |v: u32| v != WAITING;
+        let (budget, learning) = policy.begin_wait(word.value() as *const _ as usize);
+        let mut blocked = false;
+        let mut value = None;
+        // POLLING: WAITING => GRANTED / PASSED_OVER, beating.
+        if !cfg!(loom) && budget.polls() {
+            // Relaxed: a hint (`liveness.rs`).
+            node.beat
+                .store(liveness::polling(0, patient), Ordering::Relaxed);
+            let out = liveness::poll_beating(
+                word,
+                budget.mechanism,
+                budget.poll_deadline(Deadline::NEVER),
+                &node.beat,
+                0,
+                patient,
+                &mut decided,
+            );
+            if !out.timed_out() {
+                value = Some(out.value());
+            }
+        }
+        let value = match value {
+            Some(v) => v,
+            None => {
+                // ASLEEP: published first, so releasers may pass us over.
+                // Relaxed: a hint (`liveness.rs`).
+                node.beat
+                    .store(liveness::asleep(0, patient), Ordering::Relaxed);
+                let out = word.block_until(Deadline::NEVER, &mut decided, SleepRules::default());
+                blocked = out.blocked();
+                out.value()
+            }
+        };
+        if let Some(learning) = learning {
+            learning.finish(blocked, false);
+        }
+        (value, blocked)
     }
 
     /// Acquires the lock if the queue is empty; never waits.
     #[inline]
     pub fn try_lock(&self) -> Option<McsGuard> {
-        let node = Self::fresh_node();
+        let node = Self::fresh_node(false);
         // tail: 0 => me. AcqRel as for the swap in `lock`. Failure Relaxed:
         // a failed try takes nothing and frees its unpublished node.
         match self
@@ -324,11 +524,39 @@ impl RawMcsMutex {
         }
         // SAFETY: `next` holds pool node addresses only.
         let succ = unsafe { node_at(next) };
-        // WAITING => GRANTED. SeqCst: the hand-over (release) and the write
-        // half of the WaitWord sleeper protocol.
-        succ.word.value().store(GRANTED, Ordering::SeqCst);
-        // May read a node already recycled (see the module docs): harmless.
-        succ.word.wake_one();
+        let mut choice = Choice::walk(succ);
+        if choice.owner.is_none() {
+            let last = choice.last_passed();
+            // tail: last => 0: every waiter is passed over, the lock is
+            // free. Release: publishes the critical section to the next
+            // `lock` whose swap reads the empty queue. Failure Relaxed: a
+            // node is linking behind `last`; `wait_for_link` acquires it.
+            if self
+                .tail
+                .compare_exchange(addr(last), 0, Ordering::Release, Ordering::Relaxed)
+                .is_err()
+            {
+                // The node joining now runs: it gets the lock.
+                // SAFETY: `next` holds pool node addresses only.
+                choice.owner = Some(unsafe { node_at(Self::wait_for_link(last)) });
+            }
+        }
+        for p in choice.passed() {
+            // WAITING => PASSED_OVER, after the queue no longer ends at it.
+            // SeqCst: the write half of the WaitWord sleeper protocol.
+            p.word.value().store(PASSED_OVER, Ordering::SeqCst);
+        }
+        if let Some(owner) = choice.owner {
+            // WAITING => GRANTED. SeqCst: the hand-over (release) and the
+            // write half of the WaitWord sleeper protocol.
+            owner.word.value().store(GRANTED, Ordering::SeqCst);
+            // May read a node already recycled (module docs): harmless.
+            owner.word.wake_one();
+        }
+        for p in choice.passed() {
+            // A passed-over sleeper wakes to join again (same late read).
+            p.word.wake_one();
+        }
         pool::free(node);
     }
 

@@ -106,6 +106,7 @@
 //! and the `lock_api` trait impls are compiled out; the aliases below still
 //! name the types but cannot be constructed there.
 
+mod liveness;
 mod mcs;
 mod rw_word;
 mod rwlock;

@@ -1,60 +1,87 @@
-//! [`RawTicketMutex`]: a FIFO ticket lock whose waiters wait on per-slot
+//! [`RawTicketMutex`]: a ticket lock whose waiters wait on per-slot
 //! [`WaitWord`]s, so a release wakes the next ticket's holder and not every
-//! waiter.
+//! waiter, and whose releases skip waiters that are not running
+//! (time-published, as the MCS lock: `liveness.rs`), who take a new ticket.
 //!
 //! # State
 //!
 //! ```text
 //!  next            tickets handed out (wrapping u32)
-//!  serving         the ticket that holds the lock (a WaitWord: timed
-//!                  attempts wait on it)
-//!  slots[t % SLOTS] == t  once ticket t is served; ticket t's holder
-//!                  waits on this word only
+//!  serving         the ticket that holds the lock, or the next one to serve
+//!                  when the lock is free (a WaitWord: timed attempts wait on it)
+//!  slots[t % SLOTS]  the latest ticket of this slot that a release decided
+//!                  about (served or skipped); only ever advances; ticket t's
+//!                  holder waits on this word only
+//!  beats[t % BEATS]  ticket t's waiter's beat (tag t), `liveness.rs`
 //! ```
 //!
 //! The lock is free when `next == serving`. Transitions:
 //! - lock: `t = next++`; if `serving == t`, held. Else wait until
-//!   `slots[t % SLOTS] == t` (the waiter polls its own slot's line, which is
+//!   `slots[t % SLOTS]` reaches `t` (the waiter polls its own slot's line,
 //!   written once per `SLOTS` releases, so waiters do not hammer the hot
-//!   word: Lim & Agarwal section 6.3).
-//! - unlock(t): `serving = t + 1`; if a ticket `t + 1` was taken
-//!   (`next != t + 1`), advance `slots[(t + 1) % SLOTS]` to `t + 1` (never
-//!   back: a late release must not undo a later one) and wake that
-//!   slot's sleepers. Only the waiters whose tickets share the slot wake
-//!   (one, with at most `SLOTS` waiters).
+//!   word: Lim & Agarwal section 6.3), then read `serving`: `t` means
+//!   served, a later ticket means skipped: take a new ticket (patient after
+//!   [`MAX_PASSES`](super::liveness::MAX_PASSES) skips).
+//! - unlock(t): choose the next owner `c` among the tickets taken, `t + 1
+//!   ..next` (at most [`WINDOW`] of them): the first
+//!   whose waiter runs, or has not published a beat, or is patient; `next`
+//!   itself (nobody: free the lock) when every taken ticket in the window
+//!   is skipped; the ticket after the window (`t + 1 + WINDOW`, taken)
+//!   when every ticket in the window is skipped and more are taken.
+//!   `serving = c`; advance `slots[c]` to `c` (if `c` was taken: when `c ==
+//!   next`, after re-reading `next`) and wake it; advance the skipped
+//!   tickets' slots and wake them; pre-wake `slots[c + 1]`. Slots advance,
+//!   never go back: a late release must not undo a later one. A slot
+//!   shared by a skipped ticket and the owner, or by two skipped ones, ends
+//!   at the latest of them, which decides all of them: a waiter that sees
+//!   its slot at or past its ticket reads `serving` to learn which.
 //! - try_lock / timed: `next: serving => serving + 1` with one CAS (taking
 //!   the ticket being served); a timed attempt does **not** queue (a ticket,
-//!   once taken, must be served), it waits for `serving` to change and tries
-//!   again, so it may be overtaken by queued waiters.
+//!   once taken, must be decided), it waits for `serving` to change and
+//!   tries again, so it may be overtaken by queued waiters.
+//!
+//! # Fairness
+//!
+//! FIFO among running waiters: tickets are served in order except that a
+//! release skips the waiters ahead of the first running one that sleep or
+//! were preempted [`STALE_NS`](super::liveness::STALE_NS) or more before
+//! (and frees the lock when all of them do); a skipped waiter takes a new
+//! ticket, at the back. A waiter is skipped at most `MAX_PASSES` times per
+//! `lock` call: then it queues as patient and is served in ticket order
+//! like a plain ticket lock (woken if it sleeps), so no waiter starves.
+//! Cost: with two or more waiters, or one that has waited a µs, a release
+//! reads the clock and the beats (one line); a polling waiter stores its
+//! beat every µs.
 //!
 //! # Waiting: polling while the queue moves
 //!
 //! A queued waiter's wait is the sum of the critical sections and hand-offs
 //! ahead of it, so a poll limit counted from the start of the wait puts
-//! waiters far back in the queue to sleep while the lock is moving well;
-//! then every hand-off reaches a sleeper and waits for its wake-up, the
-//! waiter behind waits longer than its limit and sleeps too, and the lock
-//! convoys. Here the policy's poll limit counts from the last hand-off the
-//! waiter saw: `serving` is the holders' heartbeat (it advances at every
+//! waiters far back in the queue to sleep while the lock is moving well.
+//! Here the policy's poll limit counts from the last hand-off the waiter
+//! saw: `serving` is the holders' heartbeat (it advances at every
 //! hand-off, at no cost to the holder), and a waiter stops polling only
-//! when no hand-off happened for a whole poll limit, i.e. when the holder,
-//! or the ticket being handed to, is not running (or runs a long critical
-//! section). Cost: the waiter reads `serving` at each poll (a line that
-//! changes once per hand-off). And an unlock that hands the lock to ticket
-//! `t + 1` also wakes the sleepers of ticket `t + 2`'s slot (a pre-wake:
-//! a system call only when one sleeps there), so that the next holder is
-//! awake by its turn; a pre-woken waiter polls again, and sleeps again if
-//! the queue stalls.
+//! when no hand-off happened for a whole poll limit. Cost: the waiter reads
+//! `serving` at each poll (a line that changes once per hand-off). And an
+//! unlock that hands the lock to ticket `c` also wakes the sleepers of
+//! ticket `c + 1`'s slot (a pre-wake: a system call only when one sleeps
+//! there), so that the next holder is awake by its turn; a pre-woken
+//! waiter polls again, and sleeps again if the queue stalls.
 //!
 //! # Memory ordering
 //!
 //! `serving`/`slot` stores are the releases and the waiter's loads of them
-//! the acquires of the lock. Whether the unlocker must write the slot is a
+//! the acquires of the lock; a release stores `serving` before any slot, so
+//! a waiter that sees its slot reach its ticket reads the decided `serving`
+//! (or a later one, never its own unless served). When the release frees
+//! the lock (`c == next` as read), whether it must write `slots[c]` is a
 //! store-buffering decision: the unlocker writes `serving` then reads
 //! `next`, a new waiter writes `next` then reads `serving`; all four are
-//! `SeqCst` so at least one sees the other (else the waiter would sleep on a
-//! slot nobody writes). Taking a ticket is otherwise unordered.
+//! `SeqCst` so at least one sees the other (else the waiter would sleep on
+//! a slot nobody writes). Taking a ticket is otherwise unordered. Beats are
+//! `Relaxed` hints (`liveness.rs`).
 
+use super::liveness::{self, Judge};
 use super::waiting::LockWaits;
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
@@ -68,14 +95,28 @@ use std::marker::PhantomData;
 #[cfg(not(loom))]
 use std::time::{Duration, Instant};
 use waitwise_platform::clock::Deadline;
-use waitwise_platform::shim::{AtomicU32, Ordering};
+use waitwise_platform::shim::{AtomicU32, AtomicU64, Ordering};
 
-/// Per-slot wait words. Guessed: 4 slots (512 bytes) give every waiter its
-/// own word with up to 4 waiters (this machine class has 2-8 CPUs); with
-/// more, waiters `SLOTS` tickets apart share a word and one extra wake-up
-/// per release is the cost. One slot under loom, so the models reach slot
+/// Per-slot wait words. Guessed: 8 slots (1 KiB) give every waiter its own
+/// word with up to 8 waiters (this machine class has 2-8 CPUs); with more,
+/// waiters `SLOTS` tickets apart share a word and one extra wake-up per
+/// release is the cost. One slot under loom, so the models reach slot
 /// sharing with three threads.
-pub const SLOTS: usize = if cfg!(loom) { 1 } else { 4 };
+pub const SLOTS: usize = if cfg!(loom) { 1 } else { 8 };
+
+/// Beats, one per ticket modulo `BEATS`. Guessed: 64 (512 bytes) so that
+/// waiters share a beat only beyond 64 of them: a beat of another ticket
+/// counts as running, and a preempted waiter whose beat a running one
+/// overwrote would get the lock and stop it for a scheduler time slice.
+/// One under loom, as the slots.
+const BEATS: usize = if cfg!(loom) { 1 } else { 64 };
+
+/// The most tickets a release considers for the next owner. Guessed: 16,
+/// twice the CPUs of this machine class' largest member, so that one
+/// running waiter is found among a 4x-oversubscribed 2-CPU machine's
+/// threads (each ticket considered is one load from the beats' lines); 2
+/// under loom, so the models reach a skip.
+const WINDOW: usize = if cfg!(loom) { 2 } else { 16 };
 
 /// Whether ticket `a` comes after ticket `b` (wrapping; tickets in use
 /// are far less than 2^31 apart).
@@ -117,8 +158,23 @@ fn dekker_fence() {
 pub struct RawTicketMutex {
     serving: WaitWord,
     slots: [WaitWord; SLOTS],
+    beats: Beats,
     next: AtomicU32,
     waits: LockWaits,
+}
+
+/// The waiters' beats, on lines of their own: a release reads 16
+/// consecutive tickets' beats with one or two cache misses.
+#[repr(align(128))]
+struct Beats([AtomicU64; BEATS]);
+
+/// How a queued waiter's wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Turn {
+    /// `serving` reached its ticket: it holds the lock.
+    Served,
+    /// A release skipped its ticket: it must take a new one.
+    Skipped,
 }
 
 /// The ticket held by a [`RawTicketMutex`] acquisition. Not `Send`: the
@@ -151,12 +207,8 @@ impl RawTicketMutex {
     pub const fn with_options(options: WaitOptions) -> Self {
         Self {
             serving: WaitWord::new(0),
-            slots: [
-                WaitWord::new(0),
-                WaitWord::new(0),
-                WaitWord::new(0),
-                WaitWord::new(0),
-            ],
+            slots: [const { WaitWord::new(0) }; SLOTS],
+            beats: Beats([const { AtomicU64::new(0) }; BEATS]),
             next: AtomicU32::new(0),
             waits: LockWaits::new(options, Mechanism::Pause),
         }
@@ -168,6 +220,7 @@ impl RawTicketMutex {
         Self {
             serving: WaitWord::new(0),
             slots: std::array::from_fn(|_| WaitWord::new(0)),
+            beats: Beats(std::array::from_fn(|_| AtomicU64::new(0))),
             next: AtomicU32::new(0),
             waits: LockWaits::new(options, Mechanism::Pause),
         }
@@ -179,29 +232,85 @@ impl RawTicketMutex {
         &self.slots[ticket as usize % SLOTS]
     }
 
+    #[cfg_attr(loom, allow(clippy::modulo_one))]
+    fn beat(&self, ticket: u32) -> &AtomicU64 {
+        &self.beats.0[ticket as usize % BEATS]
+    }
+
+    /// Advances `ticket`'s slot to `ticket` (unless a later release already
+    /// moved it further) and wakes its sleepers. A plain store could move
+    /// the slot back: this release may run late (preempted after its
+    /// decision while `SLOTS` more tickets were decided) and would strand
+    /// the waiter of the later ticket sharing the slot.
+    fn decide(&self, ticket: u32) {
+        let slot = self.slot(ticket);
+        // SeqCst: the release of the lock (or of the skip) and the write
+        // half of the WaitWord sleeper protocol.
+        let _ = slot
+            .value()
+            .fetch_update(Ordering::SeqCst, Ordering::Relaxed, |cur| {
+                is_after(ticket, cur).then_some(ticket)
+            });
+        slot.wake_all();
+    }
+
     /// Takes a ticket and waits for it to be served.
     #[inline]
     pub fn lock(&self) -> TicketGuard {
-        // Taking a ticket orders nothing by itself (SeqCst only for the
-        // store-buffering pair with `unlock`, see the module docs).
-        let ticket = self.next.fetch_add(1, Ordering::SeqCst);
-        dekker_fence();
-        if self.serving.value().load(Ordering::SeqCst) != ticket {
-            self.wait_for_turn(ticket);
-        }
+        let ticket = self.take_ticket();
+        // SeqCst: the read half of the store-buffering pair with `unlock`.
+        let ticket = if self.serving.value().load(Ordering::SeqCst) == ticket {
+            ticket
+        } else {
+            self.lock_contended(ticket)
+        };
         TicketGuard {
             ticket,
             not_send: PhantomData,
         }
     }
 
+    /// `next++`. Taking a ticket orders nothing by itself (SeqCst only for
+    /// the store-buffering pair with `unlock`, see the module docs).
+    #[inline]
+    fn take_ticket(&self) -> u32 {
+        let ticket = self.next.fetch_add(1, Ordering::SeqCst);
+        dekker_fence();
+        ticket
+    }
+
+    /// Waits for `ticket`'s turn; when skipped, takes a new ticket. Returns
+    /// the ticket served.
     #[cold]
-    fn wait_for_turn(&self, ticket: u32) {
-        let policy = self.waits.policy();
+    fn lock_contended(&self, mut ticket: u32) -> u32 {
         let profiler = self.waits.profiler();
         let start = profiler.start();
+        let mut blocked = false;
+        let mut passes = 0;
+        loop {
+            let (turn, slept) = self.wait_for_turn(ticket, liveness::is_patient(passes));
+            blocked |= slept;
+            if turn == Turn::Served {
+                break;
+            }
+            passes += 1;
+            ticket = self.take_ticket();
+            if self.serving.value().load(Ordering::SeqCst) == ticket {
+                break;
+            }
+        }
+        profiler.finish(start, blocked);
+        ticket
+    }
+
+    /// Waits until a release decides about `ticket` (its slot reaches it),
+    /// publishing the beat; returns the decision and whether it slept.
+    fn wait_for_turn(&self, ticket: u32, patient: bool) -> (Turn, bool) {
+        let policy = self.waits.policy();
         let slot = self.slot(ticket).as_ref();
-        let served = move |v: u32| v == ticket;
+        let beat = self.beat(ticket);
+        // Slots only advance: a value at or after `ticket` means decided.
+        let decided = move |v: u32| !is_after(ticket, v);
         let (mut budget, learning) = policy.begin_wait(slot.value() as *const AtomicU32 as usize);
         let mut blocked = false;
         'wait: loop {
@@ -209,14 +318,22 @@ impl RawTicketMutex {
             // docs). Relaxed: `serving` is only a sign of progress here; the
             // slot's Acquire load takes the lock.
             let mut seen = self.serving.value().load(Ordering::Relaxed);
+            if !cfg!(loom) && budget.polls() {
+                // Relaxed (every beat store): a hint (`liveness.rs`).
+                beat.store(liveness::polling(ticket, patient), Ordering::Relaxed);
+            }
             while !cfg!(loom) && budget.polls() {
-                let out = slot.poll_until(
+                let out = liveness::poll_beating(
+                    slot,
                     budget.mechanism,
                     budget.poll_deadline(Deadline::NEVER),
-                    |v| served(v) || self.serving.value().load(Ordering::Relaxed) != seen,
+                    beat,
+                    ticket,
+                    patient,
+                    |v| decided(v) || self.serving.value().load(Ordering::Relaxed) != seen,
                 );
-                if served(out.value()) {
-                    break 'wait; // WAITING => SERVED while polling
+                if decided(out.value()) {
+                    break 'wait; // WAITING => decided while polling
                 }
                 let now = self.serving.value().load(Ordering::Relaxed);
                 if out.timed_out() && now == seen {
@@ -224,10 +341,12 @@ impl RawTicketMutex {
                 }
                 seen = now;
             }
-            // ASLEEP until served (WAITING => SERVED), or until a pre-wake.
+            // ASLEEP until decided, or until a pre-wake. Published first,
+            // so that releases may skip us.
+            beat.store(liveness::asleep(ticket, patient), Ordering::Relaxed);
             let out = slot.block_until(
                 Deadline::NEVER,
-                &mut |v| served(v),
+                &mut |v| decided(v),
                 SleepRules {
                     return_when_woken: true,
                     ..SleepRules::default()
@@ -244,7 +363,14 @@ impl RawTicketMutex {
         if let Some(learning) = learning {
             learning.finish(blocked, false);
         }
-        profiler.finish(start, blocked);
+        // Acquire: the slot's load took the critical section already;
+        // `serving` says whether it was ours (module docs, "Memory ordering").
+        let turn = if self.serving.value().load(Ordering::Acquire) == ticket {
+            Turn::Served
+        } else {
+            Turn::Skipped
+        };
+        (turn, blocked)
     }
 
     /// Acquires the lock if no ticket is being waited for; never waits.
@@ -293,7 +419,7 @@ impl RawTicketMutex {
         got
     }
 
-    /// Releases the lock to the next ticket.
+    /// Releases the lock to the next running ticket (module docs).
     ///
     /// # Safety
     ///
@@ -301,35 +427,75 @@ impl RawTicketMutex {
     /// released since.
     #[inline]
     pub unsafe fn unlock(&self, guard: TicketGuard) {
-        let next = guard.ticket.wrapping_add(1);
-        // SERVING t => SERVING t + 1. SeqCst: the release of the lock, and
-        // the write half of the store-buffering pair with `lock` (and of the
-        // WaitWord sleeper protocol for timed waiters).
-        self.serving.value().store(next, Ordering::SeqCst);
+        let first = guard.ticket.wrapping_add(1);
+        // SeqCst: orders this read after our acquisition's; the tickets it
+        // shows taken are certain, later ones are found below.
+        let end = self.next.load(Ordering::SeqCst);
+        let owner = self.choose(first, end);
+        // SERVING t => SERVING owner. SeqCst: the release of the lock, and
+        // the write half of the store-buffering pair with `lock` (and of
+        // the WaitWord sleeper protocol for timed waiters).
+        self.serving.value().store(owner, Ordering::SeqCst);
         self.serving.wake_all();
-        dekker_fence();
-        if self.next.load(Ordering::SeqCst) != next {
-            // Ticket `next` was taken: its holder may wait on its slot.
-            // Advance the slot to `next` unless a later release already
-            // wrote it. This release may run late: preempted after reading
-            // `next`, while ticket `next` saw `serving` and ran, and SLOTS
-            // more tickets passed. A plain store would then move the slot
-            // back and strand the waiter of the later ticket sharing it.
-            let slot = self.slot(next);
-            let _ = slot
-                .value()
-                .fetch_update(Ordering::SeqCst, Ordering::Relaxed, |cur| {
-                    is_after(next, cur).then_some(next)
-                });
-            slot.wake_all();
-            // Pre-wake: ticket `next + 1`'s waiter, if it sleeps, wakes now
-            // and polls while `next` holds the lock (module docs). Relaxed:
+        let taken = owner != end || {
+            dekker_fence();
+            self.next.load(Ordering::SeqCst) != owner
+        };
+        if taken {
+            // Ticket `owner` was taken: its holder may wait on its slot.
+            self.decide(owner);
+        }
+        let mut skipped = first;
+        while skipped != owner {
+            // Skipped: its waiter sees its slot decided and `serving`
+            // past it, and takes a new ticket.
+            self.decide(skipped);
+            skipped = skipped.wrapping_add(1);
+        }
+        if taken {
+            // Pre-wake: ticket `owner + 1`'s waiter, if it sleeps, wakes now
+            // and polls while `owner` holds the lock (module docs). Relaxed:
             // a hint; a pre-woken waiter re-checks its slot.
-            let after = next.wrapping_add(1);
+            let after = owner.wrapping_add(1);
             if self.next.load(Ordering::Relaxed) != after {
                 self.slot(after).wake_all();
             }
         }
+    }
+
+    /// The next owner among the tickets `first..end` taken when the release
+    /// began: the first whose waiter runs, `end` when every one (at most
+    /// [`WINDOW`]) is skipped, the ticket after the window when every
+    /// ticket in it is skipped. A first waiter that has not beaten yet (or is
+    /// patient) is chosen without a clock read.
+    #[inline]
+    fn choose(&self, first: u32, end: u32) -> u32 {
+        if end == first {
+            return first;
+        }
+        // Relaxed: a hint (`liveness.rs`).
+        let beat = self.beat(first).load(Ordering::Relaxed);
+        if (beat >> 32) as u32 != first || liveness::surely_not_passable(beat) {
+            return first;
+        }
+        self.choose_contended(first, end)
+    }
+
+    #[cold]
+    fn choose_contended(&self, first: u32, end: u32) -> u32 {
+        let judge = Judge::now();
+        let mut t = first;
+        for _ in 0..WINDOW {
+            if t == end {
+                return end; // every taken ticket skipped: free the lock
+            }
+            // Relaxed: a hint (`liveness.rs`).
+            if !judge.passable(self.beat(t).load(Ordering::Relaxed), t) {
+                return t;
+            }
+            t = t.wrapping_add(1);
+        }
+        t // the whole window skipped: the ticket after it
     }
 
     /// Whether the lock is held or waited for (a snapshot).
