@@ -2,7 +2,7 @@
 //! spawning scoped threads.
 //!
 //! ```text
-//! cargo run -p waitwise --release --example pool_bench [-- --samples 2000 --tasks 200000 --idle-ms 1000 --quantile 0.5 --workers N --only latency|throughput|idle]
+//! cargo run -p waitwise --release --example pool_bench [-- --samples 2000 --tasks 200000 --idle-ms 1000 --quantile 0.5 --workers N --no-pin --only latency|throughput|idle]
 //! ```
 //!
 //! - *latency of a tiny task*, one way, submit to the task's first
@@ -42,6 +42,7 @@ struct Args {
     tasks: usize,
     idle_ms: u64,
     workers: Option<usize>,
+    pin: bool,
     only: Option<String>,
 }
 
@@ -51,6 +52,7 @@ fn parse_args() -> Args {
         tasks: 200_000,
         idle_ms: 1000,
         workers: None,
+        pin: true,
         only: None,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -66,6 +68,11 @@ fn parse_args() -> Args {
             "--tasks" => a.tasks = val(i) as usize,
             "--idle-ms" => a.idle_ms = val(i),
             "--workers" => a.workers = Some((val(i) as usize).max(1)),
+            "--no-pin" => {
+                a.pin = false;
+                i += 1;
+                continue;
+            }
             "--only" => {
                 let v = argv.get(i + 1).cloned().unwrap_or_default();
                 assert!(
@@ -83,7 +90,7 @@ fn parse_args() -> Args {
                 QUANTILE.set(q).expect("--quantile given once");
             }
             other => panic!(
-                "unknown option {other} (known: --samples N --tasks N --idle-ms MS --quantile Q --workers N --only SECTION)"
+                "unknown option {other} (known: --samples N --tasks N --idle-ms MS --quantile Q --workers N --no-pin --only SECTION)"
             ),
         }
         i += 2;
@@ -482,7 +489,13 @@ fn throughput(args: &Args, n: usize) {
         "\n## Throughput of short tasks ({} tasks, {n} workers; Mtasks/s, best of 3)",
         args.tasks
     );
-    let pool = ThreadPool::new(n).unwrap();
+    // Pinned one per CPU by default; `--no-pin` leaves the workers to the
+    // scheduler, as rayon's threads are.
+    let pool = ThreadPool::builder()
+        .workers(n)
+        .pin(args.pin)
+        .build()
+        .unwrap();
     let rayon_pool = rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .build()

@@ -36,7 +36,7 @@
 //!
 //! Every worker empties its own deque, the injector and the other deques
 //! it can see before it goes idle (and searches them a little longer,
-//! [`SEARCH_ROUNDS`]), and a worker waiting for a task of its own
+//! [`SEARCH_NS`]), and a worker waiting for a task of its own
 //! ([`Scope`](super::Scope), [`Task::join`](super::Task::join),
 //! [`ThreadPool::join`]) runs such work while it waits, searching for
 //! more as long as the pool's policy polls, before it sleeps. Workers on cores
@@ -71,11 +71,13 @@ pub(crate) struct Mail {
     spill: bool,
 }
 
-/// Rounds of stealing attempts a worker makes after it found no work and
-/// before it goes idle ([`Inner::search`]). Guessed, after rayon's 32
-/// rounds before a worker becomes sleepy: a few microseconds of looking,
-/// against a claim and a wake-up per task pushed while the worker idles.
-const SEARCH_ROUNDS: usize = 32;
+/// How long a worker keeps trying to steal after it found no work and
+/// before it marks itself idle ([`Inner::search`]). Guessed: long enough
+/// to catch the next of a stream of short tasks another worker pushes
+/// (one every ~0.1 µs to a few µs), short against the idle policy's
+/// polling (`ln(e-1) · B`, several µs to tens of µs); set in time, not in
+/// rounds, so that a sweep over many workers' deques does not lengthen it.
+const SEARCH_NS: u64 = 5_000;
 
 /// What the workers share.
 #[derive(Debug)]
@@ -371,10 +373,16 @@ impl Inner {
     /// searches, its idle bit is clear, so a worker pushing short tasks
     /// does not claim and wake it for each one; it steals them by itself.
     fn search(&self, me: &WorkerCtx) -> Option<Job> {
-        (0..SEARCH_ROUNDS).find_map(|_| {
+        let end = Deadline::after(std::time::Duration::from_nanos(SEARCH_NS));
+        loop {
+            if let Some(job) = self.steal(me) {
+                return Some(job);
+            }
+            if end.has_passed() {
+                return None;
+            }
             std::hint::spin_loop();
-            self.steal(me)
-        })
+        }
     }
 
     fn worker_main(&self, me: &WorkerCtx) {
