@@ -594,6 +594,49 @@ mod tests {
         }
     }
 
+    /// Stress: repeated runs where many vertices share a distance (unit
+    /// and zero weights, so kept vertices' entries tie with the keys the
+    /// main thread pops before draining), per (graph, helpers, policy).
+    #[test]
+    fn stress_helpers_on_tied_distances() {
+        let zero_or_one = |n: usize, seed: u64| {
+            let mut rng = Rng::new(seed);
+            let edges: Vec<_> = (0..4 * n)
+                .map(|_| {
+                    let (a, b) = (rng.below(n as u64), rng.below(n as u64));
+                    (a as u32, b as u32, rng.below(2) as u32)
+                })
+                .collect();
+            Graph::from_edges(n, &edges)
+        };
+        let table: [(Graph, usize, Policy); 4] = [
+            (Graph::random(3000, 12_000, 1, 1), 1, spin().policy),
+            (zero_or_one(3000, 2), 2, spin().policy),
+            (Graph::grid(60, 60, 3), 3, Policy::two_phase(0.5)),
+            (zero_or_one(2000, 4), 3, Policy::always_block()),
+        ];
+        for (i, (g, helpers, policy)) in table.into_iter().enumerate() {
+            let expected = serial(&g, 0);
+            let config = HelperConfig {
+                distance: 0,
+                policy,
+            };
+            for repeat in 0..10 {
+                let (got, stats, _) = with_helpers(
+                    &g,
+                    0,
+                    helpers,
+                    &config,
+                    Pinning::Auto,
+                    HelperWork::Precompute,
+                );
+                assert_eq!(got, expected, "row {i}, repeat {repeat}");
+                let reachable = expected.iter().filter(|&&d| d != UNREACHABLE).count();
+                assert_eq!(stats.settled as usize, reachable, "row {i}");
+            }
+        }
+    }
+
     /// More helpers than CPUs, blocking and spinning.
     #[test]
     fn oversubscribed_helpers_give_serial_distances() {
