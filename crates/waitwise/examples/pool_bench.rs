@@ -9,7 +9,8 @@
 //!   instruction, on the cycle clock (median of `--samples`, or the
 //!   `--quantile` asked for): to an idle
 //!   worker that polls (pool policy `s//inf`) against a spin hand-off (a
-//!   thread polling a word with PAUSE, the fastest a store can travel), and
+//!   thread polling a word with PAUSE, the fastest a store can travel),
+//!   both sent 2 µs after the previous sample ended, and
 //!   to a parked worker (pool policy `/b/0`, idle 200 µs so it sleeps)
 //!   against a futex hand-off (a thread asleep on a `WaitWord`, woken by a
 //!   store and `futex_wake`); rayon's and a scoped thread's for scale. The
@@ -178,7 +179,7 @@ fn spin_handoff(samples: usize) -> Vec<f64> {
             while word.load(Ordering::Acquire) != 0 {
                 std::hint::spin_loop();
             }
-            spin_for(Duration::from_micros(2));
+            spin_for(SPIN_GAP);
             word.store(now(), Ordering::Release);
         }
     });
@@ -232,9 +233,7 @@ fn pool_latency(samples: usize, policy: Policy, settle: Duration) -> Vec<f64> {
             while !pool.all_idle() {
                 std::hint::spin_loop();
             }
-            if !settle.is_zero() {
-                std::thread::sleep(settle);
-            }
+            settle_for(settle);
             let t0 = now();
             let t = pool.spawn(move || now().saturating_sub(t0));
             lat.push(ns(t.join()));
@@ -258,9 +257,7 @@ fn rayon_latency(samples: usize, settle: Duration) -> Vec<f64> {
     let mut lat = Vec::with_capacity(samples);
     on_submit_cpu(|| {
         for _ in 0..samples {
-            if !settle.is_zero() {
-                std::thread::sleep(settle);
-            }
+            settle_for(settle);
             out.store(u64::MAX, Ordering::Relaxed);
             let o = out.clone();
             let t0 = now();
@@ -287,6 +284,17 @@ fn scoped_thread_latency(samples: usize) -> f64 {
         lat.push(ns(d));
     }
     median(&mut lat)
+}
+
+/// Idles the submitter for `d` before a sample: spinning below 100 µs
+/// (the spin hand-off's 2 µs gap, so that the receiver has been polling
+/// for a while, as there), sleeping above.
+fn settle_for(d: Duration) {
+    if d >= Duration::from_micros(100) {
+        std::thread::sleep(d);
+    } else if !d.is_zero() {
+        spin_for(d);
+    }
 }
 
 fn spin_for(d: Duration) {
@@ -404,6 +412,11 @@ fn main() {
     }
 }
 
+/// The submitter's pause before each polling sample (the spin hand-off's,
+/// the polling pool's and rayon's right after a task): the receiver has
+/// been polling for this long when the store comes.
+const SPIN_GAP: Duration = Duration::from_micros(2);
+
 /// Rounds in which each latency and its baseline alternate.
 const ROUNDS: usize = 10;
 
@@ -420,8 +433,8 @@ fn latency(args: &Args) {
     for _ in 0..ROUNDS {
         let n = s.div_ceil(ROUNDS);
         spin.extend(spin_handoff(n));
-        polling.extend(pool_latency(n, Policy::always_spin(), Duration::ZERO));
-        rayon_hot.extend(rayon_latency(n, Duration::ZERO));
+        polling.extend(pool_latency(n, Policy::always_spin(), SPIN_GAP));
+        rayon_hot.extend(rayon_latency(n, SPIN_GAP));
     }
     let mut futex = Vec::new();
     let mut parked = Vec::new();
@@ -470,7 +483,7 @@ fn latency(args: &Args) {
         default_parked / futex
     );
     println!(
-        "| rayon, right after the previous task | {rayon_hot:.0} | {:.2}x spin |",
+        "| rayon, 2 µs after the previous task | {rayon_hot:.0} | {:.2}x spin |",
         rayon_hot / spin
     );
     println!(
