@@ -25,12 +25,12 @@
 //!
 //! From *a worker* (a task that spawns, a scope run through `install`, a
 //! `join`), the task goes to the worker's own deque with no atomic
-//! read-modify-write and no `SeqCst` fence, and the worker wakes one idle worker to
-//! steal it if the idle set shows one. Without a fence that look can miss
-//! a worker going idle at the same instant; the task still runs, because
-//! a worker pops its own deque before it waits for anything or goes idle:
-//! such a miss costs parallelism, never progress (rayon makes the same
-//! trade).
+//! read-modify-write and no `SeqCst` fence, and the worker wakes one idle
+//! worker to steal it if the idle set shows one. Without a fence that look
+//! can miss a worker going idle at the same instant; the task still runs,
+//! because a worker pops its own deque before it waits for anything or
+//! goes idle: such a miss costs parallelism, never progress (rayon makes
+//! the same trade).
 //!
 //! # Progress
 //!
@@ -38,11 +38,22 @@
 //! it can see before it goes idle (and searches them a little longer,
 //! [`SEARCH_NS`]), and a worker waiting for a task of its own
 //! ([`Scope`](super::Scope), [`Task::join`](super::Task::join),
-//! [`ThreadPool::join`]) runs such work while it waits, searching for
-//! more as long as the pool's policy polls, before it sleeps. Workers on cores
+//! [`ThreadPool::join`]) runs such work while it waits, searching for more
+//! as long as the pool's policy polls, before it sleeps. Workers on cores
 //! of their own take shared work whenever they are idle, so a queued task
 //! always runs, also while the gate keeps every sibling parked (a parked
 //! sibling still empties its own deque).
+//!
+//! # Memory ordering
+//!
+//! The deques and the injector order their own hand-over of a job
+//! (crossbeam-deque's `Release` publication and `Acquire` take). Around
+//! them: an injection and an idle worker's re-check are the Dekker pattern
+//! of the [`idle`](super::idle) protocol, closed by a `SeqCst` fence on
+//! each side (after the push; after the worker's `SeqCst` mark, before it
+//! reads the deques); a push from a worker reads the idle set `Relaxed`,
+//! a hint whose miss costs parallelism only (above); the shutdown flag is
+//! stored and read `SeqCst`, in the same re-check.
 
 use super::gate::{UtilizationGate, SEED_004_PAIR_THROUGHPUT};
 use super::idle::{Idle, Wake};
