@@ -360,22 +360,20 @@ impl RawMcsMutex {
         }
     }
 
-    /// A node not in any queue, beating as a running waiter (`patient`
-    /// when its waiter was passed over too often).
-    fn fresh_node(patient: bool) -> &'static McsNode {
+    /// A node not in any queue. Its beat is set when it links behind a
+    /// predecessor (`wait_in_queue`): no releaser reads it before.
+    fn fresh_node() -> &'static McsNode {
         let node = pool::alloc();
         // Relaxed: published by the Release half of the `tail` swap / CAS.
         node.next.store(0, Ordering::Relaxed);
         node.word.value().store(WAITING, Ordering::Relaxed);
-        node.beat
-            .store(liveness::arrived(patient), Ordering::Relaxed);
         node
     }
 
     /// Joins the queue and waits for the lock.
     #[inline]
     pub fn lock(&self) -> McsGuard {
-        let node = Self::fresh_node(false);
+        let node = Self::fresh_node();
         // tail: pred => me. AcqRel: Release publishes our node's
         // initialization to the successor that reads it through `tail`;
         // Acquire pairs with the Release CAS of an unlock that emptied the
@@ -415,7 +413,7 @@ impl RawMcsMutex {
             // node lives": it is free now). Join again at the tail.
             pool::free(node);
             passes += 1;
-            node = Self::fresh_node(liveness::is_patient(passes));
+            node = Self::fresh_node();
             // tail: pred => me, AcqRel as in `lock`.
             let p = self.tail.swap(addr(node), Ordering::AcqRel);
             if p == 0 {
@@ -433,6 +431,10 @@ impl RawMcsMutex {
     /// was written (`GRANTED` or `PASSED_OVER`) and whether it slept.
     fn wait_in_queue(&self, pred: &McsNode, node: &McsNode, patient: bool) -> (u32, bool) {
         let policy = self.waits.policy();
+        // Arrived, no beat yet (counts as running). Relaxed: a hint,
+        // published by the Release link below.
+        node.beat
+            .store(liveness::arrived(patient), Ordering::Relaxed);
         // pred.next: 0 => me. Release: our node's initialization first.
         pred.next.store(addr_of(node), Ordering::Release);
         let word = node.word.as_ref();
@@ -479,7 +481,7 @@ impl RawMcsMutex {
     /// Acquires the lock if the queue is empty; never waits.
     #[inline]
     pub fn try_lock(&self) -> Option<McsGuard> {
-        let node = Self::fresh_node(false);
+        let node = Self::fresh_node();
         // tail: 0 => me. AcqRel as for the swap in `lock`. Failure Relaxed:
         // a failed try takes nothing and frees its unpublished node.
         match self

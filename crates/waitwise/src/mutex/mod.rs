@@ -9,8 +9,8 @@
 //! |---|---|---|---|---|
 //! | [`Mutex`] | [`RawDefault`] = [`RawTtasMutex`] | `ttas.rs` | unfair, bounded: hand-off to a waiter that asks | yes |
 //! | [`TtasMutex`] | [`RawTtasMutex`] | `ttas.rs` | unfair, bounded: hand-off to a waiter that asks | yes |
-//! | [`TicketMutex`] | [`RawTicketMutex`] | `ticket.rs` | FIFO | yes (does not queue) |
-//! | [`McsMutex`] | [`RawMcsMutex`] | `mcs.rs` | FIFO | no (`try_lock` only) |
+//! | [`TicketMutex`] | [`RawTicketMutex`] | `ticket.rs` | FIFO among running waiters | yes (does not queue) |
+//! | [`McsMutex`] | [`RawMcsMutex`] | `mcs.rs` | FIFO among running waiters | no (`try_lock` only) |
 //! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring; waiting readers get a turn after each write | yes |
 //!
 //! The TTAS algorithm itself is [`TtasLockRef`], a view over a borrowed
@@ -48,9 +48,11 @@
 //! instead of marking the lock contended at once. It is unfair, and that is
 //! what a throughput-bound mutex wants: the holder's cache keeps the lock
 //! line across many acquisitions, and when threads outnumber CPUs no lock
-//! hand-over waits for a descheduled thread. The FIFO locks pay exactly
-//! that: every release hands the lock to one particular thread, which must
-//! run next. Its unfairness is bounded: a waiter beaten to the lock in
+//! hand-over waits for a descheduled thread. The FIFO locks pay for their
+//! order: every contended release hands the lock to another thread (a
+//! cache-line transfer), and they hand it only to a waiter that runs,
+//! passing over sleeping and preempted ones (`liveness.rs`). Its
+//! unfairness is bounded: a waiter beaten to the lock in
 //! [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds asks for a hand-off, and the
 //! releases from then on hand the lock to the longest sleeper until that
 //! waiter has it, after fewer releases than there are waiters (`ttas.rs`,
@@ -81,22 +83,18 @@
 //! | mutex | uncontended ns | 2 threads Mops/s | 4 threads Mops/s |
 //! |---|---:|---:|---:|
 //! | `waitwise::Mutex` (TTAS) | 5.02 | 127.0 | 145.6 |
-//! | `TicketMutex` | 4.97 | 5.1 | 0.2 |
-//! | `McsMutex` | 5.29 | 1.9 | 0.1 |
 //! | parking_lot 0.13 | 5.83 | 105.4 | 128.0 |
 //! | `pthread_mutex` (glibc) | 6.94 | 30.5 | 31.7 |
 //! | `std::sync::Mutex` | 5.01 | 48.0 | 50.3 |
 //!
 //! `waitwise::Mutex` against parking_lot: 0.86x the uncontended time,
 //! 1.21x the 2-thread and 1.14x the 4-thread throughput; against
-//! `pthread_mutex`: 4.2x and 4.6x. The FIFO locks collapse: at 4 threads
-//! on 2 CPUs each hand-over waits for the one thread allowed to take the
-//! lock to be scheduled, and at 2 threads, whenever `alpha * B` is shorter
-//! than a hand-over round, the next owner is asleep and every release pays
-//! a futex wake-up (in runs that measured `B` near 4 µs the ticket lock
-//! made ~60 Mops/s at 2 threads). That rules them out as the default; they
-//! keep their place where fairness matters, and MCS where many CPUs poll
-//! one lock.
+//! `pthread_mutex`: 4.2x and 4.6x. The FIFO locks are bounded by strict
+//! alternation between two running threads: one cache-line hand-off per
+//! acquisition (`mutex_bench` prints its time, and `spin-ticket`, a bare
+//! ticket spin lock), far below an unfair lock whose holder re-acquires
+//! from its own cache; they keep their place where fairness matters, and
+//! MCS where many CPUs poll one lock.
 //!
 //! # Loom
 //!
