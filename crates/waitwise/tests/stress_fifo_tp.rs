@@ -18,7 +18,7 @@ use waitwise::mutex::{RawMcsMutex, RawTicketMutex};
 use waitwise::{Policy, WaitOptions};
 
 /// Lock/unlock operations per case, over all threads.
-const TOTAL_OPS: u64 = 60_000;
+const TOTAL_OPS: u64 = 20_000;
 
 /// What the threads do besides taking the lock.
 #[derive(Clone, Copy, Debug)]
