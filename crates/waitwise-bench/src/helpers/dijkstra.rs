@@ -6,8 +6,10 @@
 //!
 //! The main thread runs the serial algorithm. Every [`DEAL_EVERY`]
 //! iterations, if every helper has finished its batch, the main thread hands each a
-//! new batch of vertices from the top of its heap (the next minimum
-//! vertices not yet settled) and publishes a new phase ([`waitwise::helper`],
+//! new batch of vertices not yet settled from the top of its heap (the
+//! first entries of its array: the minimum and the top levels of the
+//! tree, near the next minima but not exactly them, which would take a
+//! best-first walk per deal) and publishes a new phase ([`waitwise::helper`],
 //! distance 0). Each helper relaxes the edges of its vertices `x` from
 //! `x`'s distance as it stands (speculation: that distance may not be
 //! final) and, once all of `x`'s edges are done, records the distance it
