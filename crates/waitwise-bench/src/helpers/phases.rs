@@ -321,8 +321,8 @@ impl std::fmt::Display for Account {
              settled vertices, so at most {:.0}% of the time can leave the main thread, a bound of {:.2}x. \
              With helpers the main thread spends, against the serial time, {:.0}% taking the helpers' work \
              (completion marks, their heap entries; the serial pushes: {:.0}%), {:.0}% coordinating, {:.0}% waiting, {:.0}% in pops \
-             (serial {:.0}%: the distances it checks were written on the helpers' cores) and {:.0}% in its \
-             own scans: {:.0}% of the serial time spent on the helpers, {:.0} ns per kept vertex against \
+             (serial {:.0}%; more where the distances it checks were written on the helpers' cores, or \
+             where other programs share its CPU) and {:.0}% in its own scans: {:.0}% of the serial time spent on the helpers, {:.0} ns per kept vertex against \
              the {:.0} ns its scan saves",
             pct(s.heap_fraction()),
             pct(s.fraction(Phase::Pop)),
