@@ -21,19 +21,20 @@
 //! or its last beat is older than [`STALE_NS`] (not running: preempted, or
 //! between its poll limit and its sleep; a preempted waiter cannot take the
 //! lock before it runs again, patient or not, and handing it the lock
-//! would stop the lock for a scheduler time slice). A beat of another tag (a waiter
-//! that has not published yet) counts as running. The beat is a hint: the
-//! locks are correct whatever it says, only the choice of the next owner
-//! depends on it.
+//! would stop the lock for a scheduler time slice). A beat of another tag
+//! (a waiter that has not published yet) counts as running. The beat is a
+//! hint: the locks are correct whatever it says, only the choice of the
+//! next owner depends on it.
 //!
 //! # Cost
 //!
-//! A polling waiter reads the clock and stores its beat every [`BEAT_NS`]
-//! (one store to a line that only releasers read); a releaser reads the
-//! clock once and the beats of the waiters it considers, and only when
-//! more than one thread waits (with one waiter there is no one else to hand
-//! to). Under loom there is no time: only a published sleep makes a waiter
-//! passable.
+//! A polling waiter reads the clock and stores its beat when it starts
+//! polling and every [`BEAT_NS`] after (one store to a line that only
+//! releasers read). A release whose next waiter has published a beat
+//! (polls or sleeps, not patient) reads the clock once and the beats of
+//! the waiters it considers; one whose next waiter has just arrived, or
+//! sleeps patient, reads no clock. Under loom there is no time: only a
+//! published sleep makes a waiter passable.
 //!
 //! # Ordering
 //!

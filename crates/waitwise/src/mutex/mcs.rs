@@ -41,13 +41,19 @@
 //! order that polls with a fresh beat. A waiter that sleeps, or was
 //! preempted [`STALE_NS`](super::liveness::STALE_NS) or more before the
 //! release, may be passed over while a running waiter stands behind it; it
-//! rejoins at the tail, so it loses its place. A waiter is passed over at
-//! most `MAX_PASSES` times per `lock` call: then it queues as patient and
-//! is served in queue order like a plain MCS waiter (woken if it sleeps),
-//! so no waiter starves. Cost: the releaser with two or more waiters reads
-//! the clock and one beat per node it walks (the beat shares the line of
-//! `next`, which it reads anyway); a polling waiter stores its beat every
-//! µs.
+//! rejoins at the tail, so it loses its place. A waiter passed over
+//! `MAX_PASSES` times in one `lock` call queues as patient: a
+//! release then hands it the lock (waking it) rather than pass it over
+//! while it sleeps. A waiter passed over because it was preempted cannot
+//! take the lock before the scheduler runs it again; when it runs it
+//! rejoins and is served in order among the running waiters. So no waiter
+//! starves while the scheduler runs every thread. The order is strict FIFO
+//! while every waiter polls on a CPU of its own.
+//!
+//! Cost (`liveness.rs`): a release reads the clock and one beat per node it
+//! walks (the beat shares the line of `next`, which it reads anyway); a
+//! polling waiter stores its beat every µs; a passed-over sleeper costs its
+//! release a `futex_wake`.
 //!
 //! # Where the node lives (and why that is sound)
 //!

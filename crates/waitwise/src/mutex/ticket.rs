@@ -46,12 +46,18 @@
 //! release skips the waiters ahead of the first running one that sleep or
 //! were preempted [`STALE_NS`](super::liveness::STALE_NS) or more before
 //! (and frees the lock when all of them do); a skipped waiter takes a new
-//! ticket, at the back. A waiter is skipped at most `MAX_PASSES` times per
-//! `lock` call: then it queues as patient and is served in ticket order
-//! like a plain ticket lock (woken if it sleeps), so no waiter starves.
-//! Cost: with two or more waiters, or one that has waited a µs, a release
-//! reads the clock and the beats (one line); a polling waiter stores its
-//! beat every µs.
+//! ticket, at the back. A waiter skipped `MAX_PASSES` times in one `lock`
+//! call queues as patient: a release then hands it the lock
+//! (waking it) rather than pass it over while it sleeps. A waiter skipped
+//! because it was preempted cannot take the lock before the scheduler runs
+//! it again; when it runs it takes a new ticket and is served in order
+//! among the running waiters. So no waiter starves while the scheduler runs
+//! every thread. The order is strict FIFO while every waiter polls on a CPU
+//! of its own.
+//!
+//! Cost (`liveness.rs`): a release reads the clock and the beats of the
+//! tickets it considers (one or two lines); a polling waiter stores its
+//! beat every µs; a skipped sleeper costs its release a `futex_wake`.
 //!
 //! # Waiting: polling while the queue moves
 //!
@@ -133,12 +139,16 @@ fn dekker_fence() {
     waitwise_platform::shim::fence(Ordering::SeqCst);
 }
 
-/// A FIFO ticket lock: threads acquire in the order they called `lock`.
+/// A ticket lock, FIFO among running waiters: threads acquire in the order
+/// they called `lock`, except that a release skips waiters that sleep or
+/// were preempted when a running one stands behind them (they take a new
+/// ticket; module docs, "Fairness"), so that the lock never waits for a
+/// descheduled thread while another could take it.
 ///
-/// Fair and starvation-free, at a cost when threads outnumber CPUs: the
-/// next ticket's holder may be descheduled while the lock is free (a
-/// convoy), which is why [`Mutex`](super::Mutex) is the unfair
-/// [`RawTtasMutex`](super::RawTtasMutex). Timed attempts do not queue.
+/// Every contended acquisition still hands the lock to another thread (a
+/// cache-line transfer), which is why [`Mutex`](super::Mutex) is the
+/// unfair [`RawTtasMutex`](super::RawTtasMutex). Timed attempts do not
+/// queue.
 ///
 /// # Examples
 /// ```
