@@ -212,7 +212,7 @@ pub struct OversubResult {
 pub const ADAPTIVE_TOLERANCE: f64 = 0.05;
 
 /// `adapt/b` (polling as the object's default polls,
-/// [`workload::adaptive_as_default`]) against the best static waitwise
+/// `workload::adaptive_as_default`) against the best static waitwise
 /// choice of one loop and condition: every row but `adapt/b` and the
 /// pthread peer, the object's default included.
 #[derive(Clone, Debug, Serialize)]

@@ -107,7 +107,7 @@ pub enum Waiting {
     /// A waitwise object built without a policy: its own default.
     Default,
     /// A waitwise object under `adapt/b`, polling with the mechanism its
-    /// own default polls with ([`adaptive_as_default`]): what the object
+    /// own default polls with (`adaptive_as_default`): what the object
     /// would do if `adapt/b` were its kind's default.
     AdaptiveAsDefault,
     /// The pthread peer.
