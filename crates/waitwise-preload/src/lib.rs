@@ -54,7 +54,8 @@
 //! waitwise) never unwinds into C: the panic hook installed at load time
 //! prints it and aborts the process.
 #![deny(unsafe_op_in_unsafe_fn)]
-#![allow(clippy::missing_safety_doc)] // the C functions' contracts are POSIX's
+// The C functions' contracts are POSIX's.
+#![allow(clippy::missing_safety_doc)]
 // The Rust items are internals (the product is the C symbols): their docs are
 // read with `cargo doc --document-private-items`, so they link private items.
 #![allow(rustdoc::private_intra_doc_links)]

@@ -62,7 +62,11 @@ fn run<R: RawMutex + Send + Sync + 'static>(make: fn() -> R, threads: u64, load:
     for h in hs {
         h.join().unwrap();
     }
-    assert_eq!(*m.lock(), per_thread * threads, "{threads} threads, {load:?}");
+    assert_eq!(
+        *m.lock(),
+        per_thread * threads,
+        "{threads} threads, {load:?}"
+    );
     assert!(!m.is_locked());
 }
 
