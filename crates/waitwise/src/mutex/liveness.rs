@@ -156,9 +156,12 @@ impl Judge {
         }
         let stamp = beat as u32 & TIME_MASK;
         // Time 0: arrived, no beat yet (or a beat at the wrap; under loom
-        // every polling beat): counts as running.
-        let age = self.now.wrapping_sub(stamp) >> 2;
-        stamp != 0 && u64::from(age) << UNIT_SHIFT > STALE_NS
+        // every polling beat): counts as running. A beat stamped after the
+        // judge read the clock (the waiter beat since) is fresh: the age is
+        // the signed difference (the field wraps after ~275 s, far beyond
+        // any age that matters).
+        let age = (self.now.wrapping_sub(stamp) as i32) >> 2;
+        stamp != 0 && age > 0 && (age as u64) << UNIT_SHIFT > STALE_NS
     }
 }
 
@@ -206,6 +209,13 @@ mod tests {
         assert!(surely_not_passable(arrived(false)));
         assert!(surely_not_passable(asleep(7, true)));
         assert!(!surely_not_passable(asleep(7, false)));
+    }
+
+    #[test]
+    fn a_beat_stamped_after_the_judge_read_the_clock_is_fresh() {
+        let j = Judge::now();
+        let later = (u64::from(7u32) << 32) | u64::from(j.now.wrapping_add(1 << 2)) | POLLING;
+        assert!(!j.passable(later, 7));
     }
 
     #[test]
