@@ -106,14 +106,19 @@ struct Figures {
     mops: f64,
 }
 
-/// `threads` threads contend for `dur`; per thread, acquisitions and the
-/// longest one.
-fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
-    let lock = Arc::new(L::new());
+/// `threads` threads call `op(lock, thread index, cs)` in a loop for
+/// `dur`; per thread, the calls made and the longest one, and the seconds
+/// measured.
+fn contend<L: Send + Sync + 'static>(
+    lock: &Arc<L>,
+    threads: usize,
+    dur: Duration,
+    op: impl Fn(&L, usize, u32) + Copy + Send + 'static,
+) -> (Vec<(u64, Duration)>, f64) {
     let stop = Arc::new(AtomicBool::new(false));
     let start = Arc::new(Barrier::new(threads + 1));
     let hs: Vec<_> = (0..threads)
-        .map(|_| {
+        .map(|i| {
             let (lock, stop, start) = (lock.clone(), stop.clone(), start.clone());
             std::thread::spawn(move || {
                 let cs = CS.load(Ordering::Relaxed);
@@ -124,7 +129,7 @@ fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
                 // through `join`.
                 while !stop.load(Ordering::Relaxed) {
                     let t = Instant::now();
-                    black_box(&*lock).incr(cs);
+                    op(black_box(&*lock), i, cs);
                     longest = longest.max(t.elapsed());
                     n += 1;
                 }
@@ -138,7 +143,14 @@ fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
     // Relaxed: see the load; `join` orders the results.
     stop.store(true, Ordering::Relaxed);
     let per: Vec<(u64, Duration)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
-    let secs = t.elapsed().as_secs_f64();
+    (per, t.elapsed().as_secs_f64())
+}
+
+/// `threads` threads contend for `dur`; per thread, acquisitions and the
+/// longest one.
+fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
+    let lock = Arc::new(L::new());
+    let (per, secs) = contend(&lock, threads, dur, |l: &L, _, cs| l.incr(cs));
     let total: u64 = per.iter().map(|p| p.0).sum();
     assert_eq!(lock.get(), total, "mutual exclusion violated");
     figures(&per, secs)
@@ -165,39 +177,14 @@ fn figures(per: &[(u64, Duration)], secs: f64) -> Figures {
 fn run_rw<L: BenchRwLock>(threads: usize, dur: Duration) -> [Figures; 2] {
     let writers = (threads / 4).max(1);
     let lock = Arc::new(L::new());
-    let stop = Arc::new(AtomicBool::new(false));
-    let start = Arc::new(Barrier::new(threads + 1));
-    let hs: Vec<_> = (0..threads)
-        .map(|i| {
-            let (lock, stop, start) = (lock.clone(), stop.clone(), start.clone());
-            std::thread::spawn(move || {
-                let cs = CS.load(Ordering::Relaxed);
-                start.wait();
-                let mut n = 0u64;
-                let mut longest = Duration::ZERO;
-                // Relaxed: the flag only ends the loop; results come back
-                // through `join`.
-                while !stop.load(Ordering::Relaxed) {
-                    let t = Instant::now();
-                    if i < writers {
-                        black_box(&*lock).incr(cs);
-                    } else {
-                        black_box(black_box(&*lock).read(cs));
-                    }
-                    longest = longest.max(t.elapsed());
-                    n += 1;
-                }
-                (n, longest)
-            })
-        })
-        .collect();
-    start.wait();
-    let t = Instant::now();
-    std::thread::sleep(dur);
-    // Relaxed: see the load; `join` orders the results.
-    stop.store(true, Ordering::Relaxed);
-    let per: Vec<(u64, Duration)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
-    let secs = t.elapsed().as_secs_f64();
+    // The first `writers` threads write.
+    let (per, secs) = contend(&lock, threads, dur, move |l: &L, i, cs| {
+        if i < writers {
+            l.incr(cs);
+        } else {
+            black_box(l.read(cs));
+        }
+    });
     let written: u64 = per[..writers].iter().map(|p| p.0).sum();
     assert_eq!(lock.read(0), written, "a write was lost");
     [
