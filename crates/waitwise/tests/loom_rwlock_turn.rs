@@ -43,6 +43,12 @@ fn write_increment(s: &Shared) {
     unsafe { s.lock.unlock_exclusive() };
 }
 
+/// A thread that adds one under the write lock.
+fn spawn_writer(s: &Arc<Shared>) -> thread::JoinHandle<()> {
+    let s = s.clone();
+    thread::spawn(move || write_increment(&s))
+}
+
 /// Reads the count under a read lock (until `deadline`); `None` if the
 /// attempt gave up.
 fn read_count(s: &Shared, deadline: Deadline) -> Option<u32> {
@@ -63,10 +69,7 @@ fn rwlock_turn_reader_between_two_writers() {
     loom::model(|| {
         let s = shared();
         assert!(s.lock.lock_exclusive_until(Deadline::NEVER));
-        let writer = {
-            let s = s.clone();
-            thread::spawn(move || write_increment(&s))
-        };
+        let writer = spawn_writer(&s);
         let reader = {
             let s = s.clone();
             thread::spawn(move || read_count(&s, Deadline::NEVER).unwrap())
@@ -90,10 +93,7 @@ fn rwlock_turn_unused_turn_does_not_keep_a_writer_out() {
     loom::model(|| {
         let s = shared();
         assert!(s.lock.lock_exclusive_until(Deadline::NEVER));
-        let writer = {
-            let s = s.clone();
-            thread::spawn(move || write_increment(&s))
-        };
+        let writer = spawn_writer(&s);
         let reader = {
             let s = s.clone();
             thread::spawn(move || {
