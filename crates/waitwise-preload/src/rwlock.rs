@@ -61,6 +61,29 @@
 //! timeout is an absolute `CLOCK_MONOTONIC` time. Waits are not profiled
 //! yet ([`crate::profile::Kind`] has no rwlock kind).
 //!
+//! # Starvation
+//!
+//! Each kind keeps glibc's preference, and with it glibc's starvation:
+//!
+//! - **Reader-preferring kinds (0 and 1, the default)**: a new reader
+//!   enters while the lock is read-locked, even with writers waiting, so a
+//!   steady stream of readers can keep a writer out indefinitely. This is
+//!   not bounded here, on purpose: POSIX lets a thread that holds a read
+//!   lock take it again, and glibc's reader-preferring kinds promise that
+//!   this second read lock does not deadlock behind a waiting writer.
+//!   Any bound on writer starvation makes a new reader wait for a waiting
+//!   writer at some point, and a reader that already holds the lock would
+//!   then wait for a writer that waits for it: a deadlock in a correct
+//!   program (test `rwlock_reader_preferring_recursive_read_lock_does_not_deadlock`).
+//! - **`PREFER_WRITER_NONRECURSIVE_NP` (2)** is the opt-in for a bound on
+//!   writer starvation, glibc's own: a new reader waits while a writer
+//!   waits, so readers drain and the writer enters (test
+//!   `rwlock_writer_preferring_kind_holds_new_readers_back`). Recursive
+//!   read locking is what the program gives up for it, as in glibc.
+//!
+//! waitwise's own [`waitwise::RwLock`] owes no such promise and
+//! bounds both kinds of starvation with a readers' turn.
+//!
 //! # Unwinding
 //!
 //! The lock functions are not cancellation points, but glibc may unwind a
