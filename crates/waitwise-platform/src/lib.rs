@@ -19,6 +19,7 @@
 //! | [`once`] | a lazily computed value that a `fork()` at any moment cannot leave half done |
 //! | [`machine`] | which machine this is (CPU model, kernel, hypervisor), for keying measurements |
 //! | [`wake_latency`] | the wake-up latency of futex sleeps, learned from the program's own wake-ups (`B`) |
+//! | [`runnable`] | how many threads want a CPU right now, machine-wide (`/proc/loadavg`), against the CPUs online |
 //! | [`cancel`] | POSIX thread cancellation at the waits that are cancellation points |
 //! | [`shim`] | atomics and spin hints routed through one place so `loom` can replace them |
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -35,6 +36,7 @@ pub mod futex;
 pub mod machine;
 pub mod once;
 pub mod pause_time;
+pub mod runnable;
 pub mod shim;
 pub mod thread;
 pub mod topology;
