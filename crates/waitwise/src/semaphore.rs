@@ -89,9 +89,10 @@
 
 use crate::loom_const::const_unless_loom;
 use crate::options::{LazyWaits, WaitOptions};
+use crate::policy::idle_extension::Extension;
 use crate::policy::{Policy, PollBudget, SyncKind};
 use crate::profile::WaitProfile;
-use crate::wait_word::poll_until;
+use crate::wait_word::{poll_extended, poll_until};
 use std::fmt;
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
@@ -201,8 +202,22 @@ impl SemaphoreWait for PolicySemaphoreWait {
         if cfg!(loom) || !self.budget.polls() {
             return;
         }
-        let end = self.budget.poll_deadline(deadline);
-        poll_until(futex, self.budget.mechanism, end, ready);
+        let mut end = self.budget.poll_deadline(deadline);
+        if self.budget.idle_extension {
+            // `adapt/b`: past the limit, on while every runnable thread
+            // has a CPU (`policy::idle_extension`).
+            let mut extension = Extension::new();
+            poll_extended(
+                futex,
+                self.budget.mechanism,
+                &mut end,
+                deadline,
+                &mut extension,
+                ready,
+            );
+        } else {
+            poll_until(futex, self.budget.mechanism, end, ready);
+        }
     }
 }
 

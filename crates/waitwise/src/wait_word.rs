@@ -46,6 +46,9 @@
 
 use crate::loom_const::const_unless_loom;
 use crate::mechanism::{Mechanism, MechanismWait};
+#[cfg(not(loom))]
+use crate::policy::idle_extension::Advice;
+use crate::policy::idle_extension::Extension;
 use crate::policy::Policy;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::futex::{Futex, FutexWait, Interrupted, OnSignal};
@@ -422,8 +425,21 @@ impl<'a> WaitWordRef<'a> {
         // Polling phase (under loom the first load above was the poll: the
         // model explores the blocking protocol, where wake-ups can be lost).
         if !cfg!(loom) && budget.polls() {
-            let poll_deadline = budget.poll_deadline(deadline);
-            let out = poll_from(self.futex, budget.mechanism, v, poll_deadline, &mut *ready);
+            let mut poll_end = budget.poll_deadline(deadline);
+            let out = poll_from(self.futex, budget.mechanism, v, poll_end, &mut *ready);
+            let out = if out.timed_out() && budget.idle_extension {
+                let mut extension = Extension::new();
+                poll_extended(
+                    self.futex,
+                    budget.mechanism,
+                    &mut poll_end,
+                    deadline,
+                    &mut extension,
+                    &mut *ready,
+                )
+            } else {
+                out
+            };
             if !out.timed_out() || deadline.has_passed() {
                 return out;
             }
@@ -570,6 +586,45 @@ pub fn poll_until(
         };
     }
     poll_from(futex, mechanism, v, deadline, ready)
+}
+
+/// The polling phase of a budget with the idle extension
+/// ([`crate::policy::idle_extension`]), after its limit `*end` passed:
+/// while the extension advises polling, yields the CPU (a thread runnable
+/// on this CPU takes it), moves `*end` one slice on (never past
+/// `deadline`) and polls to it with `mechanism`. Returns
+/// [`WaitOutcome::Ready`] when `ready` holds, else
+/// [`WaitOutcome::TimedOut`] (the extension advises blocking, or
+/// `deadline` passed). Under loom, one look at the word: the models
+/// explore the blocking protocol, not timing.
+#[inline]
+pub(crate) fn poll_extended(
+    futex: &Futex,
+    mechanism: Mechanism,
+    end: &mut Deadline,
+    deadline: Deadline,
+    extension: &mut Extension,
+    mut ready: impl FnMut(u32) -> bool,
+) -> WaitOutcome {
+    let out = poll_until(futex, mechanism, *end, &mut ready);
+    #[cfg(loom)]
+    {
+        let _ = (deadline, extension);
+        out
+    }
+    #[cfg(not(loom))]
+    {
+        let mut out = out;
+        while out.timed_out() && !deadline.has_passed() {
+            let Advice::Poll { ns } = extension.next_slice() else {
+                break;
+            };
+            waitwise_platform::shim::yield_now();
+            *end = deadline.min(Deadline::after(std::time::Duration::from_nanos(ns)));
+            out = poll_until(futex, mechanism, *end, &mut ready);
+        }
+        out
+    }
 }
 
 /// The polling loop from `seen`, a value `ready` refused: waits with

@@ -124,9 +124,10 @@ use super::waiting::{Backoff, LockWaits};
 use crate::loom_const::const_unless_loom;
 use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
+use crate::policy::idle_extension::Extension;
 use crate::policy::{Policy, PollBudget};
 use crate::profile::WaitProfile;
-use crate::wait_word::poll_until;
+use crate::wait_word::{poll_extended, poll_until};
 use std::time::Duration;
 #[cfg(not(loom))]
 use std::time::Instant;
@@ -228,6 +229,11 @@ pub struct PolicyLockWait {
     budget: PollBudget,
     /// When the current polling phase ends.
     poll_end: Deadline,
+    /// The acquisition's deadline (where an idle extension stops).
+    deadline: Deadline,
+    /// `adapt/b`'s idle extension, one per acquisition
+    /// (`policy::idle_extension`).
+    extension: Extension,
     /// [`LockWait::hand_off_after`].
     hand_off_after: Option<u32>,
 }
@@ -246,6 +252,8 @@ impl PolicyLockWait {
         Self {
             budget,
             poll_end: Deadline::NEVER,
+            deadline: Deadline::NEVER,
+            extension: Extension::new(),
             hand_off_after: None,
         }
     }
@@ -266,12 +274,25 @@ impl LockWait for PolicyLockWait {
             return false;
         }
         self.poll_end = self.budget.poll_deadline(deadline);
+        self.deadline = deadline;
         true
     }
 
     #[inline]
     fn poll(&mut self, futex: &Futex, ready: impl FnMut(u32) -> bool) -> bool {
-        !poll_until(futex, self.budget.mechanism, self.poll_end, ready).timed_out()
+        let m = self.budget.mechanism;
+        if self.budget.idle_extension {
+            let out = poll_extended(
+                futex,
+                m,
+                &mut self.poll_end,
+                self.deadline,
+                &mut self.extension,
+                ready,
+            );
+            return !out.timed_out();
+        }
+        !poll_until(futex, m, self.poll_end, ready).timed_out()
     }
 
     #[inline]

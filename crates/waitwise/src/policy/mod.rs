@@ -25,6 +25,7 @@
 
 pub mod adaptive;
 pub mod block_cost;
+pub mod idle_extension;
 pub mod kind;
 pub mod machine_profile;
 pub mod randomized;
@@ -89,6 +90,9 @@ pub struct PollBudget {
     pub mechanism: Mechanism,
     /// Poll this many ns; `None` = poll until the wait's own deadline.
     pub limit_ns: Option<f64>,
+    /// Past `limit_ns`, keep polling while every runnable thread has a CPU
+    /// ([`idle_extension`], `adapt/b` only).
+    pub idle_extension: bool,
 }
 
 impl PollBudget {
@@ -255,6 +259,7 @@ impl Policy {
             return PollBudget {
                 mechanism: Mechanism::Block,
                 limit_ns: Some(0.0),
+                idle_extension: false,
             };
         }
         let limit_ns = match self.limit {
@@ -269,6 +274,7 @@ impl Policy {
         PollBudget {
             mechanism: self.mechanism.effective(),
             limit_ns,
+            idle_extension: self.limit == PollLimit::Adaptive,
         }
     }
 
@@ -284,6 +290,7 @@ impl Policy {
             let budget = PollBudget {
                 mechanism: self.mechanism.effective(),
                 limit_ns: Some(limit_ns),
+                idle_extension: true,
             };
             return (budget, Some(learning));
         }

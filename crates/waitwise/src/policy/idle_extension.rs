@@ -1,0 +1,387 @@
+//! `adapt/b`'s idle-CPU extension: a wait that reached its poll limit
+//! keeps polling while every runnable thread of the machine has a CPU of
+//! its own, for at most [`EXTENSION_CAP_NS`].
+//!
+//! # Why
+//!
+//! The poll limit of `adapt/b` stays in `[0, B]` (and mostly far below
+//! `B` once long waits have been seen) because its bound counts a poll as
+//! costing its time. That is the cost when another thread could use the
+//! CPU. When nobody else wants it, a poll costs no other thread anything,
+//! and a waiter that polls is woken in ~100 ns instead of a futex wake-up's
+//! tens of µs: the static policies that poll long (`s//inf`, `s/b/1`) win
+//! exactly there, in loops whose threads fit on the CPUs.
+//!
+//! # The signal
+//!
+//! [`cpu_demand`]: the machine's runnable threads (the poller included)
+//! against its online CPUs, from `/proc/loadavg`
+//! ([`waitwise_platform::runnable`]: one `pread`, about 1 µs), cached
+//! process-wide and read again at most every [`SIGNAL_MAX_AGE_NS`], only
+//! on a wait's slow path (its poll limit reached). It sees every process,
+//! and counts spinning waiters as the CPU users they are. Not chosen:
+//! a count of this process's runnable waitwise threads kept at
+//! block/unblock (one atomic RMW per block, but blind to other processes
+//! and to this process's threads that block elsewhere); involuntary
+//! context switches of the waiter (`getrusage`, 0.3 µs, but they say a
+//! CPU *was* wanted, after the fact). The count is machine-wide, not per
+//! CPU, so the extension yields the CPU after every slice of
+//! [`SLICE_NS`]: a thread runnable on the poller's own CPU (pinned there,
+//! or placed there by the scheduler) gets it within one slice.
+//!
+//! # The extension (per wait)
+//!
+//! [`Extension::next_slice`] answers, each time the polling phase ran out:
+//! poll `SLICE_NS` more ([`Advice::Poll`]) while the signal says
+//! [`CpuDemand::Idle`] and the wait has been extended less than
+//! [`EXTENSION_CAP_NS`], else block ([`Advice::Block`]). A long wait
+//! therefore still blocks, and a program whose threads all wait burns at
+//! most the cap per wait. The engine runs the slices with the policy's own
+//! mechanism and a `sched_yield` after each (`crate::wait_word`).
+//!
+//! # The bound, per regime
+//!
+//! Lim & Agarwal's two-phase cost model, with a poll costing its time
+//! only while a runnable thread could have used the CPU (otherwise the
+//! CPU idles anyway):
+//!
+//! - **Contended** (the signal says [`CpuDemand::Busy`] or
+//!   [`CpuDemand::Unknown`] when the limit is reached): no extension; the
+//!   wait is `adapt/b`'s as before, within
+//!   [`WORST_CASE_FACTOR`](super::adaptive::WORST_CASE_FACTOR) of the
+//!   off-line optimum `min(t, B)` (the model crate's property test).
+//! - **Idle** (the signal says [`CpuDemand::Idle`]): the extension's polls
+//!   cost nothing, and it either ends the wait while polling (cost: the
+//!   polls before the limit, less than without the extension, which would
+//!   have blocked and paid `B`) or blocks as it would have at the limit.
+//!   Per wait its cost is at most the contended cost, so the bound holds,
+//!   and a wait shorter than its limit plus the cap costs only its polls
+//!   before the limit.
+//! - **A misjudged extension** (the CPU became wanted while the waiter
+//!   polled on a stale signal): it polls at most `SIGNAL_MAX_AGE_NS +
+//!   SLICE_NS` of wanted CPU time before it looks again or yields. So on
+//!   any wait sequence,
+//!   `cost <= WORST_CASE_FACTOR * OPT + (SIGNAL_MAX_AGE_NS + SLICE_NS) * m`,
+//!   `m` the number of extended waits the signal misjudged (an additive
+//!   term per such wait, no multiplicative one).
+//!
+//! # Memory ordering
+//!
+//! The cache ([`DemandCache`]) is two words, each a self-contained number
+//! read and written `Relaxed`: the answer is a hint that publishes no
+//! memory. Claiming a refresh is one `Relaxed` CAS on the stamp, so that
+//! one thread per period reads the file; a reader that loses, or reads
+//! while the winner reads, uses the previous answer (stale by one read).
+
+use waitwise_platform::shim::{AtomicU32, AtomicU64, Ordering};
+
+/// Longest extension of one wait, ns: KVM guest halt polling's cap
+/// (`guest_halt_poll_ns`, 200 µs), the same trade (poll an idle CPU
+/// rather than pay a wake-up) made by a peer. Guessed for waitwise.
+pub const EXTENSION_CAP_NS: u64 = 200_000;
+
+/// One slice of extended polling, ns, after which the poller yields and
+/// looks at the signal again. Guessed: short against the cap and a
+/// scheduler's wake-up granularity, long against a `sched_yield` (~1 µs)
+/// so that yielding costs a few % of a CPU that idles anyway.
+pub const SLICE_NS: u64 = 10_000;
+
+/// The cached signal is read again when older than this, ns: at ~1 µs a
+/// read, at most ~1% of one CPU per process however many threads wait.
+/// Guessed.
+pub const SIGNAL_MAX_AGE_NS: u64 = 100_000;
+
+/// What the idle-CPU signal says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuDemand {
+    /// Every runnable thread of the machine has a CPU (polling is free).
+    Idle,
+    /// More threads are runnable than CPUs are online.
+    Busy,
+    /// Not known (no `/proc`, or not read yet): treated as busy.
+    Unknown,
+}
+
+impl CpuDemand {
+    const fn encode(self) -> u32 {
+        match self {
+            CpuDemand::Unknown => 0,
+            CpuDemand::Idle => 1,
+            CpuDemand::Busy => 2,
+        }
+    }
+
+    const fn decode(word: u32) -> Self {
+        match word {
+            1 => CpuDemand::Idle,
+            2 => CpuDemand::Busy,
+            _ => CpuDemand::Unknown,
+        }
+    }
+
+    /// The demand of `runnable` threads (`None`: not known) on `cpus`.
+    pub fn of(runnable: Option<u32>, cpus: u32) -> Self {
+        match runnable {
+            Some(n) if waitwise_platform::runnable::fits(n, cpus) => CpuDemand::Idle,
+            Some(_) => CpuDemand::Busy,
+            None => CpuDemand::Unknown,
+        }
+    }
+}
+
+/// What a wait whose polling phase ran out does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Advice {
+    /// Poll this many ns more, then ask again.
+    Poll {
+        /// ns.
+        ns: u64,
+    },
+    /// Block.
+    Block,
+}
+
+/// The extension's decision (pure): poll one more slice, cut to the cap,
+/// while `demand` is [`CpuDemand::Idle`] and `extended_ns` is under the
+/// cap; else block.
+#[inline]
+pub fn advise(demand: CpuDemand, extended_ns: u64) -> Advice {
+    if demand == CpuDemand::Idle && extended_ns < EXTENSION_CAP_NS {
+        Advice::Poll {
+            ns: SLICE_NS.min(EXTENSION_CAP_NS - extended_ns),
+        }
+    } else {
+        Advice::Block
+    }
+}
+
+/// One wait's extension: how far it has been extended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Extension {
+    extended_ns: u64,
+}
+
+impl Extension {
+    /// A wait not extended yet.
+    pub const fn new() -> Self {
+        Self { extended_ns: 0 }
+    }
+
+    /// How far this wait has been extended, ns.
+    pub fn extended_ns(&self) -> u64 {
+        self.extended_ns
+    }
+
+    /// The next step with `demand` (pure): [`advise`], counting the slice
+    /// it grants as spent.
+    #[inline]
+    pub fn next_with(&mut self, demand: CpuDemand) -> Advice {
+        let advice = advise(demand, self.extended_ns);
+        if let Advice::Poll { ns } = advice {
+            self.extended_ns += ns;
+        }
+        advice
+    }
+
+    /// The next step with the process's cached signal ([`cpu_demand`]).
+    #[cfg(not(loom))]
+    #[inline]
+    pub fn next_slice(&mut self) -> Advice {
+        self.next_with(cpu_demand())
+    }
+}
+
+/// The cached signal: the answer and when it was read (module docs,
+/// "Memory ordering").
+#[derive(Debug)]
+pub struct DemandCache {
+    /// Clock ticks of the last claimed read; 0: never read.
+    stamp: AtomicU64,
+    /// The last answer, [`CpuDemand::encode`]d.
+    demand: AtomicU32,
+}
+
+impl DemandCache {
+    crate::loom_const::const_unless_loom! {
+        /// A cache that has read nothing ([`CpuDemand::Unknown`]).
+        pub fn new() -> Self {
+            Self {
+                stamp: AtomicU64::new(0),
+                demand: AtomicU32::new(0),
+            }
+        }
+    }
+
+    /// The answer at clock reading `now`: the cached one if it was read
+    /// less than `max_age` ticks ago, else the caller claims the refresh
+    /// (one CAS on the stamp), runs `read` and stores its answer. A caller
+    /// that loses the claim gets the previous answer. A clock reading
+    /// before the stamp (another clock source, another CPU's TSC) counts
+    /// as stale.
+    #[inline]
+    pub fn get(&self, now: u64, max_age: u64, read: impl FnOnce() -> CpuDemand) -> CpuDemand {
+        // Relaxed throughout (module docs, "Memory ordering").
+        let stamp = self.stamp.load(Ordering::Relaxed);
+        if stamp != 0 && now.wrapping_sub(stamp) < max_age {
+            return CpuDemand::decode(self.demand.load(Ordering::Relaxed));
+        }
+        let claim = now.max(1);
+        if self
+            .stamp
+            .compare_exchange(stamp, claim, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            let d = read();
+            self.demand.store(d.encode(), Ordering::Relaxed);
+            d
+        } else {
+            CpuDemand::decode(self.demand.load(Ordering::Relaxed))
+        }
+    }
+
+    /// The answer stored last, without reading anything.
+    pub fn last(&self) -> CpuDemand {
+        CpuDemand::decode(self.demand.load(Ordering::Relaxed))
+    }
+}
+
+impl Default for DemandCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The process's cache.
+#[cfg(not(loom))]
+static CACHE: DemandCache = DemandCache::new();
+
+/// An answer pinned by [`force_demand`]: [`CpuDemand::encode`]d plus one,
+/// 0 when none.
+#[cfg(not(loom))]
+static FORCED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Whether every runnable thread of the machine has a CPU now: the cached
+/// signal, refreshed from `/proc/loadavg` when older than
+/// [`SIGNAL_MAX_AGE_NS`] (module docs), or the answer [`force_demand`]
+/// pinned.
+#[cfg(not(loom))]
+#[inline]
+pub fn cpu_demand() -> CpuDemand {
+    // Relaxed: a number on its own.
+    match FORCED.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => {}
+        f => return CpuDemand::decode(f - 1),
+    }
+    let clock = waitwise_platform::clock::cycle_clock();
+    CACHE.get(
+        clock.now(),
+        clock.ns_to_ticks(SIGNAL_MAX_AGE_NS),
+        read_demand,
+    )
+}
+
+/// Reads the signal from the platform.
+#[cfg(not(loom))]
+#[cold]
+fn read_demand() -> CpuDemand {
+    use waitwise_platform::runnable::{online_cpus, runnable_threads};
+    CpuDemand::of(runnable_threads(), online_cpus())
+}
+
+/// Pins the answer of [`cpu_demand`] for the whole process (`None`: the
+/// real signal again). For tests and experiments that must run the
+/// extension, or keep it off, whatever the machine's load.
+#[cfg(not(loom))]
+pub fn force_demand(demand: Option<CpuDemand>) {
+    let word = demand.map_or(0, |d| d.encode() + 1);
+    FORCED.store(word, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demand_of_counts() {
+        assert_eq!(CpuDemand::of(Some(2), 2), CpuDemand::Idle);
+        assert_eq!(CpuDemand::of(Some(1), 4), CpuDemand::Idle);
+        assert_eq!(CpuDemand::of(Some(3), 2), CpuDemand::Busy);
+        assert_eq!(CpuDemand::of(None, 2), CpuDemand::Unknown);
+        for d in [CpuDemand::Idle, CpuDemand::Busy, CpuDemand::Unknown] {
+            assert_eq!(CpuDemand::decode(d.encode()), d);
+        }
+    }
+
+    #[test]
+    fn polls_in_slices_while_idle_up_to_the_cap() {
+        let mut e = Extension::new();
+        let mut total = 0;
+        while let Advice::Poll { ns } = e.next_with(CpuDemand::Idle) {
+            assert!(ns > 0 && ns <= SLICE_NS);
+            total += ns;
+        }
+        assert_eq!(total, EXTENSION_CAP_NS);
+        assert_eq!(e.extended_ns(), EXTENSION_CAP_NS);
+        assert_eq!(e.next_with(CpuDemand::Idle), Advice::Block);
+    }
+
+    #[test]
+    fn blocks_unless_idle() {
+        for d in [CpuDemand::Busy, CpuDemand::Unknown] {
+            let mut e = Extension::new();
+            assert_eq!(e.next_with(d), Advice::Block);
+            assert_eq!(e.extended_ns(), 0);
+        }
+        // Busy part-way: block at once.
+        let mut e = Extension::new();
+        assert!(matches!(e.next_with(CpuDemand::Idle), Advice::Poll { .. }));
+        assert_eq!(e.next_with(CpuDemand::Busy), Advice::Block);
+        assert_eq!(
+            advise(CpuDemand::Idle, EXTENSION_CAP_NS - 1),
+            Advice::Poll { ns: 1 }
+        );
+    }
+
+    #[test]
+    fn cache_reads_once_per_period() {
+        let cache = DemandCache::new();
+        let mut reads = 0;
+        let mut read = |d| {
+            reads += 1;
+            d
+        };
+        assert_eq!(cache.last(), CpuDemand::Unknown);
+        assert_eq!(
+            cache.get(1000, 100, || read(CpuDemand::Idle)),
+            CpuDemand::Idle
+        );
+        assert_eq!(
+            cache.get(1050, 100, || read(CpuDemand::Busy)),
+            CpuDemand::Idle
+        );
+        assert_eq!(
+            cache.get(1100, 100, || read(CpuDemand::Busy)),
+            CpuDemand::Busy
+        );
+        // A clock that went backwards counts as stale.
+        assert_eq!(
+            cache.get(10, 100, || read(CpuDemand::Idle)),
+            CpuDemand::Idle
+        );
+        // A first reading at 0 still stores a stamp.
+        let fresh = DemandCache::new();
+        assert_eq!(fresh.get(0, 100, || read(CpuDemand::Busy)), CpuDemand::Busy);
+        assert_eq!(fresh.get(5, 100, || read(CpuDemand::Idle)), CpuDemand::Busy);
+        assert_eq!(reads, 4);
+    }
+
+    #[test]
+    fn forced_demand_wins_and_the_real_one_is_valid() {
+        // The real signal: any answer, no panic.
+        let _ = cpu_demand();
+        force_demand(Some(CpuDemand::Busy));
+        assert_eq!(cpu_demand(), CpuDemand::Busy);
+        force_demand(None);
+        let _ = cpu_demand();
+    }
+}
