@@ -24,6 +24,29 @@
 //! arm's randomness is integrated in closed form), and the property tests
 //! below search adversarial sequences for the worst ratio.
 //!
+//! # Past the limit: the idle-CPU extension, a bound per regime
+//!
+//! `waitwise::policy::idle_extension` lets a wait that reached its limit
+//! poll on, for at most a cap `E`, while every runnable thread of the
+//! machine has a CPU. The two-regime cost model: a poll costs its time
+//! only while a runnable thread could have used the CPU; a block costs
+//! `B`.
+//!
+//! - **Contended** (the signal says busy): no extension; the cost is
+//!   [`arm_cost`], and the bound above holds unchanged (the property test
+//!   below is this regime's).
+//! - **Idle** (the signal says idle for the whole wait): every poll is
+//!   free, so a wait costs `B` if it outlasts its limit plus `E`, else
+//!   nothing: [`extended_arm_cost`] `= B P(L < t - E)`. That is at most the
+//!   contended cost, so `cost <= WORST_CASE_FACTOR * min(t, B)` in both
+//!   regimes, waits of any mix of regimes summed (the second property
+//!   test); in the idle regime a wait up to `E` long costs nothing, as
+//!   much as the regime's own optimum (poll through).
+//! - The signal is a cached reading: an extension that polls on after the
+//!   CPU became wanted pays up to the cache's age plus one slice per such
+//!   wait, an additive term the library documents with its constants and
+//!   this model does not time.
+//!
 //! # Stationary and switching laws
 //!
 //! Under a stationary law the learner's scores estimate each arm's expected
@@ -94,6 +117,42 @@ pub fn arm_cost(arm: usize, t: f64, b: f64) -> f64 {
     } else {
         let a = SCALES[arm];
         k(a) * t.min(a * b)
+    }
+}
+
+/// `P(L < x)` for arm `arm`'s poll limit `L` with block cost `b`: for
+/// `F(a)`, `(e^(x/b) - 1)/(e^a - 1)` on `[0, ab]`; for `D`, 1 past `b`.
+pub fn limit_cdf(arm: usize, x: f64, b: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if arm == ARM_POLL_B {
+        return if x > b { 1.0 } else { 0.0 };
+    }
+    let a = SCALES[arm];
+    ((x / b).min(a).exp_m1() / a.exp_m1()).min(1.0)
+}
+
+/// Expected cost of arm `arm` on a wait `t` (block cost `b`) with the
+/// idle extension of cap `cap` (module docs, "a bound per regime"):
+/// [`arm_cost`] when the signal says busy (`idle == false`); when it says
+/// idle, polls are free and the wait costs `b` only if it outlasts its
+/// limit plus `cap`: `b P(L < t - cap)`.
+///
+/// # Examples
+/// ```
+/// use waitwise_model::adaptive::{arm_cost, extended_arm_cost, START_ARM};
+/// // A wait of 3 B: rand/b costs 1.58 B when contended, nothing when
+/// // idle with a cap of 5 B, and B when it outlasts the cap.
+/// assert_eq!(extended_arm_cost(START_ARM, 3.0, 1.0, 5.0, false), arm_cost(START_ARM, 3.0, 1.0));
+/// assert_eq!(extended_arm_cost(START_ARM, 3.0, 1.0, 5.0, true), 0.0);
+/// assert_eq!(extended_arm_cost(START_ARM, 9.0, 1.0, 5.0, true), 1.0);
+/// ```
+pub fn extended_arm_cost(arm: usize, t: f64, b: f64, cap: f64, idle: bool) -> f64 {
+    if idle {
+        b * limit_cdf(arm, t - cap, b)
+    } else {
+        arm_cost(arm, t, b)
     }
 }
 
@@ -466,6 +525,68 @@ mod tests {
         eprintln!("adapt/b: worst ratio found {worst:.3} (bound {WORST_CASE_FACTOR:.3})");
         assert!(worst <= WORST_CASE_FACTOR, "{worst}");
         assert!(worst > 1.5, "the adversaries found nothing: {worst}");
+    }
+
+    /// The idle extension never costs more than the contended wait, so
+    /// the bound holds in both regimes; idle waits up to the cap are free.
+    #[test]
+    fn the_idle_extension_keeps_the_bound_per_wait() {
+        let b = 1.0;
+        for arm in 0..ARMS {
+            for i in 0..300 {
+                let t = 1e-4 * 1.06f64.powi(i);
+                for cap in [0.0, 0.5, 2.0, 10.0] {
+                    let idle = extended_arm_cost(arm, t, b, cap, true);
+                    let busy = extended_arm_cost(arm, t, b, cap, false);
+                    assert!(idle <= busy + 1e-12, "arm {arm} t {t} cap {cap}");
+                    assert!(idle <= WORST_CASE_FACTOR * t.min(b) * (1.0 + 1e-12));
+                    if t <= cap {
+                        assert_eq!(idle, 0.0);
+                    }
+                }
+            }
+        }
+        // The CDF against draws of the limit.
+        let mut rng = Rng::new(7);
+        for arm in 0..ARMS {
+            let n = 20_000;
+            let draws: Vec<f64> = (0..n)
+                .map(|_| sample_poll_limit(arm, &mut rng, b))
+                .collect();
+            for x in [0.01, 0.03, 0.1, 0.4, 0.99, 1.5] {
+                let empirical = draws.iter().filter(|&&l| l < x).count() as f64 / n as f64;
+                assert!(
+                    (empirical - limit_cdf(arm, x, b)).abs() < 0.02,
+                    "arm {arm} x {x}"
+                );
+            }
+        }
+    }
+
+    /// Property test: random switching sequences whose waits fall in
+    /// either regime at random (the learner sees every wait's length as
+    /// the library's does): the total stays within the bound of the
+    /// contended optimum.
+    #[test]
+    fn mixed_regime_sequences_stay_within_the_bound() {
+        let b = 1.0;
+        let mut rng = Rng::new(11);
+        for _ in 0..200 {
+            let cap = rng.next_f64() * 10.0;
+            let idle_share = rng.next_f64();
+            let mut l = Learner::new();
+            let (mut cost, mut optimal) = (0.0, 0.0);
+            let scale = 10f64.powf(rng.next_f64() * 6.0 - 4.0);
+            let law = WaitDistribution::exponential(1.0 / scale).unwrap();
+            for _ in 0..2000 {
+                let t = law.sample(&mut rng);
+                let idle = rng.next_f64() < idle_share;
+                cost += extended_arm_cost(l.arm(), t, b, cap, idle);
+                optimal += t.min(b);
+                l.record(t, b);
+            }
+            assert!(cost <= WORST_CASE_FACTOR * optimal * (1.0 + 1e-12));
+        }
     }
 
     #[test]
