@@ -44,6 +44,17 @@
 //! adversarial and switching sequences
 //! (`waitwise_model::adaptive`, its property test).
 //!
+//! The bound is the contended regime's, where every poll costs its time.
+//! Past its limit a wait may poll on while every runnable thread of the
+//! machine has a CPU ([`idle_extension`](super::idle_extension), at most
+//! 200 µs): those polls cost no other thread anything, so in the
+//! two-regime model (a poll costs its time only while a runnable thread
+//! could use the CPU) a wait costs at most what it costs without the
+//! extension, and the factor above holds in both regimes; a stale signal
+//! adds at most the signal's age plus one slice per misjudged wait
+//! (`idle_extension`'s module docs; `waitwise_model::adaptive`,
+//! `extended_arm_cost`).
+//!
 //! # The summary (per object)
 //!
 //! The summary of an object's recent waits is, for each arm, the
