@@ -190,9 +190,10 @@ impl<T> Mailbox<T> {
 
 /// One worker's state word, its sleeper count and its mailbox, in that
 /// order at the start of a 128-byte block of their own: the word and a
-/// payload of up to 56 bytes share one 64-byte line, so that a claim, the
-/// payload and the wake-up travel to the worker as one line. The 128-byte
-/// alignment keeps neighbours off the line pair, as [`WaitWord`]'s does.
+/// payload of up to 56 bytes (48 if 16-byte aligned) share one 64-byte
+/// line, so that a claim, the payload and the wake-up travel to the worker
+/// as one line. The 128-byte alignment keeps neighbours off the line pair,
+/// as [`WaitWord`]'s does.
 #[repr(C, align(128))]
 #[derive(Debug)]
 pub struct Slot<T> {

@@ -1,13 +1,14 @@
-//! [`Job`]: a unit of work in a worker's deque, the injector or a mailbox,
-//! three machine words with no allocation for a small closure.
+//! [`Job`]: a unit of work in a worker's deque, the injector or a mailbox:
+//! two words of data and a function, with no allocation for a small
+//! closure.
 //!
 //! A job is two words of data and the function that runs (or drops) what
 //! they hold:
 //!
-//! - a closure of at most [`INLINE_WORDS`] words (and their alignment),
-//!   stored in the data itself: most spawned and scoped closures with
-//!   their bookkeeping (a closure that captures one word, beside the
-//!   pool's own word for the task's state);
+//! - a closure of at most [`INLINE_WORDS`] words (and at most their
+//!   alignment), stored in the data itself: most spawned and scoped
+//!   closures with their bookkeeping (a closure that captures one word,
+//!   beside the pool's own word for the task's state);
 //! - a larger closure, boxed: the data holds the box's pointer;
 //! - a [`JobRef`], a pointer into a submitter's stack frame and the
 //!   function that runs it ([`ThreadPool::join`](super::ThreadPool::join)'s
@@ -16,16 +17,40 @@
 //! Small jobs keep the deques small: a scope of many short tasks holds
 //! them all at once in one worker's deque, whose buffer grows and shrinks
 //! with it.
+//!
+//! # Passed in registers
+//!
+//! The data is one two-word integer ([`Data`]), not an array of words, so
+//! that a job is a pair of scalars, which rustc passes and returns in
+//! registers: a `join` builds its job and pushes it at once, and the job
+//! reaches the deque's buffer as one word-sized store per word. An array
+//! would make the job an aggregate, passed by reference and copied into
+//! the buffer (crossbeam-deque's volatile write) with a 16-byte load that
+//! spans two word-sized stores the caller has just made. A load that
+//! needs two stores still in the store buffer is not forwarded from it:
+//! it waits until both reach the cache (a store-to-load forwarding stall),
+//! several nanoseconds on every `join` and every push from a worker, a
+//! large part of an empty `join`'s cost (`pool_bench`'s join tree of empty
+//! tasks measures it). On 64-bit targets the data's 16-byte alignment
+//! makes a job four words long, the last one padding.
 
 use std::mem::{align_of, size_of, ManuallyDrop, MaybeUninit};
 
 /// Machine words a closure may take to travel inside its job. Two: a
 /// spawned or scoped task's closure of one word beside the task's one
-/// word of state; the job is then three words in all.
+/// word of state.
 pub(crate) const INLINE_WORDS: usize = 2;
 
-/// The job's data.
-type Data = MaybeUninit<[usize; INLINE_WORDS]>;
+/// The job's data: an integer of [`INLINE_WORDS`] words (module doc,
+/// "Passed in registers").
+#[cfg(target_pointer_width = "64")]
+type Data = MaybeUninit<u128>;
+/// The job's data: an integer of [`INLINE_WORDS`] words (module doc,
+/// "Passed in registers").
+#[cfg(target_pointer_width = "32")]
+type Data = MaybeUninit<u64>;
+
+const _: () = assert!(size_of::<Data>() == INLINE_WORDS * size_of::<usize>());
 
 /// What the job's function is asked to do with its data.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -186,8 +211,9 @@ impl Drop for Job {
     }
 }
 
-// A job is three words (the deques' element).
-const _: () = assert!(size_of::<Job>() == 3 * size_of::<usize>());
+// A job is two words of data and a function, padded to the data's
+// alignment (the deques' element).
+const _: () = assert!(size_of::<Job>() <= 4 * size_of::<usize>());
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,7 @@
 //! | [`join_wait`] | how an owner waits for work of its own run elsewhere (a `join`'s other half, a scope's tasks): a word in the frame, an event count in the pool |
 //! | [`placement`] | one worker per core first, SMT siblings last, extras unpinned |
 //! | [`gate`] | seed 004's parking rule: the SMT threshold `2 / T2 - 1` and the measured utilization |
-//! | `job` | a unit of work in three words: a small closure stored inline, a boxed one, or a pointer into a `join`'s frame |
+//! | `job` | a unit of work, two words of data and a function, passed in registers: a small closure stored inline, a boxed one, or a pointer into a `join`'s frame |
 //! | `thread_pool` | the workers, their deques and the injector, submission, the worker loop |
 //! | `scope`, `join`, `task` | the front ends: borrowing scopes and `install`, allocation-free `join`, task handles |
 //!
