@@ -5,6 +5,11 @@
 //! count from `/proc/self/stat`, and one atomic read-modify-write (what a
 //! process-wide count kept at block/unblock would add per block).
 //!
+//! Then its accuracy: the runnable count read while 0, 1, 2, ... threads
+//! of this process spin (the reader is one more), up to the CPUs online;
+//! on a quiet machine the count follows the spinners plus one, and
+//! "fits" holds up to `CPUs - 1` spinners.
+//!
 //! `cargo run --release -p waitwise-platform --example runnable_cost`
 //! (medians of 11 batches of 2,000 reads; on a loaded machine they grow
 //! with the load: run it on a quiet one).
@@ -68,4 +73,43 @@ fn main() {
     println!("getrusage(RUSAGE_THREAD) ru_nivcsw:        {rusage:>8.0} ns");
     println!("/proc/self/stat num_threads (pread):       {stat:>8.0} ns");
     println!("atomic read-modify-write (uncontended):    {rmw:>8.1} ns");
+    accuracy();
+}
+
+/// The runnable count (median of 101 reads 1 ms apart) with `k` spinning
+/// threads, for `k` from 0 to the CPUs online.
+fn accuracy() {
+    use std::sync::atomic::AtomicBool;
+    use waitwise_platform::runnable::fits;
+    let cpus = online_cpus();
+    for k in 0..=cpus {
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for _ in 0..k {
+                s.spawn(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let mut counts: Vec<u32> = (0..101)
+                .filter_map(|_| {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    runnable_threads()
+                })
+                .collect();
+            stop.store(true, Ordering::Relaxed);
+            counts.sort_unstable();
+            if let Some(&median) = counts.get(counts.len() / 2) {
+                let idle = counts.iter().filter(|&&n| fits(n, cpus)).count();
+                println!(
+                    "{k} spinning + the reader: runnable median {median} (expected {}), \
+                     'fits on {cpus} CPUs' in {idle}/{} reads",
+                    k + 1,
+                    counts.len()
+                );
+            }
+        });
+    }
 }
