@@ -34,7 +34,10 @@
 //!   `=> CONTENDED` when this waiter owes a wake-up); after a lost race,
 //!   back off for a random delay that doubles with every loss (Lim &
 //!   Agarwal section 6.3: waiters released at once must not all hammer the
-//!   word).
+//!   word). When the phase ends, one more probe, `UNLOCKED => LOCKED` (or
+//!   `=> CONTENDED`): a lock released while the waiter was off its CPU
+//!   (yielding) is taken without marking it `CONTENDED`, which would cost
+//!   its unlock a `futex_wake` for nobody.
 //! - lock, blocking phase: `UNLOCKED | LOCKED | CONTENDED => CONTENDED`
 //!   (`HANDED_OFF` is left as it is); if it was `UNLOCKED` the lock is
 //!   ours, else sleep on the futex while the word is unchanged; a thread
@@ -570,10 +573,12 @@ impl<'a> TtasLockRef<'a> {
                     }
                     backoff.snooze();
                 }
-            } else if self.acquire_free(target, in_starving) {
-                // No polling phase (`/b/0`, loom, or a starving waiter):
-                // one test-and-set probe, so a free lock is not marked
-                // CONTENDED for nothing.
+            }
+            // One test-and-set probe (after the polling phase, or instead
+            // of one: `/b/0`, loom, a starving waiter), so that a lock
+            // found free is taken as `target`, not marked CONTENDED for
+            // nobody (whose unlock would make a `futex_wake` system call).
+            if self.acquire_free(target, in_starving) {
                 return LockOutcome::Acquired { blocked };
             }
             if !owes_wake && deadline.has_passed() {
@@ -672,14 +677,6 @@ fn outcome(acquired: bool, blocked: bool) -> LockOutcome {
     }
 }
 
-/// The lock word on a cache line of its own, as a
-/// [`WaitWord`](crate::WaitWord)'s: hardware monitors see no false
-/// wake-ups from neighbours, and no neighbour's store pulls the line from
-/// the holder.
-#[repr(align(128))]
-#[derive(Debug)]
-struct LockWord(Futex);
-
 /// A test-and-test-and-set lock with two-phase waiting (poll, yielding
 /// between looks, for `alpha * B`, then sleep on the futex), the default
 /// [`Mutex`](super::Mutex): [`TtasLockRef`] on a word of its own, waiting
@@ -690,8 +687,19 @@ struct LockWord(Futex);
 /// waiter beaten to the lock in [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds is
 /// handed the lock within as many releases as there are sleepers ahead of
 /// it (module docs, "Bounded unfairness"); use
-/// [`RawTicketMutex`](super::RawTicketMutex) for FIFO order. 128 bytes (the
-/// word's own cache line) plus its options.
+/// [`RawTicketMutex`](super::RawTicketMutex) for FIFO order.
+///
+/// The lock word is the last field (`repr(C)`), so in a `lock_api::Mutex`
+/// the protected value follows it at once and shares its cache line (as
+/// parking_lot's lock byte does): the acquisition that brings the lock's
+/// line to a CPU brings the value with it, and a short critical section
+/// takes no second cache miss while it holds the lock. A word on a line of
+/// its own doubled the lines every hand-over between CPUs moves and
+/// lengthened each contended critical section by a miss
+/// (`examples/mutex_starvation.rs`). The price: a waiter that polls the
+/// word also sees the holder's stores to the value (a yield-polling waiter
+/// looks once per `sched_yield`; a hardware monitor wakes early and looks
+/// again).
 ///
 /// # Examples
 /// ```
@@ -710,9 +718,11 @@ struct LockWord(Futex);
 /// }
 /// assert_eq!(*counter.lock(), 2000);
 /// ```
+#[repr(C)]
 pub struct RawTtasMutex {
-    word: LockWord,
     waits: LockWaits,
+    /// Last: beside the value a `lock_api::Mutex` puts after it.
+    word: Futex,
 }
 
 impl RawTtasMutex {
@@ -726,8 +736,8 @@ impl RawTtasMutex {
         /// Wrap it with `lock_api::Mutex::from_raw(raw, value)`.
         pub fn with_options(options: WaitOptions) -> Self {
             Self {
-                word: LockWord(Futex::new(UNLOCKED)),
                 waits: LockWaits::new(options, Mechanism::Yield),
+                word: Futex::new(UNLOCKED),
             }
         }
     }
@@ -735,7 +745,7 @@ impl RawTtasMutex {
     /// The algorithm, over this mutex's word.
     #[inline(always)]
     fn lock_ref(&self) -> TtasLockRef<'_> {
-        TtasLockRef::new(&self.word.0)
+        TtasLockRef::new(&self.word)
     }
 
     /// Acquires the lock, waiting as long as it takes.
@@ -827,7 +837,7 @@ impl Default for RawTtasMutex {
 impl std::fmt::Debug for RawTtasMutex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Relaxed: a snapshot for display that orders nothing.
-        let state = match state(self.word.0.value().load(Ordering::Relaxed)) {
+        let state = match state(self.word.value().load(Ordering::Relaxed)) {
             UNLOCKED => "unlocked",
             LOCKED => "locked",
             CONTENDED => "contended",
@@ -958,6 +968,15 @@ mod tests {
         assert!(!lock.lock_contended(&mut wait, soon).acquired());
         assert!(lock.is_locked());
         assert!(lock.unlock());
+    }
+
+    #[test]
+    fn the_value_follows_the_word() {
+        let m: lock_api::Mutex<RawTtasMutex, u64> = lock_api::Mutex::new(0);
+        // SAFETY: only the word's address is read; the lock is not touched.
+        let word = unsafe { m.raw() }.word.value() as *const AtomicU32 as usize;
+        let value = m.data_ptr() as usize;
+        assert!(value > word && value - word <= 8, "{word:#x} {value:#x}");
     }
 
     #[test]
