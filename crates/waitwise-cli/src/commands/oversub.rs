@@ -26,6 +26,19 @@ impl From<LoopArg> for Workload {
     }
 }
 
+/// What `adapt/b`'s idle-CPU signal answers during the run.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IdleSignalArg {
+    /// Read the machine (`/proc/loadavg`), as programs do.
+    #[default]
+    Auto,
+    /// Pinned to "every runnable thread has a CPU": the extension runs
+    /// whatever other programs do (what a quiet machine would answer).
+    Idle,
+    /// Pinned to "busy": the extension never runs.
+    Busy,
+}
+
 /// Options of `waitwise oversub`.
 #[derive(clap::Args, Debug)]
 pub struct OversubArgs {
@@ -47,6 +60,10 @@ pub struct OversubArgs {
     /// Loops to run (repeatable; default all three).
     #[arg(long = "loop", value_enum)]
     pub loops: Vec<LoopArg>,
+    /// `adapt/b`'s idle-CPU signal (`waitwise::policy::idle_extension`):
+    /// read from the machine, or pinned for the run (noted on stderr).
+    #[arg(long, value_enum, default_value_t)]
+    pub idle_signal: IdleSignalArg,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -85,5 +102,15 @@ pub fn validate(args: &OversubArgs) -> anyhow::Result<()> {
 
 /// Runs the experiment and prints it.
 pub fn run(args: &OversubArgs) -> anyhow::Result<()> {
+    use waitwise::policy::idle_extension::{force_demand, CpuDemand};
+    let pinned = match args.idle_signal {
+        IdleSignalArg::Auto => None,
+        IdleSignalArg::Idle => Some(CpuDemand::Idle),
+        IdleSignalArg::Busy => Some(CpuDemand::Busy),
+    };
+    if let Some(d) = pinned {
+        eprintln!("oversub: adapt/b's idle-CPU signal pinned to {d:?} for this run");
+    }
+    force_demand(pinned);
     emit(&run_experiment(&config(args)?), &args.output)
 }
