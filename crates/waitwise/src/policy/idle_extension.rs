@@ -37,7 +37,12 @@
 //! [`EXTENSION_CAP_NS`], else block ([`Advice::Block`]). A long wait
 //! therefore still blocks, and a program whose threads all wait burns at
 //! most the cap per wait. The engine runs the slices with the policy's own
-//! mechanism and a `sched_yield` after each (`crate::wait_word`).
+//! mechanism and a `sched_yield` before each (`crate::wait_word`), in the
+//! waits that run a whole polling phase through it: [`crate::WaitWord`]
+//! and [`crate::WaitWordRef`] (events, barriers, condition variables, the
+//! RwLock), the [`Semaphore`](crate::semaphore::Semaphore) and the TTAS
+//! mutex (the default [`crate::Mutex`]). The ticket and MCS locks, the
+//! channel and the pool poll to their limit only.
 //!
 //! # The bound, per regime
 //!
