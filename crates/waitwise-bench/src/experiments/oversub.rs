@@ -17,7 +17,11 @@
 //!   (what the object would do with `adapt/b` as its kind's default), and
 //!   compared with the best of the static choices above in every loop and
 //!   condition ([`AdaptiveCheck`], issue 14: within
-//!   [`ADAPTIVE_TOLERANCE`]);
+//!   [`ADAPTIVE_TOLERANCE`]); past its limit it polls on while the
+//!   machine's runnable threads fit on its CPUs
+//!   ([`waitwise::policy::idle_extension`], whose signal sees other
+//!   programs too: on a loaded machine the extension stays off; `waitwise
+//!   oversub --idle-signal busy` turns it off, `idle` pins it on);
 //! - the pthread peer: a counting semaphore on `pthread_cond_wait` /
 //!   `pthread_cond_signal`, `pthread_barrier_wait`, `pthread_mutex_lock`.
 //!
