@@ -4,14 +4,15 @@
 //! loads and stores (no read-modify-write), so a concurrent record may be
 //! lost; these models check that nothing worse happens: the arm is always
 //! one of the menu's, every drawn limit lies in `[0, B]`, and each score
-//! ends as the result of some subset of the records applied in some order.
+//! ends as the result of some subset of the records applied in some order;
+//! likewise the object's learned `B` under concurrent wake-ups.
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom cargo test -p waitwise --release --test loom_adaptive`
 //! (under a second).
 #![cfg(loom)]
 
 use loom::thread;
-use waitwise::policy::adaptive::{AdaptiveSummary, ARMS};
+use waitwise::policy::adaptive::{next_block_ns, AdaptiveSummary, ARMS};
 use waitwise_platform::shim::Arc;
 
 const B: f64 = 1000.0;
@@ -88,5 +89,43 @@ fn a_reader_sees_a_valid_arm_while_a_waiter_records() {
         writer.join().unwrap();
         assert_eq!(s.scores(), sequential(&[20_000.0, 20_000.0]));
         assert_eq!(s.arm(), 0);
+    });
+}
+
+/// Two wake-ups (a cheap and a dear one) move one object's `B` at once
+/// while a third thread draws with it: the reader sees the process's `B`
+/// or a value some wake-ups led to, every limit within it, and the end
+/// value is that of a subset of the wake-ups applied in some order.
+#[test]
+fn concurrent_wake_ups_keep_the_objects_b_valid() {
+    loom::model(|| {
+        let s = Arc::new(AdaptiveSummary::new());
+        let latencies = [2_000.0, 30_000.0];
+        // The summary keeps whole ns.
+        let step = |old: f64, l: f64| next_block_ns(old, l, B).trunc();
+        let (a, b) = (latencies[0], latencies[1]);
+        let outcomes = [
+            B,
+            step(B, a),
+            step(B, b),
+            step(step(B, a), b),
+            step(step(B, b), a),
+        ];
+        let handles: Vec<_> = latencies
+            .iter()
+            .map(|&l| {
+                let s = s.clone();
+                thread::spawn(move || s.record_wake_up(l, B))
+            })
+            .collect();
+        let seen = s.block_ns(B);
+        assert!(outcomes.contains(&seen), "{seen} not in {outcomes:?}");
+        let limit = s.poll_limit_ns(0.999, seen);
+        assert!((0.0..=seen).contains(&limit), "{limit}");
+        for h in handles {
+            h.join().unwrap();
+        }
+        let end = s.block_ns(B);
+        assert!(outcomes.contains(&end), "{end} not in {outcomes:?}");
     });
 }

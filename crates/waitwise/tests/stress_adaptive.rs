@@ -1,6 +1,7 @@
 //! Stress tests of `adapt/b` ([`waitwise::policy::adaptive`]), as parameter
 //! tables: the per-object summary recorded into by many threads at once
-//! (the arm stays in the menu, drawn limits in `[0, B]`, scores bounded),
+//! (the arm stays in the menu, drawn limits in `[0, B]`, scores bounded;
+//! the object's learned `B` within its range),
 //! and real waits under `adapt/b` (an event ping-pong, a counter under a
 //! mutex, a token ring of semaphores) that must complete with nothing lost
 //! while their objects learn.
@@ -10,7 +11,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use waitwise::policy::adaptive::{AdaptiveSummary, ARMS, DECAY_SHIFT};
+use waitwise::policy::adaptive::{AdaptiveSummary, ARMS, BLOCK_RANGE, DECAY_SHIFT};
+use waitwise::policy::block_cost::MIN_MEASURED_BLOCK_NS;
 use waitwise::semaphore::Semaphore;
 use waitwise::{Event, Mutex, Policy, WaitOptions};
 
@@ -60,6 +62,57 @@ fn summary_touched_by_many_threads_stays_valid() {
             s.scores()
         );
         assert!(s.arm() < ARMS);
+    }
+}
+
+/// The per-object `B` moved by many threads' wake-ups at once (cheap and
+/// dear ones, and dropped outliers) while a reader draws with it: it stays
+/// within `BLOCK_RANGE` of the process's `B` (and at least the floor), and
+/// every limit drawn with it lies in `[0, B_object]`.
+#[test]
+fn objects_b_moved_by_many_threads_stays_in_range() {
+    const PROCESS_B: f64 = 3_000.0;
+    let lo = (PROCESS_B / BLOCK_RANGE).max(MIN_MEASURED_BLOCK_NS);
+    let hi = PROCESS_B * BLOCK_RANGE;
+    for (threads, records) in SUMMARY_CASES {
+        let s = AdaptiveSummary::new();
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let mut draws = 0u64;
+                while !done.load(Ordering::Relaxed) {
+                    let b = s.block_ns(PROCESS_B);
+                    assert!((lo..=hi).contains(&b), "{b}");
+                    let u = (draws % 1000) as f64 / 1000.0;
+                    let l = s.poll_limit_ns(u, b);
+                    assert!((0.0..=b).contains(&l), "{l} of {b}");
+                    draws += 1;
+                }
+            });
+            let recorders: Vec<_> = (0..threads)
+                .map(|k| {
+                    let s = &s;
+                    scope.spawn(move || {
+                        for i in 0..records {
+                            let latency = match (k + i) % 4 {
+                                0 => 2_000.0,
+                                1 => 200_000.0,
+                                2 => 50.0,
+                                _ => 5e6,
+                            };
+                            s.record_wake_up(latency, PROCESS_B);
+                        }
+                    })
+                })
+                .collect();
+            for r in recorders {
+                r.join().unwrap();
+            }
+            done.store(true, Ordering::Relaxed);
+            reader.join().unwrap();
+        });
+        let b = s.block_ns(PROCESS_B);
+        assert!((lo..=hi).contains(&b), "{threads} threads: {b}");
     }
 }
 

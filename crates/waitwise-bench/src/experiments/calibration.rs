@@ -23,7 +23,9 @@
 //! * **B**: measured beside each cell ([`Row::cell_block_ns`]): the wake-up
 //!   latency of its `/b/0` references less that of its at-once references,
 //!   the block-cost definition of `waitwise::policy::block_cost`. The
-//!   process's `B` set the policies' poll limits, and on a VM a block's
+//!   process's `B` set the static policies' poll limits (`adapt/b`'s
+//!   objects start from it and learn their own from their wake-ups,
+//!   `waitwise::policy::adaptive`), and on a VM a block's
 //!   cost drifts between modes (one run's kernel CPU per block fell from
 //!   ~20 µs to 5 µs between the start and the cells, and 28 of 60 cells
 //!   missed the model), so each cell is priced, and predicted, with the `B`
@@ -298,7 +300,8 @@ pub struct Row {
     pub measured_factor_se: Option<f64>,
     /// The model's competitive factor for the law (expectation).
     pub predicted_factor: Option<f64>,
-    /// The model's factor on the waits that happened.
+    /// The model's factor on the waits that happened (`adapt/b`: its
+    /// learner with the cell's `B`, which the objects learn).
     pub predicted_sample_factor: Option<f64>,
     /// `measured_factor / predicted_sample_factor`.
     pub ratio: Option<f64>,
@@ -802,11 +805,17 @@ fn summarize(
     // beyond that and the references' cap is a kernel-path outlier. A
     // polled wait burned at most its length; CPU beyond that and the
     // hand-off cap was charged while its vCPU did not run.
-    let max_poll = alg.alpha(b).unwrap_or(1.0) * b;
+    let max_poll = if *alg == WaitingAlgorithm::Adaptive {
+        // Its objects' own B, at most BLOCK_RANGE times the process's.
+        waitwise::policy::adaptive::BLOCK_RANGE * b
+    } else {
+        alg.alpha(b).unwrap_or(1.0) * b
+    };
     row.outliers = 0;
     let mut pairs = Vec::with_capacity(n);
     // adapt/b: the model's learner sees the cell's waits in the order they
-    // happened, as the event's own summary did.
+    // happened, as the event's own summary did, with the B of the cell's
+    // blocks, which the event's summary learns from its own wake-ups.
     let mut learner = adaptive::Learner::new();
     for s in samples {
         let Accounting {
@@ -835,8 +844,8 @@ fn summarize(
         opt_sum += s.wait_ns.min(b_cell);
         pairs.push((cost, s.wait_ns.min(b_cell)));
         model_sum += if *alg == WaitingAlgorithm::Adaptive {
-            let c = adaptive::arm_cost_scaled(learner.arm(), s.wait_ns, b, b_cell);
-            learner.record(s.wait_ns, b);
+            let c = adaptive::arm_cost_scaled(learner.arm(), s.wait_ns, b_cell, b_cell);
+            learner.record(s.wait_ns, b_cell);
             c
         } else {
             cost_in_cell(alg, s.wait_ns, b, b_cell).unwrap_or(f64::NAN)
@@ -1797,6 +1806,37 @@ mod tests {
         let rand = WaitingAlgorithm::Randomized;
         let same = cost_in_cell(&rand, 300.0, 1_000.0, 1_000.0).unwrap();
         assert!((same - cost::cost_for_wait(&rand, 300.0, 1_000.0).unwrap()).abs() < 1e-9);
+    }
+
+    /// adapt/b's objects learn the B their blocks cost: where blocks cost
+    /// ten times the process's B, 5 us waits are short ones (x = 0.5 of
+    /// the cell's B), and the model's adapt/b on them polls, as the
+    /// library's does once it has learned; priced with the process's B it
+    /// would block them (x = 5) and predict three times the optimum.
+    #[test]
+    fn adapt_b_is_predicted_with_the_cells_b() {
+        let alg = WaitingAlgorithm::Adaptive;
+        let law = WaitDistribution::uniform(10_000.0).unwrap();
+        let acc = Accounting {
+            b: 1_000.0,
+            b_cell: 10_000.0,
+            clock_overhead: 0.0,
+            block_cpu: BlockCpu {
+                mean_ns: 0.0,
+                median_ns: 0.0,
+                cap_ns: 0.0,
+            },
+            hand_off: HandOffCpu {
+                median_ns: 0.0,
+                cap_ns: 0.0,
+            },
+        };
+        let samples: Vec<Sample> = (0..400).map(|_| sample(5_000.0, 5_000.0, false)).collect();
+        let mut row = Row::unmeasured(CalibrationDist::Uniform, 10.0, "adapt/b");
+        summarize(&mut row, &samples, &alg, &law, &[acc]);
+        assert_eq!(row.measured_factor, Some(1.0));
+        let predicted = row.predicted_sample_factor.unwrap();
+        assert!((1.0..1.1).contains(&predicted), "{predicted}");
     }
 
     #[test]

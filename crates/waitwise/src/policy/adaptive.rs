@@ -74,10 +74,35 @@
 //! timed out counts only when it lasted at least `B` (then every arm's
 //! cost is saturated).
 //!
+//! # `B`, per object
+//!
+//! The arms' limits and the summary's costs are in units of `B`, and an
+//! object's waits use the `B` its own blocks cost
+//! ([`AdaptiveSummary::block_ns`]), not only the process's
+//! ([`block_ns`](super::block_ns)): a blocked wait whose waker's stamp is
+//! its own reads its wake-up latency (stamp to the clock read after the
+//! wake-up), and each such sample moves the object's `B` by
+//! `2^-BLOCK_SHIFT` of the difference ([`BLOCK_SHIFT`], a decayed mean:
+//! the expected cost of a block is what the arms' costs speak of).
+//! Why: a block's cost depends on where and how long the object sleeps
+//! (on a VM, whether the host still polls the halted vCPU; on a loaded
+//! machine, whether the woken thread finds its CPU free), so the process's
+//! `B` measured by back-to-back hand-offs can be several times off for one
+//! object's waits, and then the summary prices every arm with the wrong
+//! `B` and follows the wrong one. A sample counts at most
+//! [`BLOCK_SAMPLE_CAP`] times the current value (a preempted wake-up moves
+//! it by at most 1/8), samples under
+//! [`MIN_MEASURED_BLOCK_NS`](super::block_cost::MIN_MEASURED_BLOCK_NS) or
+//! over a millisecond are dropped (no real sleep; a time slice), and the
+//! learned value stays within [`BLOCK_RANGE`] times the process's `B`
+//! either way. The bound above holds for the `B` a wait draws with: each
+//! wait costs at most `R` times `min(t, B_object)`.
+//!
 //! Cost per wait: choosing reads one word (the current arm) and draws like
-//! `rand/b`; recording is one clock read and, per arm, a load, a shift, a
-//! subtract, an add and a store, then a 6-way minimum. No allocation, no
-//! lock, no read-modify-write.
+//! `rand/b` with the object's `B` (one more word); recording is one clock
+//! read and, per arm, a load, a shift, a subtract, an add and a store,
+//! then a 6-way minimum, and for a blocked wait one load and store of the
+//! object's `B`. No allocation, no lock, no read-modify-write.
 //!
 //! Objects do not carry the summary themselves: it lives in a static table
 //! of [`SLOTS`] cache-line-sized summaries indexed by a hash of the wait
@@ -158,6 +183,34 @@ pub const WORST_CASE_FACTOR: f64 = 16.505_207_994_280_667;
 /// one odd wait, short enough that a switch between short and long waits
 /// is followed within a few dozen waits.
 pub const DECAY_SHIFT: u32 = 4;
+
+/// Each wake-up sample moves an object's learned `B` by `2^-BLOCK_SHIFT`
+/// of its difference from it: a decayed mean over about the last 8 blocked
+/// waits. Guessed: after a mode change `B` grows by up to 1/8 per block
+/// (with [`BLOCK_SAMPLE_CAP`]), so a tenfold rise is followed within about
+/// 20 blocks, a fall within about 8.
+pub const BLOCK_SHIFT: u32 = 3;
+
+/// A wake-up sample counts at most this many times the object's current
+/// `B`. Chosen: a host preemption or a time slice lost to another thread
+/// (hundreds of µs) moves `B` by at most 1/8 instead of multiplying it,
+/// and the decayed mean has a fixed point as long as fewer than half the
+/// samples are such outliers (with a cap `c`, fewer than `1/c`; with 4,
+/// on a loaded 2-CPU machine, the learned `B` of long-wait cells drifted
+/// up to several times what their blocks cost on average).
+pub const BLOCK_SAMPLE_CAP: f64 = 2.0;
+
+/// An object's learned `B` stays within the process's `B` divided or
+/// multiplied by this. Guessed, from `waitwise model calibrate` on a
+/// 2-vCPU KVM guest: blocks cost up to 14 times the `B` the process
+/// measured with back-to-back hand-offs, in its fast wake-up mode and
+/// with other programs running.
+pub const BLOCK_RANGE: f64 = 16.0;
+
+/// Wake-up samples longer than this are dropped, ns: a time slice, not a
+/// wake-up (the limit of `waitwise_platform::wake_latency::MAX_SAMPLE_NS`,
+/// a test checks that they agree).
+const MAX_WAKE_SAMPLE_NS: f64 = 1_000_000.0;
 
 /// Fixed-point unit of a score: one `B` of cost. A wait adds at most `2B`
 /// (`D` on a long wait), so a score stays below `2 * SCORE_UNIT *
@@ -241,8 +294,29 @@ pub fn observed_wait_ns(
     }
 }
 
+/// The object's `B` after one wake-up of `latency_ns` (module docs, "`B`,
+/// per object"): `old_ns` moved by `2^-BLOCK_SHIFT` of the difference,
+/// the sample capped at [`BLOCK_SAMPLE_CAP`] `x old_ns`, the result within
+/// [`BLOCK_RANGE`] of `process_ns`; `old_ns` itself when the sample is
+/// dropped (under
+/// [`MIN_MEASURED_BLOCK_NS`](super::block_cost::MIN_MEASURED_BLOCK_NS),
+/// over a millisecond, or not a number). Pure, so the update is testable.
+pub fn next_block_ns(old_ns: f64, latency_ns: f64, process_ns: f64) -> f64 {
+    let floor = super::block_cost::MIN_MEASURED_BLOCK_NS;
+    if !(latency_ns >= floor && latency_ns <= MAX_WAKE_SAMPLE_NS) {
+        return old_ns;
+    }
+    let sample = latency_ns.min(BLOCK_SAMPLE_CAP * old_ns);
+    let next = old_ns + (sample - old_ns) / f64::from(1u32 << BLOCK_SHIFT);
+    // max then min, not clamp: no panic on a bad `process_ns`.
+    next.max(process_ns / BLOCK_RANGE)
+        .min(process_ns * BLOCK_RANGE)
+        .max(floor)
+}
+
 /// One object's summary: per arm, the decayed sum of its cost on recent
-/// waits, and the arm with the least (module docs).
+/// waits, the arm with the least, and the object's learned `B` (module
+/// docs).
 #[derive(Debug)]
 #[repr(align(64))]
 pub struct AdaptiveSummary {
@@ -250,6 +324,8 @@ pub struct AdaptiveSummary {
     scores: [AtomicU32; ARMS],
     /// The arm with the least score (as of the last record), `< ARMS`.
     arm: AtomicU32,
+    /// The object's learned `B`, whole ns; 0 until its first wake-up.
+    block: AtomicU32,
 }
 
 impl AdaptiveSummary {
@@ -266,6 +342,7 @@ impl AdaptiveSummary {
                     AtomicU32::new(0),
                 ],
                 arm: AtomicU32::new(START_ARM as u32),
+                block: AtomicU32::new(0),
             }
         }
     }
@@ -314,6 +391,37 @@ impl AdaptiveSummary {
         }
         if best != current {
             self.arm.store(best as u32, Ordering::Relaxed);
+        }
+    }
+
+    /// The `B` this object's waits use, ns: the one learned from its
+    /// wake-ups ([`AdaptiveSummary::record_wake_up`]) within
+    /// [`BLOCK_RANGE`] of the process's `process_ns`, or `process_ns`
+    /// before the first.
+    #[inline]
+    pub fn block_ns(&self, process_ns: f64) -> f64 {
+        // Relaxed: a number on its own (module docs).
+        match self.block.load(Ordering::Relaxed) {
+            0 => process_ns,
+            b => f64::from(b)
+                .max(process_ns / BLOCK_RANGE)
+                .min(process_ns * BLOCK_RANGE),
+        }
+    }
+
+    /// One blocked wait of this object woke `latency_ns` after its waker's
+    /// stamp: moves the object's `B` ([`next_block_ns`]).
+    #[inline]
+    pub fn record_wake_up(&self, latency_ns: f64, process_ns: f64) {
+        let old = self.block_ns(process_ns);
+        let next = next_block_ns(old, latency_ns, process_ns);
+        if next != old {
+            // Relaxed load above and store here, not a read-modify-write:
+            // a sample lost to a concurrent one only slows the learning.
+            self.block.store(
+                next.min(f64::from(u32::MAX)).max(1.0) as u32,
+                Ordering::Relaxed,
+            );
         }
     }
 
@@ -367,16 +475,22 @@ pub struct Learning {
     addr: usize,
     start_ticks: u64,
     limit_ns: f64,
+    /// The `B` this wait drew with (the object's).
     b_ns: f64,
+    /// The process's `B`, which bounds the object's.
+    process_b_ns: f64,
 }
 
 #[cfg(not(loom))]
 impl Learning {
-    /// Starts a wait on the word at `addr` with block cost `b_ns`; returns
-    /// the poll limit, ns, and the handle to finish with.
+    /// Starts a wait on the word at `addr` in a process whose block cost
+    /// is `process_b_ns`; draws with the object's own `B`
+    /// ([`AdaptiveSummary::block_ns`]) and returns the poll limit, ns, and
+    /// the handle to finish with.
     #[inline]
-    pub fn begin(addr: usize, b_ns: f64) -> (f64, Self) {
+    pub fn begin(addr: usize, process_b_ns: f64) -> (f64, Self) {
         let summary = summary_for(addr);
+        let b_ns = summary.block_ns(process_b_ns);
         let limit_ns = summary.poll_limit_ns(super::randomized::next_uniform(), b_ns);
         let start_ticks = waitwise_platform::clock::cycle_clock().now();
         (
@@ -387,24 +501,30 @@ impl Learning {
                 start_ticks,
                 limit_ns,
                 b_ns,
+                process_b_ns,
             },
         )
     }
 
     /// Records the wait that began here, as [`observed_wait_ns`] counts it
-    /// (a blocked wait with its waker's stamp, when that is of this wait).
+    /// (a blocked wait with its waker's stamp, when that is of this wait,
+    /// which also gives one sample of the object's `B`: the stamp to now).
     #[inline]
     pub fn finish(self, blocked: bool, timed_out: bool) {
         let clock = waitwise_platform::clock::cycle_clock();
         let now = clock.now();
         let elapsed = clock.ticks_to_ns(now.saturating_sub(self.start_ticks));
-        let released = if blocked && !timed_out {
+        let stamp = if blocked && !timed_out {
             waitwise_platform::wake_latency::last_waking(self.addr as *const u32)
                 .filter(|&at| at >= self.start_ticks && at <= now)
-                .map(|at| clock.ticks_to_ns(at - self.start_ticks))
         } else {
             None
         };
+        if let Some(at) = stamp {
+            self.summary
+                .record_wake_up(clock.ticks_to_ns(now - at), self.process_b_ns);
+        }
+        let released = stamp.map(|at| clock.ticks_to_ns(at - self.start_ticks));
         if let Some(t) = observed_wait_ns(
             elapsed,
             blocked,
@@ -445,6 +565,10 @@ mod tests {
         let worst = (0..ARMS).map(arm_worst_factor).fold(0.0, f64::max);
         assert_eq!(worst, WORST_CASE_FACTOR);
         assert_eq!(arm_name(START_ARM), "rand/b");
+        assert_eq!(
+            MAX_WAKE_SAMPLE_NS,
+            waitwise_platform::wake_latency::MAX_SAMPLE_NS as f64
+        );
     }
 
     /// The closed-form cost against a midpoint sum over the arm's law.
@@ -516,6 +640,47 @@ mod tests {
             "{:?}",
             s.scores()
         );
+    }
+
+    #[test]
+    fn a_wake_up_moves_the_objects_b_by_an_eighth() {
+        // 1/8 of the way from 3 us to 5 us.
+        assert_eq!(next_block_ns(3_000.0, 5_000.0, 3_000.0), 3_250.0);
+        // A 500 us outlier counts as 2 x 3 us: 3 us + 3 us / 8.
+        assert_eq!(next_block_ns(3_000.0, 500_000.0, 3_000.0), 3_375.0);
+        // Dropped: no real sleep, a time slice, not a number.
+        for bad in [200.0, 2e6, f64::NAN] {
+            assert_eq!(next_block_ns(3_000.0, bad, 3_000.0), 3_000.0);
+        }
+        // Never beyond BLOCK_RANGE of the process's B, nor under the floor.
+        assert_eq!(next_block_ns(47_000.0, 60_000.0, 3_000.0), 48_000.0);
+        assert_eq!(next_block_ns(1_000.0, 1_000.0, 3_000.0), 1_000.0);
+        assert_eq!(next_block_ns(5_000.0, 1_000.0, 160_000.0), 10_000.0);
+    }
+
+    /// An object whose blocks cost ten times the process's `B` learns it
+    /// within a few dozen wake-ups, and comes back when they get cheap.
+    #[test]
+    fn an_object_learns_what_its_blocks_cost() {
+        let s = AdaptiveSummary::new();
+        assert_eq!(s.block_ns(3_000.0), 3_000.0);
+        for _ in 0..60 {
+            s.record_wake_up(30_000.0, 3_000.0);
+        }
+        let b = s.block_ns(3_000.0);
+        assert!((29_000.0..=30_000.0).contains(&b), "{b}");
+        // Its limits follow: s/b/1 (the arm D) polls the object's B.
+        for _ in 0..40 {
+            s.record(100.0, b);
+        }
+        assert_eq!(s.arm(), ARM_POLL_B);
+        assert_eq!(s.poll_limit_ns(0.5, s.block_ns(3_000.0)), b);
+        for _ in 0..60 {
+            s.record_wake_up(3_000.0, 3_000.0);
+        }
+        assert!((s.block_ns(3_000.0) - 3_000.0).abs() < 100.0);
+        // The process's B bounds it when that changes.
+        assert_eq!(s.block_ns(100.0), 1_600.0);
     }
 
     #[test]
