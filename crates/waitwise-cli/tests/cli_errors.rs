@@ -205,11 +205,16 @@ fn help_names_the_papers_and_the_exit_status() {
     assert!(!help.to_lowercase().contains("seed 0"), "{help}");
 }
 
-/// `oversub --idle-signal` takes `auto`, `idle` or `busy` only.
+/// `oversub --idle-signal` and `model calibrate --idle-signal` take
+/// `auto`, `idle` or `busy` only.
 #[test]
 fn an_unknown_idle_signal_is_refused_with_the_choices() {
     rejected(
         &["oversub", "--idle-signal", "sometimes"],
+        &["--idle-signal", "auto", "idle", "busy"],
+    );
+    rejected(
+        &["model", "calibrate", "--idle-signal", "sometimes"],
         &["--idle-signal", "auto", "idle", "busy"],
     );
 }

@@ -140,6 +140,12 @@ pub struct CalibrateArgs {
     /// Write the charts here as calibration_<dist>.svg.
     #[arg(long, value_name = "DIR")]
     pub svg_dir: Option<PathBuf>,
+    /// `adapt/b`'s idle-CPU signal (`waitwise::policy::idle_extension`):
+    /// read from the machine, or pinned for the run (noted on stderr);
+    /// `busy` measures `adapt/b` without its extension, in the regime the
+    /// cost model charges every poll.
+    #[arg(long, value_enum, default_value_t)]
+    pub idle_signal: super::oversub::IdleSignalArg,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -367,6 +373,7 @@ fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     if let Some(r) = args.rounds {
         cfg.rounds = r as usize;
     }
+    super::oversub::pin_idle_signal(args.idle_signal, "model calibrate");
     let result = run_calibration(&cfg);
     if let Some(dir) = &args.svg_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;

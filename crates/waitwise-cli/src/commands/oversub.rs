@@ -102,15 +102,21 @@ pub fn validate(args: &OversubArgs) -> anyhow::Result<()> {
 
 /// Runs the experiment and prints it.
 pub fn run(args: &OversubArgs) -> anyhow::Result<()> {
+    pin_idle_signal(args.idle_signal, "oversub");
+    emit(&run_experiment(&config(args)?), &args.output)
+}
+
+/// Pins (or unpins) `adapt/b`'s idle-CPU signal for the rest of the
+/// process as `arg` says, noting a pin on stderr as `command: ...`.
+pub fn pin_idle_signal(arg: IdleSignalArg, command: &str) {
     use waitwise::policy::idle_extension::{force_demand, CpuDemand};
-    let pinned = match args.idle_signal {
+    let pinned = match arg {
         IdleSignalArg::Auto => None,
         IdleSignalArg::Idle => Some(CpuDemand::Idle),
         IdleSignalArg::Busy => Some(CpuDemand::Busy),
     };
     if let Some(d) = pinned {
-        eprintln!("oversub: adapt/b's idle-CPU signal pinned to {d:?} for this run");
+        eprintln!("{command}: adapt/b's idle-CPU signal pinned to {d:?} for this run");
     }
     force_demand(pinned);
-    emit(&run_experiment(&config(args)?), &args.output)
 }
