@@ -140,11 +140,14 @@ pub struct CalibrateArgs {
     /// Write the charts here as calibration_<dist>.svg.
     #[arg(long, value_name = "DIR")]
     pub svg_dir: Option<PathBuf>,
-    /// `adapt/b`'s idle-CPU signal (`waitwise::policy::idle_extension`):
-    /// read from the machine, or pinned for the run (noted on stderr);
-    /// `busy` measures `adapt/b` without its extension, in the regime the
-    /// cost model charges every poll.
-    #[arg(long, value_enum, default_value_t)]
+    /// `adapt/b`'s idle-CPU signal (`waitwise::policy::idle_extension`)
+    /// for the run (noted on stderr). Default `busy`: no extension, the
+    /// regime of the cost model, which charges every poll its CPU time;
+    /// with `auto` or `idle` the extension's polls past the limit are
+    /// charged on a quiet machine, and on a loaded one a poller that
+    /// yielded its CPU is charged neither the time it did not run nor its
+    /// late wake-up (factors under 1 were seen).
+    #[arg(long, value_enum, default_value = "busy")]
     pub idle_signal: super::oversub::IdleSignalArg,
     #[command(flatten)]
     pub output: OutputArgs,
