@@ -95,7 +95,11 @@
 //! [`MIN_MEASURED_BLOCK_NS`](super::block_cost::MIN_MEASURED_BLOCK_NS) or
 //! over a millisecond are dropped (no real sleep; a time slice), and the
 //! learned value stays within [`BLOCK_RANGE`] times the process's `B`
-//! either way. The bound above holds for the `B` a wait draws with: each
+//! either way. A sample is the waiter's whole latency: where threads
+//! outnumber CPUs it includes the woken thread's wait for a CPU (which
+//! the process's learned `B` leaves out by taking a lower quartile), so an
+//! oversubscribed object's `B` runs high; its long waits still choose the
+//! arms that block, whose polls grow with `B / 16`. The bound above holds for the `B` a wait draws with: each
 //! wait costs at most `R` times `min(t, B_object)`.
 //!
 //! Cost per wait: choosing reads one word (the current arm) and draws like
