@@ -163,6 +163,7 @@ fn adaptive_expected_numeric(dist: &WaitDistribution, b: f64) -> f64 {
     let end = dist.support_end();
     let mut points = vec![0.0, end, b];
     points.extend(adaptive::SCALES.iter().map(|a| a * b));
+    points.extend((0..adaptive::ARMS).filter_map(|arm| Some(adaptive::poll_multiple(arm)? * b)));
     points.extend(dist.breakpoints());
     let points: Vec<f64> = points.into_iter().filter(|&p| p <= end).collect();
     let scale = dist.mean().max(b);

@@ -806,8 +806,10 @@ fn summarize(
     // polled wait burned at most its length; CPU beyond that and the
     // hand-off cap was charged while its vCPU did not run.
     let max_poll = if *alg == WaitingAlgorithm::Adaptive {
-        // Its objects' own B, at most BLOCK_RANGE times the process's.
-        waitwise::policy::adaptive::BLOCK_RANGE * b
+        // Its longest arm (s/b/2) with its objects' own B, at most
+        // BLOCK_RANGE times the process's.
+        use waitwise::policy::adaptive::{BLOCK_RANGE, MAX_LIMIT_IN_B};
+        MAX_LIMIT_IN_B * BLOCK_RANGE * b
     } else {
         alg.alpha(b).unwrap_or(1.0) * b
     };
@@ -1734,9 +1736,13 @@ mod tests {
         assert_eq!(lib::TRUNCATED_SCALES, adaptive::SCALES);
         assert_eq!(lib::DECAY_SHIFT, adaptive::DECAY_SHIFT);
         assert_eq!(lib::START_ARM, adaptive::START_ARM);
+        assert_eq!(lib::ARM_POLL_B, adaptive::ARM_POLL_B);
+        assert_eq!(lib::ARM_POLL_2B, adaptive::ARM_POLL_2B);
         assert_eq!(lib::WORST_CASE_FACTOR, adaptive::WORST_CASE_FACTOR);
         for arm in 0..lib::ARMS {
-            for t in [0.0, 30.0, 200.0, 700.0, 1000.0, 5000.0] {
+            for t in [
+                0.0, 30.0, 200.0, 700.0, 1000.0, 1500.0, 2000.0, 2500.0, 5000.0,
+            ] {
                 let l = lib::arm_cost(arm, t / 1000.0) * 1000.0;
                 assert!((l - adaptive::arm_cost(arm, t, 1000.0)).abs() < 1e-9);
             }
@@ -1745,7 +1751,7 @@ mod tests {
         let mut learner = adaptive::Learner::new();
         let mut rng = Rng::new(3);
         for i in 0..2000 {
-            let t = if (i / 100) % 2 == 0 { 50.0 } else { 20_000.0 } * rng.next_f64();
+            let t = [50.0, 20_000.0, 2_400.0][(i / 100) % 3] * rng.next_f64();
             summary.record(t, 1000.0);
             learner.record(t, 1000.0);
             if i % 100 == 99 {

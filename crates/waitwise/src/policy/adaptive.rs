@@ -4,7 +4,7 @@
 //!
 //! # The menu (arms)
 //!
-//! Every arm is a law for the poll limit `L` on `[0, B]` whose expected
+//! Every arm is a law for the poll limit `L` on `[0, 2B]` whose expected
 //! cost is within a fixed factor of the off-line optimum `min(t, B)` for
 //! *every* wait `t` (`B` = the block cost, [`block_ns`](super::block_ns)):
 //!
@@ -12,12 +12,17 @@
 //! |---|---|---|---|
 //! | `F(a)`, `a` in [`TRUNCATED_SCALES`] | density `e^(x/B) / (B (e^a - 1))` on `[0, aB]` | `K(a) min(t, aB)`, `K(a) = 1/(1 - e^-a)` | `K(a)` |
 //! | `D` | `B` (`s/b/1`) | `t` if `t <= B`, else `2B` | 2 |
+//! | `D2` | `2B` (`s/b/2`) | `t` if `t <= 2B`, else `3B` | 3 |
 //!
 //! `F(1)` is Karlin et al.'s `rand/b` (`K(1) = e/(e-1)`). A smaller `a`
 //! leans towards blocking: `F(1/16)` costs at most `1.032 B` on a long
 //! wait (always-block's `B` plus a little), where `rand/b` costs `1.58 B`;
 //! `D` leans towards polling: a wait shorter than `B` costs exactly its
-//! length.
+//! length. `D2` leans further: a wait shorter than `2B` costs exactly its
+//! length, for waits that mostly end between `B` and `2B` (there every
+//! other arm blocks and pays the wait's head plus `B`); its factor is 3,
+//! reached by a wait just over `2B` (polls `2B`, blocks `B`, against the
+//! optimum `B`), and between `B` and `2B` its ratio `t / B` is below 2.
 //!
 //! The cost of `F(a)`: for `t <= aB`, polling succeeds when `L > t` and a
 //! blocked wait pays `x + B`, so `E = t P(L > t) + int_0^t (x + B) p(x) dx
@@ -30,11 +35,11 @@
 //! Whatever the summary holds when a wait starts (an adversary may even
 //! choose each wait knowing it), the wait runs one arm, so its expected
 //! cost given everything before it is at most
-//! `R = max(K(1/16), 2) = 1/(1 - e^(-1/16)) ≈ 16.5` ([`WORST_CASE_FACTOR`])
+//! `R = max(K(1/16), 2, 3) = 1/(1 - e^(-1/16)) ≈ 16.5` ([`WORST_CASE_FACTOR`])
 //! times `min(t, B)`. Summing over the waits (linearity of expectation,
 //! conditioning on the past), the expected total cost of *any* wait
 //! sequence is at most `R` times the off-line optimum, with no additive
-//! term. For comparison `s/b/0.54` is 2.85-competitive, `s/b/1` 2, and
+//! term. For comparison `s/b/0.54` is 2.85-competitive, `s/b/1` 2, `s/b/2` 3, and
 //! always-block and always-spin are unbounded. `R` is the price of leaning
 //! towards blocking: the Pareto frontier of randomized ski rental (Purohit,
 //! Svitkina and Kumar, NeurIPS 2018; Wei and Zhang, 2020) says that no law
@@ -105,7 +110,7 @@
 //! Cost per wait: choosing reads one word (the current arm) and draws like
 //! `rand/b` with the object's `B` (one more word); recording is one clock
 //! read and, per arm, a load, a shift, a subtract, an add and a store,
-//! then a 6-way minimum, and for a blocked wait one load and store of the
+//! then a 7-way minimum, and for a blocked wait one load and store of the
 //! object's `B`. No allocation, no lock, no read-modify-write.
 //!
 //! Objects do not carry the summary themselves: it lives in a static table
@@ -166,11 +171,22 @@ const TRUNCATED_EXPM1: [f64; 5] = [
     1.718_281_828_459_045,
 ];
 
-/// Number of arms: the five `F(a)` and `D`.
-pub const ARMS: usize = 6;
+/// Number of arms: the five `F(a)`, `D` and `D2`.
+pub const ARMS: usize = 7;
 
 /// Index of the deterministic arm `D` (poll for `B`).
 pub const ARM_POLL_B: usize = 5;
+
+/// Index of the deterministic arm `D2` (poll for `2B`). Chosen from
+/// `waitwise model calibrate`: in its uniform cells whose waits end
+/// between `B` and `2B` (blocks after long sleeps cost more than the
+/// process's `B`), every arm blocking at `B` cost 1.4-1.5 times the
+/// optimum where always-spin cost 1.1-1.2.
+pub const ARM_POLL_2B: usize = 6;
+
+/// The longest poll limit of any arm, in units of `B` (`D2`'s): every
+/// drawn limit lies in `[0, MAX_LIMIT_IN_B * B]`.
+pub const MAX_LIMIT_IN_B: f64 = 2.0;
 
 /// Index of `rand/b` (`F(1)`), the arm of an object with no history: the
 /// best worst case of the menu.
@@ -216,13 +232,24 @@ pub const BLOCK_RANGE: f64 = 16.0;
 /// a test checks that they agree).
 const MAX_WAKE_SAMPLE_NS: f64 = 1_000_000.0;
 
-/// Fixed-point unit of a score: one `B` of cost. A wait adds at most `2B`
-/// (`D` on a long wait), so a score stays below `2 * SCORE_UNIT *
+/// Fixed-point unit of a score: one `B` of cost. A wait adds at most `3B`
+/// (`D2` on a long wait), so a score stays below `3 * SCORE_UNIT *
 /// 2^DECAY_SHIFT`, far from `u32::MAX`.
 const SCORE_UNIT: f64 = 4096.0;
 
 /// Number of summaries in the static table (a power of two).
 pub const SLOTS: usize = 128;
+
+/// The poll limit of a deterministic arm in units of `B` (1 for `D`, 2
+/// for `D2`), `None` for an `F(a)`.
+#[inline]
+pub fn poll_multiple(arm: usize) -> Option<f64> {
+    match arm {
+        ARM_POLL_B => Some(1.0),
+        ARM_POLL_2B => Some(MAX_LIMIT_IN_B),
+        _ => None,
+    }
+}
 
 /// The expected cost of arm `arm` on a wait of `x = t / B`, in units of
 /// `B` (module docs, the table).
@@ -232,11 +259,11 @@ pub const SLOTS: usize = 128;
 /// When `arm >= ARMS`.
 #[inline]
 pub fn arm_cost(arm: usize, x: f64) -> f64 {
-    if arm == ARM_POLL_B {
-        if x <= 1.0 {
+    if let Some(c) = poll_multiple(arm) {
+        if x <= c {
             x
         } else {
-            2.0
+            c + 1.0
         }
     } else {
         TRUNCATED_FACTORS[arm] * x.min(TRUNCATED_SCALES[arm])
@@ -244,10 +271,11 @@ pub fn arm_cost(arm: usize, x: f64) -> f64 {
 }
 
 /// The worst ratio of arm `arm`'s expected cost to `min(t, B)` over all
-/// waits: `K(a)` for `F(a)`, 2 for `D`.
+/// waits: `K(a)` for `F(a)`, `c + 1` for a deterministic arm polling
+/// `cB` (2 for `D`, 3 for `D2`).
 pub fn arm_worst_factor(arm: usize) -> f64 {
-    if arm == ARM_POLL_B {
-        2.0
+    if let Some(c) = poll_multiple(arm) {
+        c + 1.0
     } else {
         TRUNCATED_FACTORS[arm]
     }
@@ -255,19 +283,22 @@ pub fn arm_worst_factor(arm: usize) -> f64 {
 
 /// The poll limit of arm `arm` for a uniform draw `u` in `[0, 1)` and
 /// block cost `b`: inverse CDF `B ln(1 + u (e^a - 1))` for `F(a)`, `B` for
-/// `D` (pure, so the laws are testable).
+/// `D`, `2B` for `D2` (pure, so the laws are testable).
 #[inline]
 pub fn poll_limit_from_uniform(arm: usize, u: f64, b: f64) -> f64 {
-    if arm == ARM_POLL_B {
-        b
+    if let Some(c) = poll_multiple(arm) {
+        c * b
     } else {
         b * (u * TRUNCATED_EXPM1[arm]).ln_1p()
     }
 }
 
-/// A short name for arm `arm` (`F(1/16)`, ..., `rand/b`, `s/b/1`).
+/// A short name for arm `arm` (`F(1/16)`, ..., `rand/b`, `s/b/1`,
+/// `s/b/2`).
 pub fn arm_name(arm: usize) -> &'static str {
-    ["F(1/16)", "F(1/8)", "F(1/4)", "F(1/2)", "rand/b", "s/b/1"][arm]
+    [
+        "F(1/16)", "F(1/8)", "F(1/4)", "F(1/2)", "rand/b", "s/b/1", "s/b/2",
+    ][arm]
 }
 
 /// The wait length a finished wait counts as, ns, or `None` when it
@@ -338,6 +369,7 @@ impl AdaptiveSummary {
         pub fn new() -> Self {
             Self {
                 scores: [
+                    AtomicU32::new(0),
                     AtomicU32::new(0),
                     AtomicU32::new(0),
                     AtomicU32::new(0),
@@ -569,6 +601,13 @@ mod tests {
         let worst = (0..ARMS).map(arm_worst_factor).fold(0.0, f64::max);
         assert_eq!(worst, WORST_CASE_FACTOR);
         assert_eq!(arm_name(START_ARM), "rand/b");
+        assert_eq!(arm_name(ARM_POLL_B), "s/b/1");
+        assert_eq!(arm_name(ARM_POLL_2B), "s/b/2");
+        assert_eq!(arm_worst_factor(ARM_POLL_2B), 3.0);
+        let longest = (0..ARMS)
+            .map(|arm| poll_limit_from_uniform(arm, 0.999_999, 1.0))
+            .fold(0.0, f64::max);
+        assert_eq!(longest, MAX_LIMIT_IN_B);
         assert_eq!(
             MAX_WAKE_SAMPLE_NS,
             waitwise_platform::wake_latency::MAX_SAMPLE_NS as f64
@@ -580,13 +619,13 @@ mod tests {
     fn arm_cost_is_the_expected_cost_of_its_law() {
         let b = 1.0;
         for arm in 0..ARMS {
-            for &t in &[0.0, 0.01, 0.1, 0.2, 0.4, 0.9, 1.0, 1.5, 7.0] {
+            for &t in &[0.0, 0.01, 0.1, 0.2, 0.4, 0.9, 1.0, 1.5, 2.0, 2.5, 7.0] {
                 let n = 100_000;
                 let mut sum = 0.0;
                 for k in 0..n {
                     let u = (k as f64 + 0.5) / n as f64;
                     let l = poll_limit_from_uniform(arm, u, b);
-                    assert!((0.0..=b).contains(&l));
+                    assert!((0.0..=MAX_LIMIT_IN_B * b).contains(&l));
                     sum += if t <= l { t } else { l + b };
                 }
                 let mean = sum / n as f64;
@@ -622,6 +661,24 @@ mod tests {
         assert_eq!(s.arm(), 0);
     }
 
+    /// Waits that end between `B` and `2B` as often as below `B`: every
+    /// arm that blocks by `B` pays `B` on half of them, `s/b/2` polls them
+    /// through.
+    #[test]
+    fn waits_up_to_twice_b_choose_polling_to_2b() {
+        let s = AdaptiveSummary::new();
+        for i in 0..40 {
+            s.record(if i % 2 == 0 { 300.0 } else { 1300.0 }, 1000.0);
+        }
+        assert_eq!(s.arm(), ARM_POLL_2B);
+        assert_eq!(s.poll_limit_ns(0.3, 1000.0), 2000.0);
+        // Waits just over 2B leave it.
+        for _ in 0..40 {
+            s.record(2100.0, 1000.0);
+        }
+        assert_eq!(s.arm(), 0);
+    }
+
     #[test]
     fn one_odd_wait_does_not_flip_a_settled_arm() {
         let s = AdaptiveSummary::new();
@@ -638,7 +695,7 @@ mod tests {
         for _ in 0..10_000 {
             s.record(1e12, 1.0);
         }
-        let max = 2.0 * f64::from(1u32 << DECAY_SHIFT);
+        let max = (MAX_LIMIT_IN_B + 1.0) * f64::from(1u32 << DECAY_SHIFT);
         assert!(
             s.scores().iter().all(|&v| v <= max + 1e-3),
             "{:?}",

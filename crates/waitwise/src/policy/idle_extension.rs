@@ -4,7 +4,7 @@
 //!
 //! # Why
 //!
-//! The poll limit of `adapt/b` stays in `[0, B]` (and mostly far below
+//! The poll limit of `adapt/b` stays in `[0, 2B]` (and mostly far below
 //! `B` once long waits have been seen) because its bound counts a poll as
 //! costing its time. That is the cost when another thread could use the
 //! CPU. When nobody else wants it, a poll costs no other thread anything,

@@ -35,7 +35,7 @@
 //!   led every polling choice, the default included, by 9-25%.
 //!
 //! Its per-wait bound is also wider (16.5 against `s/b/0.54`'s 2.85) and
-//! its learning costs a clock read and six score updates per contended
+//! its learning costs a clock read and seven score updates per contended
 //! wait. The commands that decide, for a quiet re-run:
 //! `cargo run --release -p waitwise-cli -- model calibrate` (the
 //! "Adaptive:" note) and `cargo run --release -p waitwise-cli -- oversub

@@ -51,7 +51,7 @@ pub enum PollLimit {
     /// Drawn per wait from the randomized density on `[0, B]`.
     Randomized,
     /// Drawn per wait from the law the object's own summary of recent
-    /// waits chooses ([`adaptive`]); always in `[0, B]`, extended while
+    /// waits chooses ([`adaptive`]); always in `[0, 2B]`, extended while
     /// every runnable thread has a CPU ([`idle_extension`]).
     Adaptive,
     /// `s//inf`: poll forever, or until the deadlock-avoidance timeout, then
