@@ -304,12 +304,14 @@ fn spin_for(d: Duration) {
     }
 }
 
-/// About `iters` ns of dependent arithmetic.
+/// About `iters` ns of dependent arithmetic (1000 took 1.1-1.2 µs on the
+/// project's 2-vCPU guest). The `black_box` on each step keeps the compiler
+/// from collapsing the recurrence: without it 1000 steps took 0.13 µs.
 #[inline(never)]
 fn work(iters: u64) -> u64 {
     let mut x = black_box(1u64);
     for i in 0..iters {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
+        x = black_box(x.wrapping_mul(6364136223846793005)).wrapping_add(i);
     }
     black_box(x)
 }
