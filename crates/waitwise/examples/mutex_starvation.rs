@@ -11,12 +11,18 @@
 //! critical section; `--cs N` adds N spin-loop hints inside it, so that
 //! waiters outlast their polling phase and sleep, where the mutex's
 //! hand-offs act) for `--ms`. Each thread times every acquisition (the
-//! clock read before `lock` to the one after it) and keeps its longest;
-//! the figures per lock are the medians over `--runs` interleaved runs of:
+//! cycle clock read before `lock` to the one after it: a TSC read where
+//! the TSC is usable, a few ns, where `Instant::now` costs ~25 ns on a KVM
+//! guest and took most of each iteration) and keeps its longest; the
+//! figures per lock are the medians over `--runs` interleaved runs of:
 //!
 //! - *longest wait*: the longest single acquisition of any thread, ms;
 //! - *least/most served*: the fewest acquisitions of one thread over the
 //!   most (1 = perfectly even);
+//! - *per CPU-s*: the same ratio for acquisitions per second of the
+//!   thread's own CPU time (`CLOCK_THREAD_CPUTIME_ID`): the lock's share
+//!   of the unevenness, without the scheduler's (with more threads than
+//!   CPUs, the threads' CPU times differ by 10-30% within a second);
 //! - *throughput*: acquisitions per second, all threads, Mops/s.
 //!
 //! Ratios are against parking_lot in the same run. The targets for
@@ -35,6 +41,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
+use waitwise_platform::clock::cycle_clock;
 
 /// `--cs`: spin-loop hints inside every critical section. Relaxed: set
 /// before the threads start (`spawn` orders it).
@@ -98,11 +105,43 @@ fn spin(n: u32) {
     }
 }
 
+/// One thread's loop: its calls, the longest one, and the CPU time it got.
+#[derive(Clone, Copy, Debug)]
+struct PerThread {
+    calls: u64,
+    longest: Duration,
+    cpu_secs: f64,
+}
+
+/// The calling thread's CPU time so far, seconds.
+fn thread_cpu_secs() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "CLOCK_THREAD_CPUTIME_ID");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// The smallest value over the largest (1 = all equal).
+fn least_over_most(values: impl Iterator<Item = f64> + Clone) -> f64 {
+    let most = values.clone().fold(0.0, f64::max);
+    let least = values.fold(f64::INFINITY, f64::min);
+    if most > 0.0 {
+        least / most
+    } else {
+        0.0
+    }
+}
+
 /// One run's figures.
 #[derive(Clone, Copy, Debug)]
 struct Figures {
     longest_wait_ms: f64,
     least_over_most: f64,
+    per_cpu_least_over_most: f64,
     mops: f64,
 }
 
@@ -114,7 +153,7 @@ fn contend<L: Send + Sync + 'static>(
     threads: usize,
     dur: Duration,
     op: impl Fn(&L, usize, u32) + Copy + Send + 'static,
-) -> (Vec<(u64, Duration)>, f64) {
+) -> (Vec<PerThread>, f64) {
     let stop = Arc::new(AtomicBool::new(false));
     let start = Arc::new(Barrier::new(threads + 1));
     let hs: Vec<_> = (0..threads)
@@ -124,16 +163,21 @@ fn contend<L: Send + Sync + 'static>(
                 let cs = CS.load(Ordering::Relaxed);
                 start.wait();
                 let mut n = 0u64;
-                let mut longest = Duration::ZERO;
+                let clock = cycle_clock();
+                let mut longest = 0u64;
                 // Relaxed: the flag only ends the loop; results come back
                 // through `join`.
                 while !stop.load(Ordering::Relaxed) {
-                    let t = Instant::now();
+                    let t = clock.now();
                     op(black_box(&*lock), i, cs);
-                    longest = longest.max(t.elapsed());
+                    longest = longest.max(clock.now().saturating_sub(t));
                     n += 1;
                 }
-                (n, longest)
+                PerThread {
+                    calls: n,
+                    longest: Duration::from_nanos(longest),
+                    cpu_secs: thread_cpu_secs(),
+                }
             })
         })
         .collect();
@@ -142,7 +186,7 @@ fn contend<L: Send + Sync + 'static>(
     std::thread::sleep(dur);
     // Relaxed: see the load; `join` orders the results.
     stop.store(true, Ordering::Relaxed);
-    let per: Vec<(u64, Duration)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    let per: Vec<PerThread> = hs.into_iter().map(|h| h.join().unwrap()).collect();
     (per, t.elapsed().as_secs_f64())
 }
 
@@ -151,23 +195,24 @@ fn contend<L: Send + Sync + 'static>(
 fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
     let lock = Arc::new(L::new());
     let (per, secs) = contend(&lock, threads, dur, |l: &L, _, cs| l.incr(cs));
-    let total: u64 = per.iter().map(|p| p.0).sum();
+    let total: u64 = per.iter().map(|p| p.calls).sum();
     assert_eq!(lock.get(), total, "mutual exclusion violated");
     figures(&per, secs)
 }
 
 /// The figures of one role (readers or writers) from its threads'
 /// acquisition counts and longest waits, over `secs`.
-fn figures(per: &[(u64, Duration)], secs: f64) -> Figures {
-    let total: u64 = per.iter().map(|p| p.0).sum();
-    let most = per.iter().map(|p| p.0).max().unwrap_or(0).max(1);
-    let least = per.iter().map(|p| p.0).min().unwrap_or(0);
+fn figures(per: &[PerThread], secs: f64) -> Figures {
+    let total: u64 = per.iter().map(|p| p.calls).sum();
     Figures {
         longest_wait_ms: per
             .iter()
-            .map(|p| p.1.as_secs_f64() * 1e3)
+            .map(|p| p.longest.as_secs_f64() * 1e3)
             .fold(0.0, f64::max),
-        least_over_most: least as f64 / most as f64,
+        least_over_most: least_over_most(per.iter().map(|p| p.calls as f64)),
+        per_cpu_least_over_most: least_over_most(
+            per.iter().map(|p| p.calls as f64 / p.cpu_secs.max(1e-9)),
+        ),
         mops: total as f64 / secs / 1e6,
     }
 }
@@ -185,7 +230,7 @@ fn run_rw<L: BenchRwLock>(threads: usize, dur: Duration) -> [Figures; 2] {
             black_box(l.read(cs));
         }
     });
-    let written: u64 = per[..writers].iter().map(|p| p.0).sum();
+    let written: u64 = per[..writers].iter().map(|p| p.calls).sum();
     assert_eq!(lock.read(0), written, "a write was lost");
     [
         figures(&per[writers..], secs),
@@ -260,16 +305,17 @@ fn main() {
         "{threads} threads on {cpus} CPUs, {} ms per run, {cs} spin-loop hints in the critical section, medians of {runs} interleaved runs\n",
         dur.as_millis()
     );
-    println!("| mutex | longest wait ms | vs parking_lot | least/most served | Mops/s | vs parking_lot |");
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("| mutex | longest wait ms | vs parking_lot | least/most served | per CPU-s | Mops/s | vs parking_lot |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     for (i, c) in cands.iter().enumerate() {
         let wait = med(i, |f| f.longest_wait_ms);
         let mops = med(i, |f| f.mops);
         println!(
-            "| {} | {wait:.2} | {:.2}x | {:.2} | {mops:.2} | {:.2}x |",
+            "| {} | {wait:.2} | {:.2}x | {:.2} | {:.2} | {mops:.2} | {:.2}x |",
             c.name,
             wait / pl_wait,
             med(i, |f| f.least_over_most),
+            med(i, |f| f.per_cpu_least_over_most),
             mops / pl_mops
         );
     }
@@ -299,15 +345,16 @@ fn rw_table(threads: usize, dur: Duration, runs: usize) {
         "\n{} readers and {writers} writers, the same runs\n",
         threads - writers
     );
-    println!("| rwlock | role | longest wait ms | least/most served | Mops/s |");
-    println!("|---|---|---:|---:|---:|");
+    println!("| rwlock | role | longest wait ms | least/most served | per CPU-s | Mops/s |");
+    println!("|---|---|---:|---:|---:|---:|");
     for (i, c) in cands.iter().enumerate() {
         for (role, name) in [(0, "readers"), (1, "writers")] {
             println!(
-                "| {} | {name} | {:.2} | {:.2} | {:.3} |",
+                "| {} | {name} | {:.2} | {:.2} | {:.2} | {:.3} |",
                 c.name,
                 med(i, role, |f| f.longest_wait_ms),
                 med(i, role, |f| f.least_over_most),
+                med(i, role, |f| f.per_cpu_least_over_most),
                 med(i, role, |f| f.mops),
             );
         }
