@@ -19,8 +19,9 @@
 //!   rounds;
 //! - *throughput of short tasks*: `--tasks` tasks of ~0 and ~1 µs spawned in
 //!   a scope, and a `join` tree with as many leaves, on one worker per
-//!   allowed CPU; rayon's and scoped threads' (one thread per task, a
-//!   hundredth of the tasks) in the same run;
+//!   allowed CPU; rayon's in paired rounds (the median of 9 rounds of one
+//!   run each, and of the rounds' ratios) and scoped threads' (one thread
+//!   per task, a hundredth of the tasks, best of 3) in the same run;
 //! - *CPU burned while idle*: the process's user + system time
 //!   (`getrusage`) over `--idle-ms` while an idle pool (default policy)
 //!   waits, in % of one CPU.
@@ -316,15 +317,44 @@ fn work(iters: u64) -> u64 {
     black_box(x)
 }
 
-/// Tasks per second over `tasks` tasks of `iters` work, best of 3 runs.
+/// Tasks per second over one run of `tasks` tasks.
+fn rate_once(tasks: usize, run: &mut impl FnMut()) -> f64 {
+    let t = Instant::now();
+    run();
+    tasks as f64 / t.elapsed().as_secs_f64()
+}
+
+/// Tasks per second over `tasks` tasks, best of 3 runs.
 fn rate(tasks: usize, mut run: impl FnMut()) -> f64 {
     (0..3)
-        .map(|_| {
-            let t = Instant::now();
-            run();
-            tasks as f64 / t.elapsed().as_secs_f64()
-        })
+        .map(|_| rate_once(tasks, &mut run))
         .fold(0.0, f64::max)
+}
+
+/// Rounds of the waitwise-against-rayon throughput comparison.
+const THROUGHPUT_ROUNDS: usize = 9;
+
+/// waitwise's and rayon's rates over `tasks` tasks and their ratio:
+/// [`THROUGHPUT_ROUNDS`] rounds, each one run of both (in turn first, so
+/// neither always meets the other's leftovers), the median of each
+/// pool's rates and of the rounds' ratios. A run of empty tasks lasts a
+/// few milliseconds, so one run of each (or the best of a few) follows
+/// whatever the VM did in that instant; the median of paired rounds does not.
+fn paired_rates(tasks: usize, mut ww: impl FnMut(), mut ry: impl FnMut()) -> (f64, f64, f64) {
+    let (mut wr, mut rr, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..THROUGHPUT_ROUNDS {
+        let (w, r) = if round % 2 == 0 {
+            let w = rate_once(tasks, &mut ww);
+            (w, rate_once(tasks, &mut ry))
+        } else {
+            let r = rate_once(tasks, &mut ry);
+            (rate_once(tasks, &mut ww), r)
+        };
+        wr.push(w);
+        rr.push(r);
+        ratio.push(w / r);
+    }
+    (median(&mut wr), median(&mut rr), median(&mut ratio))
 }
 
 fn pool_join_tree(pool: &ThreadPool, leaves: usize, iters: u64) -> u64 {
@@ -501,7 +531,7 @@ fn latency(args: &Args) {
 /// The throughput table, on pools of `n` workers.
 fn throughput(args: &Args, n: usize) {
     println!(
-        "\n## Throughput of short tasks ({} tasks, {n} workers; Mtasks/s, best of 3)",
+        "\n## Throughput of short tasks ({} tasks, {n} workers; Mtasks/s, median of {THROUGHPUT_ROUNDS} paired rounds; ratio: median of the rounds' ratios; scoped threads: best of 3)",
         args.tasks
     );
     // Pinned one per CPU by default; `--no-pin` leaves the workers to the
@@ -520,26 +550,29 @@ fn throughput(args: &Args, n: usize) {
     for (label, iters) in [("scope, empty", 0u64), ("scope, ~1 µs", 1000)] {
         let t = args.tasks;
         // From inside the pool, as rayon's scope runs its closure.
-        let ww = rate(t, || {
-            pool.install(|| {
-                pool.scope(|sc| {
+        let (ww, ry, ratio) = paired_rates(
+            t,
+            || {
+                pool.install(|| {
+                    pool.scope(|sc| {
+                        for _ in 0..t {
+                            sc.spawn(move || {
+                                work(iters);
+                            });
+                        }
+                    })
+                })
+            },
+            || {
+                rayon_pool.scope(|sc| {
                     for _ in 0..t {
-                        sc.spawn(move || {
+                        sc.spawn(move |_| {
                             work(iters);
                         });
                     }
                 })
-            })
-        });
-        let ry = rate(t, || {
-            rayon_pool.scope(|sc| {
-                for _ in 0..t {
-                    sc.spawn(move |_| {
-                        work(iters);
-                    });
-                }
-            })
-        });
+            },
+        );
         let few = (t / 100).max(1);
         let st = rate(few, || {
             std::thread::scope(|sc| {
@@ -549,26 +582,27 @@ fn throughput(args: &Args, n: usize) {
             })
         });
         println!(
-            "| {label} | {:.3} | {:.3} | {:.2}x | {:.3} |",
+            "| {label} | {:.3} | {:.3} | {ratio:.2}x | {:.3} |",
             ww / 1e6,
             ry / 1e6,
-            ww / ry,
             st / 1e6
         );
     }
     for (label, iters) in [("join tree, empty", 0u64), ("join tree, ~1 µs", 1000)] {
         let t = args.tasks;
-        let ww = rate(t, || {
-            black_box(pool.install(|| pool_join_tree(&pool, t, iters)));
-        });
-        let ry = rate(t, || {
-            rayon_pool.install(|| black_box(rayon_join_tree(t, iters)));
-        });
+        let (ww, ry, ratio) = paired_rates(
+            t,
+            || {
+                black_box(pool.install(|| pool_join_tree(&pool, t, iters)));
+            },
+            || {
+                rayon_pool.install(|| black_box(rayon_join_tree(t, iters)));
+            },
+        );
         println!(
-            "| {label} | {:.3} | {:.3} | {:.2}x | - |",
+            "| {label} | {:.3} | {:.3} | {ratio:.2}x | - |",
             ww / 1e6,
             ry / 1e6,
-            ww / ry
         );
     }
     drop(pool);
