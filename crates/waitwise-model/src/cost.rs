@@ -203,6 +203,67 @@ pub fn competitive_factor(
     Ok(expected_cost(alg, dist, block_cost)? / optimal_cost(dist, alg.beta(), block_cost)?)
 }
 
+/// Grid of poll limits [`online_floor`] evaluates: this many, log-spaced
+/// from `B / 1000` to `1000 B` (guessed: fine enough that the golden-section
+/// refinement starts inside the minimum's bracket for the laws here).
+const FLOOR_GRID: usize = 241;
+
+/// The least competitive factor any on-line policy can expect on waits
+/// drawn independently from `dist`, with block cost `block_cost` (plain
+/// spinning, `beta = 1`), even a policy that knows the law:
+/// `min over L of E[C_s/b/L] / E[min(t, B)]`.
+///
+/// Why it is a floor: a wait drawn independently of the past meets a poll
+/// limit chosen from the past alone (fixed, as `s/b/alpha`; drawn, as
+/// `rand/b` and every arm of `adapt/b`), so its expected cost is a mixture
+/// of the `E[C_s/b/L]` and never below their least; summed over the waits,
+/// neither is the total. For exponential waits the least is at `L = 0` or
+/// `L = inf` (memoryless): `min(lambda B, 1) / (1 - e^(-lambda B))`, the
+/// `e/(e-1)` of Theorem 3 at `lambda B = 1`; for uniform ones at `0` or `U`.
+/// Any law: both ends, the law's breakpoints and a log grid of limits
+/// ([`FLOOR_GRID`]), the best refined by golden section between its grid
+/// neighbours.
+///
+/// # Examples
+/// ```
+/// use waitwise_model::{cost, distribution::WaitDistribution};
+/// let d = WaitDistribution::exponential(1.0).unwrap();
+/// let floor = cost::online_floor(&d, 1.0).unwrap();
+/// assert!((floor - std::f64::consts::E / (std::f64::consts::E - 1.0)).abs() < 1e-9);
+/// ```
+pub fn online_floor(dist: &WaitDistribution, block_cost: f64) -> Result<f64> {
+    dist.validate()?;
+    let b = error::positive("B", block_cost)?;
+    let cost_at = |limit: f64| two_phase_expected(dist, limit / b, 1.0, b);
+    let grid: Vec<f64> = (0..FLOOR_GRID)
+        .map(|i| b * 10f64.powf(-3.0 + 6.0 * i as f64 / (FLOOR_GRID - 1) as f64))
+        .collect();
+    let mut best = cost_at(0.0).min(cost_at(f64::INFINITY));
+    for limit in dist.breakpoints() {
+        best = best.min(cost_at(limit));
+    }
+    let (i, grid_best) = grid
+        .iter()
+        .map(|&l| cost_at(l))
+        .enumerate()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("the grid is not empty");
+    best = best.min(grid_best);
+    // Golden section between the best grid point's neighbours.
+    let (mut lo, mut hi) = (grid[i.saturating_sub(1)], grid[(i + 1).min(FLOOR_GRID - 1)]);
+    let ratio = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..60 {
+        let (m1, m2) = (hi - ratio * (hi - lo), lo + ratio * (hi - lo));
+        if cost_at(m1) <= cost_at(m2) {
+            hi = m2;
+        } else {
+            lo = m1;
+        }
+    }
+    best = best.min(cost_at((lo + hi) / 2.0));
+    Ok(best / optimal_expected(dist, 1.0, b))
+}
+
 /// Eq. 4-6: `E[C_Ss/b/alpha] = (1 - e^(-lambda alpha beta B)) / (lambda beta) + B e^(-lambda alpha beta B)`
 /// for exponential waits; `alpha = inf` gives Eq. 4 (`1 / (lambda beta)`), `alpha = 0`
 /// Eq. 5 (`B`).
@@ -281,6 +342,65 @@ mod tests {
     use super::*;
     use crate::algorithm::*;
     use crate::distribution::BucketConvention;
+
+    #[test]
+    fn the_online_floor_of_exponential_waits_is_the_better_end() {
+        for x in [0.05, 0.3, 0.433, 1.0, 2.2, 10.0] {
+            let d = WaitDistribution::exponential(x).unwrap();
+            let want = x.min(1.0) / -(-x).exp_m1();
+            let got = online_floor(&d, 1.0).unwrap();
+            assert!(
+                (got - want).abs() < 1e-9 * want,
+                "lambda B {x}: {got} vs {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_online_floor_of_uniform_waits_is_the_better_end() {
+        for x in [0.1, 1.0, 2.34, 3.0, 10.0] {
+            let d = WaitDistribution::uniform(x).unwrap();
+            let opt = uniform_optimal_cost(x, 1.0, 1.0).unwrap();
+            let want = (x / 2.0).min(1.0) / opt;
+            let got = online_floor(&d, 1.0).unwrap();
+            assert!((got - want).abs() < 1e-9 * want, "U/B {x}: {got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn no_policy_expects_less_than_the_online_floor() {
+        let laws = [
+            WaitDistribution::exponential(0.7).unwrap(),
+            WaitDistribution::uniform(2.5).unwrap(),
+            WaitDistribution::erlang(3, 2.0).unwrap(),
+            WaitDistribution::barrier_mixture(8, 1.5).unwrap(),
+        ];
+        let mut policies = vec![WaitingAlgorithm::Randomized, WaitingAlgorithm::Adaptive];
+        policies.extend(
+            [0.0, 0.25, 0.54, 0.62, 1.0, 2.0, f64::INFINITY]
+                .map(|alpha| WaitingAlgorithm::two_phase(alpha).unwrap()),
+        );
+        for d in &laws {
+            for b in [0.3, 1.0, 4.0] {
+                let floor = online_floor(d, b).unwrap();
+                assert!(floor >= 1.0 - 1e-12, "{d:?} B {b}: floor {floor}");
+                for alg in &policies {
+                    let f = competitive_factor(alg, d, b).unwrap();
+                    assert!(
+                        f >= floor - 1e-9,
+                        "{alg:?} on {d:?}, B {b}: {f} < floor {floor}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_online_floor_refuses_a_bad_block_cost() {
+        let d = WaitDistribution::exponential(1.0).unwrap();
+        assert!(online_floor(&d, 0.0).is_err());
+        assert!(online_floor(&d, f64::NAN).is_err());
+    }
 
     fn algorithms() -> Vec<WaitingAlgorithm> {
         vec![

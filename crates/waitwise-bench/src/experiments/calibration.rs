@@ -46,6 +46,14 @@
 //!   noise, so `ratio = measured / predicted_sample` isolates what the model
 //!   leaves out (wake-up paths, preemption, clock cost).
 //!
+//! Beside them, `online_floor`: the least factor any on-line policy can
+//! expect on the cell's law with the cell's `B`
+//! ([`waitwise_model::cost::online_floor`]). The cells' laws are scaled
+//! with the process's `B`; where a cell's blocks cost more or less (on a
+//! VM, a block after a long sleep costs several times one after a short
+//! one), its real `lambda*B` or `U/B` moves with them, and so does what any
+//! policy can reach there.
+//!
 //! Every policy sees the same drawn waits for a given law and scale (one
 //! seed per cell), so the policies are compared on identical inputs. They
 //! also see the same machine: the policies of one (law, scale) take turns
@@ -85,7 +93,8 @@ pub const SWITCHING_SCALES: [f64; 2] = [10.0, 0.1];
 pub const SWITCHING_PERIOD: usize = 200;
 
 /// Issue 14's target for `adapt/b`'s measured factor in a stationary cell
-/// (where the model's `adapt/b` reaches it).
+/// (where the model's `adapt/b` reaches it with the `B` the cell's blocks
+/// cost: [`Row::online_floor`]).
 pub const STATIONARY_TARGET: f64 = 1.25;
 
 /// Issue 14's target for `adapt/b`'s measured factor in the switching cell.
@@ -305,6 +314,13 @@ pub struct Row {
     pub predicted_sample_factor: Option<f64>,
     /// `measured_factor / predicted_sample_factor`.
     pub ratio: Option<f64>,
+    /// The least factor any on-line policy can expect on the cell's law
+    /// with the cell's `B` ([`cost::online_floor`]: the best poll limit for
+    /// a policy that knows the law), the same in every row of a cell;
+    /// `None` for the switching cell. The cells' laws are scaled with the
+    /// process's `B`, but their blocks cost the cell's, so a cell's real
+    /// `lambda*B` or `U/B` is its scale times `cell_block_ns / B`.
+    pub online_floor: Option<f64>,
 }
 
 impl Row {
@@ -331,6 +347,7 @@ impl Row {
             predicted_factor: None,
             predicted_sample_factor: None,
             ratio: None,
+            online_floor: None,
         }
     }
 }
@@ -796,6 +813,9 @@ fn summarize(
     let n = samples.len();
     row.rounds = n;
     row.predicted_factor = cost::competitive_factor(alg, law, b).ok();
+    if row.dist != CalibrationDist::Switching && row.cell_block_ns > 0.0 {
+        row.online_floor = cost::online_floor(law, row.cell_block_ns).ok();
+    }
     if n == 0 {
         return;
     }
@@ -1171,6 +1191,7 @@ impl ExperimentOutput for CalibrationResult {
                 Column::new("predicted_factor", None, "model: competitive factor of the law"),
                 Column::new("predicted_sample_factor", None, "model: cost_for_wait on the measured waits / same optimum"),
                 Column::new("ratio", None, "measured_factor / predicted_sample_factor"),
+                Column::new("online_floor", None, "least factor of any on-line policy on the law with the cell's B"),
             ],
         );
         for r in &self.rows {
@@ -1192,6 +1213,7 @@ impl ExperimentOutput for CalibrationResult {
                     num(r.predicted_factor),
                     num(r.predicted_sample_factor),
                     num(r.ratio),
+                    num(r.online_floor),
                 ],
                 note,
             );
@@ -1478,21 +1500,26 @@ impl CalibrationResult {
             )
         });
         // The stationary cells where the model lets adapt/b reach the
-        // target, and those where no policy can.
+        // target with the B the cell's blocks cost, and those where it
+        // does not.
         let stationary: Vec<&Row> = self
             .measured_rows()
             .filter(|r| r.policy == "adapt/b" && r.dist != CalibrationDist::Switching)
             .collect();
         let cell = |r: &Row| format!("{} {}={}", r.dist.name(), r.dist.scale_label(), r.scale);
-        let allowed = |r: &Row| r.predicted_factor.is_some_and(|p| p <= STATIONARY_TARGET);
+        let model = |r: &Row| self.adaptive_with_cell_b(r);
+        let allowed = |r: &Row| model(r).is_some_and(|p| p <= STATIONARY_TARGET);
         let beyond: Vec<String> = stationary
             .iter()
             .filter(|r| !allowed(r))
             .map(|r| {
                 format!(
-                    "{} (model {:.2})",
+                    "{} (its B {:.2}x the process's: floor {:.3}, adapt/b's model {:.3}, measured {:.3})",
                     cell(r),
-                    r.predicted_factor.unwrap_or(f64::NAN)
+                    r.cell_block_ns / self.block_cost.ns,
+                    r.online_floor.unwrap_or(f64::NAN),
+                    model(r).unwrap_or(f64::NAN),
+                    r.measured_factor.unwrap_or(f64::NAN)
                 )
             })
             .collect();
@@ -1513,7 +1540,7 @@ impl CalibrationResult {
                 )
             });
         Some(format!(
-            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}); its worst stationary cell {worst}; its worst stationary cell where the model allows {STATIONARY_TARGET} {worst_allowed}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Cells where the model's adapt/b is beyond {STATIONARY_TARGET} ({}): every on-line policy costs e/(e-1) = 1.58 at exponential lambda*B = 1 (memoryless waits), and no static policy reaches {STATIONARY_TARGET} in them either.",
+            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}); its worst stationary cell {worst}; its worst stationary cell where its model, with the B the cell's blocks cost, allows {STATIONARY_TARGET} {worst_allowed}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Cells where adapt/b's model with the cell's B is beyond {STATIONARY_TARGET}: {}. A cell's waits are scaled with the process's B but its blocks cost the cell's, so its real lambda*B or U/B is its scale times that ratio; the floor is the least factor any on-line policy can expect there (the best poll limit for the law, known in advance; e/(e-1) = 1.58 at a real exponential lambda*B of 1), and adapt/b's least-polling arm F(1/16) costs 1.032 B on a long wait where always-block costs B, the price of its worst case {:.1}.",
             adapt.cells,
             adapt.mean_factor,
             if lowest { "below" } else { "NOT below" },
@@ -1525,8 +1552,21 @@ impl CalibrationResult {
                 "none here".to_string()
             } else {
                 beyond.join(", ")
-            }
+            },
+            waitwise::policy::adaptive::WORST_CASE_FACTOR,
         ))
+    }
+
+    /// `adapt/b`'s model factor in the stationary cell of row `r` with the
+    /// cell's own `B`: its cheapest arm for the law the cell drew from
+    /// (scaled with the process's `B`), priced with the `B` its blocks
+    /// cost, which its objects learn.
+    fn adaptive_with_cell_b(&self, r: &Row) -> Option<f64> {
+        if r.cell_block_ns <= 0.0 {
+            return r.predicted_factor;
+        }
+        let law = r.dist.law(r.scale, self.block_cost.ns).ok()?;
+        cost::competitive_factor(&WaitingAlgorithm::Adaptive, &law, r.cell_block_ns).ok()
     }
 }
 
@@ -1697,6 +1737,57 @@ mod tests {
     }
 
     #[test]
+    fn a_cell_whose_blocks_cost_more_is_judged_at_its_real_scale() {
+        let mut cfg = Config::tiny();
+        cfg.dists = vec![CalibrationDist::Exponential];
+        cfg.scales = vec![0.3];
+        cfg.policies = vec!["/b/0".into(), "adapt/b".into()];
+        let mut res = run(&cfg);
+        let b = res.block_cost.ns;
+        let law = CalibrationDist::Exponential.law(0.3, b).unwrap();
+        for r in res.rows.iter().filter(|r| r.rounds > 0) {
+            let want = cost::online_floor(&law, r.cell_block_ns).unwrap();
+            assert_eq!(r.online_floor, Some(want), "{r:?}");
+        }
+        let adaptive_note = |res: &CalibrationResult| {
+            res.notes()
+                .into_iter()
+                .find(|n| n.starts_with("Adaptive:"))
+                .unwrap()
+        };
+        // Blocks at the process's B: lambda*B is 0.3, where adapt/b's
+        // model (1.19) allows the target.
+        for r in &mut res.rows {
+            r.rounds = r.rounds.max(1);
+            r.measured_factor = Some(1.2);
+            r.cell_block_ns = b;
+        }
+        assert!(res.adaptive_with_cell_b(&res.rows[1]).unwrap() < STATIONARY_TARGET);
+        let note = adaptive_note(&res);
+        assert!(note.contains("is beyond 1.25: none here"), "{note}");
+        assert!(
+            note.contains("allows 1.25 1.200 (exponential lambda*B=0.3; within 1.25)"),
+            "{note}"
+        );
+        // Blocks at 3.72 times it (seen on the 2-vCPU guest): the real
+        // lambda*B is 1.1, whose floor no on-line policy beats is 1.487.
+        for r in &mut res.rows {
+            r.cell_block_ns = 3.72 * b;
+            r.online_floor = cost::online_floor(&law, r.cell_block_ns).ok();
+        }
+        let floor = res.rows[1].online_floor.unwrap();
+        assert!((floor - 1.487).abs() < 0.001, "{floor}");
+        let note = adaptive_note(&res);
+        assert!(
+            note.contains(
+                "beyond 1.25: exponential lambda*B=0.3 (its B 3.72x the process's: floor 1.487"
+            ),
+            "{note}"
+        );
+        assert!(note.contains("allows 1.25 none"), "{note}");
+    }
+
+    #[test]
     fn switching_cell_runs_adapt_b_beside_rand_b() {
         let mut cfg = Config::tiny();
         cfg.dists = vec![CalibrationDist::Switching];
@@ -1724,6 +1815,7 @@ mod tests {
             .iter()
             .all(|f| f.switching.is_some() && f.worst_stationary.is_none()));
         assert!(res.notes().iter().any(|n| n.starts_with("Adaptive:")));
+        assert!(res.rows.iter().all(|r| r.online_floor.is_none()));
         assert!(res.charts().is_empty());
     }
 
