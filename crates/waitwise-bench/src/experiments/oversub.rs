@@ -17,7 +17,8 @@
 //!   (what the object would do with `adapt/b` as its kind's default), and
 //!   compared with the best of the static choices above in every loop and
 //!   condition ([`AdaptiveCheck`], issue 14: within
-//!   [`ADAPTIVE_TOLERANCE`]); past its limit it polls on while the
+//!   [`ADAPTIVE_TOLERANCE`], judged on the ratio of the two runs of each
+//!   round and its 95% interval, [`AdaptiveVerdict`]); past its limit it polls on while the
 //!   machine's runnable threads fit on its CPUs
 //!   ([`waitwise::policy::idle_extension`], whose signal sees other
 //!   programs too: on a loaded machine the extension stays off; `waitwise
@@ -78,7 +79,7 @@ use crate::contender::Family;
 use crate::export::{Cell, Column, Table};
 use crate::measure::summary_ns;
 use crate::placement::pin;
-use crate::stats::Summary;
+use crate::stats::{summarize, Summary};
 use serde::Serialize;
 use std::time::Instant;
 use waitwise::policy::{Policy, PollLimit};
@@ -162,6 +163,9 @@ pub struct CellResult {
     pub wait_overhead_pct: Option<f64>,
     /// Set when a run broke the loop's invariant (a bug, reported).
     pub error: Option<String>,
+    /// Wall time of each measured run, ms, in round order: run `i` of
+    /// every choice of a loop and thread count ran in the same round.
+    pub runs_ms: Vec<f64>,
 }
 
 /// One waiting choice for one loop.
@@ -231,21 +235,56 @@ pub struct AdaptiveCheck {
     pub best: String,
     /// Its normalized runtime.
     pub best_normalized: f64,
-    /// `adaptive / best_normalized`.
+    /// `adapt/b`'s runtime over the best static choice's: the median over
+    /// rounds of the two runs' ratio in the same round (paired, so that a
+    /// round the VM slowed counts for both), or `adaptive /
+    /// best_normalized` without per-run times.
     pub ratio: f64,
+    /// The distribution-free 95% interval of that median (`None` without
+    /// at least two paired rounds).
+    pub ratio_ci95: Option<[f64; 2]>,
     /// `ratio <= 1 + ADAPTIVE_TOLERANCE`.
     pub within_tolerance: bool,
+    /// What the runs say about the target.
+    pub verdict: AdaptiveVerdict,
+}
+
+/// What the paired runs say about `adapt/b` keeping within
+/// [`ADAPTIVE_TOLERANCE`] of the best static choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AdaptiveVerdict {
+    /// The median paired ratio is within the tolerance.
+    Within,
+    /// The median is beyond it, but its 95% interval reaches back inside:
+    /// the runs cannot tell.
+    Undecided,
+    /// The whole 95% interval of the median lies beyond the tolerance (or,
+    /// without an interval, the ratio does).
+    Behind,
+}
+
+impl AdaptiveVerdict {
+    /// From a paired ratio and its interval.
+    pub fn of(ratio: f64, ci95: Option<[f64; 2]>) -> Self {
+        let limit = 1.0 + ADAPTIVE_TOLERANCE;
+        if ratio <= limit {
+            Self::Within
+        } else if ci95.is_some_and(|[low, _]| low <= limit) {
+            Self::Undecided
+        } else {
+            Self::Behind
+        }
+    }
 }
 
 /// The [`AdaptiveCheck`] of every loop and condition that has figures for
 /// `adapt/b` and at least one static choice.
-pub fn adaptive_checks(rows: &[Row], multipliers: &[usize]) -> Vec<AdaptiveCheck> {
-    let normalized = |r: &Row, m: usize| {
-        r.cells
-            .iter()
-            .find(|c| c.multiplier == m)
-            .and_then(|c| c.normalized)
-    };
+pub fn adaptive_checks<'a>(rows: &'a [Row], multipliers: &[usize]) -> Vec<AdaptiveCheck> {
+    fn cell(r: &Row, m: usize) -> Option<&CellResult> {
+        r.cells.iter().find(|c| c.multiplier == m)
+    }
+    let normalized = |r: &Row, m: usize| cell(r, m).and_then(|c| c.normalized);
     let mut out = Vec::new();
     for w in Workload::ALL {
         let loop_rows: Vec<&Row> = rows.iter().filter(|r| r.workload == w).collect();
@@ -262,7 +301,19 @@ pub fn adaptive_checks(rows: &[Row], multipliers: &[usize]) -> Vec<AdaptiveCheck
                 .filter_map(|r| Some((r, normalized(r, m)?)))
                 .min_by(|a, b| a.1.total_cmp(&b.1));
             if let Some((best, best_normalized)) = best {
-                let ratio = adaptive / best_normalized;
+                let runs = |r: &'a Row| cell(r, m).map_or(&[][..], |c| &c.runs_ms[..]);
+                let paired: Vec<f64> = runs(adapt)
+                    .iter()
+                    .zip(runs(best))
+                    .filter(|(a, b)| **a > 0.0 && **b > 0.0)
+                    .map(|(a, b)| a / b)
+                    .collect();
+                let (ratio, ratio_ci95) = match summarize(&paired) {
+                    Some(s) if s.n >= 2 => {
+                        (s.median, Some([s.median_ci95_low, s.median_ci95_high]))
+                    }
+                    _ => (adaptive / best_normalized, None),
+                };
                 out.push(AdaptiveCheck {
                     workload: w,
                     multiplier: m,
@@ -270,7 +321,9 @@ pub fn adaptive_checks(rows: &[Row], multipliers: &[usize]) -> Vec<AdaptiveCheck
                     best: best.waiting.clone(),
                     best_normalized,
                     ratio,
+                    ratio_ci95,
                     within_tolerance: ratio <= 1.0 + ADAPTIVE_TOLERANCE,
+                    verdict: AdaptiveVerdict::of(ratio, ratio_ci95),
                 });
             }
         }
@@ -562,6 +615,7 @@ pub fn run(config: &Config) -> OversubResult {
                 });
                 let wall: Vec<f64> = runs.iter().map(|r| r.wall_ms).collect();
                 let runtime = summary_ns(&wall);
+
                 let blocks: Option<Vec<f64>> =
                     runs.iter().map(|r| r.blocks.map(|b| b as f64)).collect();
                 wrows[i].cells.push(CellResult {
@@ -577,6 +631,7 @@ pub fn run(config: &Config) -> OversubResult {
                         &runs.iter().map(|r| r.overhead_pct).collect::<Vec<_>>(),
                     ),
                     error: runs.iter().find_map(|r| r.error.clone()),
+                    runs_ms: wall,
                 });
             }
         }
@@ -838,32 +893,40 @@ impl ExperimentOutput for OversubResult {
             }
         }
         if !self.adaptive.is_empty() {
-            let behind: Vec<String> = self
-                .adaptive
-                .iter()
-                .filter(|c| !c.within_tolerance)
-                .map(|c| {
-                    format!(
-                        "{} {} {:.3}x the best static ({}, {:.3})",
-                        c.workload.name(),
-                        condition(c.multiplier),
-                        c.ratio,
-                        c.best,
-                        c.best_normalized
-                    )
-                })
-                .collect();
+            let of = |v: AdaptiveVerdict| -> Vec<String> {
+                self.adaptive
+                    .iter()
+                    .filter(|c| c.verdict == v)
+                    .map(|c| {
+                        format!(
+                            "{} {} {:.3}x the best static ({}){}",
+                            c.workload.name(),
+                            condition(c.multiplier),
+                            c.ratio,
+                            c.best,
+                            c.ratio_ci95.map_or(String::new(), |[lo, hi]| format!(
+                                ", 95% CI {lo:.3}-{hi:.3}"
+                            ))
+                        )
+                    })
+                    .collect()
+            };
+            let (undecided, behind) = (of(AdaptiveVerdict::Undecided), of(AdaptiveVerdict::Behind));
+            let within = self.adaptive.len() - undecided.len() - behind.len();
             let worst = self.adaptive.iter().map(|c| c.ratio).fold(0.0, f64::max);
-            n.push(format!(
-                "Adaptive: adapt/b (polling as each object's default polls) is within {:.0}% of the best static waitwise choice of its loop in {} of {} conditions (worst {worst:.3}x){}.",
-                ADAPTIVE_TOLERANCE * 100.0,
-                self.adaptive.len() - behind.len(),
-                self.adaptive.len(),
-                if behind.is_empty() {
-                    String::new()
+            let list = |v: &[String]| {
+                if v.is_empty() {
+                    "none".to_string()
                 } else {
-                    format!("; behind: {}", behind.join("; "))
+                    v.join("; ")
                 }
+            };
+            n.push(format!(
+                "Adaptive: adapt/b (polling as each object's default polls) is within {tol:.0}% of the best static waitwise choice of its loop in {within} of {} conditions (median over rounds of the paired runs' ratio; worst {worst:.3}x); beyond {tol:.0}% but with a 95% interval reaching back within it (the runs cannot tell): {}; behind beyond doubt: {}.",
+                self.adaptive.len(),
+                list(&undecided),
+                list(&behind),
+                tol = ADAPTIVE_TOLERANCE * 100.0,
             ));
         }
         let errors: Vec<String> = self
@@ -976,6 +1039,7 @@ mod tests {
                 wait_overhead_ms: None,
                 wait_overhead_pct: None,
                 error: None,
+                runs_ms: Vec::new(),
             }],
         };
         let rows = [
@@ -994,6 +1058,54 @@ mod tests {
             row("adapt/b", "adapt/b", Family::Waitwise, 1.2),
         ];
         assert!(!adaptive_checks(&slow, &[1])[0].within_tolerance);
+    }
+
+    #[test]
+    fn adaptive_check_pairs_the_runs_of_each_round() {
+        let row = |waiting: &str, series: &str, runs_ms: Vec<f64>| Row {
+            workload: Workload::Barrier,
+            waiting: waiting.into(),
+            series: series.into(),
+            family: Family::Waitwise,
+            policy: None,
+            is_default: false,
+            cells: vec![CellResult {
+                threads: 2,
+                multiplier: 1,
+                runtime_ms: None,
+                normalized: Some(1.0),
+                blocks: None,
+                wait_overhead_ms: None,
+                wait_overhead_pct: None,
+                error: None,
+                runs_ms,
+            }],
+        };
+        // Rounds the VM slowed for both: the paired ratio is 1.02 in
+        // every one, whatever the spread of the runtimes.
+        let best: Vec<f64> = (0..8).map(|i| 10.0 * f64::from(1 + i % 3)).collect();
+        let paired = |k: f64| best.iter().map(|b| b * k).collect::<Vec<f64>>();
+        let check = |adapt: Vec<f64>| {
+            let rows = [
+                row("s//inf", "s//inf", best.clone()),
+                row("adapt/b", "adapt/b", adapt),
+            ];
+            adaptive_checks(&rows, &[1]).remove(0)
+        };
+        let c = check(paired(1.02));
+        assert!((c.ratio - 1.02).abs() < 1e-12, "{c:?}");
+        assert_eq!(c.verdict, AdaptiveVerdict::Within);
+        assert_eq!(check(paired(1.2)).verdict, AdaptiveVerdict::Behind);
+        // Ratios 0.9-1.6 over 8 rounds: the median 1.25 is beyond 5%, its
+        // interval reaches 0.9.
+        let spread: Vec<f64> = best
+            .iter()
+            .enumerate()
+            .map(|(i, b)| b * (0.9 + 0.1 * i as f64))
+            .collect();
+        let c = check(spread);
+        assert_eq!(c.verdict, AdaptiveVerdict::Undecided, "{c:?}");
+        assert!(c.ratio_ci95.unwrap()[0] <= 1.05);
     }
 
     #[test]
