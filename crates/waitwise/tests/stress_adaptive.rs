@@ -3,8 +3,8 @@
 //! (the arm stays in the menu, drawn limits in `[0, 2B]`, scores bounded;
 //! the object's learned `B` within its range),
 //! and real waits under `adapt/b` (an event ping-pong, a counter under a
-//! mutex, a token ring of semaphores) that must complete with nothing lost
-//! while their objects learn.
+//! mutex, a barrier polling by yielding, a token ring of semaphores) that
+//! must complete with nothing lost while their objects learn.
 //! Validation only: no timing is asserted. Run with
 //! `cargo test -p waitwise --release --test stress_adaptive` (a few seconds).
 #![cfg(not(loom))]
@@ -172,6 +172,43 @@ fn mutex_under_adapt_b_counts_every_increment() {
             }
         });
         assert_eq!(*m.lock(), threads as u64 * increments);
+    }
+}
+
+/// (threads, episodes): up to 8 threads per CPU on the 2-CPU machines the
+/// project runs on, so the yield-polling waits run with a switch-spinning
+/// efficiency above 1 (`adaptive`, "Polling by yielding").
+const YIELD_BARRIER_CASES: [(usize, u32); 3] = [(2, 5_000), (6, 1_000), (16, 200)];
+
+/// A barrier whose waits poll by yielding under `adapt/b`, with the
+/// machine's real runnable count (not pinned): their limits and records
+/// are scaled by the runnable threads per CPU, and every thread still
+/// passes every episode with the counter exact at the next.
+#[test]
+fn yield_polling_barrier_under_adapt_b_passes_every_episode() {
+    use std::sync::atomic::AtomicU64;
+    use waitwise::barrier::Barrier;
+    use waitwise::Mechanism;
+    for (threads, episodes) in YIELD_BARRIER_CASES {
+        let opts = WaitOptions::new().policy(Policy::adaptive().with_mechanism(Mechanism::Yield));
+        let barrier = Barrier::with_options(threads, opts);
+        let arrivals = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    for e in 0..u64::from(episodes) {
+                        arrivals.fetch_add(1, Ordering::SeqCst);
+                        barrier.wait();
+                        assert!(arrivals.load(Ordering::SeqCst) >= (e + 1) * threads as u64);
+                        barrier.wait();
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            arrivals.load(Ordering::SeqCst),
+            u64::from(episodes) * threads as u64
+        );
     }
 }
 

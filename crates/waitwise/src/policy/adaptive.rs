@@ -60,6 +60,23 @@
 //! (`idle_extension`'s module docs; `waitwise_model::adaptive`,
 //! `extended_arm_cost`).
 //!
+//! # Polling by yielding (switch-spinning)
+//!
+//! A wait that polls with `sched_yield` (the [`Yield`](crate::Mechanism::Yield)
+//! mechanism: the TTAS mutex, an oversubscribed barrier) hands its CPU to
+//! another runnable thread at every poll, so while `beta` threads are
+//! runnable per CPU it burns about `1/beta` of the time it polls: Lim &
+//! Agarwal's switch-spinning, whose poll of length `t` costs `t / beta`
+//! and whose optimum is `min(t / beta, B)` (their Eq. 1-2). Such a wait
+//! runs the same arms in time divided by `beta`: its limit is the arm's
+//! draw times `beta`, and it records its length (and its limit, and its
+//! release) divided by `beta`, so that the summary prices polling at what
+//! it costs. `beta` is the machine's runnable threads per CPU when the
+//! wait begins ([`switch_spin_beta`], the idle-CPU signal's cached read),
+//! at least 1 and at most [`MAX_SWITCH_SPIN_BETA`]; waits that poll any
+//! other way use 1. The bound below holds against the switch-spinning
+//! optimum in the time so scaled.
+//!
 //! # The summary (per object)
 //!
 //! The summary of an object's recent waits is, for each arm, the
@@ -236,6 +253,26 @@ const MAX_WAKE_SAMPLE_NS: f64 = 1_000_000.0;
 /// (`D2` on a long wait), so a score stays below `3 * SCORE_UNIT *
 /// 2^DECAY_SHIFT`, far from `u32::MAX`.
 const SCORE_UNIT: f64 = 4096.0;
+
+/// The largest switch-spinning efficiency a yield-polling wait assumes
+/// (module docs, "Polling by yielding"). Guessed: `waitwise oversub`'s
+/// most oversubscribed runs have 4 threads per CPU; past that a yielding
+/// poller still pays its own `sched_yield` calls, which the ratio does not
+/// shrink.
+pub const MAX_SWITCH_SPIN_BETA: f64 = 4.0;
+
+/// The switch-spinning efficiency of a yield-polling wait when the machine
+/// runs `runnable_per_cpu` runnable threads per CPU (`None`: not known):
+/// that ratio, within `[1, MAX_SWITCH_SPIN_BETA]`, or 1 (module docs,
+/// "Polling by yielding"). Pure, so the rule is testable.
+#[inline]
+pub fn switch_spin_beta(runnable_per_cpu: Option<f64>) -> f64 {
+    match runnable_per_cpu {
+        // max then min, not clamp: NaN gives 1, no panic.
+        Some(x) if x > 1.0 => x.min(MAX_SWITCH_SPIN_BETA),
+        _ => 1.0,
+    }
+}
 
 /// Number of summaries in the static table (a power of two).
 pub const SLOTS: usize = 128;
@@ -515,19 +552,24 @@ pub struct Learning {
     b_ns: f64,
     /// The process's `B`, which bounds the object's.
     process_b_ns: f64,
+    /// The switch-spinning efficiency this wait polls with (1 unless it
+    /// polls by yielding: module docs, "Polling by yielding").
+    beta: f64,
 }
 
 #[cfg(not(loom))]
 impl Learning {
     /// Starts a wait on the word at `addr` in a process whose block cost
-    /// is `process_b_ns`; draws with the object's own `B`
-    /// ([`AdaptiveSummary::block_ns`]) and returns the poll limit, ns, and
-    /// the handle to finish with.
+    /// is `process_b_ns`, polling with switch-spinning efficiency `beta`
+    /// ([`switch_spin_beta`]; 1 for a wait that does not poll by yielding);
+    /// draws with the object's own `B` ([`AdaptiveSummary::block_ns`]) and
+    /// returns the poll limit, ns, and the handle to finish with.
     #[inline]
-    pub fn begin(addr: usize, process_b_ns: f64) -> (f64, Self) {
+    pub fn begin(addr: usize, process_b_ns: f64, beta: f64) -> (f64, Self) {
         let summary = summary_for(addr);
         let b_ns = summary.block_ns(process_b_ns);
-        let limit_ns = summary.poll_limit_ns(super::randomized::next_uniform(), b_ns);
+        let beta = switch_spin_beta(Some(beta));
+        let limit_ns = beta * summary.poll_limit_ns(super::randomized::next_uniform(), b_ns);
         let start_ticks = waitwise_platform::clock::cycle_clock().now();
         (
             limit_ns,
@@ -538,6 +580,7 @@ impl Learning {
                 limit_ns,
                 b_ns,
                 process_b_ns,
+                beta,
             },
         )
     }
@@ -561,13 +604,23 @@ impl Learning {
                 .record_wake_up(clock.ticks_to_ns(now - at), self.process_b_ns);
         }
         let released = stamp.map(|at| clock.ticks_to_ns(at - self.start_ticks));
+        self.learn(elapsed, blocked, timed_out, released);
+    }
+
+    /// Records a wait that lasted `elapsed_ns` (its waker released it
+    /// `released_ns` after it began, when known) in switch-spinning time
+    /// (module docs, "Polling by yielding"): every time divided by the
+    /// wait's `beta`. The wake-up sample [`Learning::finish`] took is a
+    /// block's real cost and is not scaled.
+    fn learn(self, elapsed_ns: f64, blocked: bool, timed_out: bool, released_ns: Option<f64>) {
+        let beta = self.beta;
         if let Some(t) = observed_wait_ns(
-            elapsed,
+            elapsed_ns / beta,
             blocked,
             timed_out,
-            self.limit_ns,
+            self.limit_ns / beta,
             self.b_ns,
-            released,
+            released_ns.map(|r| r / beta),
         ) {
             self.summary.record(t, self.b_ns);
         }
@@ -772,7 +825,7 @@ mod tests {
         let word = Box::new(Futex::new(0));
         let addr = &*word as *const Futex as usize;
         let b = 1000.0;
-        let (_, learning) = Learning::begin(addr, b);
+        let (_, learning) = Learning::begin(addr, b, 1.0);
         std::thread::scope(|s| {
             s.spawn(|| {
                 std::thread::sleep(std::time::Duration::from_millis(2));
@@ -791,6 +844,48 @@ mod tests {
         if let Some(at) = stamp {
             assert!(at >= learning.start_ticks);
         }
+    }
+
+    #[test]
+    fn switch_spin_beta_is_the_runnable_threads_per_cpu_within_its_range() {
+        assert_eq!(switch_spin_beta(None), 1.0);
+        assert_eq!(switch_spin_beta(Some(0.5)), 1.0);
+        assert_eq!(switch_spin_beta(Some(f64::NAN)), 1.0);
+        assert_eq!(switch_spin_beta(Some(2.5)), 2.5);
+        assert_eq!(switch_spin_beta(Some(40.0)), MAX_SWITCH_SPIN_BETA);
+    }
+
+    /// Waits of 1.2 B: polled at full cost they teach blocking (`F(1/16)`
+    /// costs 1.03 B, polling to 2 B costs 1.2 B); polled by yielding with
+    /// 4 runnable threads per CPU they cost 0.3 B, and polling to `B` is
+    /// cheapest. The limit drawn grows with `beta` likewise.
+    #[test]
+    fn a_yield_polled_wait_is_priced_in_switch_spinning_time() {
+        let b = 100_000.0;
+        // Two live words: two objects (no address reused).
+        let words = [Box::new(0u64), Box::new(0u64)];
+        let learn_with = |beta: f64, word: &u64| {
+            let addr = word as *const u64 as usize;
+            for _ in 0..40 {
+                let (limit, learning) = Learning::begin(addr, b, beta);
+                assert!(limit <= beta * MAX_LIMIT_IN_B * b, "{limit}");
+                learning.learn(1.2 * b, false, false, None);
+            }
+            let arm = summary_for(addr).arm();
+            let (limit, _) = Learning::begin(addr, b, beta);
+            (arm, limit)
+        };
+        let slots = words
+            .each_ref()
+            .map(|w| slot_of(&**w as *const u64 as usize));
+        if slots[0] == slots[1] {
+            // One summary for both: the test needs two.
+            return;
+        }
+        assert_eq!(learn_with(1.0, &words[0]).0, 0);
+        let (arm, limit) = learn_with(4.0, &words[1]);
+        assert_eq!(arm, ARM_POLL_B);
+        assert_eq!(limit, 4.0 * b);
     }
 
     #[test]

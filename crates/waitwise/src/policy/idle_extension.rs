@@ -4,10 +4,11 @@
 //!
 //! # Why
 //!
-//! The poll limit of `adapt/b` stays in `[0, 2B]` (and mostly far below
-//! `B` once long waits have been seen) because its bound counts a poll as
-//! costing its time. That is the cost when another thread could use the
-//! CPU. When nobody else wants it, a poll costs no other thread anything,
+//! The poll limit of `adapt/b` stays in `[0, 2B]` (in switch-spinning
+//! time for a wait that polls by yielding: `adaptive`, "Polling by
+//! yielding"), and mostly far below `B` once long waits have been seen,
+//! because its bound counts a poll as costing its time. That is the cost
+//! when another thread could use the CPU. When nobody else wants it, a poll costs no other thread anything,
 //! and a waiter that polls is woken in ~100 ns instead of a futex wake-up's
 //! tens of µs: the static policies that poll long (`s//inf`, `s/b/1`) win
 //! exactly there, in loops whose threads fit on the CPUs.
@@ -18,7 +19,10 @@
 //! against its online CPUs, from `/proc/loadavg`
 //! ([`waitwise_platform::runnable`]: one `pread`, about 1 µs), cached
 //! process-wide and read again at most every [`SIGNAL_MAX_AGE_NS`], only
-//! on a wait's slow path (its poll limit reached). It sees every process,
+//! on a wait's slow path (its poll limit reached) and when an `adapt/b`
+//! wait that polls by yielding begins, which takes the same read's
+//! runnable threads per CPU ([`runnable_per_cpu`]) as its switch-spinning
+//! efficiency (`adaptive`, "Polling by yielding"). It sees every process,
 //! and counts spinning waiters as the CPU users they are. Not chosen:
 //! a count of this process's runnable waitwise threads kept at
 //! block/unblock (one atomic RMW per block, but blind to other processes
@@ -285,12 +289,42 @@ pub fn cpu_demand() -> CpuDemand {
     )
 }
 
-/// Reads the signal from the platform.
+/// The machine's runnable threads per online CPU at the cache's last
+/// read, in 1/256ths; 0 when never read or not known.
+#[cfg(not(loom))]
+static RUNNABLE_PER_CPU_X256: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Reads the signal from the platform (and keeps the runnable threads per
+/// CPU it saw, [`runnable_per_cpu`]).
 #[cfg(not(loom))]
 #[cold]
 fn read_demand() -> CpuDemand {
     use waitwise_platform::runnable::{online_cpus, runnable_threads};
-    CpuDemand::of(runnable_threads(), online_cpus())
+    let (runnable, cpus) = (runnable_threads(), online_cpus());
+    let per_cpu = runnable.map_or(0, |r| (u64::from(r) * 256 / u64::from(cpus.max(1))) as u32);
+    // Relaxed: a number on its own, like the demand word.
+    RUNNABLE_PER_CPU_X256.store(per_cpu, std::sync::atomic::Ordering::Relaxed);
+    CpuDemand::of(runnable, cpus)
+}
+
+/// The machine's runnable threads per online CPU, from the same cached
+/// read as [`cpu_demand`] (refreshed by this call when stale); `None` when
+/// not known, or while [`force_demand`] pins the signal (a pinned run
+/// wants the machine's load out of the waits' decisions).
+#[cfg(not(loom))]
+#[inline]
+pub fn runnable_per_cpu() -> Option<f64> {
+    // Relaxed: numbers on their own.
+    if FORCED.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+        return None;
+    }
+    if cpu_demand() == CpuDemand::Unknown {
+        return None;
+    }
+    match RUNNABLE_PER_CPU_X256.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        x => Some(f64::from(x) / 256.0),
+    }
 }
 
 /// Pins the answer of [`cpu_demand`] for the whole process (`None`: the

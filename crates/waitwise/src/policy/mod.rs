@@ -51,7 +51,9 @@ pub enum PollLimit {
     /// Drawn per wait from the randomized density on `[0, B]`.
     Randomized,
     /// Drawn per wait from the law the object's own summary of recent
-    /// waits chooses ([`adaptive`]); always in `[0, 2B]`, extended while
+    /// waits chooses ([`adaptive`]); always in `[0, 2B]` (times the
+    /// switch-spinning efficiency, at most 4, for a wait that polls by
+    /// yielding: [`adaptive`], "Polling by yielding"), extended while
     /// every runnable thread has a CPU ([`idle_extension`]).
     Adaptive,
     /// `s//inf`: poll forever, or until the deadlock-avoidance timeout, then
@@ -287,9 +289,15 @@ impl Policy {
     pub fn begin_wait(&self, word_addr: usize) -> (PollBudget, Option<adaptive::Learning>) {
         #[cfg(not(loom))]
         if self.limit == PollLimit::Adaptive && self.mechanism != Mechanism::Block {
-            let (limit_ns, learning) = adaptive::Learning::begin(word_addr, block_ns());
+            let mechanism = self.mechanism.effective();
+            let beta = if mechanism == Mechanism::Yield {
+                adaptive::switch_spin_beta(idle_extension::runnable_per_cpu())
+            } else {
+                1.0
+            };
+            let (limit_ns, learning) = adaptive::Learning::begin(word_addr, block_ns(), beta);
             let budget = PollBudget {
-                mechanism: self.mechanism.effective(),
+                mechanism,
                 limit_ns: Some(limit_ns),
                 idle_extension: true,
             };
