@@ -124,7 +124,10 @@ pub fn to_text(probe: &Probe) -> String {
         fmt_ns(c.block_ns),
         c.block_source
     );
-    let _ = writeln!(s, "\nDefault policies (L_poll = alpha * B)");
+    let _ = writeln!(
+        s,
+        "\nDefault policies (L_poll = alpha * B; adapt/b: where an object starts, rand/b's mean B/(e-1), before it learns)"
+    );
     for (kind, name) in &probe.policy.names {
         let _ = writeln!(
             s,
@@ -136,8 +139,8 @@ pub fn to_text(probe: &Probe) -> String {
             s,
             "  (waitwise::Mutex waits {}; Barrier waits {} while the threads fit on the CPUs, {} when they outnumber them)",
             waitwise::mutex::RawTtasMutex::new().policy().name(),
-            waitwise::barrier::default_policy(1).name(),
-            waitwise::barrier::default_policy(usize::MAX).name()
+            waitwise::barrier::default_policy(1).describe(),
+            waitwise::barrier::default_policy(usize::MAX).describe()
         );
     let _ = writeln!(s, "\nMechanisms");
     for (name, m) in &probe.mechanisms {

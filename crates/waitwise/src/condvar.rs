@@ -611,7 +611,10 @@ mod tests {
     fn const_new_static_and_debug() {
         static CV: Condvar = Condvar::new();
         CV.notify_all();
-        assert_eq!(CV.policy(), &Policy::for_kind(SyncKind::ProducerConsumer));
+        assert_eq!(
+            CV.policy(),
+            &Policy::default_for(SyncKind::ProducerConsumer)
+        );
         let cv = Condvar::with_options(WaitOptions::new().policy(Policy::always_block()));
         assert_eq!(format!("{cv:?}"), "Condvar { waiters: 0, policy: /b/0 }");
         let m = crate::Mutex::new(());
@@ -677,6 +680,7 @@ mod tests {
             Policy::always_block(),
             Policy::always_spin(),
             Policy::for_kind(SyncKind::ProducerConsumer),
+            Policy::default_for(SyncKind::ProducerConsumer),
         ] {
             let shared = Arc::new((
                 parking_lot::Mutex::new(false),

@@ -410,7 +410,7 @@ mod tests {
         static EVENT: Event = Event::new();
         assert_eq!(
             EVENT.policy(),
-            &Policy::for_kind(SyncKind::ProducerConsumer)
+            &Policy::default_for(SyncKind::ProducerConsumer)
         );
         EVENT.notify();
         assert!(EVENT.wait_timeout(Duration::ZERO));
@@ -492,6 +492,7 @@ mod tests {
         for policy in [
             Policy::always_block(),
             Policy::for_kind(SyncKind::ProducerConsumer),
+            Policy::default_for(SyncKind::ProducerConsumer),
         ] {
             let e = Arc::new(Event::with_policy(policy));
             let hs: Vec<_> = (0..3)

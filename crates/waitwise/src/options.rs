@@ -53,9 +53,10 @@ impl WaitOptions {
         self.policy
     }
 
-    /// The policy to use for an object of `kind`.
+    /// The policy to use for an object of `kind`: the one set, else the
+    /// kind's default ([`Policy::default_for`]).
     pub fn resolve_policy(&self, kind: SyncKind) -> Policy {
-        self.policy.unwrap_or_else(|| Policy::for_kind(kind))
+        self.policy.unwrap_or_else(|| Policy::default_for(kind))
     }
 
     /// The profiler to give the object.

@@ -308,7 +308,7 @@ fn policy_info() -> PolicyInfo {
     let mut names = BTreeMap::new();
     let mut poll_limit_ns = BTreeMap::new();
     for kind in SyncKind::ALL {
-        let p = Policy::for_kind(kind);
+        let p = Policy::default_for(kind);
         names.insert(kind.name(), p.name());
         poll_limit_ns.insert(kind.name(), p.poll_limit_ns().unwrap_or(f64::INFINITY));
     }

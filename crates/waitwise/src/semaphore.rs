@@ -751,7 +751,10 @@ mod tests {
     fn const_new_static_and_debug() {
         static SEM: Semaphore = Semaphore::new(u32::MAX);
         assert_eq!(SEM.available(), Semaphore::MAX_PERMITS);
-        assert_eq!(SEM.policy(), &Policy::for_kind(SyncKind::ProducerConsumer));
+        assert_eq!(
+            SEM.policy(),
+            &Policy::default_for(SyncKind::ProducerConsumer)
+        );
         let sem = Semaphore::with_options(3, WaitOptions::new().policy(Policy::always_block()));
         assert!(sem.try_acquire());
         assert_eq!(

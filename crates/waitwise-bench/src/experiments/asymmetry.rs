@@ -403,7 +403,7 @@ impl ExperimentOutput for AsymmetryResult {
             format!("Placement: {}.", self.placement.describe()),
             format!(
                 "Barrier (default) waits {} (two threads fit on the CPUs).",
-                waitwise::barrier::default_policy(2).name()
+                waitwise::barrier::default_policy(2).describe()
             ),
             format!(
                 "One {0}x{0} unit of work alone: {1:.0} ns of CPU time.",

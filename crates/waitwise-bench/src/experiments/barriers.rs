@@ -786,8 +786,8 @@ impl ExperimentOutput for BarriersResult {
             format!("Table 2 placement: {}.", self.placement.describe()),
             format!(
                 "Barrier (default) waits {} while the threads fit on the CPUs, {} when they outnumber them.",
-                waitwise::barrier::default_policy(1).name(),
-                waitwise::barrier::default_policy(usize::MAX).name()
+                waitwise::barrier::default_policy(1).describe(),
+                waitwise::barrier::default_policy(usize::MAX).describe()
             ),
         ];
         n.extend(load_note(

@@ -368,10 +368,10 @@ pub fn waitings(workload: Workload) -> Vec<Choice> {
         is_default,
     };
     let kind_policy = Policy::for_kind(workload.kind());
-    // Semaphores wait with `for_kind` by default; the barrier yields while
-    // polling when oversubscribed, the mutex yields while polling
-    // (`Ss/b/alpha`).
-    let kind_is_default = workload == Workload::ProducerConsumer;
+    // The semaphore and the barrier wait with adapt/b by default (the
+    // barrier yielding while it polls when oversubscribed), the mutex with
+    // its yield-polling `Ss/b/alpha`.
+    let adaptive_is_default = workload.kind().defaults_to_adaptive();
     let mut v = vec![
         choice(
             "s//inf".into(),
@@ -398,14 +398,10 @@ pub fn waitings(workload: Workload) -> Vec<Choice> {
             false,
         ),
         choice(
-            format!(
-                "{}{}",
-                kind_policy.name(),
-                if kind_is_default { " (default)" } else { "" }
-            ),
+            kind_policy.name(),
             SERIES[4],
             Waiting::Policy(kind_policy),
-            kind_is_default,
+            false,
         ),
         choice(
             "rand/b".into(),
@@ -414,29 +410,47 @@ pub fn waitings(workload: Workload) -> Vec<Choice> {
             false,
         ),
         choice(
-            match workload {
-                Workload::ProducerConsumer => "adapt/b".into(),
-                Workload::Barrier => "adapt/b (pause matched, yield unmatched)".into(),
-                Workload::Mutex => workload::adaptive_as_default(workload, 1).describe(),
-            },
+            format!(
+                "{}{}",
+                match workload {
+                    Workload::ProducerConsumer => "adapt/b".into(),
+                    Workload::Barrier => "adapt/b (pause matched, yield unmatched)".into(),
+                    Workload::Mutex => workload::adaptive_as_default(workload, 1).describe(),
+                },
+                if adaptive_is_default {
+                    " (default)"
+                } else {
+                    ""
+                }
+            ),
             SERIES[6],
             Waiting::AdaptiveAsDefault,
-            false,
+            adaptive_is_default,
         ),
     ];
-    if !kind_is_default {
-        let label = match workload {
-            Workload::Barrier => format!(
-                "default ({} matched, {} unmatched)",
-                waitwise::barrier::default_policy(1).name(),
-                waitwise::barrier::default_policy(usize::MAX).name()
+    match workload {
+        // The barrier's static choice with its default's mechanisms (its
+        // default before adapt/b), a static policy to compare with.
+        Workload::Barrier => v.push(choice(
+            format!(
+                "{} matched, {} unmatched",
+                workload::static_as_default(workload, 1).name(),
+                workload::static_as_default(workload, usize::MAX).name()
             ),
-            _ => format!(
+            "static default",
+            Waiting::StaticAsDefault,
+            false,
+        )),
+        Workload::Mutex => v.push(choice(
+            format!(
                 "default ({})",
                 waitwise::mutex::RawTtasMutex::new().policy().name()
             ),
-        };
-        v.push(choice(label, SERIES[7], Waiting::Default, true));
+            SERIES[7],
+            Waiting::Default,
+            true,
+        )),
+        Workload::ProducerConsumer => {}
     }
     v.push(choice(
         workload.pthread_name().into(),
@@ -549,6 +563,7 @@ pub fn run(config: &Config) -> OversubResult {
                 policy: match c.waiting {
                     Waiting::Policy(p) => Some(p.name()),
                     Waiting::AdaptiveAsDefault => Some(Policy::adaptive().name()),
+                    Waiting::StaticAsDefault => Some(Policy::for_kind(w.kind()).name()),
                     Waiting::Default | Waiting::Pthread => None,
                 },
                 is_default: c.is_default,
@@ -795,8 +810,8 @@ impl ExperimentOutput for OversubResult {
             }
         }
         // One series per waiting choice across loops; `default` is the
-        // row each object uses by default (for producer-consumer the same
-        // row as `s/b/alpha(kind)`).
+        // row each object uses by default (for producer-consumer and the
+        // barrier the same row as `adapt/b`).
         let series = SERIES
             .iter()
             .map(|&name| {

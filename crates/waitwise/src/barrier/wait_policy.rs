@@ -76,18 +76,19 @@ pub fn poll_mechanism(parties: usize) -> Mechanism {
 }
 
 /// The default policy of a barrier of `parties` threads: the barrier
-/// kind's `alpha`, polling with [`poll_mechanism`] (`s/b/0.62` or
-/// `Ss/b/0.62` unless `WAITWISE_ALPHA` is set).
+/// kind's default ([`Policy::default_for`]: `adapt/b`, or `s/b/ALPHA`
+/// when `WAITWISE_ALPHA` is set), polling with [`poll_mechanism`].
 ///
 /// # Examples
 /// ```
 /// use waitwise::barrier::{allowed_cpus, default_policy};
+/// use waitwise::Mechanism;
 ///
-/// assert!(default_policy(1).name().starts_with("s/b/"));
-/// assert!(default_policy(allowed_cpus() + 1).name().starts_with("Ss/b/"));
+/// assert_eq!(default_policy(1).mechanism(), Mechanism::Pause);
+/// assert_eq!(default_policy(allowed_cpus() + 1).mechanism(), Mechanism::Yield);
 /// ```
 pub fn default_policy(parties: usize) -> Policy {
-    Policy::for_kind(SyncKind::Barrier).with_mechanism(poll_mechanism(parties))
+    Policy::default_for(SyncKind::Barrier).with_mechanism(poll_mechanism(parties))
 }
 
 /// How the waits at one barrier node wait: a policy, and whether they

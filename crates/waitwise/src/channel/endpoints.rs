@@ -75,7 +75,12 @@ pub(super) fn pair<T>(cap: usize, options: WaitOptions) -> (Sender<T>, Receiver<
         ring: Ring::new(cap),
         senders: AtomicUsize::new(1),
         receivers: AtomicUsize::new(1),
-        policy: options.resolve_policy(SyncKind::ProducerConsumer),
+        // The static s/b/0.54 unless the options name one: the channel
+        // waits through hooks of its own, which do not learn, so adapt/b
+        // would only draw like rand/b here (policy::kind, "The defaults").
+        policy: options
+            .policy_override()
+            .unwrap_or_else(|| Policy::for_kind(SyncKind::ProducerConsumer)),
         profiler: options.profiler(),
     });
     (

@@ -566,7 +566,17 @@ impl Learning {
     /// returns the poll limit, ns, and the handle to finish with.
     #[inline]
     pub fn begin(addr: usize, process_b_ns: f64, beta: f64) -> (f64, Self) {
-        let summary = summary_for(addr);
+        Self::begin_on(summary_for(addr), addr, process_b_ns, beta)
+    }
+
+    /// [`Learning::begin`] with the summary given.
+    #[inline]
+    fn begin_on(
+        summary: &'static AdaptiveSummary,
+        addr: usize,
+        process_b_ns: f64,
+        beta: f64,
+    ) -> (f64, Self) {
         let b_ns = summary.block_ns(process_b_ns);
         let beta = switch_spin_beta(Some(beta));
         let limit_ns = beta * summary.poll_limit_ns(super::randomized::next_uniform(), b_ns);
@@ -862,28 +872,20 @@ mod tests {
     #[test]
     fn a_yield_polled_wait_is_priced_in_switch_spinning_time() {
         let b = 100_000.0;
-        // Two live words: two objects (no address reused).
-        let words = [Box::new(0u64), Box::new(0u64)];
-        let learn_with = |beta: f64, word: &u64| {
-            let addr = word as *const u64 as usize;
+        // A summary of its own for each run (the static table's slots are
+        // shared with the other tests' objects).
+        let learn_with = |beta: f64| {
+            let summary: &'static AdaptiveSummary = Box::leak(Box::new(AdaptiveSummary::new()));
             for _ in 0..40 {
-                let (limit, learning) = Learning::begin(addr, b, beta);
+                let (limit, learning) = Learning::begin_on(summary, 0, b, beta);
                 assert!(limit <= beta * MAX_LIMIT_IN_B * b, "{limit}");
                 learning.learn(1.2 * b, false, false, None);
             }
-            let arm = summary_for(addr).arm();
-            let (limit, _) = Learning::begin(addr, b, beta);
-            (arm, limit)
+            let (limit, _) = Learning::begin_on(summary, 0, b, beta);
+            (summary.arm(), limit)
         };
-        let slots = words
-            .each_ref()
-            .map(|w| slot_of(&**w as *const u64 as usize));
-        if slots[0] == slots[1] {
-            // One summary for both: the test needs two.
-            return;
-        }
-        assert_eq!(learn_with(1.0, &words[0]).0, 0);
-        let (arm, limit) = learn_with(4.0, &words[1]);
+        assert_eq!(learn_with(1.0).0, 0);
+        let (arm, limit) = learn_with(4.0);
         assert_eq!(arm, ARM_POLL_B);
         assert_eq!(limit, 4.0 * b);
     }

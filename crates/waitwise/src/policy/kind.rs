@@ -5,41 +5,37 @@
 //! bounds the expected cost against the offline optimum for the wait-time
 //! distribution each kind produces.
 //!
-//! # Why the defaults are static, not `adapt/b`
+//! # The defaults
 //!
-//! Every kind defaults to its static `s/b/alpha(kind)` (the barrier and
-//! the mutex poll with their own mechanisms);
-//! [`Policy::adaptive`](super::Policy::adaptive) (`adapt/b`) is opt-in.
-//! A kind's default moves to `adapt/b` only when a quiet machine measures
-//! it ahead in both of issue 14's benchmarks, and it has not:
+//! An object whose options name no policy waits with
+//! [`Policy::default_for`](super::Policy::default_for) its kind:
 //!
-//! - `waitwise model calibrate` (the waiting *cost*, Lim & Agarwal's
-//!   metric) favours it: the model puts its mean factor over the
-//!   calibration cells at 1.13 against 1.4 or more for every static
-//!   policy (`waitwise_model::adaptive`), and the measurement agrees
-//!   within its noise.
-//! - `waitwise oversub` (the loops' *runtime*) does not: `adapt/b` (polling
-//!   as each object's default polls) was within 5% of the best static
-//!   choice in 3 and 4 of the 9 conditions in two runs on a loaded 2-CPU
-//!   machine. It falls behind most where polling is what the loop needs:
-//!   with one thread per CPU a poller burns a CPU nothing else wanted, so
-//!   the best static choices poll long (`s//inf`, `s/b/1`, `s/b/0.5`:
-//!   0.36-0.61x `/b/0` in the producer-consumer and barrier loops), while
-//!   `adapt/b` minimizes the waiting cost with every poll limit in
-//!   `[0, B]` and blocks the waits its summary finds longer than a
-//!   fraction of `B` (a barrier wait here is uniform up to ~2.4 `B`),
-//!   paying a wake-up on the loop's critical path (0.49-0.84x `/b/0`, up
-//!   to 1.48x the best). No policy bounded to `[0, B]` matches `s//inf`
-//!   there, and the barrier's static default misses it as well. Where
-//!   other processes want the CPUs (the mutex loop, 2x and 4x), `/b/0`
-//!   led every polling choice, the default included, by 9-25%.
+//! - **producer-consumer** (events, condition variables, semaphores) and
+//!   **barrier** waits: `adapt/b` (the barrier polling by yielding when
+//!   its parties outnumber the CPUs);
+//! - **mutex** waits: the static `Ss/b/0.54` (polling by yielding), and
+//!   **unknown** ones `s/b/1`.
 //!
-//! Its per-wait bound is also wider (16.5 against `s/b/0.54`'s 2.85) and
-//! its learning costs a clock read and seven score updates per contended
-//! wait. The commands that decide, for a quiet re-run:
-//! `cargo run --release -p waitwise-cli -- model calibrate` (the
-//! "Adaptive:" note) and `cargo run --release -p waitwise-cli -- oversub
-//! --full` (its "Adaptive:" note lists every condition beyond 5%).
+//! The rule: a kind's default is `adapt/b` when a quiet machine measures
+//! it ahead of the kind's static default in both of issue 14's
+//! benchmarks. `waitwise model calibrate` (the waiting *cost*, Lim &
+//! Agarwal's metric) puts its mean factor over the cells below every
+//! static policy's, for every kind alike. `waitwise oversub` (the loops'
+//! *runtime*) decides per kind: on the 2-vCPU KVM guest, `adapt/b`'s runs
+//! against the default's in the same rounds were ahead or level in every
+//! condition of the producer-consumer and barrier loops (matched, 2x and
+//! 4x threads per CPU; most clearly matched, where its idle-CPU extension
+//! polls while the static limit blocks, and in the oversubscribed barrier,
+//! whose yield-polls it prices as switch-spinning), and level in the mutex
+//! loop, where the static default keeps its narrower bound (2.85 against
+//! 16.5) and saves the learning's clock read and seven score updates per
+//! contended wait. The channel and the pool wait through hooks of their
+//! own, which do not learn, and keep the static `s/b/0.54`; so does the
+//! `LD_PRELOAD` interposer, whose waits `oversub` does not measure. The
+//! commands that decide, for a re-run:
+//! `cargo run --release -p waitwise-cli -- model calibrate` and
+//! `cargo run --release -p waitwise-cli -- oversub --runs 15` (their
+//! "Adaptive:" notes).
 
 use std::fmt;
 
@@ -87,6 +83,12 @@ impl SyncKind {
             SyncKind::Barrier => ALPHA_UNIFORM,
             SyncKind::Unknown => ALPHA_ANY,
         }
+    }
+
+    /// Whether objects of this kind default to `adapt/b` (module docs,
+    /// "The defaults").
+    pub const fn defaults_to_adaptive(self) -> bool {
+        matches!(self, SyncKind::ProducerConsumer | SyncKind::Barrier)
     }
 
     /// Stable name for reports and JSON keys.

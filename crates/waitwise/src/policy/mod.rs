@@ -191,8 +191,33 @@ impl Policy {
         }
     }
 
-    /// The default policy for a synchronization kind: `s/b/alpha(kind)`,
+    /// What an object of `kind` waits with when its options name no
+    /// policy: `adapt/b` for producer-consumer and barrier waits, the
+    /// static [`Policy::for_kind`] for mutex and unknown waits (the
+    /// measurements behind the choice: [`kind`], "The defaults"); a valid
+    /// `WAITWISE_ALPHA` makes every kind's default the static `s/b/ALPHA`.
+    ///
+    /// # Examples
+    /// ```
+    /// use waitwise::{Policy, SyncKind};
+    /// if std::env::var_os("WAITWISE_ALPHA").is_none() {
+    ///     assert_eq!(Policy::default_for(SyncKind::Barrier).name(), "adapt/b");
+    ///     assert_eq!(Policy::default_for(SyncKind::Mutex), Policy::for_kind(SyncKind::Mutex));
+    /// }
+    /// ```
+    pub fn default_for(kind: SyncKind) -> Self {
+        if crate::env::alpha_override().is_none() && kind.defaults_to_adaptive() {
+            Self::adaptive()
+        } else {
+            Self::for_kind(kind)
+        }
+    }
+
+    /// The static two-phase policy of a synchronization kind,
+    /// `s/b/alpha(kind)` (Lim & Agarwal's choice for its wait-time law),
     /// with `WAITWISE_ALPHA` taking precedence when it is set and valid.
+    /// The default of the mutex and unknown kinds; see
+    /// [`Policy::default_for`].
     pub fn for_kind(kind: SyncKind) -> Self {
         match crate::env::alpha_override() {
             Some(alpha) => Self::two_phase(alpha),

@@ -107,24 +107,41 @@ pub enum Waiting {
     /// A waitwise object built without a policy: its own default.
     Default,
     /// A waitwise object under `adapt/b`, polling with the mechanism its
-    /// own default polls with (`adaptive_as_default`): what the object
-    /// would do if `adapt/b` were its kind's default.
+    /// own default polls with (`adaptive_as_default`): the default of the
+    /// kinds that default to `adapt/b`, what the others would do if it
+    /// were theirs.
     AdaptiveAsDefault,
+    /// A waitwise object under its kind's static `s/b/alpha(kind)`,
+    /// polling with the mechanism its own default polls with
+    /// (`static_as_default`).
+    StaticAsDefault,
     /// The pthread peer.
     Pthread,
 }
 
-/// `adapt/b` with the polling mechanism `workload`'s object uses by
-/// default with `threads` threads: the semaphore's PAUSE, the barrier's
-/// PAUSE while the threads fit on the CPUs and `yield` when they
-/// outnumber them, the mutex's `yield`.
-pub fn adaptive_as_default(workload: Workload, threads: usize) -> Policy {
-    let mechanism = match workload {
+/// The polling mechanism `workload`'s object uses by default with
+/// `threads` threads: the semaphore's PAUSE, the barrier's PAUSE while the
+/// threads fit on the CPUs and `yield` when they outnumber them, the
+/// mutex's `yield`.
+fn default_mechanism(workload: Workload, threads: usize) -> waitwise::Mechanism {
+    match workload {
         Workload::ProducerConsumer => Policy::for_kind(SyncKind::ProducerConsumer).mechanism(),
         Workload::Barrier => waitwise::barrier::poll_mechanism(threads),
         Workload::Mutex => RawTtasMutex::new().policy().mechanism(),
-    };
-    Policy::adaptive().with_mechanism(mechanism)
+    }
+}
+
+/// `adapt/b` with the polling mechanism `workload`'s object uses by
+/// default with `threads` threads.
+pub fn adaptive_as_default(workload: Workload, threads: usize) -> Policy {
+    Policy::adaptive().with_mechanism(default_mechanism(workload, threads))
+}
+
+/// The kind's static `s/b/alpha(kind)` with the polling mechanism
+/// `workload`'s object uses by default with `threads` threads (the
+/// barrier: `s/b/0.62` or `Ss/b/0.62`).
+pub fn static_as_default(workload: Workload, threads: usize) -> Policy {
+    Policy::for_kind(workload.kind()).with_mechanism(default_mechanism(workload, threads))
 }
 
 /// A thread's work: `units` runs of the unit matrix multiply, counted.
@@ -192,6 +209,7 @@ pub fn build(workload: Workload, waiting: Waiting, threads: usize, sizes: Sizes)
     let policy = match waiting {
         Waiting::Policy(p) => Some(p),
         Waiting::AdaptiveAsDefault => Some(adaptive_as_default(workload, threads)),
+        Waiting::StaticAsDefault => Some(static_as_default(workload, threads)),
         Waiting::Default | Waiting::Pthread => None,
     };
     let pthread = waiting == Waiting::Pthread;
