@@ -9,6 +9,8 @@
 //! `cargo test -p waitwise --release --test stress_adaptive` (a few seconds).
 #![cfg(not(loom))]
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use waitwise::policy::adaptive::{AdaptiveSummary, ARMS, BLOCK_RANGE, DECAY_SHIFT, MAX_LIMIT_IN_B};
@@ -186,29 +188,12 @@ const YIELD_BARRIER_CASES: [(usize, u32); 3] = [(2, 5_000), (6, 1_000), (16, 200
 /// passes every episode with the counter exact at the next.
 #[test]
 fn yield_polling_barrier_under_adapt_b_passes_every_episode() {
-    use std::sync::atomic::AtomicU64;
     use waitwise::barrier::Barrier;
     use waitwise::Mechanism;
     for (threads, episodes) in YIELD_BARRIER_CASES {
         let opts = WaitOptions::new().policy(Policy::adaptive().with_mechanism(Mechanism::Yield));
         let barrier = Barrier::with_options(threads, opts);
-        let arrivals = AtomicU64::new(0);
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| {
-                    for e in 0..u64::from(episodes) {
-                        arrivals.fetch_add(1, Ordering::SeqCst);
-                        barrier.wait();
-                        assert!(arrivals.load(Ordering::SeqCst) >= (e + 1) * threads as u64);
-                        barrier.wait();
-                    }
-                });
-            }
-        });
-        assert_eq!(
-            arrivals.load(Ordering::SeqCst),
-            u64::from(episodes) * threads as u64
-        );
+        common::assert_barrier_passes_every_episode(&barrier, threads, episodes);
     }
 }
 

@@ -11,7 +11,8 @@
 //! seconds).
 #![cfg(not(loom))]
 
-use std::sync::atomic::{AtomicU64, Ordering};
+mod common;
+
 use std::time::Duration;
 use waitwise::barrier::Barrier;
 use waitwise::policy::idle_extension::{force_demand, CpuDemand};
@@ -133,23 +134,7 @@ const BARRIER_CASES: [(usize, u32); 3] = [(2, 5_000), (8, 500), (16, 200)];
 fn oversubscribed_barrier_passes_every_episode() {
     for (threads, episodes) in BARRIER_CASES {
         let barrier = Barrier::with_options(threads, adaptive());
-        let arrivals = AtomicU64::new(0);
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| {
-                    for e in 0..u64::from(episodes) {
-                        arrivals.fetch_add(1, Ordering::SeqCst);
-                        barrier.wait();
-                        assert!(arrivals.load(Ordering::SeqCst) >= (e + 1) * threads as u64);
-                        barrier.wait();
-                    }
-                });
-            }
-        });
-        assert_eq!(
-            arrivals.load(Ordering::SeqCst),
-            u64::from(episodes) * threads as u64
-        );
+        common::assert_barrier_passes_every_episode(&barrier, threads, episodes);
     }
 }
 

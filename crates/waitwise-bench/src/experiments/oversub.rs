@@ -1036,9 +1036,15 @@ mod tests {
         assert!(json.get("adaptive").is_some());
     }
 
-    #[test]
-    fn adaptive_check_takes_the_best_static_waitwise_row() {
-        let row = |waiting: &str, series: &str, family, normalized: f64| Row {
+    /// A row of one matched cell, for the adaptive checks.
+    fn check_row(
+        waiting: &str,
+        series: &str,
+        family: Family,
+        normalized: f64,
+        runs_ms: Vec<f64>,
+    ) -> Row {
+        Row {
             workload: Workload::Mutex,
             waiting: waiting.into(),
             series: series.into(),
@@ -1054,8 +1060,15 @@ mod tests {
                 wait_overhead_ms: None,
                 wait_overhead_pct: None,
                 error: None,
-                runs_ms: Vec::new(),
+                runs_ms,
             }],
+        }
+    }
+
+    #[test]
+    fn adaptive_check_takes_the_best_static_waitwise_row() {
+        let row = |waiting: &str, series: &str, family, normalized: f64| {
+            check_row(waiting, series, family, normalized, Vec::new())
         };
         let rows = [
             row("/b/0", "/b/0", Family::Waitwise, 1.0),
@@ -1077,24 +1090,8 @@ mod tests {
 
     #[test]
     fn adaptive_check_pairs_the_runs_of_each_round() {
-        let row = |waiting: &str, series: &str, runs_ms: Vec<f64>| Row {
-            workload: Workload::Barrier,
-            waiting: waiting.into(),
-            series: series.into(),
-            family: Family::Waitwise,
-            policy: None,
-            is_default: false,
-            cells: vec![CellResult {
-                threads: 2,
-                multiplier: 1,
-                runtime_ms: None,
-                normalized: Some(1.0),
-                blocks: None,
-                wait_overhead_ms: None,
-                wait_overhead_pct: None,
-                error: None,
-                runs_ms,
-            }],
+        let row = |waiting: &str, series: &str, runs_ms: Vec<f64>| {
+            check_row(waiting, series, Family::Waitwise, 1.0, runs_ms)
         };
         // Rounds the VM slowed for both: the paired ratio is 1.02 in
         // every one, whatever the spread of the runtimes.

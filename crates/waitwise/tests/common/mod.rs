@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 use std::fmt::Display;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use waitwise::barrier::Barrier;
 use waitwise::Policy;
 
 /// The policies the `*_per_policy` stress tests run under: blocking,
@@ -50,4 +52,28 @@ pub fn assert_timeouts_bounded(what: impl Display, mut wait: impl FnMut(Duration
             "{what}: {timeout:?} took {took:?}"
         );
     }
+}
+
+/// Runs `threads` threads through `episodes` double episodes of
+/// `barrier` (built for `threads` parties): every thread passes every
+/// episode, and the counter each episode's threads add to is exact at the
+/// next one.
+pub fn assert_barrier_passes_every_episode(barrier: &Barrier, threads: usize, episodes: u32) {
+    let arrivals = AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                for e in 0..u64::from(episodes) {
+                    arrivals.fetch_add(1, Ordering::SeqCst);
+                    barrier.wait();
+                    assert!(arrivals.load(Ordering::SeqCst) >= (e + 1) * threads as u64);
+                    barrier.wait();
+                }
+            });
+        }
+    });
+    assert_eq!(
+        arrivals.load(Ordering::SeqCst),
+        u64::from(episodes) * threads as u64
+    );
 }
