@@ -128,7 +128,10 @@
 //! `rand/b` with the object's `B` (one more word); recording is one clock
 //! read and, per arm, a load, a shift, a subtract, an add and a store,
 //! then a 7-way minimum, and for a blocked wait one load and store of the
-//! object's `B`. No allocation, no lock, no read-modify-write.
+//! object's `B`; a wait that polls by yielding also reads the idle-CPU
+//! signal's cache (a clock read and four loads, and one `/proc/loadavg`
+//! read per process every 100 µs at most). No allocation, no lock, no
+//! read-modify-write (but the cache's refresh claim, one CAS per period).
 //!
 //! Objects do not carry the summary themselves: it lives in a static table
 //! of [`SLOTS`] cache-line-sized summaries indexed by a hash of the wait
@@ -268,7 +271,7 @@ pub const MAX_SWITCH_SPIN_BETA: f64 = 4.0;
 #[inline]
 pub fn switch_spin_beta(runnable_per_cpu: Option<f64>) -> f64 {
     match runnable_per_cpu {
-        // max then min, not clamp: NaN gives 1, no panic.
+        // A NaN fails the guard and gives 1 (no clamp, no panic).
         Some(x) if x > 1.0 => x.min(MAX_SWITCH_SPIN_BETA),
         _ => 1.0,
     }
