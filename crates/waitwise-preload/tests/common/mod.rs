@@ -156,6 +156,12 @@ pub fn native(program: impl AsRef<std::ffi::OsStr>) -> Command {
 /// killed and reported (a hang detector: set it well above the normal run
 /// time, never as a performance bound). Returns the output, success or not.
 pub fn run_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    try_run_within(cmd, limit).unwrap_or_else(|hang| panic!("{hang}"))
+}
+
+/// [`run_within`], returning a hang (the command, the limit and what it
+/// printed) as an error instead of failing.
+pub fn try_run_within(cmd: &mut Command, limit: std::time::Duration) -> Result<Output, String> {
     use std::io::Read;
     use std::process::Stdio;
     let mut child = cmd
@@ -196,19 +202,19 @@ pub fn run_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
             let _ = child.wait();
             let out = stdout.join().unwrap_or_default();
             let err = stderr.join().unwrap_or_default();
-            panic!(
+            return Err(format!(
                 "{cmd:?} hung: killed after {limit:?}\nstdout:\n{}\nstderr:\n{}",
                 String::from_utf8_lossy(&out),
                 String::from_utf8_lossy(&err)
-            );
+            ));
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     };
-    Output {
+    Ok(Output {
         status,
         stdout: stdout.join().expect("stdout reader"),
         stderr: stderr.join().expect("stderr reader"),
-    }
+    })
 }
 
 /// [`run_within`], asserting success.
