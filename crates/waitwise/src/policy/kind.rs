@@ -22,8 +22,9 @@
 //! Agarwal's metric) puts its mean factor over the cells below every
 //! static policy's, for every kind alike, except while a VM's blocks cost
 //! many times the process's `B` (there `s//inf` can lead). `waitwise
-//! oversub` (the loops' *runtime*) decides per kind: on the 2-vCPU KVM guest, `adapt/b`'s runs
-//! against the default's in the same rounds were ahead or level in every
+//! oversub` (the loops' *runtime*) decides per kind: on the 2-vCPU KVM
+//! guest, `adapt/b`'s runs against the default's in the same rounds were
+//! ahead or level in every
 //! condition of the producer-consumer and barrier loops (matched, 2x and
 //! 4x threads per CPU; most clearly matched, where its idle-CPU extension
 //! polls while the static limit blocks, and in the oversubscribed barrier,
