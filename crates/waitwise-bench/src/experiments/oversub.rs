@@ -10,15 +10,16 @@
 //!   slice: see [`barrier::SPIN_TIMEOUT_BOUNDS`]);
 //! - `/b/0`, `s/b/1`, `s/b/0.5`, `s/b/alpha(kind)` (0.54 for
 //!   producer-consumer and mutex, 0.62 for barriers), `rand/b`;
-//! - the object's own default, where it differs from `s/b/alpha(kind)`
-//!   (the barrier's yield-polling `Ss/b/0.62` when the threads outnumber
-//!   the CPUs; the mutex's yield-polling `Ss/b/0.54`);
+//! - the mutex's own default, yield-polling `Ss/b/0.54`, and the
+//!   barrier's static choice with its default's mechanisms (`s/b/0.62`,
+//!   yield-polling `Ss/b/0.62` when the threads outnumber the CPUs);
 //! - `adapt/b`, polling with the mechanism the object's default polls with
-//!   (what the object would do with `adapt/b` as its kind's default), and
-//!   compared with the best of the static choices above in every loop and
-//!   condition ([`AdaptiveCheck`], issue 14: within
-//!   [`ADAPTIVE_TOLERANCE`], judged on the ratio of the two runs of each
-//!   round and its 95% interval, [`AdaptiveVerdict`]); past its limit it polls on while the
+//!   (the default of the semaphore and the barrier; for the mutex, what it
+//!   would do with `adapt/b` as its default), and compared with the best
+//!   of the static choices above in every loop and condition
+//!   ([`AdaptiveCheck`], issue 14: within [`ADAPTIVE_TOLERANCE`], judged
+//!   on the ratio of the two runs of each round and its 95% interval,
+//!   [`AdaptiveVerdict`]); past its limit it polls on while the
 //!   machine's runnable threads fit on its CPUs
 //!   ([`waitwise::policy::idle_extension`], whose signal sees other
 //!   programs too: on a loaded machine the extension stays off; `waitwise
