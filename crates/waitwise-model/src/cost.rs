@@ -221,7 +221,7 @@ const FLOOR_GRID: usize = 241;
 /// `L = inf` (memoryless): `min(lambda B, 1) / (1 - e^(-lambda B))`, the
 /// `e/(e-1)` of Theorem 3 at `lambda B = 1`; for uniform ones at `0` or `U`.
 /// Any law: both ends, the law's breakpoints and a log grid of limits
-/// ([`FLOOR_GRID`]), the best refined by golden section between its grid
+/// (`FLOOR_GRID`), the best refined by golden section between its grid
 /// neighbours.
 ///
 /// # Examples
