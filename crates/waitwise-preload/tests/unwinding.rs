@@ -112,8 +112,8 @@ unwind_tests! {
 /// The native run (glibc's own objects) is the program's reference: its
 /// output is checked when it finishes, but a hang there is glibc's, not
 /// the interposer's, and is reported on stderr only (glibc's condition
-/// variable hung once in CI under this program: `cond 1000` killed after
-/// 90 s, while the interposed runs passed).
+/// variable hung once in the clean-clone CI under this program: `cond
+/// 1000`, killed after 90 s; run alone, the test passed three times).
 fn exit_anywhere(mode: &str) {
     let exe = compile("exit_anywhere");
     let want = format!("exit-anywhere {mode}: ok");
