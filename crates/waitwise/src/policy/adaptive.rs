@@ -581,7 +581,9 @@ impl Learning {
         beta: f64,
     ) -> (f64, Self) {
         let b_ns = summary.block_ns(process_b_ns);
-        let beta = switch_spin_beta(Some(beta));
+        // At least 1 (a NaN gives 1); the wait path passes
+        // switch_spin_beta's value, already within its range.
+        let beta = beta.max(1.0);
         let limit_ns = beta * summary.poll_limit_ns(super::randomized::next_uniform(), b_ns);
         let start_ticks = waitwise_platform::clock::cycle_clock().now();
         (

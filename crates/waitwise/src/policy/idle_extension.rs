@@ -278,9 +278,16 @@ static FORCED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(
 pub fn cpu_demand() -> CpuDemand {
     // Relaxed: a number on its own.
     match FORCED.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => {}
-        f => return CpuDemand::decode(f - 1),
+        0 => cached_demand(),
+        f => CpuDemand::decode(f - 1),
     }
+}
+
+/// The cache's answer, refreshed when older than [`SIGNAL_MAX_AGE_NS`]
+/// (whatever [`force_demand`] pinned).
+#[cfg(not(loom))]
+#[inline]
+fn cached_demand() -> CpuDemand {
     let clock = waitwise_platform::clock::cycle_clock();
     CACHE.get(
         clock.now(),
@@ -315,10 +322,9 @@ fn read_demand() -> CpuDemand {
 #[inline]
 pub fn runnable_per_cpu() -> Option<f64> {
     // Relaxed: numbers on their own.
-    if FORCED.load(std::sync::atomic::Ordering::Relaxed) != 0 {
-        return None;
-    }
-    if cpu_demand() == CpuDemand::Unknown {
+    if FORCED.load(std::sync::atomic::Ordering::Relaxed) != 0
+        || cached_demand() == CpuDemand::Unknown
+    {
         return None;
     }
     match RUNNABLE_PER_CPU_X256.load(std::sync::atomic::Ordering::Relaxed) {
