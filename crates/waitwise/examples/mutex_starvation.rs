@@ -23,6 +23,11 @@
 //!   thread's own CPU time (`CLOCK_THREAD_CPUTIME_ID`): the lock's share
 //!   of the unevenness, without the scheduler's (with more threads than
 //!   CPUs, the threads' CPU times differ by 10-30% within a second);
+//! - *within a CPU*: least/most served among the threads that ran mostly
+//!   on the same CPU (each thread samples its CPU every 4096 calls), the
+//!   lowest over the CPUs: threads spread over 2 CPUs mostly stay on one
+//!   for the whole run, and two virtual CPUs can run at different speeds
+//!   (a busy host), which weighs on all the threads of one CPU alike;
 //! - *throughput*: acquisitions per second, all threads, Mops/s.
 //!
 //! Ratios are against parking_lot in the same run. The targets for
@@ -111,6 +116,23 @@ struct PerThread {
     calls: u64,
     longest: Duration,
     cpu_secs: f64,
+    /// The CPU the thread was seen on most (sampled every
+    /// [`CPU_SAMPLE_EVERY`] calls).
+    main_cpu: usize,
+}
+
+/// A thread samples the CPU it runs on once per this many calls (a
+/// `sched_getcpu`, tens of ns, amortized to nothing).
+const CPU_SAMPLE_EVERY: u64 = 4096;
+
+/// CPUs told apart by the sampling (a larger index counts modulo this).
+const CPU_SLOTS: usize = 64;
+
+/// The CPU the calling thread runs on now (0 if the call fails).
+fn current_cpu() -> usize {
+    // SAFETY: `sched_getcpu` takes no arguments and only returns a number.
+    let cpu = unsafe { libc::sched_getcpu() };
+    usize::try_from(cpu).unwrap_or(0) % CPU_SLOTS
 }
 
 /// The calling thread's CPU time so far, seconds.
@@ -142,6 +164,9 @@ struct Figures {
     longest_wait_ms: f64,
     least_over_most: f64,
     per_cpu_least_over_most: f64,
+    /// Least/most served among threads that ran mostly on the same CPU,
+    /// the lowest over the CPUs that ran two or more (NaN when none did).
+    within_cpu_least_over_most: f64,
     mops: f64,
 }
 
@@ -165,18 +190,24 @@ fn contend<L: Send + Sync + 'static>(
                 let mut n = 0u64;
                 let clock = cycle_clock();
                 let mut longest = 0u64;
+                let mut seen_on = [0u32; CPU_SLOTS];
                 // Relaxed: the flag only ends the loop; results come back
                 // through `join`.
                 while !stop.load(Ordering::Relaxed) {
                     let t = clock.now();
                     op(black_box(&*lock), i, cs);
                     longest = longest.max(clock.now().saturating_sub(t));
+                    if n.is_multiple_of(CPU_SAMPLE_EVERY) {
+                        seen_on[current_cpu()] += 1;
+                    }
                     n += 1;
                 }
+                let main_cpu = (0..CPU_SLOTS).max_by_key(|&c| seen_on[c]).unwrap_or(0);
                 PerThread {
                     calls: n,
                     longest: Duration::from_nanos(longest),
                     cpu_secs: thread_cpu_secs(),
+                    main_cpu,
                 }
             })
         })
@@ -213,8 +244,27 @@ fn figures(per: &[PerThread], secs: f64) -> Figures {
         per_cpu_least_over_most: least_over_most(
             per.iter().map(|p| p.calls as f64 / p.cpu_secs.max(1e-9)),
         ),
+        within_cpu_least_over_most: within_cpu_least_over_most(per),
         mops: total as f64 / secs / 1e6,
     }
+}
+
+/// Least/most served among the threads that ran mostly on one CPU, the
+/// lowest over the CPUs that two or more threads ran on (NaN when none):
+/// the unevenness of threads the machine ran alike. Two virtual CPUs can
+/// run at different speeds (a busy host), which weighs on every thread of
+/// one of them and shows in the all-threads ratio, not in this one.
+fn within_cpu_least_over_most(per: &[PerThread]) -> f64 {
+    (0..CPU_SLOTS)
+        .filter_map(|cpu| {
+            let calls: Vec<f64> = per
+                .iter()
+                .filter(|p| p.main_cpu == cpu)
+                .map(|p| p.calls as f64)
+                .collect();
+            (calls.len() >= 2).then(|| least_over_most(calls.iter().copied()))
+        })
+        .fold(f64::NAN, f64::min)
 }
 
 /// `threads` threads, a quarter of them (at least one) writers, contend
@@ -305,17 +355,18 @@ fn main() {
         "{threads} threads on {cpus} CPUs, {} ms per run, {cs} spin-loop hints in the critical section, medians of {runs} interleaved runs\n",
         dur.as_millis()
     );
-    println!("| mutex | longest wait ms | vs parking_lot | least/most served | per CPU-s | Mops/s | vs parking_lot |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!("| mutex | longest wait ms | vs parking_lot | least/most served | per CPU-s | within a CPU | Mops/s | vs parking_lot |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (i, c) in cands.iter().enumerate() {
         let wait = med(i, |f| f.longest_wait_ms);
         let mops = med(i, |f| f.mops);
         println!(
-            "| {} | {wait:.2} | {:.2}x | {:.2} | {:.2} | {mops:.2} | {:.2}x |",
+            "| {} | {wait:.2} | {:.2}x | {:.2} | {:.2} | {:.2} | {mops:.2} | {:.2}x |",
             c.name,
             wait / pl_wait,
             med(i, |f| f.least_over_most),
             med(i, |f| f.per_cpu_least_over_most),
+            med(i, |f| f.within_cpu_least_over_most),
             mops / pl_mops
         );
     }

@@ -647,6 +647,30 @@ struct HandOffCpu {
     cap_ns: f64,
 }
 
+/// A row "polled every wait" when at most this fraction of its waits
+/// blocked (a stray block in a thousand waits is a preemption, not the
+/// policy's choice).
+const POLLED_ALL_FRACTION: f64 = 0.01;
+
+/// `adapt/b`'s work per wait beyond a static policy's, which the model
+/// does not price: read from the cells where `adapt/b` and `s//inf` both
+/// polled every wait, as `adapt/b`'s polling CPU over its wait less the
+/// same for `s//inf` (both after the clock reads and the fixed hand-off
+/// CPU are removed).
+#[derive(Clone, Copy, Debug)]
+struct AdaptiveBookkeeping {
+    /// Median over those cells, ns per wait.
+    per_wait_ns: f64,
+    /// Least and most over those cells, ns per wait.
+    lo_ns: f64,
+    hi_ns: f64,
+    /// How many cells.
+    cells: usize,
+    /// `adapt/b`'s mean factor over all its cells with `per_wait_ns` less
+    /// per wait that did not block.
+    mean_factor_without: f64,
+}
+
 /// Sorts `v` and returns its [`KERNEL_CAP_QUANTILE`] quantile (infinity
 /// when empty).
 fn cap_quantile(v: &mut [f64]) -> f64 {
@@ -1557,6 +1581,51 @@ impl CalibrationResult {
         ))
     }
 
+    /// What `adapt/b`'s own work per wait costs beside `s//inf`
+    /// ([`AdaptiveBookkeeping`]), from the cells where both polled every
+    /// wait; `None` without such a cell.
+    fn adaptive_bookkeeping(&self) -> Option<AdaptiveBookkeeping> {
+        let row = |r: &Row, policy: &str| {
+            self.measured_rows()
+                .find(|o| o.dist == r.dist && o.scale == r.scale && o.policy == policy)
+        };
+        let polled_all = |r: &Row| r.block_fraction <= POLLED_ALL_FRACTION;
+        let mut excess: Vec<f64> = self
+            .measured_rows()
+            .filter(|r| r.policy == "adapt/b" && polled_all(r))
+            .filter_map(|a| {
+                let s = row(a, "s//inf").filter(|s| polled_all(s))?;
+                Some((a.mean_poll_cpu_ns - a.mean_wait_ns) - (s.mean_poll_cpu_ns - s.mean_wait_ns))
+            })
+            .collect();
+        if excess.is_empty() {
+            return None;
+        }
+        let cells = excess.len();
+        let (lo, hi) = (
+            excess.iter().copied().fold(f64::INFINITY, f64::min),
+            excess.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        let per_wait_ns = median(&mut excess);
+        // Every adapt/b row's factor with that much less per polled wait.
+        let without: Vec<f64> = self
+            .measured_rows()
+            .filter(|r| r.policy == "adapt/b" && r.mean_cost_ns > 0.0)
+            .filter_map(|r| {
+                let f = r.measured_factor?;
+                let less = (1.0 - r.block_fraction) * per_wait_ns.max(0.0);
+                Some(f * (r.mean_cost_ns - less).max(0.0) / r.mean_cost_ns)
+            })
+            .collect();
+        Some(AdaptiveBookkeeping {
+            per_wait_ns,
+            lo_ns: lo,
+            hi_ns: hi,
+            cells,
+            mean_factor_without: without.iter().sum::<f64>() / without.len().max(1) as f64,
+        })
+    }
+
     /// `adapt/b`'s model factor in the stationary cell of row `r` with the
     /// cell's own `B`: its cheapest arm for the law the cell drew from
     /// (scaled with the process's `B`), priced with the `B` its blocks
@@ -1672,6 +1741,17 @@ impl CalibrationResult {
                 "Departure: a hand-off costs {lo:.0}-{hi:.0} ns of CPU beyond the wait itself (s//inf references released at once, interleaved with each cell): the wait call, the profiler's clock reads and the cache misses that carry the notify. The model prices a polled wait at exactly t and has no such term; it is subtracted from every wait that did not block, like the clock reads. Cells whose waits are short next to it (U/B and 1/(lambda*B) small) are the most sensitive to its drift."
             ));
         }
+        if let Some(k) = self.adaptive_bookkeeping() {
+            let measured = self
+                .policy_factors()
+                .into_iter()
+                .find(|p| p.policy == "adapt/b")
+                .map_or(f64::NAN, |p| p.mean_factor);
+            n.push(format!(
+                "Departure: adapt/b's own work per wait (two cycle-clock reads, its draw and its summary update) is not in the model. In the {} cell(s) where adapt/b and s//inf both polled every wait, adapt/b burned {:.0} ns more per wait than s//inf (median; {:.0} to {:.0}). It weighs most where waits last a few hundred ns (a small B, e.g. the fast wake-up mode of a VM), which is where s//inf can lead adapt/b's mean factor; less that much per polled wait, adapt/b's mean factor would be {:.3} (measured {measured:.3}).",
+                k.cells, k.per_wait_ns, k.lo_ns, k.hi_ns, k.mean_factor_without
+            ));
+        }
         n.push(format!(
             "Not in the model: the wake-up latency after a block (the waiter's delay, not its CPU: it is not counted here), clock-read granularity ({:.0} ns per pair of thread CPU-time reads, subtracted), and the variation of a block's cost within a cell (each cell uses the mean B of its own references, which sleep as long as its waits, not as long as its blocked waits sleep; a block that sleeps only briefly, or whose notify arrives while it registers, costs less, which shows most where few waits block, e.g. rand/b at small U/B).",
             self.cpu_clock_overhead_ns
@@ -1785,6 +1865,57 @@ mod tests {
             "{note}"
         );
         assert!(note.contains("allows 1.25 none"), "{note}");
+    }
+
+    /// Where adapt/b and s//inf both polled every wait, adapt/b's extra
+    /// CPU per wait is its bookkeeping; the note gives it and what the
+    /// mean factor would be without it.
+    #[test]
+    fn adapt_b_bookkeeping_is_read_from_the_cells_where_both_polled() {
+        let mut cfg = Config::tiny();
+        cfg.dists = vec![CalibrationDist::Exponential];
+        cfg.scales = vec![3.0, 10.0];
+        cfg.policies = vec!["s//inf".into(), "adapt/b".into()];
+        let mut res = run(&cfg);
+        for r in &mut res.rows {
+            r.rounds = r.rounds.max(1);
+            r.not_available = None;
+            r.block_fraction = 0.0;
+            r.mean_wait_ns = 400.0;
+            let extra = if r.policy == "adapt/b" {
+                if r.scale == 3.0 {
+                    90.0
+                } else {
+                    110.0
+                }
+            } else {
+                0.0
+            };
+            r.mean_poll_cpu_ns = 410.0 + extra;
+            r.mean_cost_ns = r.mean_poll_cpu_ns;
+            r.measured_factor = Some(r.mean_cost_ns / 400.0);
+        }
+        let k = res.adaptive_bookkeeping().unwrap();
+        assert_eq!(k.cells, 2);
+        assert_eq!((k.lo_ns, k.hi_ns), (90.0, 110.0));
+        // The median of two is the upper one here.
+        assert_eq!(k.per_wait_ns, 110.0);
+        // (500 - 110) / 400 and (520 - 110) / 400.
+        assert!((k.mean_factor_without - (0.975 + 1.025) / 2.0).abs() < 1e-9);
+        let note = res
+            .notes()
+            .into_iter()
+            .find(|n| n.starts_with("Departure: adapt/b's own work"))
+            .unwrap();
+        assert!(note.contains("In the 2 cell(s)"), "{note}");
+        assert!(note.contains("110 ns more per wait"), "{note}");
+        // A cell where adapt/b blocked teaches nothing about it.
+        for r in &mut res.rows {
+            if r.policy == "adapt/b" {
+                r.block_fraction = 0.5;
+            }
+        }
+        assert!(res.adaptive_bookkeeping().is_none());
     }
 
     #[test]
