@@ -406,17 +406,22 @@ impl<'a> WaitWordRef<'a> {
         // `adapt/b` learns from the wait: it reads this object's summary
         // (keyed by the word's address) and records the wait at the end.
         let (budget, learning) = policy.begin_wait(self.futex as *const Futex as usize);
-        let out = self.poll_then_block(budget, deadline, v, ready, rules);
+        let started = learning.as_ref().and_then(|l| l.start_ticks());
+        let out = self.poll_then_block(budget, started, deadline, v, ready, rules);
         if let Some(learning) = learning {
             learning.finish(out.blocked(), out.timed_out());
         }
         out
     }
 
+    /// The two phases with `budget`; the polling phase starts at
+    /// `started` on the cycle clock when the caller has read it (else
+    /// now).
     #[inline]
     fn poll_then_block(
         &self,
         budget: crate::policy::PollBudget,
+        started: Option<u64>,
         deadline: Deadline,
         v: u32,
         ready: &mut dyn FnMut(u32) -> bool,
@@ -425,7 +430,10 @@ impl<'a> WaitWordRef<'a> {
         // Polling phase (under loom the first load above was the poll: the
         // model explores the blocking protocol, where wake-ups can be lost).
         if !cfg!(loom) && budget.polls() {
-            let mut poll_end = budget.poll_deadline(deadline);
+            let mut poll_end = match started {
+                Some(at) => budget.poll_deadline_from(at, deadline),
+                None => budget.poll_deadline(deadline),
+            };
             let out = poll_from(self.futex, budget.mechanism, v, poll_end, &mut *ready);
             let out = if out.timed_out() && budget.idle_extension {
                 let mut extension = Extension::new();

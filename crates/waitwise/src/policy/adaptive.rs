@@ -600,6 +600,13 @@ impl Learning {
         )
     }
 
+    /// When the wait began, on the cycle clock: where its polling phase
+    /// starts, so the phase's deadline needs no clock read of its own.
+    #[inline]
+    pub(crate) fn start_ticks(&self) -> Option<u64> {
+        Some(self.start_ticks)
+    }
+
     /// Records the wait that began here, as [`observed_wait_ns`] counts it
     /// (a blocked wait with its waker's stamp, when that is of this wait,
     /// which also gives one sample of the object's `B`: the stamp to now).
@@ -629,13 +636,15 @@ impl Learning {
     /// block's real cost and is not scaled.
     fn learn(self, elapsed_ns: f64, blocked: bool, timed_out: bool, released_ns: Option<f64>) {
         let beta = self.beta;
+        // Most waits poll at full cost (beta 1): no division for them.
+        let scaled = |ns: f64| if beta == 1.0 { ns } else { ns / beta };
         if let Some(t) = observed_wait_ns(
-            elapsed_ns / beta,
+            scaled(elapsed_ns),
             blocked,
             timed_out,
-            self.limit_ns / beta,
+            scaled(self.limit_ns),
             self.b_ns,
-            released_ns.map(|r| r / beta),
+            released_ns.map(scaled),
         ) {
             self.summary.record(t, self.b_ns);
         }
@@ -653,6 +662,12 @@ impl Learning {
     /// Nothing under loom.
     #[inline]
     pub fn finish(self, _blocked: bool, _timed_out: bool) {}
+
+    /// No start under loom (no wait polls there).
+    #[inline]
+    pub(crate) fn start_ticks(&self) -> Option<u64> {
+        None
+    }
 }
 
 #[cfg(all(test, not(loom)))]

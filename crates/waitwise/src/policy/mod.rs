@@ -112,10 +112,20 @@ impl PollBudget {
     pub(crate) fn poll_deadline(&self, deadline: Deadline) -> Deadline {
         match self.limit_ns {
             None => deadline,
+            Some(_) => self.poll_deadline_from(cycle_clock().now(), deadline),
+        }
+    }
+
+    /// When a polling phase that started at `start_ticks` on the cycle
+    /// clock ends: [`PollBudget::poll_deadline`] for a phase whose start
+    /// the caller has read already (an `adapt/b` wait reads it when it
+    /// begins), which saves a clock read.
+    #[inline]
+    pub(crate) fn poll_deadline_from(&self, start_ticks: u64, deadline: Deadline) -> Deadline {
+        match self.limit_ns {
+            None => deadline,
             Some(ns) => deadline.min(Deadline::at_ticks(
-                cycle_clock()
-                    .now()
-                    .saturating_add(cycle_clock().ns_to_ticks(ns as u64)),
+                start_ticks.saturating_add(cycle_clock().ns_to_ticks(ns as u64)),
             )),
         }
     }
@@ -448,6 +458,31 @@ mod tests {
         assert!(!capped.is_never());
         let later = Deadline::after(Duration::from_secs(7200));
         assert!(capped.ticks() < later.ticks());
+    }
+
+    /// A phase whose start the caller read already (an `adapt/b` wait's
+    /// start) ends its limit after that start, or at the wait's deadline.
+    #[test]
+    fn poll_deadline_from_a_start_read_before() {
+        let clock = cycle_clock();
+        let limited = Policy::poll_then_block(Duration::from_micros(7)).poll_budget();
+        let start = clock.now();
+        let end = start + clock.ns_to_ticks(7_000);
+        assert_eq!(
+            limited.poll_deadline_from(start, Deadline::NEVER),
+            Deadline::at_ticks(end)
+        );
+        let sooner = Deadline::at_ticks(start + 1);
+        assert_eq!(limited.poll_deadline_from(start, sooner), sooner);
+        let spin = Policy::always_spin().poll_budget();
+        assert_eq!(
+            spin.poll_deadline_from(start, Deadline::NEVER),
+            Deadline::NEVER
+        );
+        // adapt/b's wait hands its start over.
+        let (_, learning) = Policy::adaptive().begin_wait(0x1000);
+        let at = learning.and_then(|l| l.start_ticks()).unwrap();
+        assert!(at >= start && at <= clock.now());
     }
 
     #[test]
