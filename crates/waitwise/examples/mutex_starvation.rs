@@ -28,6 +28,8 @@
 //!   lowest over the CPUs: threads spread over 2 CPUs mostly stay on one
 //!   for the whole run, and two virtual CPUs can run at different speeds
 //!   (a busy host), which weighs on all the threads of one CPU alike;
+//!   the header gives the CPUs' speeds, measured before each round by a
+//!   loop pinned to each CPU, all at once;
 //! - *throughput*: acquisitions per second, all threads, Mops/s.
 //!
 //! Ratios are against parking_lot in the same run. The targets for
@@ -125,14 +127,54 @@ struct PerThread {
 /// `sched_getcpu`, tens of ns, amortized to nothing).
 const CPU_SAMPLE_EVERY: u64 = 4096;
 
+/// How long [`cpu_speed_least_over_most`] counts, before each round of
+/// runs.
+const CPU_SPEED_PROBE: Duration = Duration::from_millis(200);
+
 /// CPUs told apart by the sampling (a larger index counts modulo this).
 const CPU_SLOTS: usize = 64;
 
-/// The CPU the calling thread runs on now (0 if the call fails).
+/// The CPU the calling thread runs on now (0 where unknown).
 fn current_cpu() -> usize {
-    // SAFETY: `sched_getcpu` takes no arguments and only returns a number.
-    let cpu = unsafe { libc::sched_getcpu() };
-    usize::try_from(cpu).unwrap_or(0) % CPU_SLOTS
+    waitwise_platform::affinity::current_cpu().unwrap_or(0) % CPU_SLOTS
+}
+
+/// How fast the CPUs run a plain loop at the same time: one thread pinned
+/// to each allowed CPU counts for `dur`; the fewest counts over the most
+/// (`None` with fewer than two CPUs or when pinning fails). Two virtual
+/// CPUs of one guest can run apart when the host is busy, and every thread
+/// that sits on the slower one is served less by any lock.
+fn cpu_speed_least_over_most(dur: Duration) -> Option<f64> {
+    let cpus = waitwise_platform::affinity::allowed_cpus().ok()?;
+    if cpus.len() < 2 {
+        return None;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let start = Arc::new(Barrier::new(cpus.len() + 1));
+    let hs: Vec<_> = cpus
+        .iter()
+        .map(|&cpu| {
+            let (stop, start) = (stop.clone(), start.clone());
+            std::thread::spawn(move || {
+                let pinned = waitwise_platform::affinity::pin_current_thread(cpu).is_ok();
+                start.wait();
+                let mut n = 0u64;
+                // Relaxed: the flag only ends the loop.
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..1000 {
+                        n = black_box(n + 1);
+                    }
+                }
+                pinned.then_some(n as f64)
+            })
+        })
+        .collect();
+    start.wait();
+    std::thread::sleep(dur);
+    // Relaxed: see the load; `join` returns the counts.
+    stop.store(true, Ordering::Relaxed);
+    let counts: Option<Vec<f64>> = hs.into_iter().map(|h| h.join().ok().flatten()).collect();
+    Some(least_over_most(counts?.into_iter()))
 }
 
 /// The calling thread's CPU time so far, seconds.
@@ -342,7 +384,9 @@ fn main() {
     // Interleaved runs (run 1 of each, then run 2 of each, ...): machine
     // drift hits all alike.
     let mut figs: Vec<Vec<Figures>> = vec![Vec::new(); cands.len()];
+    let mut speeds = Vec::new();
     for _ in 0..runs {
+        speeds.extend(cpu_speed_least_over_most(CPU_SPEED_PROBE));
         for (i, c) in cands.iter().enumerate() {
             figs[i].push((c.run)(threads, dur));
         }
@@ -352,9 +396,18 @@ fn main() {
     let (pl_wait, pl_mops) = (med(pl, |f| f.longest_wait_ms), med(pl, |f| f.mops));
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!(
-        "{threads} threads on {cpus} CPUs, {} ms per run, {cs} spin-loop hints in the critical section, medians of {runs} interleaved runs\n",
+        "{threads} threads on {cpus} CPUs, {} ms per run, {cs} spin-loop hints in the critical section, medians of {runs} interleaved runs",
         dur.as_millis()
     );
+    if !speeds.is_empty() {
+        let lo = speeds.iter().copied().fold(f64::INFINITY, f64::min);
+        println!(
+            "CPU speeds before each round (a loop pinned to each CPU, all at once, {} ms): slowest/fastest median {:.2}, least {lo:.2}",
+            CPU_SPEED_PROBE.as_millis(),
+            median(speeds.clone()),
+        );
+    }
+    println!();
     println!("| mutex | longest wait ms | vs parking_lot | least/most served | per CPU-s | within a CPU | Mops/s | vs parking_lot |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (i, c) in cands.iter().enumerate() {
