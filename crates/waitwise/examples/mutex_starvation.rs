@@ -404,7 +404,7 @@ fn main() {
         println!(
             "CPU speeds before each round (a loop pinned to each CPU, all at once, {} ms): slowest/fastest median {:.2}, least {lo:.2}",
             CPU_SPEED_PROBE.as_millis(),
-            median(speeds.clone()),
+            median(speeds),
         );
     }
     println!();
