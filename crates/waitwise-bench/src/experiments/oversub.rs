@@ -631,7 +631,6 @@ pub fn run(config: &Config) -> OversubResult {
                 });
                 let wall: Vec<f64> = runs.iter().map(|r| r.wall_ms).collect();
                 let runtime = summary_ns(&wall);
-
                 let blocks: Option<Vec<f64>> =
                     runs.iter().map(|r| r.blocks.map(|b| b as f64)).collect();
                 wrows[i].cells.push(CellResult {

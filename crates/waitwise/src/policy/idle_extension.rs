@@ -8,10 +8,11 @@
 //! time for a wait that polls by yielding: `adaptive`, "Polling by
 //! yielding"), and mostly far below `B` once long waits have been seen,
 //! because its bound counts a poll as costing its time. That is the cost
-//! when another thread could use the CPU. When nobody else wants it, a poll costs no other thread anything,
-//! and a waiter that polls is woken in ~100 ns instead of a futex wake-up's
-//! tens of µs: the static policies that poll long (`s//inf`, `s/b/1`) win
-//! exactly there, in loops whose threads fit on the CPUs.
+//! when another thread could use the CPU. When nobody else wants it, a
+//! poll costs no other thread anything, and a waiter that polls is woken
+//! in ~100 ns instead of a futex wake-up's tens of µs: the static policies
+//! that poll long (`s//inf`, `s/b/1`) win exactly there, in loops whose
+//! threads fit on the CPUs.
 //!
 //! # The signal
 //!
