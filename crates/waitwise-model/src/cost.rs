@@ -232,6 +232,14 @@ const FLOOR_GRID: usize = 241;
 /// assert!((floor - std::f64::consts::E / (std::f64::consts::E - 1.0)).abs() < 1e-9);
 /// ```
 pub fn online_floor(dist: &WaitDistribution, block_cost: f64) -> Result<f64> {
+    let b = error::positive("B", block_cost)?;
+    Ok(least_online_cost(dist, b)? / optimal_expected(dist, 1.0, b))
+}
+
+/// The least expected cost per wait of any poll limit on waits drawn from
+/// `dist` with block cost `block_cost` (the numerator of
+/// [`online_floor`]).
+fn least_online_cost(dist: &WaitDistribution, block_cost: f64) -> Result<f64> {
     dist.validate()?;
     let b = error::positive("B", block_cost)?;
     let cost_at = |limit: f64| two_phase_expected(dist, limit / b, 1.0, b);
@@ -261,7 +269,55 @@ pub fn online_floor(dist: &WaitDistribution, block_cost: f64) -> Result<f64> {
         }
     }
     best = best.min(cost_at((lo + hi) / 2.0));
-    Ok(best / optimal_expected(dist, 1.0, b))
+    Ok(best)
+}
+
+/// [`online_floor`] for waits whose law switches between `phases` in
+/// equal parts, each phase `(law, its block cost)`: the sum over the
+/// phases of the least expected cost over the sum of their optima, the
+/// factor of a policy told each wait's phase that picks that phase's best
+/// poll limit.
+///
+/// Why it is a floor: each wait is drawn from its phase's law independently
+/// of the past, so whatever the policy learned, even the phase exactly,
+/// its expected cost on that wait is at least its phase's least (the
+/// argument of [`online_floor`]); summed over the waits, so is the total.
+/// A policy that must notice a switch from the waits pays more.
+///
+/// # Examples
+/// ```
+/// use waitwise_model::{cost, distribution::WaitDistribution};
+/// // Short waits (lambda B = 10) and long ones (lambda B = 0.1) in turn:
+/// // spinning the short ones and blocking the long ones is the floor.
+/// let phases = [
+///     (WaitDistribution::exponential(10.0).unwrap(), 1.0),
+///     (WaitDistribution::exponential(0.1).unwrap(), 1.0),
+/// ];
+/// let floor = cost::switching_online_floor(&phases).unwrap();
+/// let least = 0.1 + 1.0;
+/// let optimal = (1.0 - (-10f64).exp()) / 10.0 + (1.0 - (-0.1f64).exp()) / 0.1;
+/// assert!((floor - least / optimal).abs() < 1e-6);
+/// ```
+///
+/// # Errors
+///
+/// [`ModelError::InvalidParameter`](crate::error::ModelError) when `phases` is empty, or a law or block
+/// cost is invalid.
+pub fn switching_online_floor(phases: &[(WaitDistribution, f64)]) -> Result<f64> {
+    if phases.is_empty() {
+        return Err(error::ModelError::InvalidParameter {
+            name: "phases",
+            value: 0.0,
+            requirement: "at least one phase",
+        });
+    }
+    let (mut least, mut optimal) = (0.0, 0.0);
+    for (law, block_cost) in phases {
+        let b = error::positive("B", *block_cost)?;
+        least += least_online_cost(law, b)?;
+        optimal += optimal_expected(law, 1.0, b);
+    }
+    Ok(least / optimal)
 }
 
 /// Eq. 4-6: `E[C_Ss/b/alpha] = (1 - e^(-lambda alpha beta B)) / (lambda beta) + B e^(-lambda alpha beta B)`
@@ -400,6 +456,51 @@ mod tests {
         let d = WaitDistribution::exponential(1.0).unwrap();
         assert!(online_floor(&d, 0.0).is_err());
         assert!(online_floor(&d, f64::NAN).is_err());
+    }
+
+    #[test]
+    fn the_switching_floor_of_one_phase_is_its_online_floor() {
+        let d = WaitDistribution::uniform(2.5).unwrap();
+        let one = switching_online_floor(&[(d.clone(), 3.0)]).unwrap();
+        assert!((one - online_floor(&d, 3.0).unwrap()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn no_policy_expects_less_than_the_switching_floor() {
+        let laws = [
+            WaitDistribution::exponential(10.0).unwrap(),
+            WaitDistribution::exponential(0.1).unwrap(),
+        ];
+        // The long phase's blocks cost 4 times the short one's.
+        let phases = [(laws[0].clone(), 1.0), (laws[1].clone(), 4.0)];
+        let floor = switching_online_floor(&phases).unwrap();
+        assert!(floor > 1.0, "{floor}");
+        for alpha in [0.0, 0.25, 0.54, 1.0, 2.0, f64::INFINITY] {
+            let alg = WaitingAlgorithm::two_phase(alpha).unwrap();
+            let (mut cost, mut opt) = (0.0, 0.0);
+            for (law, b) in &phases {
+                cost += expected_cost(&alg, law, *b).unwrap();
+                opt += optimal_cost(law, 1.0, *b).unwrap();
+            }
+            assert!(
+                cost / opt >= floor - 1e-9,
+                "alpha {alpha}: {} < {floor}",
+                cost / opt
+            );
+        }
+        // Equal block costs: adapt/b's learner on drawn waits, which
+        // cannot see the switches, stays above it too.
+        let equal = [(laws[0].clone(), 1.0), (laws[1].clone(), 1.0)];
+        let floor = switching_online_floor(&equal).unwrap();
+        let adapt = crate::adaptive::simulated_factor(&laws, 200, 20_000, 1.0, 7).unwrap();
+        assert!(adapt >= floor, "adapt/b {adapt} < floor {floor}");
+    }
+
+    #[test]
+    fn the_switching_floor_refuses_no_phase_and_a_bad_block_cost() {
+        let d = WaitDistribution::exponential(1.0).unwrap();
+        assert!(switching_online_floor(&[]).is_err());
+        assert!(switching_online_floor(&[(d.clone(), 1.0), (d, -1.0)]).is_err());
     }
 
     fn algorithms() -> Vec<WaitingAlgorithm> {

@@ -48,7 +48,9 @@
 //!
 //! Beside them, `online_floor`: the least factor any on-line policy can
 //! expect on the cell's law with the cell's `B`
-//! ([`waitwise_model::cost::online_floor`]). The cells' laws are scaled
+//! ([`waitwise_model::cost::online_floor`]; for the switching cell
+//! [`waitwise_model::cost::switching_online_floor`], a policy told each
+//! wait's phase, with each phase's `B`). The cells' laws are scaled
 //! with the process's `B`; where a cell's blocks cost more or less (on a
 //! VM, a block after a long sleep costs several times one after a short
 //! one), its real `lambda*B` or `U/B` moves with them, and so does what any
@@ -316,8 +318,10 @@ pub struct Row {
     pub ratio: Option<f64>,
     /// The least factor any on-line policy can expect on the cell's law
     /// with the cell's `B` ([`cost::online_floor`]: the best poll limit for
-    /// a policy that knows the law), the same in every row of a cell;
-    /// `None` for the switching cell. The cells' laws are scaled with the
+    /// a policy that knows the law), the same in every row of a cell; for
+    /// the switching cell, its phases' laws each with the `B` its own
+    /// blocks cost ([`cost::switching_online_floor`]: a policy told each
+    /// wait's phase). The cells' laws are scaled with the
     /// process's `B`, but their blocks cost the cell's, so a cell's real
     /// `lambda*B` or `U/B` is its scale times `cell_block_ns / B`.
     pub online_floor: Option<f64>,
@@ -1104,6 +1108,7 @@ pub fn run(config: &Config) -> CalibrationResult {
                         if laws.len() > 1 {
                             row.predicted_factor =
                                 switching_factor(alg, laws, *period, b, config.seed);
+                            row.online_floor = switching_floor(laws, &accs);
                         }
                     }
                 }
@@ -1149,6 +1154,20 @@ fn switching_factor(
         opt_sum += cost::optimal_cost(law, 1.0, b).ok()?;
     }
     (opt_sum > 0.0).then(|| cost_sum / opt_sum)
+}
+
+/// The switching cell's floor ([`cost::switching_online_floor`]): each
+/// phase's law with the `B` its own references' blocks cost; `None` while a
+/// phase has no such `B`.
+fn switching_floor(laws: &[WaitDistribution], accs: &[Accounting]) -> Option<f64> {
+    let phases: Vec<(WaitDistribution, f64)> = laws
+        .iter()
+        .zip(accs)
+        .map(|(law, acc)| (law.clone(), acc.b_cell))
+        .collect();
+    (phases.len() == laws.len())
+        .then(|| cost::switching_online_floor(&phases).ok())
+        .flatten()
 }
 
 /// A factor's cell: the value, or "no data".
@@ -1513,14 +1532,26 @@ impl CalibrationResult {
             .map_or("no stationary cell".into(), |(c, f)| {
                 format!("{f:.3} ({c})")
             });
+        let switching_floor = self
+            .measured_rows()
+            .find(|r| r.policy == "adapt/b" && r.dist == CalibrationDist::Switching)
+            .and_then(|r| r.online_floor);
         let switching = adapt.switching.map_or("not measured".into(), |f| {
             format!(
-                "{f:.3} ({} {SWITCHING_TARGET})",
+                "{f:.3} ({} {SWITCHING_TARGET}{})",
                 if f <= SWITCHING_TARGET {
                     "within"
                 } else {
                     "NOT within"
-                }
+                },
+                switching_floor.map_or(String::new(), |floor| format!(
+                    "; floor {floor:.3} with each phase's B{}",
+                    if floor > SWITCHING_TARGET {
+                        ", beyond it for any on-line policy"
+                    } else {
+                        ""
+                    }
+                ))
             )
         });
         // The stationary cells where the model lets adapt/b reach the
@@ -1946,7 +1977,12 @@ mod tests {
             .iter()
             .all(|f| f.switching.is_some() && f.worst_stationary.is_none()));
         assert!(res.notes().iter().any(|n| n.starts_with("Adaptive:")));
-        assert!(res.rows.iter().all(|r| r.online_floor.is_none()));
+        // Its floor: each phase's law with the B its blocks cost.
+        for r in &res.rows {
+            let floor = r.online_floor.expect("the switching cell has a floor");
+            assert!(floor >= 1.0, "{r:?}");
+        }
+        assert!(res.notes().iter().any(|n| n.contains("floor")));
         assert!(res.charts().is_empty());
     }
 
