@@ -30,7 +30,9 @@
 //! Transitions (each one CAS or RMW on the word):
 //! - read lock: `!WRITE_LOCKED && (writers_waiting == 0 || READ_TURN) =>
 //!   readers + 1`; otherwise set `READERS_WAITING` and wait for that
-//!   condition.
+//!   condition, or for a write unlock to take the request (the bit
+//!   cleared), then set it again: a reader that did not run during its
+//!   turn, polling or asleep, asks for the next one.
 //! - read unlock: `readers - 1`, clearing `READ_TURN`; if it was the last
 //!   reader and a writer waits, wake the word's sleepers.
 //! - write lock: `readers == 0 && !WRITE_LOCKED && !READ_TURN =>
@@ -126,6 +128,14 @@ fn readable(s: u32) -> bool {
     !write_locked(s) && (writers_waiting(s) == 0 || read_turn(s)) && readers(s) < MAX_READERS
 }
 
+/// A waiting reader's wait ends: it may enter, or its request for a turn
+/// was taken by a write unlock (`READERS_WAITING` clear) and it must ask
+/// again (unless the lock is full, where it waits for room).
+#[inline]
+fn readable_or_unasked(s: u32) -> bool {
+    readable(s) || (s & READERS_WAITING == 0 && readers(s) < MAX_READERS)
+}
+
 /// Nobody holds the lock (a waiting writer's wait ends here).
 #[inline]
 fn free(s: u32) -> bool {
@@ -208,7 +218,10 @@ impl RawRwLock {
         let mut blocked = false;
         let acquired = loop {
             self.announce_reader();
-            let out = self.word.wait_until(&policy, deadline, readable);
+            // Back to announce when a write unlock took the request (it
+            // clears READERS_WAITING): a reader that missed that turn, not
+            // having run during it, asks for the next one.
+            let out = self.word.wait_until(&policy, deadline, readable_or_unasked);
             blocked |= out.blocked();
             if self.try_lock_shared() {
                 break true;
