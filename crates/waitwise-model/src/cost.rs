@@ -301,8 +301,8 @@ fn least_online_cost(dist: &WaitDistribution, block_cost: f64) -> Result<f64> {
 ///
 /// # Errors
 ///
-/// [`ModelError::InvalidParameter`](crate::error::ModelError) when `phases` is empty, or a law or block
-/// cost is invalid.
+/// [`ModelError::InvalidParameter`](crate::error::ModelError) when
+/// `phases` is empty, or a law or block cost is invalid.
 pub fn switching_online_floor(phases: &[(WaitDistribution, f64)]) -> Result<f64> {
     if phases.is_empty() {
         return Err(error::ModelError::InvalidParameter {

@@ -1157,17 +1157,15 @@ fn switching_factor(
 }
 
 /// The switching cell's floor ([`cost::switching_online_floor`]): each
-/// phase's law with the `B` its own references' blocks cost; `None` while a
-/// phase has no such `B`.
+/// phase's law with the `B` its own references' blocks cost (`accs`, one
+/// per phase); `None` when the model refuses one.
 fn switching_floor(laws: &[WaitDistribution], accs: &[Accounting]) -> Option<f64> {
     let phases: Vec<(WaitDistribution, f64)> = laws
         .iter()
         .zip(accs)
         .map(|(law, acc)| (law.clone(), acc.b_cell))
         .collect();
-    (phases.len() == laws.len())
-        .then(|| cost::switching_online_floor(&phases).ok())
-        .flatten()
+    cost::switching_online_floor(&phases).ok()
 }
 
 /// A factor's cell: the value, or "no data".
