@@ -124,11 +124,14 @@
 //! arms that block, whose polls grow with `B / 16`. The bound above holds for the `B` a wait draws with: each
 //! wait costs at most `R` times `min(t, B_object)`.
 //!
-//! Cost per wait: choosing reads one word (the current arm) and draws like
-//! `rand/b` with the object's `B` (one more word); recording is one clock
-//! read and, per arm, a load, a shift, a subtract, an add and a store,
-//! then a 7-way minimum, and for a blocked wait one load and store of the
-//! object's `B`; a wait that polls by yielding also reads the idle-CPU
+//! Cost per wait: choosing reads one word (the current arm) and the
+//! object's `B` (one more), and an `F(a)` arm draws like `rand/b` (a
+//! random number and a logarithm; `D` and `D2` need neither); recording
+//! is one clock read, one division (`t / B`) and, per arm, integer work
+//! (a compare or a multiply, a load, a shift, a subtract, an add and a
+//! store), then a 7-way minimum, and for a blocked wait one load and
+//! store of the object's `B`; a wait that polls by yielding divides its
+//! times by `beta` and also reads the idle-CPU
 //! signal's cache (a clock read and four loads, and one `/proc/loadavg`
 //! read per process every 100 µs at most). No allocation, no lock, no
 //! read-modify-write (but the cache's refresh claim, one CAS per period).
@@ -256,6 +259,78 @@ const MAX_WAKE_SAMPLE_NS: f64 = 1_000_000.0;
 /// (`D2` on a long wait), so a score stays below `3 * SCORE_UNIT *
 /// 2^DECAY_SHIFT`, far from `u32::MAX`.
 const SCORE_UNIT: f64 = 4096.0;
+
+/// [`SCORE_UNIT`] as an integer: a wait's `x = t / B` in score units.
+const SCORE_UNIT_Q: u32 = SCORE_UNIT as u32;
+
+/// Past this many `B` every arm's cost is flat (`D2`'s limit): the wait's
+/// `x` is saturated here before it becomes an integer.
+const FLAT_BEYOND_B: f64 = MAX_LIMIT_IN_B + 1.0;
+
+/// `aB` of each `F(a)` in score units (derived): where its cost stops
+/// growing.
+const TRUNCATED_CAPS_Q: [u32; 5] = {
+    let mut q = [0u32; 5];
+    let mut i = 0;
+    while i < 5 {
+        q[i] = (TRUNCATED_SCALES[i] * SCORE_UNIT) as u32;
+        i += 1;
+    }
+    q
+};
+
+/// `K(a) * 2^16` for each `F(a)` (derived): its cost per unit of `x`, in
+/// 16-bit fixed point.
+const TRUNCATED_FACTORS_Q16: [u32; 5] = {
+    let mut q = [0u32; 5];
+    let mut i = 0;
+    while i < 5 {
+        q[i] = (TRUNCATED_FACTORS[i] * 65536.0 + 0.5) as u32;
+        i += 1;
+    }
+    q
+};
+
+/// `x` (at most [`FLAT_BEYOND_B`]) in score units, rounded up: a wait
+/// just past a deterministic arm's limit stays past it (`x <= c` exactly
+/// when the result is at most `c` units, `c` whole), so only the `F(a)`
+/// costs move, by at most `K(a)` units. Without `roundsd`, which the
+/// x86-64 baseline lacks.
+#[inline(always)]
+fn score_units_up(x: f64) -> u32 {
+    let y = x * SCORE_UNIT;
+    // Saturating: a NaN gives 0 (callers exclude it anyway).
+    let down = y as u32;
+    down + u32::from(f64::from(down) < y)
+}
+
+/// [`arm_cost`] in score units for a wait of `xq = x * SCORE_UNIT`
+/// (integers only: the summary's update runs on every wait). With `xq`
+/// from [`score_units_up`], within `K(a) + 1` score units (of 4096 per
+/// `B`) of [`arm_cost`], and exact for the deterministic arms.
+#[inline(always)]
+fn arm_cost_q(arm: usize, xq: u32) -> u32 {
+    match arm {
+        ARM_POLL_B => {
+            if xq <= SCORE_UNIT_Q {
+                xq
+            } else {
+                2 * SCORE_UNIT_Q
+            }
+        }
+        ARM_POLL_2B => {
+            if xq <= 2 * SCORE_UNIT_Q {
+                xq
+            } else {
+                3 * SCORE_UNIT_Q
+            }
+        }
+        _ => {
+            let x = u64::from(xq.min(TRUNCATED_CAPS_Q[arm]));
+            ((x * u64::from(TRUNCATED_FACTORS_Q16[arm])) >> 16) as u32
+        }
+    }
+}
 
 /// The largest switch-spinning efficiency a yield-polling wait assumes
 /// (module docs, "Polling by yielding"). Guessed: `waitwise oversub`'s
@@ -449,12 +524,12 @@ impl AdaptiveSummary {
         if !(b_ns > 0.0 && b_ns.is_finite() && t_ns >= 0.0) {
             return;
         }
-        let x = t_ns / b_ns;
+        let xq = score_units_up((t_ns / b_ns).min(FLAT_BEYOND_B));
         let current = self.arm();
         let mut best = current;
         let mut best_score = u32::MAX;
         for (i, slot) in self.scores.iter().enumerate() {
-            let add = (arm_cost(i, x) * SCORE_UNIT) as u32;
+            let add = arm_cost_q(i, xq);
             // Relaxed load and store, not a read-modify-write: a sample
             // lost to a concurrent record only slows the learning.
             let old = slot.load(Ordering::Relaxed);
@@ -506,6 +581,19 @@ impl AdaptiveSummary {
     #[inline]
     pub fn poll_limit_ns(&self, u: f64, b_ns: f64) -> f64 {
         poll_limit_from_uniform(self.arm(), u, b_ns)
+    }
+
+    /// [`AdaptiveSummary::poll_limit_ns`] with `u` drawn from the calling
+    /// thread's generator only when the current arm is random (a
+    /// deterministic arm's limit needs none).
+    #[cfg(not(loom))]
+    #[inline]
+    fn draw_poll_limit_ns(&self, b_ns: f64) -> f64 {
+        let arm = self.arm();
+        match poll_multiple(arm) {
+            Some(c) => c * b_ns,
+            None => poll_limit_from_uniform(arm, super::randomized::next_uniform(), b_ns),
+        }
     }
 }
 
@@ -584,7 +672,7 @@ impl Learning {
         // At least 1 (a NaN gives 1); the wait path passes
         // switch_spin_beta's value, already within its range.
         let beta = beta.max(1.0);
-        let limit_ns = beta * summary.poll_limit_ns(super::randomized::next_uniform(), b_ns);
+        let limit_ns = beta * summary.draw_poll_limit_ns(b_ns);
         let start_ticks = waitwise_platform::clock::cycle_clock().now();
         (
             limit_ns,
@@ -634,17 +722,45 @@ impl Learning {
     /// (module docs, "Polling by yielding"): every time divided by the
     /// wait's `beta`. The wake-up sample [`Learning::finish`] took is a
     /// block's real cost and is not scaled.
+    #[inline]
     fn learn(self, elapsed_ns: f64, blocked: bool, timed_out: bool, released_ns: Option<f64>) {
-        let beta = self.beta;
-        // Most waits poll at full cost (beta 1): no division for them.
-        let scaled = |ns: f64| if beta == 1.0 { ns } else { ns / beta };
+        // Most waits poll at full cost (beta 1): no division for them (the
+        // scaled path is a call, so the compiler cannot compute both and
+        // select).
+        if self.beta != 1.0 {
+            return self.learn_switch_spinning(elapsed_ns, blocked, timed_out, released_ns);
+        }
         if let Some(t) = observed_wait_ns(
-            scaled(elapsed_ns),
+            elapsed_ns,
             blocked,
             timed_out,
-            scaled(self.limit_ns),
+            self.limit_ns,
             self.b_ns,
-            released_ns.map(scaled),
+            released_ns,
+        ) {
+            self.summary.record(t, self.b_ns);
+        }
+    }
+
+    /// [`Learning::learn`] for a wait that polled by yielding with
+    /// `beta > 1`.
+    #[cold]
+    #[inline(never)]
+    fn learn_switch_spinning(
+        self,
+        elapsed_ns: f64,
+        blocked: bool,
+        timed_out: bool,
+        released_ns: Option<f64>,
+    ) {
+        let beta = self.beta;
+        if let Some(t) = observed_wait_ns(
+            elapsed_ns / beta,
+            blocked,
+            timed_out,
+            self.limit_ns / beta,
+            self.b_ns,
+            released_ns.map(|ns| ns / beta),
         ) {
             self.summary.record(t, self.b_ns);
         }
@@ -673,6 +789,41 @@ impl Learning {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_integer_costs_are_the_costs_in_score_units() {
+        // x from 0 to past the flat part, on a grid finer than a score
+        // unit near the arms' corners.
+        let xs = (0..=4 * 4096).map(|i| f64::from(i) / 4096.0).chain(
+            [1.0 / 16.0, 0.125, 0.25, 0.5, 1.0, 2.0]
+                .into_iter()
+                .flat_map(|c| [c - 1e-9, c, c + 1e-9]),
+        );
+        for x in xs {
+            let xq = score_units_up(x.min(FLAT_BEYOND_B));
+            for arm in 0..ARMS {
+                let exact = arm_cost(arm, x) * SCORE_UNIT;
+                let q = f64::from(arm_cost_q(arm, xq));
+                // Rounding x up to a unit costs an F(a) at most K(a) units
+                // (and one for the product's rounding); a deterministic
+                // arm's cost is whole units on either side of its limit.
+                let tolerance = match poll_multiple(arm) {
+                    Some(_) => 1.0,
+                    None => arm_worst_factor(arm) + 1.0,
+                };
+                assert!(
+                    (q - exact).abs() <= tolerance,
+                    "arm {arm}, x {x}: {q} vs {exact}"
+                );
+            }
+        }
+        assert_eq!(score_units_up(1.0), SCORE_UNIT_Q);
+        assert_eq!(score_units_up(1.0 + 1e-9), SCORE_UNIT_Q + 1);
+        assert_eq!(score_units_up(f64::NAN), 0);
+        // Flat past every arm's corner, whatever the wait.
+        assert_eq!(arm_cost_q(ARM_POLL_2B, u32::MAX), 3 * SCORE_UNIT_Q);
+        assert_eq!(arm_cost_q(0, u32::MAX), TRUNCATED_FACTORS_Q16[0] >> 8);
+    }
 
     #[test]
     fn constants_match_their_formulas() {
