@@ -102,6 +102,12 @@ pub const STATIONARY_TARGET: f64 = 1.25;
 /// Issue 14's target for `adapt/b`'s measured factor in the switching cell.
 pub const SWITCHING_TARGET: f64 = 1.4;
 
+/// A static policy whose mean measured factor is within this of the mean
+/// of the cells' on-line floors runs at the floor: nothing is left for a
+/// better choice of poll limits. Chosen: about the run-to-run spread of a
+/// mean over 11 cells on the 2-vCPU guest (0.02-0.04).
+const FLOOR_TIE: f64 = 0.05;
+
 /// A wait that has not been released after this long means the producer is
 /// gone: the cell is abandoned (never hangs the run).
 const WAIT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -1592,8 +1598,38 @@ impl CalibrationResult {
                     }
                 )
             });
+        // Where a static policy is ahead, how close it runs to what any
+        // on-line policy can expect.
+        let ahead: Vec<&PolicyFactors> = all
+            .iter()
+            .filter(|p| p.policy != "adapt/b" && p.mean_factor <= adapt.mean_factor)
+            .collect();
+        let against_floor = match (ahead.is_empty(), self.mean_online_floor()) {
+            (false, Some(floor)) => format!(
+                " Ahead of it: {}. The mean of the cells' on-line floors is {floor:.3}: no on-line policy can expect a lower mean, even told each cell's law in advance and learning for free, so to be below {} a policy must run at the floor in every cell{}.",
+                ahead
+                    .iter()
+                    .map(|p| format!(
+                        "{} {:.3} ({:+.3} from the mean floor)",
+                        p.policy,
+                        p.mean_factor,
+                        p.mean_factor - floor
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                ahead.iter().map(|p| p.policy.as_str()).collect::<Vec<_>>().join(" and "),
+                if ahead.iter().any(|p| p.mean_factor < floor + FLOOR_TIE) {
+                    format!(
+                        " (within {FLOOR_TIE} of the floor, such a policy is at it: no choice of poll limits could save anything on these waits, and what adapt/b spends on learning, the bookkeeping departure below, decides)"
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            _ => String::new(),
+        };
         Some(format!(
-            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}); its worst stationary cell {worst}; its worst stationary cell where its model, with the B the cell's blocks cost, allows {STATIONARY_TARGET} {worst_allowed}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Cells where adapt/b's model with the cell's B is beyond {STATIONARY_TARGET}: {}. A cell's waits are scaled with the process's B but its blocks cost the cell's, so its real lambda*B or U/B is its scale times that ratio; the floor is the least factor any on-line policy can expect there (the best poll limit for the law, known in advance; e/(e-1) = 1.58 at a real exponential lambda*B of 1), and adapt/b's least-polling arm F(1/16) costs 1.032 B on a long wait where always-block costs B, the price of its worst case {:.1}.",
+            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}).{against_floor} Its worst stationary cell {worst}; its worst stationary cell where its model, with the B the cell's blocks cost, allows {STATIONARY_TARGET} {worst_allowed}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Cells where adapt/b's model with the cell's B is beyond {STATIONARY_TARGET}: {}. A cell's waits are scaled with the process's B but its blocks cost the cell's, so its real lambda*B or U/B is its scale times that ratio; the floor is the least factor any on-line policy can expect there (the best poll limit for the law, known in advance; e/(e-1) = 1.58 at a real exponential lambda*B of 1), and adapt/b's least-polling arm F(1/16) costs 1.032 B on a long wait where always-block costs B, the price of its worst case {:.1}.",
             adapt.cells,
             adapt.mean_factor,
             if lowest { "below" } else { "NOT below" },
@@ -1608,6 +1644,20 @@ impl CalibrationResult {
             },
             waitwise::policy::adaptive::WORST_CASE_FACTOR,
         ))
+    }
+
+    /// The mean of `adapt/b`'s cells' on-line floors
+    /// ([`Row::online_floor`]), the least mean factor any on-line policy
+    /// can expect over the same cells; `None` unless every cell with a
+    /// figure has a floor.
+    fn mean_online_floor(&self) -> Option<f64> {
+        let floors: Option<Vec<f64>> = self
+            .measured_rows()
+            .filter(|r| r.policy == "adapt/b" && r.measured_factor.is_some())
+            .map(|r| r.online_floor)
+            .collect();
+        let floors = floors.filter(|f| !f.is_empty())?;
+        Some(floors.iter().sum::<f64>() / floors.len() as f64)
     }
 
     /// What `adapt/b`'s own work per wait costs beside `s//inf`
@@ -1945,6 +1995,64 @@ mod tests {
             }
         }
         assert!(res.adaptive_bookkeeping().is_none());
+    }
+
+    /// Where a static policy's mean is ahead of adapt/b's, the note sets
+    /// it beside the mean of the cells' on-line floors, and says when it
+    /// is at the floor (nothing left for any on-line policy to win).
+    #[test]
+    fn a_static_policy_ahead_of_adapt_b_is_set_beside_the_mean_floor() {
+        let mut cfg = Config::tiny();
+        cfg.dists = vec![CalibrationDist::Exponential];
+        cfg.scales = vec![3.0, 10.0];
+        cfg.policies = vec!["s//inf".into(), "s/b/1".into(), "adapt/b".into()];
+        let mut res = run(&cfg);
+        for r in &mut res.rows {
+            r.rounds = r.rounds.max(1);
+            r.not_available = None;
+            r.online_floor = Some(if r.scale == 3.0 { 1.02 } else { 1.04 });
+            r.measured_factor = Some(match r.policy.as_str() {
+                "s//inf" => 1.05,
+                "s/b/1" => 1.4,
+                _ => 1.2,
+            });
+        }
+        let adaptive = |res: &CalibrationResult| {
+            res.notes()
+                .into_iter()
+                .find(|n| n.starts_with("Adaptive:"))
+                .unwrap()
+        };
+        let note = adaptive(&res);
+        assert!(note.contains("NOT below"), "{note}");
+        assert!(
+            note.contains("Ahead of it: s//inf 1.050 (+0.020 from the mean floor)"),
+            "{note}"
+        );
+        assert!(note.contains("floors is 1.030"), "{note}");
+        assert!(note.contains("such a policy is at it"), "{note}");
+        assert!(!note.contains("s/b/1 1.400 ("), "{note}");
+        // Ahead but well above the floor: no "at it".
+        for r in &mut res.rows {
+            if r.policy == "s//inf" {
+                r.measured_factor = Some(1.15);
+            }
+        }
+        let note = adaptive(&res);
+        assert!(note.contains("(+0.120 from the mean floor)"), "{note}");
+        assert!(!note.contains("such a policy is at it"), "{note}");
+        // Nobody ahead: no comparison; a cell without a floor: none either.
+        for r in &mut res.rows {
+            if r.policy == "s//inf" {
+                r.measured_factor = Some(1.3);
+            }
+        }
+        assert!(!adaptive(&res).contains("Ahead of it"));
+        res.rows[0].online_floor = None;
+        assert!(res.mean_online_floor().is_some());
+        let adapt_row = res.rows.iter().position(|r| r.policy == "adapt/b").unwrap();
+        res.rows[adapt_row].online_floor = None;
+        assert!(res.mean_online_floor().is_none());
     }
 
     #[test]
