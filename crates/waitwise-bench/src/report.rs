@@ -428,7 +428,7 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
         ));
     }
     {
-        use crate::experiments::calibration::{run, Config};
+        use crate::experiments::calibration::{run_in_model_regime, Config};
         let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
         sections.push(section_with_findings(
             "The cost model checked against this machine (Lim & Agarwal 1993, section 4)",
@@ -437,7 +437,10 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
              0.1 to 10 times B; each policy's measured waiting cost (CPU burned polling plus blocks times B) over \
              the offline optimum is compared with the model's prediction using the measured B.",
             &format!("waitwise model calibrate{full}"),
-            || run(&cfg),
+            // As the command runs by default: the model's regime, with
+            // adapt/b's idle extension off (the sections before run it
+            // as programs do).
+            || run_in_model_regime(&cfg),
             findings::from_calibration,
         ));
     }

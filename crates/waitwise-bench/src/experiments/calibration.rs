@@ -407,6 +407,10 @@ pub struct CalibrationResult {
     pub load_average: Option<f64>,
     /// CPUs this process may use.
     pub cpus: usize,
+    /// `adapt/b`'s idle-CPU signal during the run
+    /// (`waitwise::policy::idle_extension`): `"busy"` or `"idle"` when
+    /// pinned, `"auto"` when read from the machine.
+    pub idle_signal: String,
     /// Wall time of the whole run, s.
     pub wall_s: f64,
     /// One row per cell.
@@ -1003,9 +1007,42 @@ fn ordering_check(dist: CalibrationDist, scale: f64, rows: &[&Row]) -> OrderingC
     }
 }
 
-/// Runs the experiment.
+/// [`run`] in the cost model's regime, as `waitwise model calibrate`
+/// runs by default: `adapt/b`'s idle-CPU signal pinned to busy (no poll
+/// past a limit, every poll charged its CPU time), then restored to what
+/// it was, also when the run panics. For callers that run other
+/// experiments in the same process (the report).
+pub fn run_in_model_regime(config: &Config) -> CalibrationResult {
+    use waitwise::policy::idle_extension::{force_demand, forced_demand, CpuDemand};
+    /// Puts back the signal the run found.
+    struct Restore(Option<CpuDemand>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            force_demand(self.0);
+        }
+    }
+    let _restore = Restore(forced_demand());
+    force_demand(Some(CpuDemand::Busy));
+    run(config)
+}
+
+/// The name of the idle-CPU signal in force ([`CalibrationResult::idle_signal`]).
+fn idle_signal_name() -> String {
+    use waitwise::policy::idle_extension::{forced_demand, CpuDemand};
+    match forced_demand() {
+        Some(CpuDemand::Busy) => "busy",
+        Some(CpuDemand::Idle) => "idle",
+        Some(CpuDemand::Unknown) => "unknown",
+        None => "auto",
+    }
+    .into()
+}
+
+/// Runs the experiment with `adapt/b`'s idle-CPU signal as the process
+/// has it ([`run_in_model_regime`] pins it to the model's regime).
 pub fn run(config: &Config) -> CalibrationResult {
     let t0 = Instant::now();
+    let idle_signal = idle_signal_name();
     let load = load_average();
     let placement = PairPlacement::choose();
     let block_cost = block_cost();
@@ -1134,6 +1171,7 @@ pub fn run(config: &Config) -> CalibrationResult {
         block_cpu_median_ns: all_blocks.median_ns,
         load_average: load,
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        idle_signal,
         wall_s: t0.elapsed().as_secs_f64(),
         rows,
         ordering,
@@ -1391,6 +1429,12 @@ impl ExperimentOutput for CalibrationResult {
             self.load_average.map_or("unknown".into(), |l| format!("{l:.2}")),
             self.wall_s
         ));
+        if self.idle_signal != "busy" && self.config.policies.iter().any(|p| p == "adapt/b") {
+            n.push(format!(
+                "Departure: adapt/b's idle-CPU signal was {} in this run, not pinned to busy as `waitwise model calibrate` pins it by default: where the signal said idle (on a quiet machine, whenever the producer and the consumer are the only runnable threads), adapt/b polled on past its limit, up to 200 us, and those polls are charged here. That is outside the cost model's regime, so adapt/b's factors are not the model's and not comparable with a default run.",
+                self.idle_signal
+            ));
+        }
         let blocked: f64 = self
             .measured_rows()
             .map(|r| r.block_fraction * r.rounds as f64)
@@ -1842,6 +1886,32 @@ impl CalibrationResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The report runs calibrate beside experiments that read the real
+    /// idle-CPU signal: it pins the model's regime for the run only, and
+    /// a run outside it says so.
+    #[test]
+    fn the_model_regime_pins_the_signal_busy_and_puts_it_back() {
+        use waitwise::policy::idle_extension::forced_demand;
+        let mut cfg = Config::tiny();
+        cfg.dists = vec![CalibrationDist::Exponential];
+        cfg.scales = vec![1.0];
+        cfg.policies = vec!["adapt/b".into()];
+        let before = forced_demand();
+        let res = run_in_model_regime(&cfg);
+        assert_eq!(res.idle_signal, "busy");
+        assert_eq!(forced_demand(), before);
+        let outside = |res: &CalibrationResult| {
+            res.notes()
+                .iter()
+                .any(|n| n.starts_with("Departure: adapt/b's idle-CPU signal was"))
+        };
+        assert!(!outside(&res));
+        let mut auto = res.clone();
+        auto.idle_signal = "auto".into();
+        assert!(outside(&auto));
+        assert_eq!(serde_json::to_value(&auto).unwrap()["idle_signal"], "auto");
+    }
 
     #[test]
     fn tiny_run_fills_the_table() {

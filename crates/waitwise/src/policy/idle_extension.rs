@@ -343,6 +343,18 @@ pub fn force_demand(demand: Option<CpuDemand>) {
     FORCED.store(word, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// The answer [`force_demand`] pinned, `None` when the signal is read
+/// from the machine: what an experiment records of the regime it ran in,
+/// and restores after pinning its own.
+#[cfg(not(loom))]
+pub fn forced_demand() -> Option<CpuDemand> {
+    // Relaxed: a number on its own.
+    match FORCED.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        f => Some(CpuDemand::decode(f - 1)),
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -427,7 +439,9 @@ mod tests {
         let _ = cpu_demand();
         force_demand(Some(CpuDemand::Busy));
         assert_eq!(cpu_demand(), CpuDemand::Busy);
+        assert_eq!(forced_demand(), Some(CpuDemand::Busy));
         force_demand(None);
+        assert_eq!(forced_demand(), None);
         let _ = cpu_demand();
     }
 }
