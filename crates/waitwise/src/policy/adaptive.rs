@@ -131,10 +131,10 @@
 //! (a compare or a multiply, a load, a shift, a subtract, an add and a
 //! store), then a 7-way minimum, and for a blocked wait one load and
 //! store of the object's `B`; a wait that polls by yielding divides its
-//! times by `beta` and also reads the idle-CPU
-//! signal's cache (a clock read and four loads, and one `/proc/loadavg`
-//! read per process every 100 µs at most). No allocation, no lock, no
-//! read-modify-write (but the cache's refresh claim, one CAS per period).
+//! times by `beta` and also reads the idle-CPU signal's cache (a clock
+//! read and four loads, and one `/proc/loadavg` read per process every
+//! 100 µs at most). No allocation, no lock, no read-modify-write (but the
+//! cache's refresh claim, one CAS per period).
 //!
 //! Objects do not carry the summary themselves: it lives in a static table
 //! of [`SLOTS`] cache-line-sized summaries indexed by a hash of the wait
