@@ -1,7 +1,8 @@
 //! Pinning the calling thread to CPUs (`sched_setaffinity(2)`).
 //!
 //! Every function here acts on the **calling thread** only (pid 0 in the
-//! syscalls), never on the process. Pinning narrows that thread's allowed
+//! syscalls), never on the process, except [`process_cpus`] and
+//! [`process_cpu_count`], which read the main thread's mask. Pinning narrows that thread's allowed
 //! set, and [`allowed_cpus`] reports the *current* mask, so a thread that
 //! wants to move freely again must capture the mask before pinning and hand
 //! it back to [`set_current_thread_affinity`]:
@@ -82,6 +83,37 @@ pub fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
     imp::allowed_cpus()
 }
 
+/// The CPUs of the process's main thread (`sched_getaffinity` on the
+/// process id): the process's own set, which a worker thread that pinned
+/// itself no longer shows in [`allowed_cpus`]. Fails where the main thread
+/// has exited or the target has no affinity.
+pub fn process_cpus() -> Result<Vec<usize>, AffinityError> {
+    imp::process_cpus()
+}
+
+/// How many CPUs the process may run on, for decisions that hold for the
+/// whole process (whether a group of threads outnumbers the CPUs): what
+/// `std::thread::available_parallelism` reads (the calling thread's mask
+/// and the cgroup's CPU quota), unless the calling thread has been
+/// narrowed below the main thread's mask ([`process_cpus`]: a pinned
+/// worker asking first). Then the main thread's CPUs, or the quota where
+/// `available_parallelism` shows one below even the caller's mask. A quota
+/// between the two masks is not seen there. At least 1.
+pub fn process_cpu_count() -> usize {
+    let here = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (Ok(thread), Ok(main)) = (allowed_cpus(), process_cpus()) else {
+        return here;
+    };
+    if thread.len() >= main.len() {
+        return here;
+    }
+    if here < thread.len() {
+        here
+    } else {
+        main.len().max(1)
+    }
+}
+
 /// Restrict the calling thread to `cpu`.
 ///
 /// Fails without changing anything if `cpu` is not below [`CPU_SETSIZE`]
@@ -129,11 +161,23 @@ mod imp {
     use std::{io, mem};
 
     pub(super) fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
+        cpus_of(0)
+    }
+
+    pub(super) fn process_cpus() -> Result<Vec<usize>, AffinityError> {
+        // SAFETY: `getpid` takes no arguments and cannot fail.
+        let pid = unsafe { libc::getpid() };
+        cpus_of(pid)
+    }
+
+    /// The mask of thread `tid` (0: the calling thread; the process id:
+    /// the main thread).
+    fn cpus_of(tid: libc::pid_t) -> Result<Vec<usize>, AffinityError> {
         // SAFETY: `cpu_set_t` is a plain bit array; all-zero is a valid value.
         let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
         // SAFETY: `set` is a live, writable `cpu_set_t` and we pass its exact
-        // size; pid 0 is the calling thread.
-        let rc = unsafe { libc::sched_getaffinity(0, mem::size_of_val(&set), &mut set) };
+        // size; a `tid` that names no thread makes the call fail, not write.
+        let rc = unsafe { libc::sched_getaffinity(tid, mem::size_of_val(&set), &mut set) };
         if rc != 0 {
             return Err(AffinityError::Get {
                 source: io::Error::last_os_error(),
@@ -182,6 +226,10 @@ mod imp {
     use super::AffinityError;
 
     pub(super) fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
+        Err(AffinityError::Unsupported)
+    }
+
+    pub(super) fn process_cpus() -> Result<Vec<usize>, AffinityError> {
         Err(AffinityError::Unsupported)
     }
 

@@ -4,8 +4,8 @@
 use std::thread;
 
 use waitwise_platform::affinity::{
-    allowed_cpus, current_cpu, pin_current_thread, set_current_thread_affinity, AffinityError,
-    CPU_SETSIZE,
+    allowed_cpus, current_cpu, pin_current_thread, process_cpu_count, process_cpus,
+    set_current_thread_affinity, AffinityError, CPU_SETSIZE,
 };
 
 /// Run `f` on a fresh thread and propagate its panic.
@@ -106,5 +106,23 @@ fn set_affinity_to_unusable_cpus_is_an_os_error() {
         let err = set_current_thread_affinity(&[absent]).unwrap_err();
         assert!(matches!(err, AffinityError::Os { .. }), "{err:?}");
         assert_eq!(allowed_cpus().unwrap(), allowed);
+    });
+}
+
+/// A worker that pinned itself still reads the process's CPUs (the main
+/// thread's mask, which no test narrows): a pinned first caller must not
+/// make the whole process look like one CPU.
+#[test]
+fn a_pinned_thread_still_reads_the_process_cpus() {
+    let process = process_cpus().unwrap();
+    let count = process_cpu_count();
+    assert!(count >= 1);
+    assert!(count <= process.len());
+    on_new_thread(move || {
+        let allowed = allowed_cpus().unwrap();
+        pin_current_thread(allowed[0]).unwrap();
+        assert_eq!(allowed_cpus().unwrap(), [allowed[0]]);
+        assert_eq!(process_cpus().unwrap(), process);
+        assert_eq!(process_cpu_count(), count);
     });
 }

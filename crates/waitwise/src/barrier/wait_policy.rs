@@ -44,11 +44,12 @@ use waitwise_platform::once::ForkSafeOnce;
 pub const INNER_ALPHA: f64 = ALPHA_UNIFORM / 2.0;
 
 /// Number of CPUs this process may run on (its affinity mask and cgroup
-/// quota, as `std::thread::available_parallelism` reads them), read once.
-/// 1 when it cannot be read.
+/// quota, [`waitwise_platform::affinity::process_cpu_count`]), read once:
+/// the process's, also when the first caller is a worker pinned to fewer
+/// CPUs. 1 when it cannot be read.
 pub fn allowed_cpus() -> usize {
     static CPUS: ForkSafeOnce<usize> = ForkSafeOnce::new();
-    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    *CPUS.get_or_init(waitwise_platform::affinity::process_cpu_count)
 }
 
 /// Whether `parties` threads outnumber the CPUs this process may use.
