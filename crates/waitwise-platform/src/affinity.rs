@@ -2,10 +2,11 @@
 //!
 //! Every function here acts on the **calling thread** only (pid 0 in the
 //! syscalls), never on the process, except [`process_cpus`] and
-//! [`process_cpu_count`], which read the main thread's mask. Pinning narrows that thread's allowed
-//! set, and [`allowed_cpus`] reports the *current* mask, so a thread that
-//! wants to move freely again must capture the mask before pinning and hand
-//! it back to [`set_current_thread_affinity`]:
+//! [`process_cpu_count`], which read the main thread's mask. Pinning
+//! narrows that thread's allowed set, and [`allowed_cpus`] reports the
+//! *current* mask, so a thread that wants to move freely again must
+//! capture the mask before pinning and hand it back to
+//! [`set_current_thread_affinity`]:
 //!
 //! ```
 //! use waitwise_platform::affinity::{allowed_cpus, pin_current_thread, set_current_thread_affinity};
