@@ -3,7 +3,7 @@
 //! parking_lot (issue 14, "Bounded unfairness").
 //!
 //! ```text
-//! cargo run -p waitwise --release --example mutex_starvation [-- --threads 8 --ms 1000 --runs 3 --cs 0]
+//! cargo run -p waitwise --release --example mutex_starvation [-- --threads 8 --ms 1000 --runs 3 --cs 0 --detail]
 //! taskset -c 0,1 cargo run ...   # the issue's 2 CPUs on a larger machine
 //! ```
 //!
@@ -32,6 +32,9 @@
 //!   loop pinned to each CPU, all at once;
 //! - *throughput*: acquisitions per second, all threads, Mops/s.
 //!
+//! `--detail` also prints every run's threads to stderr: acquisitions
+//! (and their share of the most served thread's), CPU seconds, main CPU.
+//!
 //! Ratios are against parking_lot in the same run. The issue's targets for
 //! the default `Mutex` (8 threads, 2 CPUs, 1 s): longest wait at most 2x
 //! parking_lot's, least/most served at least 0.8, throughput at or above
@@ -53,6 +56,10 @@ use waitwise_platform::clock::cycle_clock;
 /// `--cs`: spin-loop hints inside every critical section. Relaxed: set
 /// before the threads start (`spawn` orders it).
 static CS: AtomicU32 = AtomicU32::new(0);
+
+/// `--detail`: every run's threads on stderr (acquisitions, CPU seconds,
+/// main CPU). Relaxed: set before the threads start.
+static DETAIL: AtomicBool = AtomicBool::new(false);
 
 /// A lock protecting a `u64`.
 trait BenchLock: Send + Sync + 'static {
@@ -270,7 +277,27 @@ fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
     let (per, secs) = contend(&lock, threads, dur, |l: &L, _, cs| l.incr(cs));
     let total: u64 = per.iter().map(|p| p.calls).sum();
     assert_eq!(lock.get(), total, "mutual exclusion violated");
+    if DETAIL.load(Ordering::Relaxed) {
+        print_detail(std::any::type_name::<L>(), &per);
+    }
     figures(&per, secs)
+}
+
+/// One run's threads, most served first, on stderr (`--detail`).
+fn print_detail(name: &str, per: &[PerThread]) {
+    let mut per = per.to_vec();
+    per.sort_by_key(|p| std::cmp::Reverse(p.calls));
+    let most = per.first().map_or(1, |p| p.calls.max(1)) as f64;
+    eprintln!("{name}: calls (of the most), CPU s, main CPU");
+    for p in &per {
+        eprintln!(
+            "  {:>10} {:.2} {:.3} cpu{}",
+            p.calls,
+            p.calls as f64 / most,
+            p.cpu_secs,
+            p.main_cpu
+        );
+    }
 }
 
 /// The figures of one role (readers or writers) from its threads'
@@ -373,6 +400,7 @@ fn main() {
     let runs: usize = arg::<usize>(&args, "--runs").unwrap_or(3).max(1);
     let cs: u32 = arg(&args, "--cs").unwrap_or(0);
     CS.store(cs, Ordering::Relaxed);
+    DETAIL.store(args.iter().any(|a| a == "--detail"), Ordering::Relaxed);
 
     type Pl = lock_api::Mutex<parking_lot::RawMutex, u64>;
     let cands = [
