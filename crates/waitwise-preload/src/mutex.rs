@@ -38,7 +38,9 @@
 //! `waitwise::mutex::ttas`, checked by the loom models in
 //! `crates/waitwise/tests/loom_mutex.rs`). Waiters poll with `yield` for
 //! the configured `alpha * B` (the engine's polling phase, as
-//! `waitwise::Mutex`), then sleep on the futex.
+//! `waitwise::Mutex`, including its lost-slice guard: while yields lose
+//! whole slices to other processes' busy threads they do not poll), then
+//! sleep on the futex.
 //!
 //! A sleeper that glibc unwinds (its signal handler calls `pthread_exit`,
 //! or it is cancelled asynchronously; the lock is not a cancellation point)

@@ -55,7 +55,10 @@
 //! models, not a producer's next item. They poll by yielding
 //! (`sched_yield` between looks at the word, as the mutex does): a waiter
 //! neither pulls the word's cache line from the holders nor keeps its CPU
-//! from a preempted holder. They sleep with `FUTEX_WAIT_BITSET` on the
+//! from a preempted holder; while yields lose whole scheduler slices to
+//! other processes' busy threads, they skip polling and sleep at once
+//! (`waitwise::mechanism::yield_guard`, which their yields also report
+//! to). They sleep with `FUTEX_WAIT_BITSET` on the
 //! futex half, readers and writers with different bit sets, so a writer's
 //! wake-up goes to a writer and a readers' wake-up to every reader; the
 //! timeout is an absolute `CLOCK_MONOTONIC` time. Waits are not profiled
@@ -116,6 +119,7 @@ use libc::{
 use std::ffi::{c_int, c_long, c_void, CStr};
 use std::mem::{align_of, offset_of, size_of};
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use waitwise::mechanism::yield_guard;
 use waitwise::mutex::{
     ReadOutcome, RwKind, RwQueue, RwSlept, RwState, RwWait, RwWake, RwWordRef, TryRead,
     WaitingWriter,
@@ -411,7 +415,7 @@ impl RwWait for RwlockWait {
     #[inline]
     fn poll(&mut self, word: &AtomicU64, ready: impl FnMut(RwState) -> bool) {
         let limit = self.deadline.cap_ns(config::poll_limit_ns(SyncKind::Mutex));
-        if limit > 0 {
+        if limit > 0 && !yield_guard::yielding_loses_slices() {
             poll_state(word, poll::end_after(limit), ready);
         }
     }
@@ -432,19 +436,29 @@ impl RwWait for RwlockWait {
 }
 
 /// Polls the state word, yielding between looks, until `ready` or the
-/// `CLOCK_MONOTONIC` time `end_ns`. No landing pads (as [`sleep`]).
+/// `CLOCK_MONOTONIC` time `end_ns`; a wait that ends ready reports its
+/// last yield to the lost-slice guard (as the engine's yield polling
+/// does). No landing pads (as [`sleep`]).
 #[inline(never)]
 fn poll_state(word: &AtomicU64, end_ns: u64, mut ready: impl FnMut(RwState) -> bool) {
+    // The last yield's length and its end, once one was made.
+    let mut last: Option<(u64, u64)> = None;
     loop {
         // Relaxed: the poll only decides when to try the CAS, which is
         // what acquires.
         if ready(RwState::from_bits(word.load(Ordering::Relaxed))) {
+            if let Some((took_ns, _)) = last {
+                yield_guard::wait_ended_after_yield(took_ns);
+            }
             return;
         }
+        let before = last.map_or_else(poll::monotonic_ns, |(_, end)| end);
         sched_yield();
-        if poll::monotonic_ns() >= end_ns {
+        let after = poll::monotonic_ns();
+        if after >= end_ns {
             return;
         }
+        last = Some((after.saturating_sub(before), after));
     }
 }
 

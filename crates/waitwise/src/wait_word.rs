@@ -648,6 +648,11 @@ fn poll_from(
     while let MechanismWait::Changed(v) = mechanism.wait_for_change(futex, seen, deadline) {
         seen = v;
         if ready(v) {
+            if mechanism == Mechanism::Yield {
+                crate::mechanism::yield_guard::wait_ended_after_yield(
+                    crate::mechanism::yielding::last_yield_ns(),
+                );
+            }
             return WaitOutcome::Ready {
                 value: v,
                 blocked: false,

@@ -10,7 +10,7 @@
 //! | `spin` | plain load loop, no PAUSE (seed 000's spin-loops are `pause`) | [`spin::CLOCK_CHECK_INTERVAL`] polls |
 //! | `pause` | load + PAUSE | [`pause::CLOCK_CHECK_INTERVAL`] polls |
 //! | `backoff` | exponentially growing PAUSE batches, capped | every batch |
-//! | `yield` | `sched_yield()` between polls | every poll |
+//! | `yield` | `sched_yield()` between polls; none while yields lose whole slices ([`yield_guard`]) | every poll |
 //! | `block` | futex sleep | the kernel's timer |
 //! | `umwait`, `umwait-c01` | UMONITOR + UMWAIT (C0.2 / C0.1) with a TSC deadline | every wake-up |
 //! | `tpause` | TPAUSE for a short slice between polls | every slice |
@@ -31,6 +31,7 @@ pub mod pause;
 pub mod spin;
 pub mod tpause;
 pub mod umwait;
+pub mod yield_guard;
 pub mod yielding;
 
 pub use delay::DelayKind;

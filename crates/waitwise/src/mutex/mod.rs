@@ -71,7 +71,11 @@
 //! the waiter also hands its CPU to a preempted holder when threads
 //! outnumber CPUs. The price is hand-over latency: a waiter notices a
 //! release one yield (~0.3-1 µs) late, which a short critical section under
-//! contention does not feel.
+//! contention does not feel. A yield to a thread that keeps its CPU for a
+//! whole slice (another process's busy loop) makes that milliseconds; while
+//! yields lose such slices and the process itself uses little CPU, waits
+//! that poll by yielding block at once instead
+//! ([`yield_guard`](crate::mechanism::yield_guard)).
 //!
 //! How it compares is measured, not stated here: `cargo run -p waitwise
 //! --release --example mutex_bench` prints the uncontended time of a

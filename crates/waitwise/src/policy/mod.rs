@@ -99,11 +99,17 @@ pub struct PollBudget {
 }
 
 impl PollBudget {
-    /// Whether a wait with this budget polls at all (not `/b/0`, not the
-    /// `block` mechanism).
+    /// Whether a wait with this budget polls at all: not `/b/0`, not the
+    /// `block` mechanism, and not by yielding while yields lose whole
+    /// scheduler slices to threads that keep the CPU
+    /// ([`yield_guard`](crate::mechanism::yield_guard)): such a wait
+    /// blocks at once.
     #[inline]
     pub(crate) fn polls(&self) -> bool {
-        self.mechanism != Mechanism::Block && self.limit_ns != Some(0.0)
+        self.mechanism != Mechanism::Block
+            && self.limit_ns != Some(0.0)
+            && !(self.mechanism == Mechanism::Yield
+                && crate::mechanism::yield_guard::yielding_loses_slices())
     }
 
     /// When a polling phase that starts now ends: `limit_ns` from now on

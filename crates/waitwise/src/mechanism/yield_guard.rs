@@ -1,0 +1,345 @@
+//! The lost-slice guard of `yield` polling: while `sched_yield` keeps
+//! handing this process's waiters' CPUs away for whole scheduler slices,
+//! waits that would poll by yielding skip their polling phase and block.
+//!
+//! # Why
+//!
+//! Polling by yielding (switch-spinning) bets that a yield hands the CPU
+//! to a thread that soon gives it back: another waiter, or a lock holder
+//! that releases. A thread that neither blocks nor yields, such as a
+//! CPU-bound process sharing the machine, keeps the CPU for its whole
+//! slice (milliseconds under CFS and EEVDF), and a yielding waiter whose
+//! lock was released, or whose condition came true, meanwhile waits that
+//! long to notice. Where that waiter is the next step of a chain (threads
+//! taking turns through a mutex and a condition variable), every step
+//! loses a slice: 8 threads taking 16,000 turns ran 0.6 s alone and 10 s
+//! beside two busy loops on a 2-CPU machine, while glibc's mutex, which
+//! sleeps at once and is woken with the scheduler's preference for a
+//! woken thread, ran 0.8-0.9 s in both. A waiter that sleeps instead is
+//! woken and runs at once.
+//!
+//! # The signal
+//!
+//! A wait that polls by yielding and finds what it waited for after a
+//! yield that kept it off the CPU for at least [`LOST_SLICE_NS`] lost a
+//! slice: it ended up to that much late ([`wait_ended_after_yield`], which
+//! the engine's polling loop calls with the length of the yield before
+//! the change, timed by the yielding mechanism's clock reads; the
+//! interposer's reader-writer lock times its own yields). A long yield
+//! after which the waiter still waits cost it nothing it could have had.
+//! When [`LOSSES_TO_TRIP`] losses fall within [`LOSS_WINDOW_NS`] *and* the
+//! process used less than [`LOW_SHARE`] of its CPUs since the last look
+//! (its CPU time, over at least [`SHARE_INTERVAL_NS`]), the guard trips:
+//! for [`QUIET_NS`] from then on [`yielding_loses_slices`] is true, and a
+//! wait whose polling mechanism is `yield` blocks at once
+//! ([`PollBudget::polls`](crate::policy::PollBudget) says no polling phase;
+//! the interposer's reader-writer lock asks the same). After the quiet
+//! period yielding is tried again, and the guard trips again within a few
+//! slices if the load is still there.
+//!
+//! # Whose threads
+//!
+//! A lost slice says only that *some* thread kept the CPU. When it was
+//! one of this process's, the program used that slice: 8 threads looping
+//! on one `Mutex` on 2 CPUs lose slices to each other, most often to the
+//! thread that holds the lock, and yielding is what lets that thread run
+//! on (blocking at once cost that loop half its throughput). So the guard
+//! also asks whether the process is the one using the CPUs: measured on a
+//! 2-CPU KVM guest beside two busy loops, over 5 ms, the mutex loop used
+//! 0.24-0.52 of the CPUs (now and then near 0, when both busy loops had
+//! the CPUs at once, which the 20 ms interval averages out), the
+//! turn-taking threads 0.04-0.15. With no other load neither trips the
+//! guard (the process uses its CPUs); with one busy loop, turn-taking ran
+//! 1.05 s with the guard against 1.75 s without, with four 2.3 s against
+//! 10.9 s (parking_lot 2.5 s), and the mutex loop kept its throughput
+//! (76 against 76 Mops/s with four). Tripping when it should not costs a
+//! quiet period of blocking at once, which every wait supports (`/b/0` is
+//! a valid policy everywhere); it never costs a wake-up or correctness.
+//!
+//! # Memory ordering
+//!
+//! All Relaxed: the words are a hint that publishes no memory. Racing
+//! reports may lose a loss or trip the guard one report late; a waiter
+//! that reads a stale state polls or blocks once more than it would have.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use waitwise_platform::clock::cycle_clock;
+
+/// A yield that kept its caller off the CPU at least this long lost a
+/// scheduler slice, ns. Guessed from yields timed on a 2-CPU KVM guest:
+/// most take 1-200 µs (other waiters run and give the CPU back), one to a
+/// busy loop 2-4 ms (its whole slice).
+pub const LOST_SLICE_NS: u64 = 1_000_000;
+
+/// How many lost slices within [`LOSS_WINDOW_NS`] trip the guard.
+pub const LOSSES_TO_TRIP: usize = 4;
+
+/// The window in which [`LOSSES_TO_TRIP`] lost slices trip the guard, ns.
+pub const LOSS_WINDOW_NS: u64 = 10_000_000;
+
+/// How long a tripped guard keeps yield-polling waits from polling, ns.
+/// Guessed: with the load still there, the guard trips again after about
+/// [`LOSSES_TO_TRIP`] lost slices (~15 ms), a few % of this.
+pub const QUIET_NS: u64 = 250_000_000;
+
+/// The guard's state: the times of the last lost slices and the end of the
+/// quiet period, on the cycle clock (module docs).
+#[derive(Debug)]
+pub struct YieldGuard {
+    /// The last `LOSSES_TO_TRIP - 1` losses, ticks (0: none), a ring.
+    losses: [AtomicU64; LOSSES_TO_TRIP - 1],
+    /// The next ring slot to write.
+    next: AtomicU32,
+    /// When the quiet period ends, ticks; 0 when not tripped.
+    quiet_until: AtomicU64,
+    /// How many times the guard tripped.
+    trips: AtomicU64,
+}
+
+impl YieldGuard {
+    /// A guard that has seen no loss.
+    pub const fn new() -> Self {
+        Self {
+            losses: [const { AtomicU64::new(0) }; LOSSES_TO_TRIP - 1],
+            next: AtomicU32::new(0),
+            quiet_until: AtomicU64::new(0),
+            trips: AtomicU64::new(0),
+        }
+    }
+
+    /// A yield lost a slice at `now` (ticks): records it, and returns
+    /// whether it is the `LOSSES_TO_TRIP`-th loss within `window` (ticks).
+    pub fn record_loss(&self, now: u64, window: u64) -> bool {
+        // Relaxed: a hint (module docs).
+        let slot = self.next.fetch_add(1, Ordering::Relaxed) as usize % self.losses.len();
+        // The slot written over holds the oldest of the last losses.
+        let oldest = self.losses[slot].swap(now, Ordering::Relaxed);
+        oldest != 0 && now.saturating_sub(oldest) <= window
+    }
+
+    /// Trips the guard at `now` until `now + quiet` (ticks both).
+    pub fn trip(&self, now: u64, quiet: u64) {
+        // Relaxed: a hint (module docs).
+        self.quiet_until
+            .store(now.saturating_add(quiet).max(1), Ordering::Relaxed);
+        self.trips.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether the guard is tripped at `now` (ticks). A quiet period that
+    /// has ended is cleared, so that later calls make no clock read.
+    #[inline]
+    pub fn is_quiet_at(&self, now: impl FnOnce() -> u64) -> bool {
+        // Relaxed: a hint (module docs).
+        let until = self.quiet_until.load(Ordering::Relaxed);
+        if until == 0 {
+            return false;
+        }
+        if now() < until {
+            return true;
+        }
+        // Failure Relaxed too: a guard that tripped again meanwhile keeps
+        // its new end.
+        let _ = self
+            .quiet_until
+            .compare_exchange(until, 0, Ordering::Relaxed, Ordering::Relaxed);
+        false
+    }
+
+    /// How many times the guard tripped.
+    pub fn trips(&self) -> u64 {
+        // Relaxed: a count on its own.
+        self.trips.load(Ordering::Relaxed)
+    }
+}
+
+impl Default for YieldGuard {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The process's guard.
+static GUARD: YieldGuard = YieldGuard::new();
+
+/// Reports a wait that polled by yielding and found what it waited for
+/// after a yield that kept it off the CPU for `took_ns`: the wait lost a
+/// slice when that is at least [`LOST_SLICE_NS`] (it ended late by up to
+/// that much). A long yield after which the waiter still waits cost it
+/// nothing it could have had, and is not reported. Nothing under loom (the
+/// models explore protocols, not timing).
+#[inline]
+pub fn wait_ended_after_yield(took_ns: u64) {
+    if !cfg!(loom) && took_ns >= LOST_SLICE_NS {
+        lost_slice();
+    }
+}
+
+/// Whether the process's guard may trip (on unless [`set_enabled`] says
+/// otherwise).
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Turns the process's guard on or off (off: it never trips, and a quiet
+/// period under way ends), for measurements that compare the two.
+pub fn set_enabled(on: bool) {
+    // Relaxed: a hint (module docs).
+    ENABLED.store(on, Ordering::Relaxed);
+    if !on {
+        GUARD.quiet_until.store(0, Ordering::Relaxed);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn lost_slice() {
+    // Relaxed: a hint (module docs).
+    if !ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
+    let clock = cycle_clock();
+    let now = clock.now();
+    if GUARD.record_loss(now, clock.ns_to_ticks(LOSS_WINDOW_NS)) && SHARE.is_low(now) {
+        GUARD.trip(now, clock.ns_to_ticks(QUIET_NS));
+    }
+}
+
+/// The process's CPU share below which lost slices trip the guard: the
+/// fraction of the CPUs the process may use that its threads used since
+/// the last look (module docs, "Whose threads"). Guessed between the
+/// measured cases (2-CPU KVM guest, two busy loops beside the program,
+/// shares over 5 ms): 8 threads looping on one `Mutex` used 0.24-0.52 of
+/// the CPUs, now and then less; 8 threads taking turns through a mutex
+/// and a condition variable 0.04-0.15.
+pub const LOW_SHARE: f64 = 0.15;
+
+/// The shortest interval over which the share is measured, ns: over a few
+/// ms a program whose threads all wait at once (both CPUs taken by the
+/// busy loops) shows a share near 0 whatever it does the rest of the
+/// time. A loss less than this after the last look is decided on the
+/// losses alone: not tripped.
+pub const SHARE_INTERVAL_NS: u64 = 20_000_000;
+
+/// Whether `cpu_ns` of process CPU time over `wall_ns` is a share of
+/// `cpus` below [`LOW_SHARE`] (pure, so the rule is testable).
+pub fn share_is_low(cpu_ns: u64, wall_ns: u64, cpus: usize) -> bool {
+    (cpu_ns as f64) < LOW_SHARE * wall_ns as f64 * cpus.max(1) as f64
+}
+
+/// The process's CPU share since the last look: the last look's cycle
+/// clock and process CPU time, and the process's CPU count.
+struct ShareSampler {
+    /// When the last look was, ticks (0: never).
+    at: AtomicU64,
+    /// The process CPU time then, ns.
+    cpu_ns: AtomicU64,
+    /// The process's CPUs, counted at the first look (0 until then).
+    cpus: AtomicU32,
+}
+
+impl ShareSampler {
+    /// Whether the process used a low share of its CPUs since the last
+    /// look, at least [`SHARE_INTERVAL_NS`] ago (else `false`, and no look
+    /// is taken). One `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`.
+    fn is_low(&self, now: u64) -> bool {
+        let clock = cycle_clock();
+        // Relaxed throughout: a hint (module docs); a racing look replaces
+        // the sample with one just as good.
+        let at = self.at.load(Ordering::Relaxed);
+        let wall_ns = clock.ticks_to_ns(now.saturating_sub(at)) as u64;
+        if at != 0 && wall_ns < SHARE_INTERVAL_NS {
+            return false;
+        }
+        let cpu_ns = waitwise_platform::thread::process_cpu_time().as_nanos() as u64;
+        let last_cpu_ns = self.cpu_ns.swap(cpu_ns, Ordering::Relaxed);
+        self.at.store(now, Ordering::Relaxed);
+        if at == 0 {
+            return false;
+        }
+        let mut cpus = self.cpus.load(Ordering::Relaxed);
+        if cpus == 0 {
+            cpus = waitwise_platform::affinity::process_cpu_count() as u32;
+            self.cpus.store(cpus, Ordering::Relaxed);
+        }
+        share_is_low(cpu_ns.saturating_sub(last_cpu_ns), wall_ns, cpus as usize)
+    }
+}
+
+/// The process's sampler.
+static SHARE: ShareSampler = ShareSampler {
+    at: AtomicU64::new(0),
+    cpu_ns: AtomicU64::new(0),
+    cpus: AtomicU32::new(0),
+};
+
+/// Whether yields lose whole slices now (the guard tripped less than
+/// [`QUIET_NS`] ago): a wait that would poll by yielding blocks at once.
+/// One relaxed load while the guard is not tripped; never under loom.
+#[inline]
+pub fn yielding_loses_slices() -> bool {
+    !cfg!(loom) && GUARD.is_quiet_at(|| cycle_clock().now())
+}
+
+/// How many times the process's guard tripped.
+pub fn trips() -> u64 {
+    GUARD.trips()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WINDOW: u64 = 100;
+    const QUIET: u64 = 1000;
+
+    #[test]
+    fn losses_within_the_window_trip_the_guard_for_the_quiet_period() {
+        let g = YieldGuard::new();
+        for t in [10, 20, 30] {
+            assert!(
+                !g.record_loss(t, WINDOW),
+                "{t}: fewer than LOSSES_TO_TRIP losses"
+            );
+        }
+        assert!(g.record_loss(40, WINDOW));
+        assert!(!g.is_quiet_at(|| 41), "not tripped yet");
+        g.trip(40, QUIET);
+        assert_eq!(g.trips(), 1);
+        assert!(g.is_quiet_at(|| 41));
+        assert!(g.is_quiet_at(|| 40 + QUIET - 1));
+        assert!(!g.is_quiet_at(|| 40 + QUIET), "the quiet period ended");
+        assert!(!g.is_quiet_at(|| panic!("an ended period reads no clock")));
+    }
+
+    #[test]
+    fn losses_spread_wider_than_the_window_do_not_trip_it() {
+        let g = YieldGuard::new();
+        for i in 0..20u64 {
+            assert!(!g.record_loss(1 + i * (WINDOW / 2), WINDOW));
+        }
+    }
+
+    #[test]
+    fn the_share_is_low_when_the_process_used_little_of_its_cpus() {
+        // 2 CPUs for 10 ms: 20 ms of CPU time is all of them.
+        assert!(!share_is_low(20_000_000, 10_000_000, 2));
+        assert!(!share_is_low(10_000_000, 10_000_000, 2));
+        assert!(share_is_low(2_000_000, 10_000_000, 2));
+        assert!(share_is_low(0, 10_000_000, 0), "no CPU count: 1");
+    }
+
+    #[test]
+    fn a_guard_that_never_tripped_reads_no_clock() {
+        let g = YieldGuard::new();
+        assert!(!g.is_quiet_at(|| panic!("no clock read")));
+    }
+
+    #[test]
+    fn short_yields_are_no_losses() {
+        // The process's guard: a short yield records nothing (a lost one
+        // is not reported here, so that other tests' waits keep polling).
+        let before = trips();
+        for _ in 0..LOSSES_TO_TRIP * 2 {
+            wait_ended_after_yield(LOST_SLICE_NS - 1);
+        }
+        assert_eq!(trips(), before);
+    }
+}
