@@ -17,8 +17,12 @@
 //! exit (learned from the process's wake-ups if enough were sampled, else
 //! the one it started from: `WAITWISE_BLOCK_NS`, the machine profile or
 //! the default; `block_start_*` and `block_learned_*` record both). A `%p` in `PATH` is replaced by the process
-//! id, for programs that fork or exec more programs; without it only the
-//! process that loaded the object first (not a forked child) writes `PATH`.
+//! id, for programs that fork or exec more programs. Without it a forked
+//! child writes nothing, and the processes that share `PATH` (a wrapper
+//! such as `timeout` and the program it runs, jobs started in parallel)
+//! each replace the file whole when they exit (written beside it, then
+//! renamed: never a mix of two), except one that recorded no wait, which
+//! leaves it alone; the last to exit with waits wins.
 //!
 //! A *wait* is a call that could not complete at once: a contended lock, a
 //! condition wait, a barrier arrival that is not the last, a semaphore
@@ -272,9 +276,9 @@ pub fn write_at_exit() {
     let table = unsafe { &*table };
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() };
-    let path = match with_pid(&table.path, pid) {
-        Some(path) => path,
-        None if pid == table.pid => table.path.clone(),
+    let (path, shared) = match with_pid(&table.path, pid) {
+        Some(path) => (path, false),
+        None if pid == table.pid => (table.path.clone(), true),
         None => return, // a forked child: leave the parent's file alone
     };
     let mut objects = Vec::new();
@@ -295,6 +299,11 @@ pub fn write_at_exit() {
             objects.push(ObjectEntry { profile, address });
         }
     }
+    if shared && objects.is_empty() {
+        // A process that waited for nothing (a wrapper such as `timeout`,
+        // a helper it ran) leaves a shared PATH to the ones that did.
+        return;
+    }
     let start = waitwise::policy::starting_block_cost();
     let learned = waitwise::policy::block_cost::learned_block_cost();
     let file = ProfileFile {
@@ -310,13 +319,28 @@ pub fn write_at_exit() {
     };
     let result = serde_json::to_vec_pretty(&file)
         .map_err(std::io::Error::other)
-        .and_then(|json| std::fs::write(&path, json));
+        .and_then(|json| write_replacing(&path, &json, pid));
     if let Err(e) = result {
         eprintln!(
             "waitwise: cannot write the profile to {}: {e}",
             path.display()
         );
     }
+}
+
+/// Writes `bytes` to `path` whole or not at all: to a file of its own
+/// beside it (named with `pid`), then renamed over `path`, so that
+/// processes exiting together with the same `PATH` leave one complete
+/// profile (the last one renamed), never a mix of two.
+fn write_replacing(path: &std::path::Path, bytes: &[u8], pid: libc::pid_t) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{pid}.tmp"));
+    let tmp = PathBuf::from(tmp);
+    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// `path` with every `%p` replaced by `pid`; `None` when it has no `%p`.

@@ -134,3 +134,32 @@ fn profile_zero_or_empty_writes_nothing() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// Processes that share a `WAITWISE_PROFILE` path without `%p`: one that
+/// recorded no wait (a wrapper, here `true`) leaves the profile of one
+/// that did, and the file is replaced whole (no temporary file stays).
+#[test]
+fn a_process_without_waits_leaves_a_shared_profile_alone() {
+    let dir = scratch_dir().join(format!("profile-shared-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("shared.json");
+    run_ok(
+        preloaded(compile("barrier"))
+            .args(["2", "1000"])
+            .env("WAITWISE_PROFILE", &path),
+    );
+    assert!(read_profile(&path).iter().any(|o| o["kind"] == "barrier"));
+    run_ok(preloaded("true").env("WAITWISE_PROFILE", &path));
+    let objects = read_profile(&path);
+    assert!(
+        objects.iter().any(|o| o["kind"] == "barrier"),
+        "overwritten: {objects:?}"
+    );
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(files, ["shared.json"], "files beside the profile");
+    let _ = std::fs::remove_dir_all(&dir);
+}
