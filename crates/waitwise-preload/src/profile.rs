@@ -22,7 +22,7 @@
 //! such as `timeout` and the program it runs, jobs started in parallel)
 //! each replace the file whole when they exit (written beside it, then
 //! renamed: never a mix of two), except one that recorded no wait, which
-//! leaves it alone; the last to exit with waits wins.
+//! leaves an existing file alone; the last to exit with waits wins.
 //!
 //! A *wait* is a call that could not complete at once: a contended lock, a
 //! condition wait, a barrier arrival that is not the last, a semaphore
@@ -299,7 +299,7 @@ pub fn write_at_exit() {
             objects.push(ObjectEntry { profile, address });
         }
     }
-    if shared && objects.is_empty() {
+    if shared && objects.is_empty() && path.exists() {
         // A process that waited for nothing (a wrapper such as `timeout`,
         // a helper it ran) leaves a shared PATH to the ones that did.
         return;

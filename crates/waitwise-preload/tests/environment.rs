@@ -137,7 +137,8 @@ fn profile_zero_or_empty_writes_nothing() {
 
 /// Processes that share a `WAITWISE_PROFILE` path without `%p`: one that
 /// recorded no wait (a wrapper, here `true`) leaves the profile of one
-/// that did, and the file is replaced whole (no temporary file stays).
+/// that did, and the file is replaced whole (no temporary file stays);
+/// with no file yet, it writes its empty profile.
 #[test]
 fn a_process_without_waits_leaves_a_shared_profile_alone() {
     let dir = scratch_dir().join(format!("profile-shared-{}", std::process::id()));
@@ -161,5 +162,9 @@ fn a_process_without_waits_leaves_a_shared_profile_alone() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(files, ["shared.json"], "files beside the profile");
+    // With no file yet, one that recorded no wait still writes one.
+    std::fs::remove_file(&path).unwrap();
+    run_ok(preloaded("true").env("WAITWISE_PROFILE", &path));
+    assert_eq!(read_profile(&path).len(), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
