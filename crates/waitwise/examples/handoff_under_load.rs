@@ -76,47 +76,36 @@ trait Lib: Send + Sync + 'static {
     fn count(&self) -> u64;
 }
 
-struct Waitwise(waitwise::Mutex<u64>, waitwise::condvar::Condvar);
-impl Lib for Waitwise {
-    fn new() -> Self {
-        Self(waitwise::Mutex::new(0), waitwise::condvar::Condvar::new())
-    }
-    fn take_turn(&self, id: usize, n: usize) {
-        let mut g = self.0.lock();
-        while *g as usize % n != id {
-            self.1.wait(&mut g);
+/// A [`Lib`] for a library whose mutex locks without a `Result` and
+/// whose condition variable waits on `&mut guard` (waitwise and
+/// parking_lot alike).
+macro_rules! guard_lib {
+    ($name:ident, $mutex:ty, $condvar:ty) => {
+        struct $name($mutex, $condvar);
+        impl Lib for $name {
+            fn new() -> Self {
+                Self(<$mutex>::new(0), <$condvar>::new())
+            }
+            fn take_turn(&self, id: usize, n: usize) {
+                let mut g = self.0.lock();
+                while *g as usize % n != id {
+                    self.1.wait(&mut g);
+                }
+                *g += 1;
+                self.1.notify_all();
+            }
+            fn incr(&self) {
+                *self.0.lock() += 1;
+            }
+            fn count(&self) -> u64 {
+                *self.0.lock()
+            }
         }
-        *g += 1;
-        self.1.notify_all();
-    }
-    fn incr(&self) {
-        *self.0.lock() += 1;
-    }
-    fn count(&self) -> u64 {
-        *self.0.lock()
-    }
+    };
 }
 
-struct ParkingLot(parking_lot::Mutex<u64>, parking_lot::Condvar);
-impl Lib for ParkingLot {
-    fn new() -> Self {
-        Self(parking_lot::Mutex::new(0), parking_lot::Condvar::new())
-    }
-    fn take_turn(&self, id: usize, n: usize) {
-        let mut g = self.0.lock();
-        while *g as usize % n != id {
-            self.1.wait(&mut g);
-        }
-        *g += 1;
-        self.1.notify_all();
-    }
-    fn incr(&self) {
-        *self.0.lock() += 1;
-    }
-    fn count(&self) -> u64 {
-        *self.0.lock()
-    }
-}
+guard_lib!(Waitwise, waitwise::Mutex<u64>, waitwise::condvar::Condvar);
+guard_lib!(ParkingLot, parking_lot::Mutex<u64>, parking_lot::Condvar);
 
 struct Std(std::sync::Mutex<u64>, std::sync::Condvar);
 impl Lib for Std {

@@ -78,8 +78,10 @@ pub const LOSSES_TO_TRIP: usize = 4;
 pub const LOSS_WINDOW_NS: u64 = 10_000_000;
 
 /// How long a tripped guard keeps yield-polling waits from polling, ns.
-/// Guessed: with the load still there, the guard trips again after about
-/// [`LOSSES_TO_TRIP`] lost slices (~15 ms), a few % of this.
+/// Guessed: with the load still there, the guard trips again after
+/// [`LOSSES_TO_TRIP`] lost slices and one share interval (15-20 ms), under
+/// a tenth of this; 1 s ran the turn-taking no faster and carried its
+/// blocking into a mutex loop that followed.
 pub const QUIET_NS: u64 = 250_000_000;
 
 /// The guard's state: the times of the last lost slices and the end of the
