@@ -92,6 +92,13 @@ pub fn process_cpus() -> Result<Vec<usize>, AffinityError> {
     imp::process_cpus()
 }
 
+/// How many CPUs the process's main thread may run on: the length of
+/// [`process_cpus`], counted without allocating (for paths that must hold
+/// no value with a destructor). `None` where [`process_cpus`] fails.
+pub fn process_cpus_count() -> Option<usize> {
+    imp::process_cpus_count()
+}
+
 /// How many CPUs the process may run on, for decisions that hold for the
 /// whole process (whether a group of threads outnumbers the CPUs): what
 /// `std::thread::available_parallelism` reads (the calling thread's mask
@@ -171,6 +178,17 @@ mod imp {
         cpus_of(pid)
     }
 
+    pub(super) fn process_cpus_count() -> Option<usize> {
+        // SAFETY: `getpid` takes no arguments and cannot fail.
+        let pid = unsafe { libc::getpid() };
+        // SAFETY: as in `cpus_of`.
+        let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
+        // SAFETY: as in `cpus_of`.
+        let rc = unsafe { libc::sched_getaffinity(pid, mem::size_of_val(&set), &mut set) };
+        // SAFETY: CPU_COUNT reads only `set`, a valid `cpu_set_t`.
+        (rc == 0).then(|| unsafe { libc::CPU_COUNT(&set) } as usize)
+    }
+
     /// The mask of thread `tid` (0: the calling thread; the process id:
     /// the main thread).
     fn cpus_of(tid: libc::pid_t) -> Result<Vec<usize>, AffinityError> {
@@ -232,6 +250,10 @@ mod imp {
 
     pub(super) fn process_cpus() -> Result<Vec<usize>, AffinityError> {
         Err(AffinityError::Unsupported)
+    }
+
+    pub(super) fn process_cpus_count() -> Option<usize> {
+        None
     }
 
     pub(super) fn set_affinity(_cpus: &[usize]) -> Result<(), AffinityError> {

@@ -5,7 +5,7 @@ use std::thread;
 
 use waitwise_platform::affinity::{
     allowed_cpus, current_cpu, pin_current_thread, process_cpu_count, process_cpus,
-    set_current_thread_affinity, AffinityError, CPU_SETSIZE,
+    process_cpus_count, set_current_thread_affinity, AffinityError, CPU_SETSIZE,
 };
 
 /// Run `f` on a fresh thread and propagate its panic.
@@ -123,6 +123,7 @@ fn a_pinned_thread_still_reads_the_process_cpus() {
         pin_current_thread(allowed[0]).unwrap();
         assert_eq!(allowed_cpus().unwrap(), [allowed[0]]);
         assert_eq!(process_cpus().unwrap(), process);
+        assert_eq!(process_cpus_count(), Some(process.len()));
         assert_eq!(process_cpu_count(), count);
     });
 }

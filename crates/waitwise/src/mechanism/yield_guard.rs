@@ -258,7 +258,11 @@ impl ShareSampler {
         }
         let mut cpus = self.cpus.load(Ordering::Relaxed);
         if cpus == 0 {
-            cpus = waitwise_platform::affinity::process_cpu_count() as u32;
+            // Counted without allocating: this runs inside waits, which an
+            // unwind from a signal handler may cross (no destructors).
+            cpus = waitwise_platform::affinity::process_cpus_count()
+                .map_or_else(waitwise_platform::runnable::online_cpus, |n| n as u32)
+                .max(1);
             self.cpus.store(cpus, Ordering::Relaxed);
         }
         share_is_low(cpu_ns.saturating_sub(last_cpu_ns), wall_ns, cpus as usize)
