@@ -5,6 +5,9 @@
  *   bench mutex THREADS SECONDS      -> lock/unlock pairs per second (all threads)
  *   bench first-timedwait 1 MS       -> ns of the process's first
  *                                       pthread_cond_timedwait (MS ms, times out)
+ *   bench turns THREADS TURNS        -> seconds for THREADS threads to take
+ *                                       TURNS turns each, in order, through
+ *                                       one mutex and condition variable
  *
  * The mutex benchmark holds the lock for a short critical section (a few
  * counter updates) and does a little work outside it, so that the lock
@@ -52,9 +55,26 @@ static void *mutex_worker(void *arg) {
     return NULL;
 }
 
+static pthread_cond_t turn_cond = PTHREAD_COND_INITIALIZER;
+static long turn, turn_threads, turns_each;
+
+/* Waits for its turn (turn % threads == id), takes it, wakes all: every
+ * turn is a hand-off to one particular thread. */
+static void *turn_worker(void *arg) {
+    long id = (long)arg;
+    for (long r = 0; r < turns_each; r++) {
+        pthread_mutex_lock(&lock);
+        while (turn % turn_threads != id) pthread_cond_wait(&turn_cond, &lock);
+        turn++;
+        pthread_cond_broadcast(&turn_cond);
+        pthread_mutex_unlock(&lock);
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: bench barrier|mutex THREADS EPISODES|SECONDS\n");
+        fprintf(stderr, "usage: bench barrier|mutex|turns|first-timedwait THREADS EPISODES|SECONDS|TURNS|MS\n");
         return 2;
     }
     int threads = atoi(argv[2]);
@@ -84,6 +104,15 @@ int main(int argc, char **argv) {
         for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
         double dt = now() - t0;
         printf("%.1f\n", dt / episodes * 1e9);
+    } else if (!strcmp(argv[1], "turns")) {
+        turn_threads = threads;
+        turns_each = atol(argv[3]);
+        double t0 = now();
+        for (long i = 0; i < threads; i++) pthread_create(&t[i], NULL, turn_worker, (void *)i);
+        for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
+        double dt = now() - t0;
+        if (turn != threads * turns_each) return 1;
+        printf("%.3f\n", dt);
     } else {
         double secs = atof(argv[3]);
         for (long i = 0; i < threads; i++) pthread_create(&t[i], NULL, mutex_worker, (void *)i);

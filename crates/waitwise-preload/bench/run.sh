@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Benchmarks the interposer against the C library's own primitives on two
-# CPUs (taskset -c 0,1): barrier latency, contended mutex throughput, and
-# the first timed wait of a process, pigz/xz/zstd and a Python thread pool's wall time (REPEATS pairs, default 5). Prints one line per comparison:
+# CPUs (taskset -c 0,1): barrier latency, contended mutex throughput,
+# turn-taking through a mutex and condvar (alone and beside two busy
+# loops), the first timed wait of a process, pigz/xz/zstd and a Python
+# thread pool's wall time (REPEATS pairs, default 5). Prints one line per comparison:
 # the medians, their ratio, and the median of the ratios of adjacent pairs.
 #
 #   crates/waitwise-preload/bench/run.sh [REPEATS]
@@ -62,6 +64,22 @@ for threads in 2 4; do
     compare "$WORK/bench" mutex "$threads" 0.5
     echo "mutex $threads threads on 2 CPUs: glibc $G, waitwise $W lock/unlock per s; throughput ratio $(ratio "$W" "$G") (median pair ratio $(ratio "$R" 1))"
 done
+
+# Turn-taking through a mutex and condvar (8 threads, every turn a
+# hand-off to one thread), alone and beside two busy-loop processes on the
+# same CPUs. Beside them it runs at normal priority (RT would keep the busy
+# loops off the CPUs): yield-polling waiters there lose a scheduler slice
+# per hand-off unless waitwise's lost-slice guard stops them polling.
+compare "$WORK/bench" turns 8 2000
+echo "turns, 8 threads on 2 CPUs: glibc $G s, waitwise $W s (medians, ratio $(ratio "$W" "$G")); median of $REPEATS pair ratios $(ratio "$R" 1)"
+RT_SAVED=$RT
+RT=""
+timeout 900 taskset -c "$CPUS" sh -c 'while :; do :; done' & HOG1=$!
+timeout 900 taskset -c "$CPUS" sh -c 'while :; do :; done' & HOG2=$!
+compare "$WORK/bench" turns 8 2000
+kill "$HOG1" "$HOG2"
+RT=$RT_SAVED
+echo "turns beside 2 busy loops, 8 threads on 2 CPUs: glibc $G s, waitwise $W s (medians, ratio $(ratio "$W" "$G")); median of $REPEATS pair ratios $(ratio "$R" 1)"
 
 # The process's first timed wait (issue 13: no calibration inside it):
 # one fresh process per sample, a 1 ms pthread_cond_timedwait that times out.
