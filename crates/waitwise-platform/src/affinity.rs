@@ -180,18 +180,24 @@ mod imp {
 
     pub(super) fn process_cpus_count() -> Option<usize> {
         // SAFETY: `getpid` takes no arguments and cannot fail.
-        let pid = unsafe { libc::getpid() };
-        // SAFETY: as in `cpus_of`.
-        let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
-        // SAFETY: as in `cpus_of`.
-        let rc = unsafe { libc::sched_getaffinity(pid, mem::size_of_val(&set), &mut set) };
+        let set = mask_of(unsafe { libc::getpid() }).ok()?;
         // SAFETY: CPU_COUNT reads only `set`, a valid `cpu_set_t`.
-        (rc == 0).then(|| unsafe { libc::CPU_COUNT(&set) } as usize)
+        Some(unsafe { libc::CPU_COUNT(&set) } as usize)
     }
 
     /// The mask of thread `tid` (0: the calling thread; the process id:
     /// the main thread).
     fn cpus_of(tid: libc::pid_t) -> Result<Vec<usize>, AffinityError> {
+        let set = mask_of(tid)?;
+        Ok((0..super::CPU_SETSIZE)
+            // SAFETY: `cpu < CPU_SETSIZE`, so CPU_ISSET stays inside `set`.
+            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+            .collect())
+    }
+
+    /// The affinity mask of thread `tid` (as [`cpus_of`]), without
+    /// allocating on success.
+    fn mask_of(tid: libc::pid_t) -> Result<libc::cpu_set_t, AffinityError> {
         // SAFETY: `cpu_set_t` is a plain bit array; all-zero is a valid value.
         let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
         // SAFETY: `set` is a live, writable `cpu_set_t` and we pass its exact
@@ -202,10 +208,7 @@ mod imp {
                 source: io::Error::last_os_error(),
             });
         }
-        Ok((0..super::CPU_SETSIZE)
-            // SAFETY: `cpu < CPU_SETSIZE`, so CPU_ISSET stays inside `set`.
-            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
-            .collect())
+        Ok(set)
     }
 
     /// Set the calling thread's mask to `cpus`; the caller has checked that
