@@ -6,7 +6,7 @@
 //! ```text
 //!  word  here                                       glibc (struct pthread_barrier)
 //!   0    GEN: episodes completed, the futex         in
-//!   1    POLL: 1 if waiters poll before blocking    current_round
+//!   1    0 here                                     current_round
 //!   2    COUNT: parties                             count
 //!   3    SHARED: 0 here; glibc's init puts 1 for     shared
 //!        a process-shared barrier: forwarded
@@ -28,10 +28,12 @@
 //! threads than `count` may use the barrier (POSIX allows it): each
 //! episode lets exactly `count` through.
 //!
-//! Waiters poll for `alpha * B` (the barrier kind's alpha) only when the
-//! barrier has no more parties than the process has CPUs; with more, the
-//! thread being waited for may need the very CPU a poller holds, so they
-//! block at once (Lim & Agarwal: polling pays only while the waker runs).
+//! Waiters poll for `alpha * B` (the barrier kind's alpha), then block.
+//! They poll with PAUSE while the barrier has no more parties than the
+//! process has CPUs; with more, the thread being waited for may need the
+//! very CPU a poller holds, so they poll by `yield`, which hands it over
+//! (Lim & Agarwal's switch-spinning; `waitwise::policy::crowding`), unless
+//! `WAITWISE_POLICY=spin` asked for spinning.
 //!
 //! # Memory ordering
 //!
@@ -46,7 +48,7 @@
 //! AcqRel arrival, so the last arrival, and whoever destroys the barrier
 //! after the episode, sees it (or the thread's later decrement).
 //!
-//! `COUNT`, `SHARED` and `POLL` are Relaxed: written by init before the
+//! `COUNT` and `SHARED` are Relaxed: written by init before the
 //! barrier is shared (whatever shares it orders them) and fixed until
 //! destroy; they guard no other data.
 
@@ -66,7 +68,6 @@ const _: () = assert!(std::mem::size_of::<pthread_barrier_t>() == 32);
 const _: () = assert!(std::mem::align_of::<pthread_barrier_t>() >= 8);
 
 const GEN: usize = 0;
-const POLL: usize = 1;
 const COUNT: usize = 2;
 const SHARED: usize = 3;
 const SLEEPERS: usize = 4;
@@ -117,44 +118,6 @@ unsafe fn view<'a>(b: *mut pthread_barrier_t) -> CentralBarrierRef<'a> {
     )
 }
 
-/// CPUs this process may run on (its affinity mask), read at load time
-/// ([`load`]); 0 until then.
-static CPUS: AtomicU32 = AtomicU32::new(0);
-
-/// Reads the process's CPU count (the load-time constructor calls it, so
-/// no barrier's init runs a lazy initialization that a `fork` could
-/// interrupt).
-pub(crate) fn load() {
-    cpus();
-}
-
-/// CPUs this process may run on: [`CPUS`], or, before [`load`], counted
-/// now (racing threads store the same value).
-fn cpus() -> u32 {
-    // Relaxed: a value on its own, the same whoever stores it.
-    let n = CPUS.load(Ordering::Relaxed);
-    if n != 0 {
-        return n;
-    }
-    // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity writes
-    // at most its size.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    let n = if rc != 0 {
-        1
-    } else {
-        // SAFETY: `set` was filled in by the kernel.
-        u32::try_from(unsafe { libc::CPU_COUNT(&set) })
-            .unwrap_or(1)
-            .max(1)
-    };
-    // Relaxed: as above.
-    CPUS.store(n, Ordering::Relaxed);
-    n
-}
-
 /// `pthread_barrier_init`: `EINVAL` for a count of 0; process-shared
 /// barriers are forwarded.
 #[no_mangle]
@@ -187,7 +150,6 @@ pub unsafe extern "C-unwind" fn pthread_barrier_init(
     // Relaxed: not shared yet; whatever shares the barrier orders these
     // stores before other threads' reads.
     w[COUNT].store(count, Ordering::Relaxed);
-    w[POLL].store(u32::from(count <= cpus()), Ordering::Relaxed);
     0
 }
 
@@ -267,17 +229,12 @@ pub unsafe extern "C-unwind" fn pthread_barrier_wait(b: *mut pthread_barrier_t) 
             libc::PTHREAD_BARRIER_SERIAL_THREAD
         }
         EpisodeArrival::Wait { episode } => {
-            // More parties than CPUs: block at once, unless the user asked
-            // for spinning. Relaxed: POLL is fixed from init to destroy
-            // (module doc).
-            let polls = w[POLL].load(Ordering::Relaxed) != 0
-                || crate::config::choice() == crate::config::PolicyChoice::Spin;
-            let limit = if polls {
-                crate::config::poll_limit_ns(SyncKind::Barrier)
-            } else {
-                0
-            };
-            let policy = Policy::poll_then_block(Duration::from_nanos(limit));
+            // More parties than CPUs: poll by yield (module doc).
+            let limit = crate::config::poll_limit_ns(SyncKind::Barrier);
+            let policy = crate::config::crowded(
+                Policy::poll_then_block(Duration::from_nanos(limit)),
+                count as usize,
+            );
             let start = profile::start();
             let arrival = Arrival { b, episode };
             // SAFETY: `unwound` takes an `Arrival` and never unwinds.

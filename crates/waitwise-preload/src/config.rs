@@ -27,7 +27,8 @@
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Duration;
-use waitwise::policy::{randomized, SyncKind};
+use waitwise::policy::{crowding, randomized, SyncKind};
+use waitwise::Policy;
 
 pub use waitwise::env::PolicyChoice;
 
@@ -84,6 +85,18 @@ pub fn alpha(kind: SyncKind) -> f64 {
         kind.default_alpha()
     } else {
         f64::from_bits(bits)
+    }
+}
+
+/// `policy` for a wait of `threads` threads: polling by `yield` when they
+/// outnumber the CPUs ([`crowding`]), unless `WAITWISE_POLICY=spin` asked
+/// for spinning.
+#[inline]
+pub fn crowded(policy: Policy, threads: usize) -> Policy {
+    if choice() == PolicyChoice::Spin {
+        policy
+    } else {
+        crowding::for_threads(policy, threads)
     }
 }
 

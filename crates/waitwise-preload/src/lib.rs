@@ -92,7 +92,6 @@ fn abort_on_every_panic() {
 extern "C" fn on_load() {
     abort_on_every_panic();
     config::load();
-    barrier::load();
     profile::load();
     mutex::register_fork_handler();
     waitwise_platform::cancel::prepare();
@@ -103,6 +102,9 @@ extern "C" fn on_load() {
     // virtual machine) are read when the clock learns the TSC's rate.
     let _ = waitwise_platform::features::cpu();
     let _ = waitwise_platform::clock::cycle_clock();
+    // The CPU count that decides how crowded waits poll (condvars,
+    // barriers).
+    let _ = waitwise::policy::crowding::allowed_cpus();
 }
 
 /// At exit (`exit` or return from `main`; not `_exit`): write the profile.

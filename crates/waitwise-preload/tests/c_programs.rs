@@ -69,6 +69,19 @@ fn cond_broadcast() {
 }
 
 #[test]
+fn cond_turns_with_more_waiters_than_cpus() {
+    // 8 threads take turns through one mutex and condvar: on 2 CPUs the
+    // waiters poll by yield (crowding).
+    under_policies(
+        "cond",
+        &["turns", "2000"],
+        &["two-phase", "block", "randomized"],
+    );
+    // Under spin they poll with PAUSE, up to SPIN_TIMEOUT per wait.
+    under_policies("cond", &["turns", "50"], &["spin"]);
+}
+
+#[test]
 fn cond_timed_waits_both_clocks() {
     under_every_policy("cond", &["timed"]);
 }
@@ -81,7 +94,7 @@ fn cond_wait_without_the_errorcheck_mutex_is_eperm() {
 #[test]
 fn barrier_one_serial_thread_per_episode() {
     // 10,000 episodes of 4 threads (oversubscribed on 2 CPUs: waiters
-    // block) and of 2 threads (waiters poll first).
+    // poll by yield) and of 2 threads (waiters poll with PAUSE).
     under_every_policy("barrier", &["2", "10000"]);
     under_policies(
         "barrier",

@@ -49,6 +49,22 @@
 //! the mutex always sees the waiter in `WAITERS` and changes `SEQ` after the
 //! waiter read it (see below).
 //!
+//! # Crowded waits
+//!
+//! A waiter of the default policy polls with PAUSE while the waiters
+//! (counted as each enters, [`WaitTicket::waiters`]) and one notifier fit
+//! on the CPUs the process may use, and by `yield` once they outnumber
+//! them ([`crate::policy::crowding`]): the notifier most likely needs the
+//! CPU a PAUSE poller would hold, and every waiter that a `notify_all`
+//! releases goes on to contend for the mutex. Sleeping waiters are counted
+//! too, so the rule errs towards yielding (a yield poll notices a notify
+//! within one `sched_yield`, a PAUSE poll within ~100 ns). A policy given
+//! in [`WaitOptions`] is used as given. The front ends decide; the
+//! algorithm ([`CondSeqRef::wait`]) polls as the policy it is handed says.
+//! Measured with `cargo run -p waitwise --release --example
+//! handoff_under_load` (8 threads taking turns, each turn a `notify_all`)
+//! and the interposer's `bench/run.sh`.
+//!
 //! # Memory ordering
 //!
 //! The mutex orders everything but the sleep/wake hand-shake, so `WAITERS`
@@ -88,6 +104,17 @@ const DESTROYING: u32 = 1 << 31;
 #[must_use = "a waiter that entered must wait with its ticket, then leave"]
 pub struct WaitTicket {
     seq: u32,
+    waiters: u32,
+}
+
+impl WaitTicket {
+    /// The threads in the wait (entered and not yet left) when this one
+    /// entered, itself included: a snapshot, for choosing how to poll (a
+    /// default wait polls by `yield` once the waiters and a notifier
+    /// outnumber the CPUs, [`crate::policy::crowding`]).
+    pub fn waiters(self) -> u32 {
+        self.waiters
+    }
 }
 
 /// The condition variable's sequence algorithm over borrowed words (module
@@ -144,9 +171,10 @@ impl<'a> CondSeqRef<'a> {
     pub fn enter(self) -> WaitTicket {
         // WAITERS += 1. Relaxed, and the SEQ read too: ordered by the mutex
         // (module doc, "Memory ordering").
-        self.waiters.value().fetch_add(1, Ordering::Relaxed);
+        let before = self.waiters.value().fetch_add(1, Ordering::Relaxed);
         WaitTicket {
             seq: self.seq.value().load(Ordering::Relaxed),
+            waiters: entered(before),
         }
     }
 
@@ -201,10 +229,11 @@ impl<'a> CondSeqRef<'a> {
     pub fn enter_marking(self, step: &std::sync::atomic::AtomicU8, mark: u8) -> WaitTicket {
         // WAITERS += 1, then the mark (SeqCst RMW: stronger than enter's
         // Relaxed, which suffices).
-        add_then_mark(self.waiters, 1, step, mark);
+        let before = add_then_mark(self.waiters, 1, step, mark);
         WaitTicket {
             // Relaxed: ordered by the mutex (module doc).
             seq: self.seq.value().load(Ordering::Relaxed),
+            waiters: entered(before),
         }
     }
 
@@ -306,6 +335,13 @@ impl<'a> CondSeqRef<'a> {
     }
 }
 
+/// The waiters in the wait once one more entered, from `WAITERS` before
+/// it did.
+#[inline(always)]
+fn entered(before: u32) -> u32 {
+    (before & !DESTROYING).wrapping_add(1)
+}
+
 /// `waiters += delta`, then `step = mark`; returns the previous count. One
 /// step for a signal handler where the platform can tell
 /// ([`waitwise_platform::arch::add_then_mark`]).
@@ -395,9 +431,12 @@ pub struct Condvar {
 
 impl Condvar {
     const_unless_loom! {
-        /// A condition variable waiting with the producer-consumer policy
-        /// (`s/b/ln(e-1)` unless `WAITWISE_ALPHA` says otherwise), profiling
-        /// as `WAITWISE_PROFILE` says (both read on the first wait).
+        /// A condition variable waiting with the producer-consumer kind's
+        /// default policy ([`Policy::default_for`]: `adapt/b`, or
+        /// `s/b/ALPHA` when `WAITWISE_ALPHA` is set), polling by `yield`
+        /// in a wait whose waiters and a notifier outnumber the CPUs
+        /// (module docs, "Crowded waits"), profiling as `WAITWISE_PROFILE`
+        /// says (both read on the first wait).
         pub fn new() -> Self {
             Self::with_options(WaitOptions::new())
         }
@@ -508,8 +547,10 @@ impl Condvar {
         let ticket = cond_seq.enter();
         let profiler = self.waits.profiler();
         let start = profiler.start();
+        // The waiters and a notifier (crowding's threads of the wait).
+        let policy = self.waits.policy_for_threads(ticket.waiters() as usize + 1);
         let out = MutexGuard::unlocked(guard, || {
-            let out = cond_seq.wait(ticket, self.waits.policy(), deadline, SleepRules::default());
+            let out = cond_seq.wait(ticket, &policy, deadline, SleepRules::default());
             cond_seq.leave();
             out
         });
@@ -621,6 +662,35 @@ mod tests {
         let mut g = m.lock();
         assert!(cv.wait_timeout(&mut g, Duration::ZERO).timed_out());
         assert_eq!(format!("{cv:?}"), "Condvar { waiters: 0, policy: /b/0 }");
+    }
+
+    #[test]
+    fn tickets_count_the_waiters_they_enter_with() {
+        let cv = Condvar::new();
+        let a = cv.cond_seq().enter();
+        let b = cv.cond_seq().enter();
+        assert_eq!((a.waiters(), b.waiters()), (1, 2));
+        cv.cond_seq().leave();
+        let step = std::sync::atomic::AtomicU8::new(0);
+        let c = cv.cond_seq().enter_marking(&step, 1);
+        assert_eq!(c.waiters(), 2, "one left, one more entered");
+        cv.cond_seq().leave();
+        cv.cond_seq().leave();
+        assert!(!cv.cond_seq().has_waiters());
+    }
+
+    #[test]
+    fn crowded_default_waits_poll_by_yield_and_explicit_ones_as_given() {
+        use crate::policy::crowding::allowed_cpus;
+        let cv = Condvar::new();
+        let fits = cv.waits.policy_for_threads(allowed_cpus());
+        assert_eq!(fits, *cv.policy(), "waiters and notifier fit: the default");
+        let crowded = cv.waits.policy_for_threads(allowed_cpus() + 1);
+        assert_eq!(crowded.mechanism(), crate::Mechanism::Yield);
+        assert_eq!(crowded.limit(), cv.policy().limit());
+        let explicit = Policy::two_phase(0.5);
+        let cv = Condvar::with_options(WaitOptions::new().policy(explicit));
+        assert_eq!(cv.waits.policy_for_threads(allowed_cpus() + 1), explicit);
     }
 
     #[test]

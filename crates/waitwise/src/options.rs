@@ -3,7 +3,7 @@
 //! records a wait-time profile — and `LazyWaits`, their resolution on an
 //! object's first wait.
 
-use crate::policy::{Policy, SyncKind};
+use crate::policy::{crowding, Policy, SyncKind};
 use crate::profile::Profiler;
 use std::fmt;
 use waitwise_platform::once::ForkSafeOnce;
@@ -110,6 +110,19 @@ impl LazyWaits {
     #[inline]
     pub(crate) fn policy(&self) -> &Policy {
         &self.resolved().policy
+    }
+
+    /// The policy for one wait of `threads` threads (the primitive counts
+    /// them): an explicit policy as it is; the kind's default polling by
+    /// `yield` when they outnumber the CPUs ([`crowding`]).
+    #[inline]
+    pub(crate) fn policy_for_threads(&self, threads: usize) -> Policy {
+        let policy = *self.policy();
+        if self.options.policy_override().is_some() {
+            policy
+        } else {
+            crowding::for_threads(policy, threads)
+        }
     }
 
     /// The profiler (off unless the options or `WAITWISE_PROFILE` say on).

@@ -1,5 +1,6 @@
-/* pthread_cond_* under the interposer: producer/consumer, broadcast, timed
- * waits on both clocks, static initializer. Usage: cond MODE. */
+/* pthread_cond_* under the interposer: producer/consumer, broadcast,
+ * turn-taking, timed waits on both clocks, static initializer. Usage:
+ * cond MODE, or cond turns [TURNS_EACH]. */
 #define _GNU_SOURCE
 #include <pthread.h>
 
@@ -99,6 +100,35 @@ static void broadcast(void) {
     CHECK(gate_passed == 4);
 }
 
+/* Turn-taking: TURN_THREADS threads (more than 2 CPUs hold: the waiters
+ * crowd them) each wait for the counter to reach their turn, bump it and
+ * broadcast; every broadcast releases all of them and one may go on. A
+ * lost wake-up hangs it; a wrong order fails the check. */
+#define TURN_THREADS 8
+static int turns_each = 2000; /* argv[2] */
+static pthread_cond_t turn_cv = PTHREAD_COND_INITIALIZER;
+static long turn;
+
+static void *turn_taker(void *arg) {
+    long id = (long)arg;
+    for (int i = 0; i < turns_each; i++) {
+        CHECK_RC(pthread_mutex_lock(&lock), 0);
+        while (turn % TURN_THREADS != id) CHECK_RC(pthread_cond_wait(&turn_cv, &lock), 0);
+        CHECK(turn == (long)i * TURN_THREADS + id);
+        turn++;
+        CHECK_RC(pthread_cond_broadcast(&turn_cv), 0);
+        CHECK_RC(pthread_mutex_unlock(&lock), 0);
+    }
+    return NULL;
+}
+
+static void turns(void) {
+    pthread_t t[TURN_THREADS];
+    for (long i = 0; i < TURN_THREADS; i++) CHECK_RC(pthread_create(&t[i], NULL, turn_taker, (void *)i), 0);
+    for (int i = 0; i < TURN_THREADS; i++) CHECK_RC(pthread_join(t[i], NULL), 0);
+    CHECK(turn == (long)TURN_THREADS * turns_each);
+}
+
 static pthread_cond_t timed_cv;
 static int flag;
 
@@ -193,6 +223,10 @@ int main(int argc, char **argv) {
     int all = !strcmp(mode, "all");
     if (all || !strcmp(mode, "producer-consumer")) producer_consumer();
     if (all || !strcmp(mode, "broadcast")) broadcast();
+    if (all || !strcmp(mode, "turns")) {
+        if (argc > 2) turns_each = atoi(argv[2]);
+        turns();
+    }
     if (all || !strcmp(mode, "timed")) {
         timed_on(CLOCK_REALTIME);
         timed_on(CLOCK_MONOTONIC);

@@ -43,19 +43,9 @@ use waitwise_platform::once::ForkSafeOnce;
 /// ends, always-block at the leaves and two-phase near the root.
 pub const INNER_ALPHA: f64 = ALPHA_UNIFORM / 2.0;
 
-/// Number of CPUs this process may run on (its affinity mask and cgroup
-/// quota, [`waitwise_platform::affinity::process_cpu_count`]), read once:
-/// the process's, also when the first caller is a worker pinned to fewer
-/// CPUs. 1 when it cannot be read.
-pub fn allowed_cpus() -> usize {
-    static CPUS: ForkSafeOnce<usize> = ForkSafeOnce::new();
-    *CPUS.get_or_init(waitwise_platform::affinity::process_cpu_count)
-}
-
-/// Whether `parties` threads outnumber the CPUs this process may use.
-pub fn is_oversubscribed(parties: usize) -> bool {
-    parties > allowed_cpus()
-}
+/// The rule's CPU count and test, shared with the other primitives
+/// ([`crate::policy::crowding`]).
+pub use crate::policy::crowding::{allowed_cpus, is_oversubscribed};
 
 /// How default waits of a barrier of `parties` threads poll: PAUSE when
 /// the parties fit on the allowed CPUs, `yield` when they outnumber them.
@@ -69,11 +59,7 @@ pub fn is_oversubscribed(parties: usize) -> bool {
 /// assert_eq!(poll_mechanism(allowed_cpus() + 1), Mechanism::Yield);
 /// ```
 pub fn poll_mechanism(parties: usize) -> Mechanism {
-    if is_oversubscribed(parties) {
-        Mechanism::Yield
-    } else {
-        Mechanism::Pause
-    }
+    crate::policy::crowding::poll_mechanism(parties)
 }
 
 /// The default policy of a barrier of `parties` threads: the barrier

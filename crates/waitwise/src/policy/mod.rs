@@ -20,11 +20,15 @@
 //! defaults by [`SyncKind`] and can be overridden per object or by
 //! `WAITWISE_ALPHA` ([`crate::env`]).
 //!
+//! A default wait whose threads outnumber the CPUs polls by `yield`
+//! rather than PAUSE ([`crowding`]).
+//!
 //! Policies advise, callers block: a policy only answers "which mechanism,
 //! and for how long" ([`Policy::poll_budget`]); [`crate::WaitWord`] runs it.
 
 pub mod adaptive;
 pub mod block_cost;
+pub mod crowding;
 pub mod idle_extension;
 pub mod kind;
 pub mod machine_profile;

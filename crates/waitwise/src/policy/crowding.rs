@@ -1,0 +1,132 @@
+//! How a default wait polls when the threads taking part in it outnumber
+//! the CPUs this process may use: by `yield` (Lim & Agarwal's
+//! switch-spinning) instead of PAUSE.
+//!
+//! A PAUSE poller holds its CPU. While the threads of a wait (the waiters
+//! and the thread that will release them) fit on the CPUs, the releaser
+//! runs on a CPU of its own and the release is one cache-line hand-off
+//! away, which PAUSE notices within ~100 ns. Once they outnumber the CPUs,
+//! the releaser most likely waits for the very CPU a poller holds: every
+//! PAUSE poll then delays the release it waits for, by up to its whole
+//! poll limit, and the wait ends in a block anyway. A `yield` poll hands
+//! the CPU to a runnable thread at every poll, which is the releaser often
+//! enough that the waits end polled. libgomp draws the same line for its
+//! idle workers: it throttles their spinning once its threads outnumber
+//! the available CPUs (`gomp_throttled_spin_count_var`).
+//!
+//! Beside CPU-bound processes a `yield` can hand the CPU to one of them for
+//! its whole time slice; the lost-slice guard
+//! ([`crate::mechanism::yield_guard`]) stops such polling while that
+//! happens.
+//!
+//! Who counts as a thread of the wait is the primitive's: a barrier's
+//! parties; a condition variable's waiters plus one notifier. Policies
+//! given explicitly (per object, in [`crate::WaitOptions`]) are used as
+//! given; only defaults follow this rule.
+//!
+//! # Examples
+//! ```
+//! use waitwise::policy::crowding::{allowed_cpus, for_threads, poll_mechanism};
+//! use waitwise::{Mechanism, Policy};
+//!
+//! assert_eq!(poll_mechanism(1), Mechanism::Pause);
+//! assert_eq!(poll_mechanism(allowed_cpus() + 1), Mechanism::Yield);
+//! let crowded = for_threads(Policy::adaptive(), allowed_cpus() + 1);
+//! assert_eq!((crowded.name().as_str(), crowded.mechanism()), ("adapt/b", Mechanism::Yield));
+//! ```
+
+use super::Policy;
+use crate::mechanism::Mechanism;
+use waitwise_platform::once::ForkSafeOnce;
+
+/// Number of CPUs this process may run on (its affinity mask and cgroup
+/// quota, [`waitwise_platform::affinity::process_cpu_count`]), read once:
+/// the process's, also when the first caller is a worker pinned to fewer
+/// CPUs. 1 when it cannot be read.
+pub fn allowed_cpus() -> usize {
+    static CPUS: ForkSafeOnce<usize> = ForkSafeOnce::new();
+    *CPUS.get_or_init(waitwise_platform::affinity::process_cpu_count)
+}
+
+/// Whether `threads` threads outnumber the CPUs this process may use.
+#[inline]
+pub fn is_oversubscribed(threads: usize) -> bool {
+    threads > allowed_cpus()
+}
+
+/// How a default wait of `threads` threads polls: PAUSE while they fit on
+/// the allowed CPUs, `yield` once they outnumber them.
+#[inline]
+pub fn poll_mechanism(threads: usize) -> Mechanism {
+    if is_oversubscribed(threads) {
+        Mechanism::Yield
+    } else {
+        Mechanism::Pause
+    }
+}
+
+/// Whether `mechanism` keeps its CPU while it polls (spinning, PAUSE,
+/// backoff, the hardware waits), so that crowding makes it `yield`.
+/// `yield` gives the CPU away already; `block` does not poll.
+#[inline]
+pub fn holds_cpu(mechanism: Mechanism) -> bool {
+    !matches!(mechanism, Mechanism::Yield | Mechanism::Block)
+}
+
+/// `policy` for a wait of `threads` threads: the same poll limit, polling
+/// by `yield` when the threads outnumber the CPUs and `policy` would hold
+/// its CPU while polling; else `policy` as it is.
+#[inline]
+pub fn for_threads(policy: Policy, threads: usize) -> Policy {
+    if holds_cpu(policy.mechanism()) && is_oversubscribed(threads) {
+        policy.with_mechanism(Mechanism::Yield)
+    } else {
+        policy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_that_fit_keep_the_policy() {
+        let p = Policy::two_phase(0.5);
+        assert_eq!(for_threads(p, 1), p);
+        assert_eq!(for_threads(p, allowed_cpus()), p);
+        assert_eq!(poll_mechanism(allowed_cpus()), Mechanism::Pause);
+    }
+
+    #[test]
+    fn threads_that_outnumber_the_cpus_poll_by_yield() {
+        let n = allowed_cpus() + 1;
+        for p in [
+            Policy::two_phase(0.5),
+            Policy::adaptive(),
+            Policy::randomized(),
+        ] {
+            let crowded = for_threads(p, n);
+            assert_eq!(crowded.mechanism(), Mechanism::Yield);
+            assert_eq!(crowded.limit(), p.limit(), "the poll limit is kept");
+        }
+        let spin = Policy::always_spin().with_mechanism(Mechanism::Spin);
+        assert_eq!(for_threads(spin, n).mechanism(), Mechanism::Yield);
+    }
+
+    #[test]
+    fn yield_and_block_are_left_alone() {
+        let n = allowed_cpus() + 1;
+        let block = Policy::always_block();
+        assert_eq!(for_threads(block, n), block);
+        let blocking_mechanism = Policy::two_phase(0.5).with_mechanism(Mechanism::Block);
+        assert_eq!(for_threads(blocking_mechanism, n), blocking_mechanism);
+        let yielding = Policy::two_phase(0.5).with_mechanism(Mechanism::Yield);
+        assert_eq!(for_threads(yielding, n), yielding);
+    }
+
+    #[test]
+    fn at_least_one_cpu() {
+        assert!(allowed_cpus() >= 1);
+        assert!(!is_oversubscribed(0));
+    }
+}
