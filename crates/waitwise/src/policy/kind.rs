@@ -33,9 +33,16 @@
 //! loop, where the static default keeps its narrower bound (2.85 against
 //! 16.5) and saves the learning's clock read and seven score updates per
 //! contended wait. The channel and the pool wait through hooks of their
-//! own, which do not learn, and keep the static `s/b/0.54`; so does the
-//! `LD_PRELOAD` interposer, whose waits `oversub` does not measure. The
-//! commands that decide, for a re-run:
+//! own, which do not learn, and keep the static `s/b/0.54`. So does the
+//! `LD_PRELOAD` interposer: its condition variables and barriers, run
+//! with `adapt/b` against their static limits in alternating runs of its
+//! benchmark programs (`crates/waitwise-preload/bench`, 2 vCPUs), came
+//! out level: ahead in some (8 threads taking turns, a C
+//! producer-consumer), behind in the 2-thread barrier, and within the
+//! runs' spread everywhere, which is wide (the same 2-thread barrier
+//! measured 100-230 ns per episode with one policy). Level is no reason
+//! to give a program's every wait a learning step and its address-hashed
+//! summary. The commands that decide, for a re-run:
 //! `cargo run --release -p waitwise-cli -- model calibrate` and
 //! `cargo run --release -p waitwise-cli -- oversub --runs 15` (their
 //! "Adaptive:" notes).
