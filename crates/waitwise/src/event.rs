@@ -34,6 +34,15 @@
 //! - notify_all: `permits = max(waiters, permits, 1)`, then wake all sleepers
 //!   (unchanged and written back when every waiter has a permit).
 //!
+//! # Crowded waits
+//!
+//! A waiter of the default policy polls with PAUSE while the registered
+//! waiters (itself included, counted when it registers) and one notifier
+//! fit on the CPUs the process may use, and by `yield` once they outnumber
+//! them ([`crate::policy::crowding`], as the condition variable): the
+//! notifier most likely needs the CPU a PAUSE poller would hold. A policy
+//! given explicitly is used as given.
+//!
 //! # Memory ordering
 //!
 //! Every state change is a `SeqCst` CAS: it is the write half of the
@@ -122,9 +131,11 @@ pub struct Event {
 
 impl Event {
     const_unless_loom! {
-        /// A non-signalled event waiting with the producer-consumer policy
-        /// (`s/b/ln(e-1)` unless `WAITWISE_ALPHA` says otherwise, read on
-        /// the first wait).
+        /// A non-signalled event waiting with the producer-consumer kind's
+        /// default policy ([`Policy::default_for`]: `adapt/b`, or
+        /// `s/b/ALPHA` when `WAITWISE_ALPHA` is set, read on the first
+        /// wait), polling by `yield` while its waiters and a notifier
+        /// outnumber the CPUs (module docs, "Crowded waits").
         pub fn new() -> Self {
             Self::with_options(WaitOptions::new())
         }
@@ -230,7 +241,7 @@ impl Event {
         // Register, unless a permit shows up first. Relaxed load and CAS
         // failure: guesses for the SeqCst CAS, which orders (module doc).
         let mut s = w.load(Ordering::Relaxed);
-        loop {
+        let registered = loop {
             let next = if permits(s) > 0 {
                 // permits > 0 => permits - 1: notified without registering.
                 s - PERMIT
@@ -245,15 +256,18 @@ impl Event {
             // Failure Relaxed: the value is only the next guess.
             match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
                 Ok(_) if permits(s) > 0 => return (true, false),
-                Ok(_) => break,
+                Ok(_) => break next,
                 Err(now) => s = now,
             }
-        }
+        };
+        // The registered waiters and a notifier (module docs, "Crowded
+        // waits").
+        let policy = self
+            .waits
+            .policy_for_threads(waiters(registered) as usize + 1);
         let mut blocked = false;
         loop {
-            let out = self
-                .word
-                .wait_until(self.waits.policy(), deadline, |s| permits(s) > 0);
+            let out = self.word.wait_until(&policy, deadline, |s| permits(s) > 0);
             blocked |= out.blocked();
             match out {
                 WaitOutcome::Ready { mut value, .. } => loop {

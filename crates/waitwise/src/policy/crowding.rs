@@ -20,9 +20,14 @@
 //! happens.
 //!
 //! Who counts as a thread of the wait is the primitive's: a barrier's
-//! parties; a condition variable's waiters plus one notifier. Policies
-//! given explicitly (per object, in [`crate::WaitOptions`]) are used as
-//! given; only defaults follow this rule.
+//! parties; a condition variable's waiters, or an event's registered
+//! waiters, plus one notifier (sleeping waiters count too, so the rule
+//! errs towards yielding). The semaphore counts its sleepers only, not its
+//! pollers, and keeps its policy's mechanism. Policies given explicitly
+//! (per object, in [`crate::WaitOptions`]) are used as given; only
+//! defaults follow this rule. `cargo run -p waitwise --release --example
+//! crowded_waits` runs a condition variable and an event with their
+//! defaults against the same policy given explicitly.
 //!
 //! # Examples
 //! ```
