@@ -61,9 +61,10 @@
 //! within one `sched_yield`, a PAUSE poll within ~100 ns). A policy given
 //! in [`WaitOptions`] is used as given. The front ends decide; the
 //! algorithm ([`CondSeqRef::wait`]) polls as the policy it is handed says.
-//! Measured with `cargo run -p waitwise --release --example
-//! handoff_under_load` (8 threads taking turns, each turn a `notify_all`)
-//! and the interposer's `bench/run.sh`.
+//! `cargo run -p waitwise --release --example crowded_waits` measures the
+//! default against the same policy given explicitly (8 threads taking
+//! turns, each turn a `notify_all`); the interposer's `bench/run.sh` has
+//! the same turns against glibc.
 //!
 //! # Memory ordering
 //!

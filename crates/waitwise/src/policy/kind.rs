@@ -12,8 +12,8 @@
 //!
 //! - **producer-consumer** (events, condition variables, semaphores) and
 //!   **barrier** waits: `adapt/b` (the barrier polling by yielding when
-//!   its parties outnumber the CPUs, the condition variable when its
-//!   waiters and a notifier do: [`crowding`](super::crowding));
+//!   its parties outnumber the CPUs, the condition variable and the event
+//!   when their waiters and a notifier do: [`crowding`](super::crowding));
 //! - **mutex** waits: the static `Ss/b/0.54` (polling by yielding), and
 //!   **unknown** ones `s/b/1`.
 //!
