@@ -56,10 +56,13 @@ fn hand_offs_per_policy() {
 
 /// `threads` consumers and one producer on 2 CPUs (oversubscribed from 2 on):
 /// every notify releases exactly one wait; totals must match exactly.
-fn many_to_many(threads: usize, per_thread: u64, policy: Policy) {
-    let ev = Arc::new(Event::with_policy(policy));
+/// `None`: the events' default waiting, which polls by yield once the
+/// waiters and the producer outnumber the CPUs (crowded waits).
+fn many_to_many(threads: usize, per_thread: u64, policy: Option<Policy>) {
+    let event = || policy.map_or_else(Event::new, Event::with_policy);
+    let ev = Arc::new(event());
     let consumed = Arc::new(AtomicU64::new(0));
-    let acks = Arc::new(Event::with_policy(policy));
+    let acks = Arc::new(event());
     let consumers: Vec<_> = (0..threads)
         .map(|_| {
             let (ev, consumed, acks) = (ev.clone(), consumed.clone(), acks.clone());
@@ -91,8 +94,15 @@ fn oversubscribed_four_threads() {
         many_to_many(
             threads,
             per_thread,
-            Policy::for_kind(waitwise::SyncKind::ProducerConsumer),
+            Some(Policy::for_kind(waitwise::SyncKind::ProducerConsumer)),
         );
+    }
+}
+
+#[test]
+fn oversubscribed_default_waiting() {
+    for (threads, per_thread) in [(2, 50_000), (4, 25_000), (8, 5_000)] {
+        many_to_many(threads, per_thread, None);
     }
 }
 
