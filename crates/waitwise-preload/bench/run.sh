@@ -2,8 +2,9 @@
 # Benchmarks the interposer against the C library's own primitives on two
 # CPUs (taskset -c 0,1): barrier latency, contended mutex throughput,
 # turn-taking through a mutex and condvar (alone and beside two busy
-# loops), the first timed wait of a process, pigz/xz/zstd and a Python
-# thread pool's wall time (REPEATS pairs, default 5). Prints one line per comparison:
+# loops), the first timed wait of a process, pigz/xz/zstd, a Python
+# thread pool's wall time and Python threads taking turns (alone and beside
+# two busy loops) (REPEATS pairs, default 5). Prints one line per comparison:
 # the medians, their ratio, and the median of the ratios of adjacent pairs.
 #
 #   crates/waitwise-preload/bench/run.sh [REPEATS]
@@ -90,8 +91,20 @@ echo "first pthread_cond_timedwait(1 ms) of a process: glibc $G ns, waitwise $W 
 if command -v python3 >/dev/null; then
     compare python3 crates/waitwise-preload/bench/threadpool.py
     echo "python thread pool on 2 CPUs: glibc $G s, waitwise $W s (medians, ratio $(ratio "$W" "$G")); median of $REPEATS pair ratios $(ratio "$R" 1)"
+    # Python threads taking turns (semaphore waiters, the GIL), alone and
+    # beside two busy loops (the README's known slow case).
+    compare python3 crates/waitwise-preload/bench/turns.py
+    echo "python turns, 8 threads on 2 CPUs: glibc $G s, waitwise $W s (medians, ratio $(ratio "$W" "$G")); median of $REPEATS pair ratios $(ratio "$R" 1)"
+    RT_SAVED=$RT
+    RT=""
+    timeout 900 taskset -c "$CPUS" sh -c 'while :; do :; done' & HOG1=$!
+    timeout 900 taskset -c "$CPUS" sh -c 'while :; do :; done' & HOG2=$!
+    compare python3 crates/waitwise-preload/bench/turns.py
+    kill "$HOG1" "$HOG2"
+    RT=$RT_SAVED
+    echo "python turns beside 2 busy loops, 8 threads on 2 CPUs: glibc $G s, waitwise $W s (medians, ratio $(ratio "$W" "$G")); median of $REPEATS pair ratios $(ratio "$R" 1)"
 else
-    echo "python thread pool: skipped, no python3 installed"
+    echo "python thread pool and turns: skipped, no python3 installed"
 fi
 
 # Real programs: wall time of compress + decompress, median of REPEATS.
