@@ -92,8 +92,8 @@ if command -v python3 >/dev/null; then
     compare python3 crates/waitwise-preload/bench/threadpool.py
     echo "python thread pool on 2 CPUs: glibc $G s, waitwise $W s (medians, ratio $(ratio "$W" "$G")); median of $REPEATS pair ratios $(ratio "$R" 1)"
     # Python threads taking turns (semaphore waiters, the GIL), alone and
-    # beside two busy loops (the README's known slow cases), both at normal
-    # priority: under SCHED_FIFO this program is one of those slow cases.
+    # beside two busy loops (the README's known slow case), both at normal
+    # priority, as most Python programs run.
     RT_SAVED=$RT
     RT=""
     compare python3 crates/waitwise-preload/bench/turns.py

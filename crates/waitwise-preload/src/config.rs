@@ -25,10 +25,11 @@
 //! thread creation orders its stores before every later read. Each word is
 //! a value on its own, publishing no other memory.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Duration;
 use waitwise::policy::{crowding, randomized, SyncKind};
-use waitwise::Policy;
+use waitwise::{Mechanism, Policy};
 
 pub use waitwise::env::PolicyChoice;
 
@@ -89,15 +90,54 @@ pub fn alpha(kind: SyncKind) -> f64 {
 }
 
 /// `policy` for a wait of `threads` threads: polling by `yield` when they
-/// outnumber the CPUs ([`crowding`]), unless `WAITWISE_POLICY=spin` asked
-/// for spinning.
+/// outnumber the CPUs ([`crowding`]) or the caller is a real-time thread
+/// ([`realtime_thread`]), unless `WAITWISE_POLICY=spin` asked for
+/// spinning.
 #[inline]
 pub fn crowded(policy: Policy, threads: usize) -> Policy {
     if choice() == PolicyChoice::Spin {
         policy
+    } else if crowding::holds_cpu(policy.mechanism()) && realtime_thread() {
+        policy.with_mechanism(Mechanism::Yield)
     } else {
         crowding::for_threads(policy, threads)
     }
+}
+
+thread_local! {
+    /// [`realtime_thread`]'s cache: the answer in bit 0, the calls left
+    /// before it is asked again in the bits above (0: ask now).
+    static REALTIME: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Calls between two looks at the thread's scheduling policy: a thread
+/// whose policy changes (`pthread_setschedparam`, `sched_setscheduler`)
+/// polls the old way for at most this many more contended waits.
+/// Guessed: a system call of ~0.3 µs per 64 contended waits.
+const REALTIME_RECHECK: u32 = 64;
+
+/// Whether the calling thread runs under a real-time policy
+/// (`SCHED_FIFO`, `SCHED_RR`): no thread of its own priority ever
+/// preempts it, so a PAUSE poll keeps the CPU from the threads queued
+/// behind it, the one it waits for perhaps among them, for the whole poll
+/// limit; such threads poll by `yield`, which hands the CPU to the next
+/// one of equal priority (and returns at once when none waits). Asked of
+/// the kernel (`sched_getscheduler`) once per [`REALTIME_RECHECK`] calls.
+#[inline]
+pub fn realtime_thread() -> bool {
+    REALTIME.with(|c| {
+        let v = c.get();
+        if v >= 2 {
+            c.set(v - 2);
+            return v & 1 != 0;
+        }
+        // SAFETY: sched_getscheduler(0) asks about the calling thread; no
+        // preconditions.
+        let policy = unsafe { libc::sched_getscheduler(0) };
+        let rt = policy == libc::SCHED_FIFO || policy == libc::SCHED_RR;
+        c.set((REALTIME_RECHECK - 1) << 1 | u32::from(rt));
+        rt
+    })
 }
 
 /// How long one wait on a `kind` object polls before blocking, in ns (0:
@@ -112,5 +152,50 @@ pub fn poll_limit_ns(kind: SyncKind) -> u64 {
         PolicyChoice::Block => 0,
         PolicyChoice::TwoPhase => (alpha(kind) * b as f64) as u64,
         PolicyChoice::Randomized => randomized::draw_poll_limit(b as f64) as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_normal_thread_is_not_real_time_and_polls_as_the_policy_says() {
+        std::thread::spawn(|| {
+            assert!(!realtime_thread());
+            assert!(!realtime_thread(), "the cached answer");
+            let p = Policy::two_phase(0.5);
+            assert_eq!(crowded(p, 1), p);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_real_time_thread_polls_by_yield() {
+        std::thread::spawn(|| {
+            let param = libc::sched_param { sched_priority: 1 };
+            // SAFETY: `param` is a valid sched_param for the calling thread.
+            if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+                eprintln!("skipped: SCHED_FIFO is refused here");
+                return;
+            }
+            assert!(realtime_thread());
+            let p = Policy::two_phase(0.5);
+            assert_eq!(crowded(p, 1).mechanism(), Mechanism::Yield);
+            let param = libc::sched_param { sched_priority: 0 };
+            // SAFETY: as above.
+            assert_eq!(
+                unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) },
+                0
+            );
+            // The cache answers for REALTIME_RECHECK calls, then asks again.
+            for _ in 0..REALTIME_RECHECK {
+                realtime_thread();
+            }
+            assert!(!realtime_thread());
+        })
+        .join()
+        .unwrap();
     }
 }

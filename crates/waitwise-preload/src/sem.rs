@@ -148,8 +148,12 @@ pub unsafe extern "C-unwind" fn sem_destroy(s: *mut sem_t) -> c_int {
 #[cold]
 fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
     let start = profile::start();
+    let poll_limit_ns = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
     let mut wait = SemWait {
-        poll_limit_ns: crate::config::poll_limit_ns(SyncKind::ProducerConsumer),
+        poll_limit_ns,
+        yielding: poll_limit_ns != 0
+            && crate::config::choice() != crate::config::PolicyChoice::Spin
+            && crate::config::realtime_thread(),
     };
     let out = sem(w).acquire_contended(&mut wait, deadline);
     profile::finish(start, Kind::Sem, s, out.blocked());
@@ -161,7 +165,8 @@ fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
 }
 
 /// How a contended `sem_*wait` waits: PAUSE-polls for the configured
-/// limit ([`poll::poll`]), then sleeps as a cancellation point that a
+/// limit ([`poll::poll`]; a real-time thread yields between looks
+/// instead, [`crate::config::realtime_thread`]), then sleeps as a cancellation point that a
 /// signal handler ends (`EINTR`), with a cleanup handler that gives the
 /// registration back and passes on a wake-up when glibc unwinds the
 /// sleeper. No destructor: a forced unwind may pass through its owner's
@@ -169,12 +174,19 @@ fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
 struct SemWait {
     /// The polling phase's limit in ns.
     poll_limit_ns: u64,
+    /// Poll with `sched_yield` between looks rather than PAUSE.
+    yielding: bool,
 }
 
 impl SemaphoreWait for SemWait {
     #[inline]
     fn poll(&mut self, futex: &Futex, deadline: Deadline, ready: impl FnMut(u32) -> bool) {
-        poll::poll(futex.value(), deadline.cap_ns(self.poll_limit_ns), ready);
+        let limit_ns = deadline.cap_ns(self.poll_limit_ns);
+        if self.yielding {
+            poll::poll_yielding(futex.value(), limit_ns, ready);
+        } else {
+            poll::poll(futex.value(), limit_ns, ready);
+        }
     }
 
     #[inline(never)]

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{compile, preloaded, read_profile, run_ok, scratch_dir};
+use common::{compile, preloaded, read_profile, run_ok, run_ok_within, scratch_dir};
 
 /// Every `WAITWISE_POLICY`; the stress programs run under each.
 const POLICIES: [&str; 4] = ["two-phase", "spin", "block", "randomized"];
@@ -79,6 +79,33 @@ fn cond_turns_with_more_waiters_than_cpus() {
     );
     // Under spin they poll with PAUSE, up to SPIN_TIMEOUT per wait.
     under_policies("cond", &["turns", "50"], &["spin"]);
+}
+
+#[test]
+fn programs_with_real_time_threads() {
+    // SCHED_FIFO threads poll by yield (a PAUSE poller there keeps its CPU
+    // from every thread of its priority queued behind it): turn-taking,
+    // semaphore hand-offs and a barrier with more parties than 2 CPUs.
+    // Skipped where real-time priority is refused (no CAP_SYS_NICE).
+    let allowed = std::process::Command::new("chrt")
+        .args(["-f", "1", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !allowed {
+        eprintln!("skipped: `chrt -f 1` is refused here");
+        return;
+    }
+    for (program, args) in [
+        ("cond", &["turns", "2000"][..]),
+        ("sem", &[][..]),
+        ("barrier", &["4", "10000"][..]),
+    ] {
+        let exe = compile(program);
+        run_ok_within(
+            preloaded("chrt").args(["-f", "1"]).arg(&exe).args(args),
+            std::time::Duration::from_secs(300),
+        );
+    }
 }
 
 #[test]
