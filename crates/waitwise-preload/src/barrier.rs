@@ -231,7 +231,7 @@ pub unsafe extern "C-unwind" fn pthread_barrier_wait(b: *mut pthread_barrier_t) 
         EpisodeArrival::Wait { episode } => {
             // More parties than CPUs: poll by yield (module doc).
             let limit = crate::config::poll_limit_ns(SyncKind::Barrier);
-            let policy = crate::config::crowded(
+            let policy = crate::config::wait_policy(
                 Policy::poll_then_block(Duration::from_nanos(limit)),
                 count as usize,
             );

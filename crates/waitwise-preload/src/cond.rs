@@ -347,7 +347,7 @@ unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadli
             waiter.now(WAITING);
             let start = profile::start();
             let limit = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
-            let policy = crate::config::crowded(
+            let policy = crate::config::wait_policy(
                 Policy::poll_then_block(Duration::from_nanos(limit)),
                 // The waiters and a notifier.
                 ticket.waiters() as usize + 1,

@@ -94,7 +94,7 @@ pub fn alpha(kind: SyncKind) -> f64 {
 /// ([`realtime_thread`]), unless `WAITWISE_POLICY=spin` asked for
 /// spinning.
 #[inline]
-pub fn crowded(policy: Policy, threads: usize) -> Policy {
+pub fn wait_policy(policy: Policy, threads: usize) -> Policy {
     if choice() == PolicyChoice::Spin {
         policy
     } else if crowding::holds_cpu(policy.mechanism()) && realtime_thread() {
@@ -165,7 +165,7 @@ mod tests {
             assert!(!realtime_thread());
             assert!(!realtime_thread(), "the cached answer");
             let p = Policy::two_phase(0.5);
-            assert_eq!(crowded(p, 1), p);
+            assert_eq!(wait_policy(p, 1), p);
         })
         .join()
         .unwrap();
@@ -182,7 +182,7 @@ mod tests {
             }
             assert!(realtime_thread());
             let p = Policy::two_phase(0.5);
-            assert_eq!(crowded(p, 1).mechanism(), Mechanism::Yield);
+            assert_eq!(wait_policy(p, 1).mechanism(), Mechanism::Yield);
             let param = libc::sched_param { sched_priority: 0 };
             // SAFETY: as above.
             assert_eq!(

@@ -1,9 +1,10 @@
 //! `CLOCK_MONOTONIC` time for the interposer's own loops, and a PAUSE poll
-//! (or, for a real-time thread, a yielding one) of a word on it: the semaphore's polling phase, and the end of the
-//! rwlock's polling phase and its absolute futex timeouts. (Mutexes,
-//! condition variables and barriers poll with the engine's polling phase,
-//! on waitwise's clock: modules `mutex`, `cond`, `barrier`; the spin lock
-//! polls in `waitwise::mutex::SpinLockRef`.)
+//! (or, for a real-time thread, a yielding one) of a word on it: the
+//! semaphore's polling phase, and the end of the rwlock's polling phase
+//! and its absolute futex timeouts. (Mutexes, condition variables and
+//! barriers poll with the engine's polling phase, on waitwise's clock:
+//! modules `mutex`, `cond`, `barrier`; the spin lock polls in
+//! `waitwise::mutex::SpinLockRef`.)
 
 use std::sync::atomic::{AtomicU32, Ordering};
 

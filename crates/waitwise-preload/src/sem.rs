@@ -166,10 +166,10 @@ fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
 
 /// How a contended `sem_*wait` waits: PAUSE-polls for the configured
 /// limit ([`poll::poll`]; a real-time thread yields between looks
-/// instead, [`crate::config::realtime_thread`]), then sleeps as a cancellation point that a
-/// signal handler ends (`EINTR`), with a cleanup handler that gives the
-/// registration back and passes on a wake-up when glibc unwinds the
-/// sleeper. No destructor: a forced unwind may pass through its owner's
+/// instead, [`crate::config::realtime_thread`]), then sleeps as a
+/// cancellation point that a signal handler ends (`EINTR`), with a
+/// cleanup handler that gives the registration back and passes on a
+/// wake-up when glibc unwinds the sleeper. No destructor: a forced unwind may pass through its owner's
 /// frame (crate docs, "Unwinding").
 struct SemWait {
     /// The polling phase's limit in ns.
