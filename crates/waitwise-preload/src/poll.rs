@@ -1,10 +1,10 @@
 //! `CLOCK_MONOTONIC` time for the interposer's own loops, and a PAUSE poll
-//! (or, for a real-time thread, a yielding one) of a word on it: the
-//! semaphore's polling phase, and the end of the rwlock's polling phase
-//! and its absolute futex timeouts. (Mutexes, condition variables and
-//! barriers poll with the engine's polling phase, on waitwise's clock:
-//! modules `mutex`, `cond`, `barrier`; the spin lock polls in
-//! `waitwise::mutex::SpinLockRef`.)
+//! of a word on it: the semaphore's polling phase (a real-time thread's
+//! polls with the engine's, by yielding), and the end of the rwlock's
+//! polling phase and its absolute futex timeouts. (Mutexes, condition
+//! variables and barriers poll with the engine's polling phase, on
+//! waitwise's clock: modules `mutex`, `cond`, `barrier`; the spin lock
+//! polls in `waitwise::mutex::SpinLockRef`.)
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -38,33 +38,6 @@ pub fn end_after(limit_ns: u64) -> u64 {
 #[inline]
 pub fn poll_until(word: &AtomicU32, end: u64, ready: impl FnMut(u32) -> bool) -> Option<u32> {
     poll_with(word, end, ready)
-}
-
-/// [`poll`] with a `sched_yield` between looks instead of PAUSE, for a
-/// real-time caller ([`crate::config::realtime_thread`]): the clock is
-/// read after every yield (a system call, far dearer than the read).
-#[inline]
-pub fn poll_yielding(
-    word: &AtomicU32,
-    limit_ns: u64,
-    mut ready: impl FnMut(u32) -> bool,
-) -> Option<u32> {
-    if limit_ns == 0 {
-        return None;
-    }
-    let end = end_after(limit_ns);
-    loop {
-        // Acquire: as in `poll_with`.
-        let v = word.load(Ordering::Acquire);
-        if ready(v) {
-            return Some(v);
-        }
-        if monotonic_ns() >= end {
-            return None;
-        }
-        // SAFETY: sched_yield has no preconditions.
-        unsafe { libc::sched_yield() };
-    }
 }
 
 #[inline(always)]

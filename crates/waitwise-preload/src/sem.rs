@@ -63,7 +63,7 @@ use waitwise::platform::futex::{Futex, FutexWait, Interrupted, OnSignal};
 use waitwise::semaphore::{
     abandon_unwound_sleep, AcquireOutcome, SemaphoreRef, SemaphoreWait, MAY_SLEEP,
 };
-use waitwise::{Deadline, SyncKind};
+use waitwise::{Deadline, Mechanism, SyncKind};
 
 const _: () = assert!(std::mem::size_of::<sem_t>() == 32);
 
@@ -166,7 +166,8 @@ fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
 
 /// How a contended `sem_*wait` waits: PAUSE-polls for the configured
 /// limit ([`poll::poll`]; a real-time thread yields between looks
-/// instead, [`crate::config::realtime_thread`]), then sleeps as a
+/// instead, with the engine's polling phase,
+/// [`crate::config::realtime_thread`]), then sleeps as a
 /// cancellation point that a signal handler ends (`EINTR`), with a
 /// cleanup handler that gives the registration back and passes on a
 /// wake-up when glibc unwinds the sleeper. No destructor: a forced unwind may pass through its owner's
@@ -182,10 +183,11 @@ impl SemaphoreWait for SemWait {
     #[inline]
     fn poll(&mut self, futex: &Futex, deadline: Deadline, ready: impl FnMut(u32) -> bool) {
         let limit_ns = deadline.cap_ns(self.poll_limit_ns);
-        if self.yielding {
-            poll::poll_yielding(futex.value(), limit_ns, ready);
-        } else {
+        if !self.yielding {
             poll::poll(futex.value(), limit_ns, ready);
+        } else if limit_ns != 0 {
+            let end = Deadline::after(Duration::from_nanos(limit_ns));
+            waitwise::wait_word::poll_until(futex, Mechanism::Yield, end, ready);
         }
     }
 

@@ -43,24 +43,10 @@ use waitwise_platform::once::ForkSafeOnce;
 /// ends, always-block at the leaves and two-phase near the root.
 pub const INNER_ALPHA: f64 = ALPHA_UNIFORM / 2.0;
 
-/// The rule's CPU count and test, shared with the other primitives
-/// ([`crate::policy::crowding`]).
-pub use crate::policy::crowding::{allowed_cpus, is_oversubscribed};
-
-/// How default waits of a barrier of `parties` threads poll: PAUSE when
-/// the parties fit on the allowed CPUs, `yield` when they outnumber them.
-///
-/// # Examples
-/// ```
-/// use waitwise::barrier::{allowed_cpus, poll_mechanism};
-/// use waitwise::Mechanism;
-///
-/// assert_eq!(poll_mechanism(1), Mechanism::Pause);
-/// assert_eq!(poll_mechanism(allowed_cpus() + 1), Mechanism::Yield);
-/// ```
-pub fn poll_mechanism(parties: usize) -> Mechanism {
-    crate::policy::crowding::poll_mechanism(parties)
-}
+/// How default barrier waits poll, shared with the other primitives
+/// ([`crate::policy::crowding`]): PAUSE while the parties fit on the
+/// allowed CPUs, `yield` once they outnumber them.
+pub use crate::policy::crowding::{allowed_cpus, is_oversubscribed, poll_mechanism};
 
 /// The default policy of a barrier of `parties` threads: the barrier
 /// kind's default ([`Policy::default_for`]: `adapt/b`, or `s/b/ALPHA`
