@@ -3,7 +3,9 @@
 //! (glibc 2.30+); its GIL is a mutex and a condvar with timed waits. Each
 //! script in `tests/py/` runs without the interposer and under it (three
 //! policies); both runs must exit 0 and print the same lines (the scripts
-//! print only deterministic results, no timings).
+//! print only deterministic results, no timings). CPython's own regression
+//! tests of its threading run under the interposer too
+//! ([`cpython_threading_regression_tests`]).
 //!
 //! Needs `python3` on `PATH`, so these tests are ignored by `cargo test
 //! --workspace` (which needs only Rust and a C compiler) and run with
@@ -126,4 +128,66 @@ fn thread_pool_executor() {
 #[ignore = "needs python3: cargo test -p waitwise-preload --test python_programs -- --ignored"]
 fn semaphores_and_barrier_with_timeouts() {
     script("semaphore");
+}
+
+/// CPython's own regression tests of its threading (`python3 -m test`),
+/// which nobody here wrote, under the interposer's default policy: threads,
+/// locks with timeouts, `threading`'s conditions, events, barriers and
+/// timers, queues, signals delivered to waiting threads, thread-local
+/// data. Needs the interpreter's `test` package (pyenv and python.org
+/// builds ship it; Debian's `python3` needs `libpython3-testsuite`, which
+/// `.ci/run` installs when it is missing).
+///
+/// Ignored: `test_import_from_another_thread`, which checks that
+/// `threading` is not imported at start-up and fails without the
+/// interposer too where a site hook imports it (pyenv's 3.11).
+const CPYTHON_THREADING_SUITE: [&str; 5] = [
+    "test_thread",
+    "test_threading",
+    "test_queue",
+    "test_threadsignals",
+    "test_threading_local",
+];
+
+#[test]
+#[ignore = "needs python3: cargo test -p waitwise-preload --test python_programs -- --ignored"]
+fn cpython_threading_regression_tests() {
+    let Some(py) = python() else {
+        panic!("python3 is not installed (not found on PATH)");
+    };
+    let probe = run_within(
+        native(py).args(["-c", "import test.libregrtest, test.test_threading"]),
+        LIMIT,
+    );
+    assert!(
+        probe.status.success(),
+        "{} has no regression test package (`test`): install it (Debian: \
+         apt-get install libpython3-testsuite)\n{}",
+        py.display(),
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    let args = |cmd: &mut std::process::Command| {
+        cmd.args(["-m", "test"])
+            .args(CPYTHON_THREADING_SUITE)
+            .args(["--ignore", "test_import_from_another_thread"]);
+    };
+    // Hang detector: the suite takes about 30 s on 2 CPUs.
+    let limit = Duration::from_secs(600);
+    let mut cmd = preloaded(py);
+    args(&mut cmd);
+    let out = run_within(&mut cmd, limit);
+    if !out.status.success() {
+        // Whether it is ours: the same run without the interposer.
+        let mut cmd = native(py);
+        args(&mut cmd);
+        let reference = run_within(&mut cmd, limit);
+        panic!(
+            "CPython's threading tests fail under the interposer ({}); without it: {}\n\
+             stdout under the interposer:\n{}\nstderr:\n{}",
+            out.status,
+            reference.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
