@@ -167,9 +167,22 @@ fn cpython_threading_regression_tests() {
         String::from_utf8_lossy(&probe.stderr)
     );
     let args = |cmd: &mut std::process::Command| {
+        use std::os::unix::process::CommandExt;
         cmd.args(["-m", "test"])
             .args(CPYTHON_THREADING_SUITE)
             .args(["--ignore", "test_import_from_another_thread"]);
+        // SIGINT as a terminal would deliver it: a job that a
+        // non-interactive shell starts in the background (`.ci/run &`)
+        // inherits it ignored, CPython then installs no handler of its
+        // own, and the tests of `_thread.interrupt_main` fail.
+        // SAFETY: the closure runs in the child between fork and exec and
+        // calls only `signal`, which is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
     };
     // Hang detector: the suite takes about 30 s on 2 CPUs.
     let limit = Duration::from_secs(600);
