@@ -170,7 +170,9 @@ fn cpython_threading_regression_tests() {
         use std::os::unix::process::CommandExt;
         cmd.args(["-m", "test"])
             .args(CPYTHON_THREADING_SUITE)
-            .args(["--ignore", "test_import_from_another_thread"]);
+            .args(["--ignore", "test_import_from_another_thread"])
+            // The output of a failing test, in the failure message.
+            .arg("--verbose3");
         // SIGINT as a terminal would deliver it: a job that a
         // non-interactive shell starts in the background (`.ci/run &`)
         // inherits it ignored, CPython then installs no handler of its
