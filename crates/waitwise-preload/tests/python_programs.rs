@@ -135,8 +135,8 @@ fn semaphores_and_barrier_with_timeouts() {
 /// locks with timeouts, `threading`'s conditions, events, barriers and
 /// timers, queues, signals delivered to waiting threads, thread-local
 /// data. Needs the interpreter's `test` package (pyenv and python.org
-/// builds ship it; Debian's `python3` needs `libpython3-testsuite`, which
-/// `.ci/run` installs when it is missing).
+/// builds ship it; Debian's `python3` needs `libpython3.X-testsuite` for
+/// its version 3.X, which `.ci/run` installs when it is missing).
 ///
 /// Ignored: `test_import_from_another_thread`, which checks that
 /// `threading` is not imported at start-up and fails without the
@@ -162,7 +162,7 @@ fn cpython_threading_regression_tests() {
     assert!(
         probe.status.success(),
         "{} has no regression test package (`test`): install it (Debian: \
-         apt-get install libpython3-testsuite)\n{}",
+         apt-get install libpython3.X-testsuite, 3.X its version)\n{}",
         py.display(),
         String::from_utf8_lossy(&probe.stderr)
     );
