@@ -8,10 +8,10 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Read the clock every this many polls (a power of two). Guessed: a PAUSE costs 10-140
-/// cycles depending on the CPU, so 16 of them are 0.1-1 µs, well under any
-/// useful poll limit, and the ~20 ns clock read stays a small fraction.
-const CLOCK_CHECK_INTERVAL: u32 = 16;
+/// Read the clock every this many polls (a power of two), as the engine's
+/// PAUSE mechanism does (`waitwise::mechanism::pause::CLOCK_CHECK_INTERVAL`,
+/// which says why): the overshoot past the limit stays ~0.1-0.2 µs.
+const CLOCK_CHECK_INTERVAL: u32 = 4;
 
 /// `CLOCK_MONOTONIC` in ns: the platform's reader, whose call a forced
 /// unwind from a signal handler may pass through.

@@ -7,11 +7,15 @@ use super::MechanismWait;
 use waitwise_platform::clock::{cycle_clock, Deadline};
 use waitwise_platform::shim::{spin_hint, AtomicU32, Ordering};
 
-/// Polls between clock reads. Chosen: PAUSE costs ~10-150 cycles depending on
-/// the microarchitecture (measured by `waitwise probe` as `costs.pause_ns`),
-/// so a clock read every 16 polls costs a few percent and overshoots a
-/// deadline by at most ~1 µs.
-pub const CLOCK_CHECK_INTERVAL: u32 = 16;
+/// Polls between clock reads. Chosen: a PAUSE costs ~10-150 cycles
+/// depending on the microarchitecture (measured by `waitwise probe` as
+/// `costs.pause_ns`), and a poll that reaches its limit overshoots it by up
+/// to this many PAUSEs: every two-phase wait that blocks pays that on top of
+/// its limit. Every 4 polls keeps the overshoot to ~0.1-0.2 µs (16 let it
+/// reach ~0.4 µs with a 25 ns PAUSE and ~0.75 µs with Skylake's); the clock
+/// read (~20 ns through the vDSO, a few cycles as RDTSC) delays noticing a
+/// change by at most its own length.
+pub const CLOCK_CHECK_INTERVAL: u32 = 4;
 
 /// Waits until `word != current` or `deadline` passes.
 #[inline]
