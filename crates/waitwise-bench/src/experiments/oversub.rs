@@ -92,7 +92,8 @@ use workload::{Loop, Sizes, Work};
 pub struct Config {
     /// Threads per CPU: 1 is matched, above 1 unmatched.
     pub multipliers: Vec<usize>,
-    /// Loop iterations per thread (times [`Workload::iteration_scale`]).
+    /// Loop iterations per thread ([`Workload::iterations`] scales them per
+    /// loop and load).
     pub iterations: u64,
     /// Side of the unit-of-work matrix multiply.
     pub unit_n: usize,
@@ -575,7 +576,7 @@ pub fn run(config: &Config) -> OversubResult {
             step += 1;
             let threads = cpus * m;
             let placement = round_robin(threads);
-            let iterations = config.iterations * w.iteration_scale();
+            let iterations = w.iterations(config.iterations, m);
             let line = describe_pinning(&placement);
             if !pinning.contains(&line) {
                 pinning.push(line);
@@ -864,7 +865,7 @@ impl ExperimentOutput for OversubResult {
             n.push(format!("Pinning: {p}."));
         }
         n.push(format!(
-            "Unit of work: a {0}x{0} multiply, {1:.0} ns alone; W = {2} units ({3:.1} us), C = {4} units; {5} iterations per thread ({8} in the mutex loop). B = {6:.0} ns; s//inf blocks after {7:.0} us ({9}).",
+            "Unit of work: a {0}x{0} multiply, {1:.0} ns alone; W = {2} units ({3:.1} us), C = {4} units; {5} iterations per thread in the oversubscribed runs, {10} in the matched ones ({8} in the mutex loop, matched or not). B = {6:.0} ns; s//inf blocks after {7:.0} us ({9}).",
             self.config.unit_n,
             self.unit_ns,
             self.work_units,
@@ -874,7 +875,8 @@ impl ExperimentOutput for OversubResult {
             self.block_ns,
             self.spin_timeout_ns / 1e3,
             self.config.iterations * Workload::Mutex.iteration_scale(),
-            barrier::spin_timeout_rule()
+            barrier::spin_timeout_rule(),
+            Workload::ProducerConsumer.iterations(self.config.iterations, 1),
         ));
         n.push(
             "Waiting overhead = the threads' total CPU time minus the units of work done times one unit's cost alone: polling, synchronization calls, \

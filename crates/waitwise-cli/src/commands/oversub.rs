@@ -45,7 +45,8 @@ pub struct OversubArgs {
     /// Longer loops and more runs.
     #[arg(long)]
     pub full: bool,
-    /// Loop iterations per thread.
+    /// Loop iterations per thread in the oversubscribed runs (the matched
+    /// producer-consumer and barrier runs do 5x as many, the mutex loop 4x)
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub iterations: Option<u64>,
     /// Measured runs per cell.

@@ -76,6 +76,32 @@ impl Workload {
         }
     }
 
+    /// Iterations per thread at matched load (one thread per CPU), relative
+    /// to the oversubscribed runs': a matched producer-consumer or barrier
+    /// iteration waits only for the other threads' work, so 400 iterations
+    /// ran in 3-10 ms, and the host's scheduling of the vCPUs split those
+    /// runs into two modes about 2x apart; `adapt/b` against the best static
+    /// policy then had 95% intervals of 0.67-1.57 (producer-consumer) and
+    /// 0.83-1.37 (barrier), where 2000 iterations gave about ±5%. The mutex
+    /// loop's runs are long enough already ([`Workload::iteration_scale`]).
+    pub const fn matched_iteration_scale(self) -> u64 {
+        match self {
+            Workload::Mutex => 1,
+            _ => 5,
+        }
+    }
+
+    /// Iterations per thread of a run with `multiplier` threads per CPU,
+    /// for `base` configured iterations.
+    pub const fn iterations(self, base: u64, multiplier: usize) -> u64 {
+        let matched = if multiplier == 1 {
+            self.matched_iteration_scale()
+        } else {
+            1
+        };
+        base * self.iteration_scale() * matched
+    }
+
     /// Measured runs per cell, relative to [`Config::runs`]: the mutex's
     /// waiting choices differ by a few percent in the matched runs (its
     /// waits are a small part of the loop: `/b/0`'s ~300 blocks cost ~8% of
@@ -389,6 +415,16 @@ mod tests {
         let mean = v.iter().map(|&u| f64::from(u)).sum::<f64>() / v.len() as f64;
         assert!((mean - 10.0).abs() < 0.3, "{mean}");
         assert_eq!(barrier_units(10, 1, 7), barrier_units(10, 1, 7));
+    }
+
+    #[test]
+    fn matched_runs_of_the_short_loops_run_longer() {
+        assert_eq!(Workload::ProducerConsumer.iterations(400, 1), 2000);
+        assert_eq!(Workload::Barrier.iterations(400, 1), 2000);
+        assert_eq!(Workload::ProducerConsumer.iterations(400, 2), 400);
+        assert_eq!(Workload::Barrier.iterations(400, 4), 400);
+        assert_eq!(Workload::Mutex.iterations(400, 1), 1600);
+        assert_eq!(Workload::Mutex.iterations(400, 4), 1600);
     }
 
     #[test]
