@@ -8,10 +8,11 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Read the clock every this many polls (a power of two), as the engine's
-/// PAUSE mechanism does (`waitwise::mechanism::pause::CLOCK_CHECK_INTERVAL`,
-/// which says why): the overshoot past the limit stays ~0.1-0.2 µs.
-const CLOCK_CHECK_INTERVAL: u32 = 4;
+/// Read the clock every this many polls: the engine's PAUSE mechanism's
+/// interval, which says why.
+use waitwise::mechanism::pause::CLOCK_CHECK_INTERVAL;
+// The loop below tests it with a mask.
+const _: () = assert!(CLOCK_CHECK_INTERVAL.is_power_of_two());
 
 /// `CLOCK_MONOTONIC` in ns: the platform's reader, whose call a forced
 /// unwind from a signal handler may pass through.
