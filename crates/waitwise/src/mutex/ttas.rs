@@ -1047,7 +1047,7 @@ mod tests {
         // ... and one joining STARVING too, counted.
         assert_eq!(
             lock.mark_contended(false, true),
-            Some(HANDED_OFF | 2 * STARVING_ONE)
+            Some(HANDED_OFF | (2 * STARVING_ONE))
         );
         // A counted one takes it, leaving the count.
         assert_eq!(lock.mark_contended(true, false), None);
