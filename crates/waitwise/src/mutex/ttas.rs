@@ -84,22 +84,28 @@
 //!
 //! A hand-off whose `futex_wake` finds nobody asleep leaves the lock
 //! `HANDED_OFF`: the starving waiters are then between counting themselves
-//! and sleeping, and a waiter counted in `STARVING` takes a `HANDED_OFF`
-//! lock wherever it meets one: when its sleep returns at once because the
-//! word changed, instead of sleeping on it, and when it gives up on its
-//! deadline (the attempt then succeeds). So every hand-off ends with the
-//! lock held by a starving waiter or by a woken sleeper, never released to
-//! the threads it was kept from. Releasing it instead would give it to the
+//! and sleeping. A waiter counted in `STARVING`, or joining it, takes a
+//! `HANDED_OFF` lock wherever it meets one and never sleeps on one: when
+//! its sleep returns at once because the word changed, when it marks the
+//! word instead of sleeping on it, and when it gives up on its deadline
+//! (the attempt then succeeds). So every hand-off ends with the lock held
+//! by a starving waiter or by a woken sleeper, never released to the
+//! threads it was kept from. Releasing it instead would give it to the
 //! releasing thread itself whenever that thread locks again in a loop:
 //! counting oneself and going to sleep takes a system call's time, longer
-//! than a short critical section. While the word reads `HANDED_OFF`
-//! somebody is counted in `STARVING` (it is set only with the count above
-//! zero, and a counted waiter leaves the count only by taking the lock or
-//! giving up, which takes a handed-off lock), so the lock is never left
-//! handed off to nobody. A thread that goes to sleep on the `HANDED_OFF`
-//! word is woken by the taker's unlock, which finds the word `CONTENDED`.
-//! The hand-off does not read the count the kernel returns (loom's futex
-//! returns none).
+//! than a short critical section. Why the lock is never left handed off to
+//! nobody: `HANDED_OFF` is set only with the count above zero, a counted
+//! waiter leaves the count only by taking the lock or giving up (which
+//! takes a handed-off lock), and counted waiters sleep only on a
+//! `CONTENDED` word; so at the hand-off's `futex_wake` either a sleeper is
+//! woken (and takes it, or finds a starving waiter holding it) or every
+//! counted waiter is awake and meets the `HANDED_OFF` word. A counted
+//! sleeper on a `HANDED_OFF` word could wait forever: the word's value
+//! recurs (a hand-off taken, then another with the same count), and the
+//! waiter meant to take it may be asleep on it too. A thread outside the
+//! count may sleep on the `HANDED_OFF` word: the taker's unlock finds the
+//! word `CONTENDED` and wakes. The hand-off does not read the count the
+//! kernel returns (loom's futex returns none).
 //!
 //! # Memory ordering
 //!
@@ -519,18 +525,23 @@ impl<'a> TtasLockRef<'a> {
 
     /// The blocking phase's mark: `UNLOCKED => CONTENDED` (taking the
     /// lock: `None`), `LOCKED | CONTENDED => CONTENDED`, `HANDED_OFF` taken
-    /// (`=> CONTENDED`, `None`) by a waiter counted in `STARVING` and kept
-    /// by the others (its taker marks it), joining `STARVING` if `join`.
-    /// Returns the word to sleep on. Acquire: the RMW may take the lock.
+    /// (`=> CONTENDED`, `None`) by a waiter counted in `STARVING` or
+    /// joining it and kept by the others (its taker marks it), joining
+    /// `STARVING` if `join`. Returns the word to sleep on. Acquire: the RMW
+    /// may take the lock.
     #[inline]
     fn mark_contended(self, in_starving: bool, join: bool) -> Option<u32> {
         let w = self.futex.value();
         // Relaxed: a guess for the CAS.
         let mut s = w.load(Ordering::Relaxed);
         loop {
-            // A free lock, or one handed off while this waiter is counted
-            // in STARVING, is taken.
-            let takes = state(s) == UNLOCKED || (state(s) == HANDED_OFF && in_starving);
+            // A free lock is taken; so is a handed-off one by a waiter that
+            // is counted in STARVING or joins it: a counted waiter never
+            // sleeps on a HANDED_OFF word, whose value can come back (a
+            // hand-off taken, then another with the same count), so a
+            // counted sleeper there could wait for a taker that is itself
+            // asleep on it.
+            let takes = state(s) == UNLOCKED || (state(s) == HANDED_OFF && (in_starving || join));
             let next = match state(s) {
                 _ if takes => with_state(s, CONTENDED) - count_of(in_starving),
                 HANDED_OFF => s + count_of(join),
@@ -1036,25 +1047,25 @@ mod tests {
     }
 
     #[test]
-    fn only_a_starving_waiter_takes_a_handed_off_lock_instead_of_sleeping_on_it() {
+    fn only_a_starving_or_joining_waiter_takes_a_handed_off_lock_instead_of_sleeping_on_it() {
         let word = Futex::new(HANDED_OFF | STARVING_ONE);
         let lock = TtasLockRef::new(&word);
-        // A waiter outside STARVING sleeps on it (its taker marks it) ...
+        // A waiter outside STARVING sleeps on it (its taker marks it).
         assert_eq!(
             lock.mark_contended(false, false),
             Some(HANDED_OFF | STARVING_ONE)
         );
-        // ... and one joining STARVING too, counted.
-        assert_eq!(
-            lock.mark_contended(false, true),
-            Some(HANDED_OFF | (2 * STARVING_ONE))
-        );
-        // A counted one takes it, leaving the count.
-        assert_eq!(lock.mark_contended(true, false), None);
+        // One joining STARVING takes it, not counted.
+        assert_eq!(lock.mark_contended(false, true), None);
         assert_eq!(
             word.value().load(Ordering::Relaxed),
             CONTENDED | STARVING_ONE
         );
+        // A counted one takes it, leaving the count.
+        word.value()
+            .store(HANDED_OFF | STARVING_ONE, Ordering::Relaxed);
+        assert_eq!(lock.mark_contended(true, false), None);
+        assert_eq!(word.value().load(Ordering::Relaxed), CONTENDED);
     }
 
     #[test]
