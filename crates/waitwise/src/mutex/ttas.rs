@@ -82,30 +82,13 @@
 //! the lock a wake-up latency (nobody holds it until the woken thread
 //! runs), which is why the lock hands off only on request.
 //!
-//! A hand-off whose `futex_wake` finds nobody asleep leaves the lock
-//! `HANDED_OFF`: the starving waiters are then between counting themselves
-//! and sleeping. A waiter counted in `STARVING`, or joining it, takes a
-//! `HANDED_OFF` lock wherever it meets one and never sleeps on one: when
-//! its sleep returns at once because the word changed, when it marks the
-//! word instead of sleeping on it, and when it gives up on its deadline
-//! (the attempt then succeeds). So every hand-off ends with the lock held
-//! by a starving waiter or by a woken sleeper, never released to the
-//! threads it was kept from. Releasing it instead would give it to the
-//! releasing thread itself whenever that thread locks again in a loop:
-//! counting oneself and going to sleep takes a system call's time, longer
-//! than a short critical section. Why the lock is never left handed off to
-//! nobody: `HANDED_OFF` is set only with the count above zero, a counted
-//! waiter leaves the count only by taking the lock or giving up (which
-//! takes a handed-off lock), and counted waiters sleep only on a
-//! `CONTENDED` word; so at the hand-off's `futex_wake` either a sleeper is
-//! woken (and takes it, or finds a starving waiter holding it) or every
-//! counted waiter is awake and meets the `HANDED_OFF` word. A counted
-//! sleeper on a `HANDED_OFF` word could wait forever: the word's value
-//! recurs (a hand-off taken, then another with the same count), and the
-//! waiter meant to take it may be asleep on it too. A thread outside the
-//! count may sleep on the `HANDED_OFF` word: the taker's unlock finds the
-//! word `CONTENDED` and wakes. The hand-off does not read the count the
-//! kernel returns (loom's futex returns none).
+//! A hand-off whose `futex_wake` finds nobody asleep (the starving waiters
+//! are between counting themselves and sleeping) takes the lock back and
+//! releases it, `HANDED_OFF => UNLOCKED`, then wakes one sleeper again: a
+//! waiter may have gone to sleep on the `HANDED_OFF` word in between, and
+//! nobody else owes it a wake-up. The hand-off's correctness does not rest
+//! on the count the kernel returns (loom's futex returns none): a woken
+//! thread that finds the lock released races for it as after any wake-up.
 //!
 //! # Memory ordering
 //!
@@ -496,12 +479,36 @@ impl<'a> TtasLockRef<'a> {
         true
     }
 
-    /// After `CONTENDED => HANDED_OFF`: wakes one sleeper, which takes
-    /// the lock; with nobody asleep, a starving waiter on its way to sleep
-    /// takes it (module docs, "Bounded unfairness").
+    /// After `CONTENDED => HANDED_OFF`: wake the sleeper that takes the
+    /// lock; if the kernel finds none asleep, take the lock back and
+    /// release it (module docs, "Bounded unfairness"). The word is still
+    /// held (by the hand-off) when it is read here, so it is live memory.
     #[cold]
     fn hand_off(self) {
-        self.futex.wake(1);
+        if self.futex.wake(1) > 0 {
+            return; // the woken thread takes it
+        }
+        let w = self.futex.value();
+        // Relaxed: a guess for the CAS.
+        let mut s = w.load(Ordering::Relaxed);
+        while state(s) == HANDED_OFF {
+            // HANDED_OFF => UNLOCKED. Release: as the unlock's.
+            match w.compare_exchange_weak(
+                s,
+                with_state(s, UNLOCKED),
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    // A waiter may have gone to sleep on HANDED_OFF since
+                    // the first wake-up: it is owed one.
+                    self.futex.wake(1);
+                    return;
+                }
+                Err(now) => s = now,
+            }
+        }
+        // A thread whose sleep ended took it.
     }
 
     /// A thread whose sleep ended takes a `HANDED_OFF` lock:
@@ -524,26 +531,17 @@ impl<'a> TtasLockRef<'a> {
     }
 
     /// The blocking phase's mark: `UNLOCKED => CONTENDED` (taking the
-    /// lock: `None`), `LOCKED | CONTENDED => CONTENDED`, `HANDED_OFF` taken
-    /// (`=> CONTENDED`, `None`) by a waiter counted in `STARVING` or
-    /// joining it and kept by the others (its taker marks it), joining
-    /// `STARVING` if `join`. Returns the word to sleep on. Acquire: the RMW
-    /// may take the lock.
+    /// lock: `None`), `LOCKED | CONTENDED => CONTENDED`, `HANDED_OFF` kept
+    /// (its taker marks it), joining `STARVING` if `join`. Returns the
+    /// word to sleep on. Acquire: the RMW may take the lock.
     #[inline]
     fn mark_contended(self, in_starving: bool, join: bool) -> Option<u32> {
         let w = self.futex.value();
         // Relaxed: a guess for the CAS.
         let mut s = w.load(Ordering::Relaxed);
         loop {
-            // A free lock is taken; so is a handed-off one by a waiter that
-            // is counted in STARVING or joins it: a counted waiter never
-            // sleeps on a HANDED_OFF word, whose value can come back (a
-            // hand-off taken, then another with the same count), so a
-            // counted sleeper there could wait for a taker that is itself
-            // asleep on it.
-            let takes = state(s) == UNLOCKED || (state(s) == HANDED_OFF && (in_starving || join));
             let next = match state(s) {
-                _ if takes => with_state(s, CONTENDED) - count_of(in_starving),
+                UNLOCKED => with_state(s, CONTENDED) - count_of(in_starving),
                 HANDED_OFF => s + count_of(join),
                 _ => with_state(s, CONTENDED) + count_of(join),
             };
@@ -551,7 +549,7 @@ impl<'a> TtasLockRef<'a> {
                 return Some(s); // already CONTENDED or HANDED_OFF
             }
             match w.compare_exchange_weak(s, next, Ordering::Acquire, Ordering::Relaxed) {
-                Ok(_) if takes => return None,
+                Ok(_) if state(s) == UNLOCKED => return None,
                 Ok(_) => return Some(next),
                 Err(now) => s = now,
             }
@@ -627,12 +625,7 @@ impl<'a> TtasLockRef<'a> {
                 }
                 FutexWait::ValueChanged => false,
             };
-            // A woken sleeper takes a handed-off lock; a starving waiter
-            // also when its sleep found the word changed (a hand-off that
-            // found nobody asleep).
-            if (slept != FutexWait::ValueChanged || in_starving)
-                && self.take_handed_off(in_starving)
-            {
+            if slept != FutexWait::ValueChanged && self.take_handed_off(in_starving) {
                 return LockOutcome::Acquired { blocked };
             }
             if timed_out || deadline.has_passed() {
@@ -648,10 +641,9 @@ impl<'a> TtasLockRef<'a> {
     /// A waiter gives up on its deadline: it leaves `STARVING` and, if it
     /// `owes` a wake-up, makes sure the sleepers it owes one will get it.
     /// Takes the lock if it is free (and then returns `true`): as
-    /// `CONTENDED` if it owes (its unlock wakes), else as `LOCKED`; and as
-    /// `CONTENDED` if it is handed off while the waiter is counted in
-    /// `STARVING` (the hand-off may be waiting for it); otherwise marks a
-    /// `LOCKED` lock `CONTENDED` if it owes (the holder's unlock wakes).
+    /// `CONTENDED` if it owes (its unlock wakes), else as `LOCKED`;
+    /// otherwise marks a `LOCKED` lock `CONTENDED` if it owes (the holder's
+    /// unlock wakes).
     #[cold]
     fn give_up(self, owes: bool, in_starving: bool) -> bool {
         let w = self.futex.value();
@@ -666,8 +658,6 @@ impl<'a> TtasLockRef<'a> {
                 UNLOCKED if owes => with_state(s, CONTENDED) - leave,
                 UNLOCKED => with_state(s, LOCKED) - leave,
                 LOCKED if owes => with_state(s, CONTENDED) - leave,
-                // A hand-off may wait for a starving waiter: take it.
-                HANDED_OFF if in_starving => with_state(s, CONTENDED) - leave,
                 // Already CONTENDED, held, or HANDED_OFF to a woken thread
                 // (which marks it): only leave STARVING.
                 _ => s - leave,
@@ -678,7 +668,7 @@ impl<'a> TtasLockRef<'a> {
             // Acquire: this CAS may take the lock. Failure Relaxed: the
             // value is only the next guess.
             match w.compare_exchange_weak(s, next, Ordering::Acquire, Ordering::Relaxed) {
-                Ok(_) => return state(s) == UNLOCKED || (state(s) == HANDED_OFF && in_starving),
+                Ok(_) => return state(s) == UNLOCKED,
                 Err(now) => s = now,
             }
         }
@@ -932,7 +922,7 @@ unsafe impl lock_api::RawMutexTimed for RawTtasMutex {
 mod tests {
     use super::*;
     use std::time::Duration;
-    use waitwise_platform::shim::{AtomicBool, AtomicU32};
+    use waitwise_platform::shim::AtomicU32;
 
     /// A front end's [`LockWait`] with no polling phase that counts the
     /// sleeps it is asked for.
@@ -1024,135 +1014,26 @@ mod tests {
     #[test]
     fn a_starving_waiter_makes_unlock_hand_off_and_a_woken_sleeper_take_it() {
         // Held, a sleeper marked, one waiter asking: the unlock keeps the
-        // lock from arriving threads, also with nobody asleep.
+        // lock from arriving threads; with nobody asleep it takes it back.
         let word = Futex::new(CONTENDED | STARVING_ONE);
         let lock = TtasLockRef::new(&word);
         assert!(lock.unlock());
-        assert_eq!(
-            word.value().load(Ordering::Relaxed),
-            HANDED_OFF | STARVING_ONE
-        );
-        assert!(lock.is_locked());
+        assert_eq!(word.value().load(Ordering::Relaxed), STARVING_ONE);
         assert!(
             !lock.try_lock(),
             "the fast path leaves a starving word alone"
         );
+        assert!(lock.acquire_free(LOCKED, false));
+        assert_eq!(word.value().load(Ordering::Relaxed), LOCKED | STARVING_ONE);
+        // A handed-off word goes to a thread whose sleep ended.
+        word.value()
+            .store(HANDED_OFF | STARVING_ONE, Ordering::Relaxed);
+        assert!(lock.is_locked());
         assert!(!lock.acquire_free(LOCKED, false));
-        // A thread whose sleep ended takes it, and leaves STARVING if it
-        // was in it.
         assert!(lock.take_handed_off(true));
         assert_eq!(word.value().load(Ordering::Relaxed), CONTENDED);
         assert!(lock.unlock());
         assert!(!lock.is_locked());
-    }
-
-    #[test]
-    fn only_a_starving_or_joining_waiter_takes_a_handed_off_lock_instead_of_sleeping_on_it() {
-        let word = Futex::new(HANDED_OFF | STARVING_ONE);
-        let lock = TtasLockRef::new(&word);
-        // A waiter outside STARVING sleeps on it (its taker marks it).
-        assert_eq!(
-            lock.mark_contended(false, false),
-            Some(HANDED_OFF | STARVING_ONE)
-        );
-        // One joining STARVING takes it, not counted.
-        assert_eq!(lock.mark_contended(false, true), None);
-        assert_eq!(
-            word.value().load(Ordering::Relaxed),
-            CONTENDED | STARVING_ONE
-        );
-        // A counted one takes it, leaving the count.
-        word.value()
-            .store(HANDED_OFF | STARVING_ONE, Ordering::Relaxed);
-        assert_eq!(lock.mark_contended(true, false), None);
-        assert_eq!(word.value().load(Ordering::Relaxed), CONTENDED);
-    }
-
-    #[test]
-    fn a_starving_waiter_giving_up_takes_a_handed_off_lock() {
-        let word = Futex::new(HANDED_OFF | STARVING_ONE);
-        let lock = TtasLockRef::new(&word);
-        assert!(!lock.give_up(false, false), "not counted: leaves it");
-        assert_eq!(
-            word.value().load(Ordering::Relaxed),
-            HANDED_OFF | STARVING_ONE
-        );
-        assert!(lock.give_up(false, true), "counted: takes it");
-        assert_eq!(word.value().load(Ordering::Relaxed), CONTENDED);
-        assert!(lock.unlock());
-        assert!(!lock.is_locked());
-    }
-
-    /// A front end that asks for a hand-off at its first sleep, and before
-    /// going to sleep (counted in `STARVING`, not asleep) waits for `go`.
-    struct SleepsLate<'a> {
-        counted: &'a AtomicBool,
-        go: &'a AtomicBool,
-    }
-
-    impl LockWait for SleepsLate<'_> {
-        fn start_polling(&mut self, _deadline: Deadline) -> bool {
-            false
-        }
-
-        fn poll(&mut self, _futex: &Futex, _ready: impl FnMut(u32) -> bool) -> bool {
-            unreachable!("no polling phase was started")
-        }
-
-        fn sleep(&mut self, futex: &Futex, expected: u32, timeout: Option<Duration>) -> FutexWait {
-            self.counted.store(true, Ordering::SeqCst);
-            while !self.go.load(Ordering::SeqCst) {
-                std::thread::yield_now();
-            }
-            futex.wait(expected, timeout)
-        }
-
-        fn hand_off_after(&self) -> Option<u32> {
-            Some(0)
-        }
-    }
-
-    /// The hand-off that finds nobody asleep: the starving waiter is
-    /// between counting itself and sleeping. The releasing thread, locking
-    /// again at once, must not get the lock back; the waiter's sleep finds
-    /// the word changed and takes it.
-    #[test]
-    fn a_starving_waiter_not_yet_asleep_still_gets_the_hand_off() {
-        let word = Futex::new(UNLOCKED);
-        let lock = TtasLockRef::new(&word);
-        assert!(lock.try_lock());
-        let (counted, go) = (AtomicBool::new(false), AtomicBool::new(false));
-        std::thread::scope(|s| {
-            let waiter = s.spawn(|| {
-                let mut wait = SleepsLate {
-                    counted: &counted,
-                    go: &go,
-                };
-                lock.lock_contended(&mut wait, Deadline::NEVER)
-            });
-            while !counted.load(Ordering::SeqCst) {
-                std::thread::yield_now();
-            }
-            assert_eq!(
-                word.value().load(Ordering::Relaxed),
-                CONTENDED | STARVING_ONE
-            );
-            assert!(lock.unlock());
-            let barged = lock.try_lock() || lock.acquire_free(LOCKED, false);
-            if barged {
-                assert!(lock.unlock());
-            }
-            // Let the waiter sleep before any assertion can fail (a panic
-            // here would leave the scope waiting for it).
-            go.store(true, Ordering::SeqCst);
-            assert!(waiter.join().unwrap().acquired());
-            assert!(!barged, "the releasing thread got the lock back");
-        });
-        // The waiter holds it (as CONTENDED: it took a hand-off) and left
-        // STARVING.
-        assert_eq!(word.value().load(Ordering::Relaxed), CONTENDED);
-        assert!(lock.unlock());
-        assert_eq!(word.value().load(Ordering::Relaxed), UNLOCKED);
     }
 
     /// A front end that asks for a hand-off at its first sleep.
