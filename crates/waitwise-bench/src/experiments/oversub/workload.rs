@@ -78,12 +78,12 @@ impl Workload {
 
     /// Iterations per thread at matched load (one thread per CPU), relative
     /// to the oversubscribed runs': a matched producer-consumer or barrier
-    /// iteration waits only for the other threads' work, so 400 iterations
-    /// ran in 3-10 ms, and the host's scheduling of the vCPUs split those
-    /// runs into two modes about 2x apart; `adapt/b` against the best static
-    /// policy then had 95% intervals of 0.67-1.57 (producer-consumer) and
-    /// 0.83-1.37 (barrier), where 2000 iterations gave about ±5%. The mutex
-    /// loop's runs are long enough already ([`Workload::iteration_scale`]).
+    /// iteration waits only for the other threads' work, so at the quick
+    /// preset's 400 iterations a run lasts a few ms, shorter than the
+    /// host's scheduling of a VM's vCPUs varies, and the ratio of two
+    /// policies' runs is too noisy to judge a few percent (95% intervals
+    /// of ±20-50% on a 2-vCPU guest, about ±5-10% at 5x). The mutex loop's
+    /// runs are long enough already ([`Workload::iteration_scale`]).
     pub const fn matched_iteration_scale(self) -> u64 {
         match self {
             Workload::Mutex => 1,
