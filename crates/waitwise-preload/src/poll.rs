@@ -8,10 +8,9 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Read the clock every this many polls: the engine's PAUSE mechanism's
-/// interval, which says why.
+// The poll reads the clock every CLOCK_CHECK_INTERVAL polls, the engine's
+// PAUSE interval (its doc says why), tested with a mask below.
 use waitwise::mechanism::pause::CLOCK_CHECK_INTERVAL;
-// The loop below tests it with a mask.
 const _: () = assert!(CLOCK_CHECK_INTERVAL.is_power_of_two());
 
 /// `CLOCK_MONOTONIC` in ns: the platform's reader, whose call a forced
