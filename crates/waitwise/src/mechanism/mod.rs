@@ -373,6 +373,44 @@ mod tests {
         );
     }
 
+    /// Each mechanism as dispatched here (a hardware wait runs for real
+    /// where the CPU advertises it, else its fallback): it sees another
+    /// thread's store, times out on an unchanged word, and returns at once
+    /// for a deadline already past.
+    #[test]
+    fn every_mechanism_sees_a_store_and_honours_its_deadline() {
+        use std::sync::atomic::Ordering;
+        use std::time::Duration;
+        for m in Mechanism::ALL {
+            let futex = Futex::new(0);
+            let passed = Deadline::after(Duration::ZERO);
+            assert_eq!(
+                m.wait_for_change(&futex, 0, passed),
+                MechanismWait::TimedOut,
+                "{m}"
+            );
+            let soon = Deadline::after(Duration::from_millis(2));
+            assert_eq!(
+                m.wait_for_change(&futex, 0, soon),
+                MechanismWait::TimedOut,
+                "{m}"
+            );
+            assert!(soon.has_passed(), "{m} returned before its deadline");
+            assert_eq!(
+                m.wait_for_change(&futex, 1, Deadline::NEVER),
+                MechanismWait::Changed(0),
+                "{m}"
+            );
+            std::thread::scope(|s| {
+                let waiter = s.spawn(|| m.wait_for_change(&futex, 0, Deadline::NEVER));
+                std::thread::sleep(Duration::from_millis(1));
+                futex.value().store(7, Ordering::Release);
+                futex.wake_all();
+                assert_eq!(waiter.join().unwrap(), MechanismWait::Changed(7), "{m}");
+            });
+        }
+    }
+
     #[test]
     fn this_machine_never_runs_an_unadvertised_instruction() {
         let f = waitwise_platform::features::cpu();
