@@ -93,7 +93,7 @@ pub struct Config {
     /// Threads per CPU: 1 is matched, above 1 unmatched.
     pub multipliers: Vec<usize>,
     /// Loop iterations per thread ([`Workload::iterations`] scales them per
-    /// loop and load).
+    /// loop, load and, for the mutex loop, the number of CPUs).
     pub iterations: u64,
     /// Side of the unit-of-work matrix multiply.
     pub unit_n: usize,
@@ -576,7 +576,7 @@ pub fn run(config: &Config) -> OversubResult {
             step += 1;
             let threads = cpus * m;
             let placement = round_robin(threads);
-            let iterations = w.iterations(config.iterations, m);
+            let iterations = w.iterations(config.iterations, m, cpus);
             let line = describe_pinning(&placement);
             if !pinning.contains(&line) {
                 pinning.push(line);
@@ -874,9 +874,9 @@ impl ExperimentOutput for OversubResult {
             self.config.iterations,
             self.block_ns,
             self.spin_timeout_ns / 1e3,
-            self.config.iterations * Workload::Mutex.iteration_scale(),
+            Workload::Mutex.iterations(self.config.iterations, 1, self.cpus),
             barrier::spin_timeout_rule(),
-            Workload::ProducerConsumer.iterations(self.config.iterations, 1),
+            Workload::ProducerConsumer.iterations(self.config.iterations, 1, self.cpus),
         ));
         n.push(
             "Waiting overhead = the threads' total CPU time minus the units of work done times one unit's cost alone: polling, synchronization calls, \

@@ -24,6 +24,11 @@ use waitwise::mutex::RawTtasMutex;
 use waitwise::semaphore::Semaphore;
 use waitwise::{Policy, SyncKind, WaitOptions};
 
+/// The number of CPUs the mutex loop's iterations are sized for (see
+/// [`Workload::iterations`]): a 2-CPU machine, where a quick `oversub`
+/// takes about a minute and a half.
+pub const MUTEX_REFERENCE_CPUS: usize = 2;
+
 /// Which loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -91,15 +96,34 @@ impl Workload {
         }
     }
 
-    /// Iterations per thread of a run with `multiplier` threads per CPU,
-    /// for `base` configured iterations.
-    pub const fn iterations(self, base: u64, multiplier: usize) -> u64 {
+    /// Iterations per thread of a run with `multiplier` threads per CPU on
+    /// `cpus` CPUs, for `base` configured iterations.
+    ///
+    /// The mutex loop's critical sections run one at a time, so once the
+    /// lock saturates a run lasts about `threads x iterations x C`: its
+    /// iterations are sized for [`MUTEX_REFERENCE_CPUS`] CPUs and shrink in
+    /// proportion on larger machines (at least one), so that a run lasts as
+    /// long there as on the reference machine instead of growing with the
+    /// thread count. The other loops run in parallel, and their length does
+    /// not depend on the number of CPUs.
+    pub const fn iterations(self, base: u64, multiplier: usize, cpus: usize) -> u64 {
         let matched = if multiplier == 1 {
             self.matched_iteration_scale()
         } else {
             1
         };
-        base * self.iteration_scale() * matched
+        let n = base * self.iteration_scale() * matched;
+        match self {
+            Workload::Mutex if cpus > MUTEX_REFERENCE_CPUS => {
+                let scaled = n * MUTEX_REFERENCE_CPUS as u64 / cpus as u64;
+                if scaled == 0 {
+                    1
+                } else {
+                    scaled
+                }
+            }
+            _ => n,
+        }
     }
 
     /// Measured runs per cell, relative to [`Config::runs`]: the mutex's
@@ -419,12 +443,25 @@ mod tests {
 
     #[test]
     fn matched_runs_of_the_short_loops_run_longer() {
-        assert_eq!(Workload::ProducerConsumer.iterations(400, 1), 2000);
-        assert_eq!(Workload::Barrier.iterations(400, 1), 2000);
-        assert_eq!(Workload::ProducerConsumer.iterations(400, 2), 400);
-        assert_eq!(Workload::Barrier.iterations(400, 4), 400);
-        assert_eq!(Workload::Mutex.iterations(400, 1), 1600);
-        assert_eq!(Workload::Mutex.iterations(400, 4), 1600);
+        assert_eq!(Workload::ProducerConsumer.iterations(400, 1, 2), 2000);
+        assert_eq!(Workload::Barrier.iterations(400, 1, 2), 2000);
+        assert_eq!(Workload::ProducerConsumer.iterations(400, 2, 2), 400);
+        assert_eq!(Workload::Barrier.iterations(400, 4, 2), 400);
+        assert_eq!(Workload::Mutex.iterations(400, 1, 2), 1600);
+        assert_eq!(Workload::Mutex.iterations(400, 4, 2), 1600);
+    }
+
+    #[test]
+    fn the_mutex_loop_keeps_its_run_length_on_more_cpus() {
+        // Sized for 2 CPUs; on 16 each thread does an eighth as many, so
+        // threads x iterations (the serialized critical sections) stays.
+        assert_eq!(Workload::Mutex.iterations(400, 1, 1), 1600);
+        assert_eq!(Workload::Mutex.iterations(400, 1, 16), 200);
+        assert_eq!(Workload::Mutex.iterations(400, 4, 16), 200);
+        assert_eq!(Workload::Mutex.iterations(1, 1, 64), 1);
+        // The parallel loops do not depend on the CPUs.
+        assert_eq!(Workload::ProducerConsumer.iterations(400, 1, 16), 2000);
+        assert_eq!(Workload::Barrier.iterations(400, 4, 16), 400);
     }
 
     #[test]
