@@ -14,7 +14,9 @@
 //! models' two or three threads lose. Loom's futex wakes the first sleeper
 //! on `wake(1)` but reports no count, so every hand-off here also takes
 //! the lock back (`HANDED_OFF => UNLOCKED`) unless the woken thread ran
-//! first: both orders are explored.
+//! first: both orders are explored. The paced models release through
+//! `TtasLockRef::unlock_paced`, refusing some or all requests (as
+//! `RawTtasMutex`'s `HandOffPace` refuses those within its interval).
 //!
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom cargo test -p waitwise --release --test loom_fair_handoff`
@@ -39,6 +41,22 @@ struct Shared {
     word: Futex,
     count: UnsafeCell<u32>,
     handed_off_seen: AtomicBool,
+    pace: Pace,
+    /// For `Pace::Alternate`: whether the next asked hand-off is allowed.
+    allow_next: AtomicBool,
+}
+
+/// How the releases of a model answer a waiter's request for a hand-off
+/// (`TtasLockRef::unlock_paced`; `RawTtasMutex` asks its `HandOffPace`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pace {
+    /// Every request is granted (`TtasLockRef::unlock`).
+    Unpaced,
+    /// Refused, granted, refused, ... in the order the releases ask.
+    Alternate,
+    /// Every request is refused: releases release and wake as if nobody
+    /// asked, and `STARVING` drains only as the starving waiters acquire.
+    RefuseAll,
 }
 
 // SAFETY: `count` is only accessed with the lock held (loom checks it).
@@ -46,11 +64,29 @@ unsafe impl Sync for Shared {}
 
 impl Shared {
     fn new() -> Arc<Self> {
+        Self::paced(Pace::Unpaced)
+    }
+
+    fn paced(pace: Pace) -> Arc<Self> {
         Arc::new(Self {
             word: Futex::new(0),
             count: UnsafeCell::new(0),
             handed_off_seen: AtomicBool::new(false),
+            pace,
+            allow_next: AtomicBool::new(false),
         })
+    }
+
+    /// Releases the lock, answering a request for a hand-off as `pace`
+    /// says; whether it was held.
+    fn unlock(&self) -> bool {
+        match self.pace {
+            Pace::Unpaced => self.lock().unlock(),
+            Pace::Alternate => self
+                .lock()
+                .unlock_paced(|| self.allow_next.fetch_xor(true, Ordering::SeqCst)),
+            Pace::RefuseAll => self.lock().unlock_paced(|| false),
+        }
     }
 
     fn lock(&self) -> TtasLockRef<'_> {
@@ -66,7 +102,7 @@ impl Shared {
         }
         // SAFETY: the lock is held; loom checks the access.
         self.count.with_mut(|c| unsafe { *c += 1 });
-        assert!(lock.unlock(), "released a lock that was not held");
+        assert!(self.unlock(), "released a lock that was not held");
         true
     }
 
@@ -209,5 +245,41 @@ fn handoff_timed_out_asking_waiter_does_not_strand_a_sleeper() {
         assert_eq!(s.count(), 1 + u32::from(got));
         assert_eq!(s.word(), 0);
         got
+    });
+}
+
+/// A holder and two asking sleepers whose releases are paced: a refused
+/// request releases and wakes one sleeper with `STARVING` kept, a granted
+/// one hands off; nobody is stranded either way, and the word ends at 0.
+#[test]
+fn handoff_paced_releases_no_lost_wakeup() {
+    for pace in [Pace::Alternate, Pace::RefuseAll] {
+        loom::model(move || {
+            let s = Shared::paced(pace);
+            assert!(s.lock().try_lock());
+            let hs: Vec<_> = (0..2).map(|_| spawn_asking(&s, 0, false)).collect();
+            assert!(s.unlock());
+            for h in hs {
+                h.join().unwrap();
+            }
+            assert_eq!(s.count(), 2);
+            assert_eq!(s.word(), 0);
+        });
+    }
+}
+
+/// With every request refused, a sleeper never finds a handed-off word:
+/// the pace's refusal is a plain release.
+#[test]
+fn handoff_refused_never_hands_off() {
+    loom::model(|| {
+        let s = Shared::paced(Pace::RefuseAll);
+        assert!(s.lock().try_lock());
+        let t = spawn_asking(&s, 0, false);
+        assert!(s.unlock());
+        t.join().unwrap();
+        assert_eq!(s.count(), 1);
+        assert_eq!(s.word(), 0);
+        assert!(!s.handed_off_seen.load(Ordering::SeqCst));
     });
 }

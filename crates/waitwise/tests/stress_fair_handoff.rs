@@ -1,7 +1,8 @@
 //! Stress tests of the TTAS lock's hand-off (`mutex/ttas.rs`, "Bounded
 //! unfairness"): waiters that ask for a hand-off at once, after one lost
 //! round, or never, mixed, at 2, 3, 4 and 8 threads (more threads than
-//! this machine's CPUs), with and without deadlines. Checked: mutual
+//! this machine's CPUs), with and without deadlines, with every request
+//! for a hand-off granted, paced, or refused. Checked: mutual
 //! exclusion (a non-atomic counter loses no update), no lost wake-up (every
 //! case finishes), and a word back at 0 (unlocked, nobody counted as
 //! starving) at the end. Validation only; timing is for
@@ -11,7 +12,8 @@
 use std::cell::UnsafeCell;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
-use waitwise::mutex::{LockWait, PolicyLockWait, TtasLockRef};
+use waitwise::mutex::{HandOffPace, LockWait, PolicyLockWait, TtasLockRef};
+use waitwise::platform::clock::cycle_clock;
 use waitwise::platform::futex::Futex;
 use waitwise::{Deadline, Mechanism, Policy};
 
@@ -49,6 +51,7 @@ impl Waiter {
 struct Counted {
     word: Futex,
     count: UnsafeCell<u64>,
+    pace: HandOffPace,
 }
 
 // SAFETY: `count` is accessed only with the lock held.
@@ -58,10 +61,27 @@ unsafe impl Sync for Counted {}
 /// fourth acquisition gives up after 50 us (and retries until it gets
 /// the lock, so the count is exact).
 fn case(threads: u64, kinds: &[Waiter], timed: bool) {
+    case_releasing(threads, kinds, timed, Release::Unpaced);
+}
+
+/// How the releases of a case answer a request for a hand-off.
+#[derive(Clone, Copy, Debug)]
+enum Release {
+    /// Every request granted (`TtasLockRef::unlock`).
+    Unpaced,
+    /// At most one hand-off per this many ns (a `HandOffPace`).
+    Paced(u64),
+    /// Every request refused.
+    RefuseAll,
+}
+
+/// [`case`], releasing as `release` says.
+fn case_releasing(threads: u64, kinds: &[Waiter], timed: bool, release: Release) {
     let per_thread = TOTAL_OPS.div_ceil(threads);
     let shared = Arc::new(Counted {
         word: Futex::new(0),
         count: UnsafeCell::new(0),
+        pace: HandOffPace::new(),
     });
     let start = Arc::new(Barrier::new(threads as usize));
     let hs: Vec<_> = (0..threads)
@@ -95,7 +115,14 @@ fn case(threads: u64, kinds: &[Waiter], timed: bool) {
                         std::thread::yield_now();
                     }
                     *c = v + 1;
-                    assert!(lock.unlock(), "the lock was not held");
+                    let released = match release {
+                        Release::Unpaced => lock.unlock(),
+                        Release::Paced(interval) => {
+                            lock.unlock_paced(|| shared.pace.allows(cycle_clock().now(), interval))
+                        }
+                        Release::RefuseAll => lock.unlock_paced(|| false),
+                    };
+                    assert!(released, "the lock was not held");
                 }
             })
         })
@@ -132,6 +159,21 @@ handoff_table! {
     asking_beside_never_asking: [Waiter::AsksAtOnce, Waiter::NeverAsks, Waiter::PollsThenAsks], false;
     asking_with_deadlines: [Waiter::AsksAtOnce, Waiter::PollsThenAsks], true;
     mixed_with_deadlines: [Waiter::AsksAtOnce, Waiter::NeverAsks], true;
+}
+
+/// Releases that grant only some requests (one per 20 us, as
+/// `RawTtasMutex`'s pace does at its own interval) or none: a refused
+/// request is a plain release, and every case still finishes with the
+/// word at 0.
+#[test]
+fn paced_and_refused_hand_offs() {
+    let kinds = [Waiter::AsksAtOnce, Waiter::PollsThenAsks, Waiter::NeverAsks];
+    for release in [Release::Paced(20_000), Release::RefuseAll] {
+        for t in THREADS {
+            case_releasing(t, &kinds, false, release);
+            case_releasing(t, &kinds[..2], true, release);
+        }
+    }
 }
 
 /// A front end's own `LockWait` that asks at once (the trait's default

@@ -55,8 +55,10 @@
 //! unfairness is bounded: a waiter beaten to the lock in
 //! [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds asks for a hand-off, and the
 //! releases from then on hand the lock to the longest sleeper until that
-//! waiter has it, after fewer releases than there are waiters (`ttas.rs`,
-//! "Bounded unfairness"); the interposer's waiters never ask, so its
+//! waiter has it, after fewer hand-offs than there are waiters, paced at
+//! one per [`HAND_OFF_PACE_IN_B`] `B` so that a lock saturated by many
+//! waiters does not hand off at every release (`ttas.rs`, "Bounded
+//! unfairness"); the interposer's waiters never ask, so its
 //! `pthread_mutex_t` keeps glibc's three values.
 //!
 //! Its waiters poll by *switch-spinning* (`Ss/b/alpha`, Lim & Agarwal's
@@ -98,6 +100,7 @@
 //! and the `lock_api` trait impls are compiled out; the aliases below still
 //! name the types but cannot be constructed there.
 
+mod hand_off_pace;
 mod liveness;
 mod mcs;
 mod rw_word;
@@ -107,6 +110,7 @@ mod ticket;
 mod ttas;
 mod waiting;
 
+pub use hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
 pub use mcs::{McsGuard, RawMcsMutex};
 pub use rw_word::{
     NotReadLocked, ReadOutcome, RwKind, RwQueue, RwSlept, RwState, RwWait, RwWake, RwWordRef,

@@ -80,7 +80,17 @@
 //! is unfair again. The bound grows with the number of waiters, because a
 //! waiter is woken about once per that many releases. Each hand-off costs
 //! the lock a wake-up latency (nobody holds it until the woken thread
-//! runs), which is why the lock hands off only on request.
+//! runs), which is why the lock hands off only on request, and why
+//! [`RawTtasMutex`] hands off at most once per [`HAND_OFF_PACE_IN_B`] `B`
+//! ([`HandOffPace`]): a lock saturated by many waiters would otherwise
+//! keep `STARVING` above zero and hand off at nearly every release, one
+//! critical section per wake-up latency. A release the pace refuses
+//! releases and wakes one sleeper as if nobody asked, `STARVING` kept; the
+//! first release after the interval hands off. The bound becomes at most
+//! as many paced hand-offs as there were sleepers ahead: a starving waiter
+//! is served within about `sleepers x HAND_OFF_PACE_IN_B x B`, while
+//! hand-offs cost the lock at most about `1 / HAND_OFF_PACE_IN_B` of its
+//! time.
 //!
 //! A hand-off whose `futex_wake` finds nobody asleep (the starving waiters
 //! are between counting themselves and sleeping) takes the lock back and
@@ -121,6 +131,9 @@
 //! woken thread runs, and every release in between would make a system
 //! call).
 
+// Under loom the pace is not consulted (`may_hand_off`); the docs link it.
+#[cfg_attr(loom, allow(unused_imports))]
+use super::hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
 use super::waiting::{Backoff, LockWaits};
@@ -433,6 +446,16 @@ impl<'a> TtasLockRef<'a> {
     /// reports or ignores; the word is left as it was.
     #[inline]
     pub fn unlock(self) -> bool {
+        self.unlock_paced(|| true)
+    }
+
+    /// [`TtasLockRef::unlock`], handing off only if `may_hand_off()` says
+    /// so when a waiter asks (a [`HandOffPace`](super::HandOffPace), module
+    /// docs, "Bounded unfairness"); it is called at most once, and only
+    /// when a waiter asks. Refused, the release releases and wakes one
+    /// sleeper, as if nobody asked.
+    #[inline]
+    pub fn unlock_paced(self, may_hand_off: impl FnOnce() -> bool) -> bool {
         // LOCKED => UNLOCKED. Release: publishes the critical section to
         // the next acquirer. A CAS, not a swap: a word with more in it
         // than LOCKED may have to stay held (a hand-off). Failure Relaxed:
@@ -444,19 +467,35 @@ impl<'a> TtasLockRef<'a> {
             Ordering::Relaxed,
         ) {
             Ok(_) => true,
-            Err(now) => self.unlock_contended(now),
+            Err(now) => self.unlock_contended(now, may_hand_off),
         }
     }
 
     #[cold]
-    fn unlock_contended(self, mut s: u32) -> bool {
+    fn unlock_contended(self, mut s: u32, may_hand_off: impl FnOnce() -> bool) -> bool {
         let w = self.futex.value();
+        // Asked once, at the first release that a waiter asks to hand off;
+        // the answer stands through the CAS's retries.
+        let mut may_hand_off = Some(may_hand_off);
+        let mut hand_off_allowed = false;
         loop {
             let next = match state(s) {
                 // LOCKED => UNLOCKED, STARVING kept: nobody sleeps yet.
                 LOCKED => with_state(s, UNLOCKED),
-                // CONTENDED => HANDED_OFF: a waiter asks for a hand-off.
-                CONTENDED if starving(s) => with_state(s, HANDED_OFF),
+                CONTENDED if starving(s) => {
+                    if let Some(ask) = may_hand_off.take() {
+                        hand_off_allowed = ask();
+                    }
+                    if hand_off_allowed {
+                        // CONTENDED => HANDED_OFF: a waiter asks for a
+                        // hand-off.
+                        with_state(s, HANDED_OFF)
+                    } else {
+                        // Refused by the pace: CONTENDED => UNLOCKED,
+                        // STARVING kept, and wake one.
+                        with_state(s, UNLOCKED)
+                    }
+                }
                 // CONTENDED => UNLOCKED, and wake one.
                 CONTENDED => UNLOCKED,
                 // Not held by the caller.
@@ -470,7 +509,7 @@ impl<'a> TtasLockRef<'a> {
             }
         }
         match state(s) {
-            CONTENDED if starving(s) => self.hand_off(),
+            CONTENDED if starving(s) && hand_off_allowed => self.hand_off(),
             CONTENDED => {
                 self.futex.wake(1);
             }
@@ -694,8 +733,9 @@ fn outcome(acquired: bool, blocked: bool) -> LockOutcome {
 /// Unfair, within a bound: a releasing thread can re-acquire before a
 /// woken waiter runs, which is what makes it fast under contention, but a
 /// waiter beaten to the lock in [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds is
-/// handed the lock within as many releases as there are sleepers ahead of
-/// it (module docs, "Bounded unfairness"); use
+/// handed the lock within as many hand-offs as there are sleepers ahead
+/// of it, at most one per [`HAND_OFF_PACE_IN_B`] `B` (module docs,
+/// "Bounded unfairness"); use
 /// [`RawTicketMutex`](super::RawTicketMutex) for FIFO order.
 ///
 /// The lock word is the last field (`repr(C)`), so in a `lock_api::Mutex`
@@ -730,6 +770,10 @@ fn outcome(acquired: bool, blocked: bool) -> LockOutcome {
 #[repr(C)]
 pub struct RawTtasMutex {
     waits: LockWaits,
+    /// When the lock last handed off (module docs, "Bounded unfairness");
+    /// not consulted under loom.
+    #[cfg_attr(loom, allow(dead_code))]
+    pace: HandOffPace,
     /// Last: beside the value a `lock_api::Mutex` puts after it.
     word: Futex,
 }
@@ -746,6 +790,7 @@ impl RawTtasMutex {
         pub fn with_options(options: WaitOptions) -> Self {
             Self {
                 waits: LockWaits::new(options, Mechanism::Yield),
+                pace: HandOffPace::new(),
                 word: Futex::new(UNLOCKED),
             }
         }
@@ -786,9 +831,28 @@ impl RawTtasMutex {
     /// successful `try_lock*` on this mutex and not released since.
     #[inline]
     pub unsafe fn unlock(&self) {
-        if !self.lock_ref().unlock() {
+        if !self.lock_ref().unlock_paced(|| self.may_hand_off()) {
             unlock_of_unlocked();
         }
+    }
+
+    /// Whether a release that a waiter asks to hand off may (module docs,
+    /// "Bounded unfairness"): one hand-off per [`HAND_OFF_PACE_IN_B`] `B`.
+    /// Under loom every one may (the models explore refusals through
+    /// [`TtasLockRef::unlock_paced`]).
+    #[cold]
+    #[cfg(not(loom))]
+    fn may_hand_off(&self) -> bool {
+        let interval = HAND_OFF_PACE_IN_B * crate::policy::block_cost::block_ns();
+        self.pace.allows(
+            waitwise_platform::clock::cycle_clock().now(),
+            interval as u64,
+        )
+    }
+
+    #[cfg(loom)]
+    fn may_hand_off(&self) -> bool {
+        true
     }
 
     /// Whether the lock is held (a snapshot).
@@ -1034,6 +1098,28 @@ mod tests {
         assert_eq!(word.value().load(Ordering::Relaxed), CONTENDED);
         assert!(lock.unlock());
         assert!(!lock.is_locked());
+    }
+
+    #[test]
+    fn a_paced_unlock_asks_only_for_a_starving_waiter_and_a_refusal_releases() {
+        let never_asked = || -> bool { panic!("asked with no starving waiter") };
+        for held in [LOCKED, CONTENDED] {
+            let word = Futex::new(held);
+            assert!(TtasLockRef::new(&word).unlock_paced(never_asked));
+            assert_eq!(word.value().load(Ordering::Relaxed), UNLOCKED);
+        }
+        // Refused: released (not handed off), the asking waiter still
+        // counted, and asked once.
+        let word = Futex::new(CONTENDED | STARVING_ONE);
+        let mut asked = 0;
+        assert!(TtasLockRef::new(&word).unlock_paced(|| {
+            asked += 1;
+            false
+        }));
+        assert_eq!(asked, 1);
+        assert_eq!(word.value().load(Ordering::Relaxed), STARVING_ONE);
+        // Not held: reported before anything is asked.
+        assert!(!TtasLockRef::new(&word).unlock_paced(never_asked));
     }
 
     /// A front end that asks for a hand-off at its first sleep.
