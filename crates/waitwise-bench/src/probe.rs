@@ -138,7 +138,7 @@ pub fn to_text(probe: &Probe) -> String {
     let _ = writeln!(
             s,
             "  (waitwise::Mutex waits {}; Barrier waits {} while the threads fit on the CPUs, {} when they outnumber them)",
-            waitwise::mutex::RawTtasMutex::new().policy().name(),
+            waitwise::mutex::RawTtasMutex::new().policy().describe(),
             waitwise::barrier::default_policy(1).describe(),
             waitwise::barrier::default_policy(usize::MAX).describe()
         );

@@ -10,12 +10,13 @@
 //!   slice: see [`barrier::SPIN_TIMEOUT_BOUNDS`]);
 //! - `/b/0`, `s/b/1`, `s/b/0.5`, `s/b/alpha(kind)` (0.54 for
 //!   producer-consumer and mutex, 0.62 for barriers), `rand/b`;
-//! - the mutex's own default, yield-polling `Ss/b/0.54`, and the
-//!   barrier's static choice with its default's mechanisms (`s/b/0.62`,
-//!   yield-polling `Ss/b/0.62` when the threads outnumber the CPUs);
+//! - the static choice with the default's mechanisms, the default before
+//!   `adapt/b`: the mutex's yield-polling `Ss/b/0.54`, the barrier's
+//!   `s/b/0.62` (yield-polling `Ss/b/0.62` when the threads outnumber the
+//!   CPUs);
 //! - `adapt/b`, polling with the mechanism the object's default polls with
-//!   (the default of the semaphore and the barrier; for the mutex, what it
-//!   would do with `adapt/b` as its default), and compared with the best
+//!   (the default of the semaphore, the barrier and the mutex), and
+//!   compared with the best
 //!   of the static choices above in every loop and condition
 //!   ([`AdaptiveCheck`], issue 14: within [`ADAPTIVE_TOLERANCE`], judged
 //!   on the ratio of the two runs of each round and its 95% interval,
@@ -67,7 +68,7 @@
 mod peers;
 mod workload;
 
-pub use workload::{Waiting, Workload};
+pub use workload::{Waiting, Workload, MUTEX_REFERENCE_CPUS};
 
 use super::asymmetry::unit_cost_ns;
 use super::barriers::{describe_pinning, round_robin};
@@ -370,9 +371,9 @@ pub fn waitings(workload: Workload) -> Vec<Choice> {
         is_default,
     };
     let kind_policy = Policy::for_kind(workload.kind());
-    // The semaphore and the barrier wait with adapt/b by default (the
-    // barrier yielding while it polls when oversubscribed), the mutex with
-    // its yield-polling `Ss/b/alpha`.
+    // The semaphore, the barrier and the mutex wait with adapt/b by
+    // default (the barrier yielding while it polls when oversubscribed,
+    // the mutex always).
     let adaptive_is_default = workload.kind().defaults_to_adaptive();
     let mut v = vec![
         choice(
@@ -443,14 +444,13 @@ pub fn waitings(workload: Workload) -> Vec<Choice> {
             Waiting::StaticAsDefault,
             false,
         )),
+        // The mutex's static choice with its default's mechanism (its
+        // default before adapt/b).
         Workload::Mutex => v.push(choice(
-            format!(
-                "default ({})",
-                waitwise::mutex::RawTtasMutex::new().policy().name()
-            ),
-            SERIES[7],
-            Waiting::Default,
-            true,
+            workload::static_as_default(workload, 1).name(),
+            "static default",
+            Waiting::StaticAsDefault,
+            false,
         )),
         Workload::ProducerConsumer => {}
     }
@@ -811,8 +811,8 @@ impl ExperimentOutput for OversubResult {
             }
         }
         // One series per waiting choice across loops; `default` is the
-        // row each object uses by default (for producer-consumer and the
-        // barrier the same row as `adapt/b`).
+        // row each object uses by default (in every loop the same row as
+        // `adapt/b`).
         let series = SERIES
             .iter()
             .map(|&name| {
@@ -838,7 +838,7 @@ impl ExperimentOutput for OversubResult {
             .collect();
         let title = "Runtime normalized to /b/0, matched and unmatched";
         let caption = format!(
-            "{title}. default: each object's own waiting (for producer-consumer the same as s/b/alpha(kind); the mutex's is Ss/b/alpha, yield-polling); \
+            "{title}. default: each object's own waiting (adapt/b in every loop, polling as each object polls: PAUSE, or yield for the mutex and the oversubscribed barrier); \
              pthread: pthread_cond, pthread_barrier, pthread_mutex."
         );
         let chart = BarChart {

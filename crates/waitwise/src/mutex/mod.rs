@@ -61,9 +61,11 @@
 //! unfairness"); the interposer's waiters never ask, so its
 //! `pthread_mutex_t` keeps glibc's three values.
 //!
-//! Its waiters poll by *switch-spinning* (`Ss/b/alpha`, Lim & Agarwal's
-//! switch-spin with `sched_yield` as the switch): one look at the word per
-//! yield. A waiter that polls the word in a PAUSE loop, even with
+//! Its waiters poll by *switch-spinning* (Lim & Agarwal's switch-spin
+//! with `sched_yield` as the switch): one look at the word per yield, for
+//! the limit `adapt/b` learns from the lock's own waits (the mutex kind's
+//! default, `policy/kind.rs`, "The defaults"; the FIFO locks and the
+//! reader-writer lock poll for the static `alpha * B`). A waiter that polls the word in a PAUSE loop, even with
 //! exponential backoff, keeps pulling the line away from the holder and
 //! wins races it should lose; each stolen acquisition moves the line twice
 //! more. Measured with the same harness and `B` (one run each): polling

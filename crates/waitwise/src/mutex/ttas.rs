@@ -119,10 +119,11 @@
 //! The front end hands its waiting in as a [`LockWait`]: how to poll and
 //! for how long (its clock, its mechanism), how to sleep on the futex, and
 //! whether and when to ask for a hand-off. [`RawTtasMutex`] waits with
-//! [`PolicyLockWait`]: the mutex kind's `alpha = ln(e-1)` with the `yield`
-//! mechanism (`Ss/b/0.54`), one look at the word per `sched_yield`, so a
-//! waiter neither pulls the lock's line from the holder nor keeps a CPU
-//! from a preempted holder (figures in the [module docs](super)), asking
+//! [`PolicyLockWait`]: the mutex kind's default, `adapt/b` (each lock
+//! learning its poll limit from its own waits), with the `yield`
+//! mechanism, one look at the word per `sched_yield`, so a waiter neither
+//! pulls the lock's line from the holder nor keeps a CPU from a preempted
+//! holder (figures in the [module docs](super)), asking
 //! for a hand-off after [`HAND_OFF_AFTER_LOST_ROUNDS`] lost rounds; a
 //! `WaitOptions` policy replaces the limit and the mechanism. The polling
 //! phase is the engine's ([`poll_until`]); the blocking phase uses the
@@ -789,7 +790,7 @@ impl RawTtasMutex {
         /// Wrap it with `lock_api::Mutex::from_raw(raw, value)`.
         pub fn with_options(options: WaitOptions) -> Self {
             Self {
-                waits: LockWaits::new(options, Mechanism::Yield),
+                waits: LockWaits::adaptive(options, Mechanism::Yield),
                 pace: HandOffPace::new(),
                 word: Futex::new(UNLOCKED),
             }

@@ -36,26 +36,46 @@ pub(crate) struct LockWaits {
     profiler: OnceLock<Profiler>,
     /// The polling mechanism used when `options` names no policy.
     default_mechanism: Mechanism,
+    /// Whether the default follows the mutex kind's default (`adapt/b`,
+    /// [`Policy::default_for`]) rather than its static `s/b/alpha`.
+    adaptive_default: bool,
 }
 
 impl LockWaits {
     /// Waits configured by `options`, polling with `default_mechanism`
-    /// unless `options` overrides the whole policy.
+    /// for the mutex kind's static `alpha * B` unless `options` overrides
+    /// the whole policy (the FIFO locks and the reader-writer lock).
     pub(crate) const fn new(options: WaitOptions, default_mechanism: Mechanism) -> Self {
         Self {
             options,
             profiler: OnceLock::new(),
             default_mechanism,
+            adaptive_default: false,
+        }
+    }
+
+    /// As [`LockWaits::new`], with the mutex kind's default limit,
+    /// `adapt/b` (the default `Mutex`; `policy/kind.rs`, "The defaults").
+    pub(crate) const fn adaptive(options: WaitOptions, default_mechanism: Mechanism) -> Self {
+        Self {
+            options,
+            profiler: OnceLock::new(),
+            default_mechanism,
+            adaptive_default: true,
         }
     }
 
     /// The policy a contended acquisition follows: the options' explicit
-    /// policy, else `SyncKind::Mutex`'s `alpha` (or `WAITWISE_ALPHA`) with
+    /// policy, else the mutex kind's default (`adapt/b`) or its static
+    /// `alpha` (either one `s/b/WAITWISE_ALPHA` when that is set), with
     /// this lock's polling mechanism.
     #[inline]
     pub(crate) fn policy(&self) -> Policy {
         match self.options.policy_override() {
             Some(explicit) => explicit,
+            None if self.adaptive_default => {
+                Policy::default_for(SyncKind::Mutex).with_mechanism(self.default_mechanism)
+            }
             None => Policy::for_kind(SyncKind::Mutex).with_mechanism(self.default_mechanism),
         }
     }

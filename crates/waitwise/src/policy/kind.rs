@@ -14,8 +14,11 @@
 //!   **barrier** waits: `adapt/b` (the barrier polling by yielding when
 //!   its parties outnumber the CPUs, the condition variable and the event
 //!   when their waiters and a notifier do: [`crowding`](super::crowding));
-//! - **mutex** waits: the static `Ss/b/0.54` (polling by yielding), and
-//!   **unknown** ones `s/b/1`.
+//! - **mutex** waits: `adapt/b`, polling by yielding, for the default
+//!   `Mutex` (`TtasMutex`); the FIFO locks (`TicketMutex`, `McsMutex`)
+//!   and the `RwLock` keep the static `s/b/0.54` with their own polling
+//!   mechanisms;
+//! - **unknown** waits: `s/b/1`.
 //!
 //! The rule: a kind's default is `adapt/b` when a quiet machine measures
 //! it ahead of the kind's static default in both of issue 14's
@@ -29,10 +32,17 @@
 //! condition of the producer-consumer and barrier loops (matched, 2x and
 //! 4x threads per CPU; most clearly matched, where its idle-CPU extension
 //! polls while the static limit blocks, and in the oversubscribed barrier,
-//! whose yield-polls it prices as switch-spinning), and level in the mutex
-//! loop, where the static default keeps its narrower bound (2.85 against
-//! 16.5) and saves the learning's clock read and seven score updates per
-//! contended wait. The channel and the pool wait through hooks of their
+//! whose yield-polls it prices as switch-spinning). In the mutex loop it
+//! was once level with the static `Ss/b/0.54` (which keeps a narrower
+//! bound, 2.85 against 16.5, and saves the learning's clock read and seven
+//! score updates per contended wait); once hand-offs were paced
+//! ([`HandOffPace`](crate::mutex::HandOffPace)) it led there too: on a
+//! 16-CPU Intel guest by 3-25% in the mutex loop's runs, matched and 4x,
+//! and on the 2-vCPU guest in `examples/mutex_bench` (2, 4 and 8 threads)
+//! and `examples/mutex_starvation` (throughput, longest wait) in paired
+//! runs. The ticket lock measured behind with it (its waits are turns in
+//! a queue, which a wait history predicts poorly), so the FIFO locks keep
+//! the static limit. The channel and the pool wait through hooks of their
 //! own, which do not learn, and keep the static `s/b/0.54`. So does the
 //! `LD_PRELOAD` interposer: its condition variables and barriers, run
 //! with `adapt/b` against their static limits in alternating runs of its
@@ -98,7 +108,10 @@ impl SyncKind {
     /// Whether objects of this kind default to `adapt/b` (module docs,
     /// "The defaults").
     pub const fn defaults_to_adaptive(self) -> bool {
-        matches!(self, SyncKind::ProducerConsumer | SyncKind::Barrier)
+        matches!(
+            self,
+            SyncKind::ProducerConsumer | SyncKind::Barrier | SyncKind::Mutex
+        )
     }
 
     /// Stable name for reports and JSON keys.

@@ -212,17 +212,18 @@ impl Policy {
     }
 
     /// What an object of `kind` waits with when its options name no
-    /// policy: `adapt/b` for producer-consumer and barrier waits, the
-    /// static [`Policy::for_kind`] for mutex and unknown waits (the
-    /// measurements behind the choice: [`kind`], "The defaults"); a valid
-    /// `WAITWISE_ALPHA` makes every kind's default the static `s/b/ALPHA`.
+    /// policy: `adapt/b` for producer-consumer, barrier and mutex waits,
+    /// the static [`Policy::for_kind`] for unknown waits (the
+    /// measurements behind the choice, and the locks that keep the static
+    /// limit: [`kind`], "The defaults"); a valid `WAITWISE_ALPHA` makes
+    /// every kind's default the static `s/b/ALPHA`.
     ///
     /// # Examples
     /// ```
     /// use waitwise::{Policy, SyncKind};
     /// if std::env::var_os("WAITWISE_ALPHA").is_none() {
     ///     assert_eq!(Policy::default_for(SyncKind::Barrier).name(), "adapt/b");
-    ///     assert_eq!(Policy::default_for(SyncKind::Mutex), Policy::for_kind(SyncKind::Mutex));
+    ///     assert_eq!(Policy::default_for(SyncKind::Unknown), Policy::for_kind(SyncKind::Unknown));
     /// }
     /// ```
     pub fn default_for(kind: SyncKind) -> Self {
