@@ -61,25 +61,25 @@
 //! unfairness"); the interposer's waiters never ask, so its
 //! `pthread_mutex_t` keeps glibc's three values.
 //!
-//! Its waiters poll by *switch-spinning* (Lim & Agarwal's switch-spin
-//! with `sched_yield` as the switch): one look at the word per yield, for
-//! the limit `adapt/b` learns from the lock's own waits (the mutex kind's
+//! Its waiters poll by *switch-spinning* (Lim & Agarwal's switch-spin with
+//! `sched_yield` as the switch): one look at the word per yield, for the
+//! limit `adapt/b` learns from the lock's own waits (the mutex kind's
 //! default, `policy/kind.rs`, "The defaults"; the FIFO locks and the
-//! reader-writer lock poll for the static `alpha * B`). A waiter that polls the word in a PAUSE loop, even with
-//! exponential backoff, keeps pulling the line away from the holder and
-//! wins races it should lose; each stolen acquisition moves the line twice
-//! more. Measured with the same harness and `B` (one run each): polling
-//! with `backoff` gave 0.64x parking_lot's 2-thread and 0.58x its 4-thread
-//! throughput, a parking_lot-style "3 PAUSE batches then 7 yields" 1.20x
-//! and 1.09x, yield-polling for `alpha * B` 1.26x and 1.20x. With yields
-//! the waiter also hands its CPU to a preempted holder when threads
-//! outnumber CPUs. The price is hand-over latency: a waiter notices a
-//! release one yield (~0.3-1 µs) late, which a short critical section under
-//! contention does not feel. A yield to a thread that keeps its CPU for a
-//! whole slice (another process's busy loop) makes that milliseconds; while
-//! yields lose such slices and the process itself uses little CPU, waits
-//! that poll by yielding block at once instead
-//! ([`yield_guard`](crate::mechanism::yield_guard)).
+//! reader-writer lock poll for the static `alpha * B`). A waiter that polls
+//! the word in a PAUSE loop, even with exponential backoff, keeps pulling
+//! the line away from the holder and wins races it should lose; each stolen
+//! acquisition moves the line twice more. Measured with the same harness
+//! and `B` (one run each): polling with `backoff` gave 0.64x parking_lot's
+//! 2-thread and 0.58x its 4-thread throughput, a parking_lot-style "3 PAUSE
+//! batches then 7 yields" 1.20x and 1.09x, yield-polling for `alpha * B`
+//! 1.26x and 1.20x. With yields the waiter also hands its CPU to a
+//! preempted holder when threads outnumber CPUs. The price is hand-over
+//! latency: a waiter notices a release one yield (~0.3-1 µs) late, which a
+//! short critical section under contention does not feel. A yield to a
+//! thread that keeps its CPU for a whole slice (another process's busy
+//! loop) makes that milliseconds; while yields lose such slices and the
+//! process itself uses little CPU, waits that poll by yielding block at
+//! once instead ([`yield_guard`](crate::mechanism::yield_guard)).
 //!
 //! How it compares is measured, not stated here: `cargo run -p waitwise
 //! --release --example mutex_bench` prints the uncontended time of a

@@ -42,12 +42,12 @@
 //! and `examples/mutex_starvation` (throughput, longest wait) in paired
 //! runs. Its one measured cost: beside busy-loop processes
 //! (`examples/handoff_under_load`, 8 threads looping on the lock beside 2
-//! busy loops on 2 vCPUs) its throughput was 4-19% below the static
-//! limit's in 3 paired runs, turn-taking through the lock and a
-//! condition variable level. The ticket lock measured behind with it
-//! (its waits are turns in a queue, which a wait history predicts
-//! poorly), so the FIFO locks keep the static limit. The channel and the pool wait through hooks of their
-//! own, which do not learn, and keep the static `s/b/0.54`. So does the
+//! busy loops on 2 vCPUs) its throughput was 4-19% below the static limit's
+//! in 3 paired runs, turn-taking through the lock and a condition variable
+//! level. The ticket lock measured behind with it (its waits are turns in a
+//! queue, which a wait history predicts poorly), so the FIFO locks keep the
+//! static limit. The channel and the pool wait through hooks of their own,
+//! which do not learn, and keep the static `s/b/0.54`. So does the
 //! `LD_PRELOAD` interposer: its condition variables and barriers, run
 //! with `adapt/b` against their static limits in alternating runs of its
 //! benchmark programs (`crates/waitwise-preload/bench`, 2 vCPUs), came
