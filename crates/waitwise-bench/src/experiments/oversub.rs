@@ -16,11 +16,10 @@
 //!   CPUs);
 //! - `adapt/b`, polling with the mechanism the object's default polls with
 //!   (the default of the semaphore, the barrier and the mutex), and
-//!   compared with the best
-//!   of the static choices above in every loop and condition
-//!   ([`AdaptiveCheck`], issue 14: within [`ADAPTIVE_TOLERANCE`], judged
-//!   on the ratio of the two runs of each round and its 95% interval,
-//!   [`AdaptiveVerdict`]); past its limit it polls on while the
+//!   compared with the best of the static choices above in every loop and
+//!   condition ([`AdaptiveCheck`], issue 14: within [`ADAPTIVE_TOLERANCE`],
+//!   judged on the ratio of the two runs of each round and its 95%
+//!   interval, [`AdaptiveVerdict`]); past its limit it polls on while the
 //!   machine's runnable threads fit on its CPUs
 //!   ([`waitwise::policy::idle_extension`], whose signal sees other
 //!   programs too: on a loaded machine the extension stays off; `waitwise
