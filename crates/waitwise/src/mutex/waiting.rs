@@ -46,22 +46,25 @@ impl LockWaits {
     /// for the mutex kind's static `alpha * B` unless `options` overrides
     /// the whole policy (the FIFO locks and the reader-writer lock).
     pub(crate) const fn new(options: WaitOptions, default_mechanism: Mechanism) -> Self {
-        Self {
-            options,
-            profiler: OnceLock::new(),
-            default_mechanism,
-            adaptive_default: false,
-        }
+        Self::with_default(options, default_mechanism, false)
     }
 
     /// As [`LockWaits::new`], with the mutex kind's default limit,
     /// `adapt/b` (the default `Mutex`; `policy/kind.rs`, "The defaults").
     pub(crate) const fn adaptive(options: WaitOptions, default_mechanism: Mechanism) -> Self {
+        Self::with_default(options, default_mechanism, true)
+    }
+
+    const fn with_default(
+        options: WaitOptions,
+        default_mechanism: Mechanism,
+        adaptive_default: bool,
+    ) -> Self {
         Self {
             options,
             profiler: OnceLock::new(),
             default_mechanism,
-            adaptive_default: true,
+            adaptive_default,
         }
     }
 
