@@ -19,10 +19,17 @@
 //! - *longest wait*: the longest single acquisition of any thread, ms;
 //! - *least/most served*: the fewest acquisitions of one thread over the
 //!   most (1 = perfectly even);
-//! - *per CPU-s*: the same ratio for acquisitions per second of the
-//!   thread's own CPU time (`CLOCK_THREAD_CPUTIME_ID`): the lock's share
-//!   of the unevenness, without the scheduler's (with more threads than
-//!   CPUs, the threads' CPU times differ by 10-30% within a second);
+//! - *CPU time least/most*: the least CPU time one thread got
+//!   (`CLOCK_THREAD_CPUTIME_ID`) over the most: the scheduler's share of
+//!   the unevenness (with more threads than CPUs, the threads' CPU times
+//!   differ by 10-40% within a second). A lock that serves only threads
+//!   that run cannot even out more than this (a thread with 1.5x the CPU
+//!   time of another makes about 1.5x the calls) short of handing the lock
+//!   to threads that are not running, the convoy that a FIFO lock pays in
+//!   throughput;
+//! - *per CPU-s*: least/most served for acquisitions per second of the
+//!   thread's own CPU time: the lock's share of the unevenness, without
+//!   the scheduler's;
 //! - *within a CPU*: least/most served among the threads that ran mostly
 //!   on the same CPU (each thread samples its CPU every 4096 calls), the
 //!   lowest over the CPUs: threads spread over 2 CPUs mostly stay on one
@@ -212,6 +219,8 @@ fn least_over_most(values: impl Iterator<Item = f64> + Clone) -> f64 {
 struct Figures {
     longest_wait_ms: f64,
     least_over_most: f64,
+    /// The threads' CPU times, least over most.
+    cpu_time_least_over_most: f64,
     per_cpu_least_over_most: f64,
     /// Least/most served among threads that ran mostly on the same CPU,
     /// the lowest over the CPUs that ran two or more (NaN when none did).
@@ -310,6 +319,7 @@ fn figures(per: &[PerThread], secs: f64) -> Figures {
             .map(|p| p.longest.as_secs_f64() * 1e3)
             .fold(0.0, f64::max),
         least_over_most: least_over_most(per.iter().map(|p| p.calls as f64)),
+        cpu_time_least_over_most: least_over_most(per.iter().map(|p| p.cpu_secs)),
         per_cpu_least_over_most: least_over_most(
             per.iter().map(|p| p.calls as f64 / p.cpu_secs.max(1e-9)),
         ),
@@ -436,16 +446,17 @@ fn main() {
         );
     }
     println!();
-    println!("| mutex | longest wait ms | vs parking_lot | least/most served | per CPU-s | within a CPU | Mops/s | vs parking_lot |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| mutex | longest wait ms | vs parking_lot | least/most served | CPU time least/most | per CPU-s | within a CPU | Mops/s | vs parking_lot |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (i, c) in cands.iter().enumerate() {
         let wait = med(i, |f| f.longest_wait_ms);
         let mops = med(i, |f| f.mops);
         println!(
-            "| {} | {wait:.2} | {:.2}x | {:.2} | {:.2} | {:.2} | {mops:.2} | {:.2}x |",
+            "| {} | {wait:.2} | {:.2}x | {:.2} | {:.2} | {:.2} | {:.2} | {mops:.2} | {:.2}x |",
             c.name,
             wait / pl_wait,
             med(i, |f| f.least_over_most),
+            med(i, |f| f.cpu_time_least_over_most),
             med(i, |f| f.per_cpu_least_over_most),
             med(i, |f| f.within_cpu_least_over_most),
             mops / pl_mops
@@ -477,15 +488,16 @@ fn rw_table(threads: usize, dur: Duration, runs: usize) {
         "\n{} readers and {writers} writers, the same runs\n",
         threads - writers
     );
-    println!("| rwlock | role | longest wait ms | least/most served | per CPU-s | Mops/s |");
-    println!("|---|---|---:|---:|---:|---:|");
+    println!("| rwlock | role | longest wait ms | least/most served | CPU time least/most | per CPU-s | Mops/s |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
     for (i, c) in cands.iter().enumerate() {
         for (role, name) in [(0, "readers"), (1, "writers")] {
             println!(
-                "| {} | {name} | {:.2} | {:.2} | {:.2} | {:.3} |",
+                "| {} | {name} | {:.2} | {:.2} | {:.2} | {:.2} | {:.3} |",
                 c.name,
                 med(i, role, |f| f.longest_wait_ms),
                 med(i, role, |f| f.least_over_most),
+                med(i, role, |f| f.cpu_time_least_over_most),
                 med(i, role, |f| f.per_cpu_least_over_most),
                 med(i, role, |f| f.mops),
             );
