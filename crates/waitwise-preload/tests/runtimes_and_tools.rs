@@ -1,0 +1,183 @@
+//! More programs nobody here wrote, under the interposer: GNU `sort
+//! --parallel`, SQLite's multi-threaded sorter, a JVM running
+//! `java.util.concurrent` (its threads park on pthread mutexes and
+//! condition variables) and Node.js (libuv's thread pool and worker
+//! threads). Each must give the result it gives natively, and write a
+//! `WAITWISE_PROFILE` that parses and holds the waits of its threads.
+//!
+//! `sort` comes with coreutils; the others must be installed (`apt-get
+//! install -y sqlite3 default-jdk-headless nodejs`), so these tests are
+//! ignored by `cargo test --workspace` and run with `cargo test -p
+//! waitwise-preload --test runtimes_and_tools -- --ignored`; `.ci/run`
+//! installs the programs and runs them. Each run is given a generous
+//! limit as a hang detector, never as a performance bound.
+
+mod common;
+
+use common::{native, preloaded, read_profile, run_ok_within, scratch_dir};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// A run still going after this is reported as a hang.
+const HANG_LIMIT: Duration = Duration::from_secs(300);
+
+/// A program from `PATH`, or a failure saying how to install it.
+fn program(name: &str) -> PathBuf {
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "`{name}` is not installed: run `apt-get install -y sqlite3 \
+                 default-jdk-headless nodejs` (as root) to run these tests"
+            )
+        })
+}
+
+/// A file of this test's own in the scratch directory (named per process:
+/// test binaries may run at once).
+fn scratch_file(name: &str) -> PathBuf {
+    scratch_dir().join(format!("runtimes-{}-{name}", std::process::id()))
+}
+
+/// Runs `cmd` under the interposer with a profile; returns its stdout
+/// and the profile's objects.
+fn run_profiled(mut cmd: Command, tag: &str) -> (String, Vec<serde_json::Value>) {
+    let profile = scratch_file(&format!("{tag}.profile.json"));
+    let _ = std::fs::remove_file(&profile);
+    cmd.env("WAITWISE_PROFILE", &profile);
+    let out = run_ok_within(&mut cmd, HANG_LIMIT);
+    let objects = read_profile(&profile);
+    let _ = std::fs::remove_file(&profile);
+    (String::from_utf8_lossy(&out.stdout).into_owned(), objects)
+}
+
+/// Total waits recorded over a profile's objects.
+fn total_waits(objects: &[serde_json::Value]) -> u64 {
+    objects
+        .iter()
+        .map(|o| o["total_waits"].as_u64().expect("total_waits"))
+        .sum()
+}
+
+/// `command` preloaded (with a profile) and natively must print the same;
+/// the preloaded run must have recorded waits.
+fn same_output_as_natively(what: &str, args: &[&std::ffi::OsStr]) {
+    let exe = program(what);
+    let mut pre = preloaded(&exe);
+    let mut nat = native(&exe);
+    pre.args(args);
+    nat.args(args);
+    let (pre_out, objects) = run_profiled(pre, what);
+    let nat_out = String::from_utf8_lossy(&run_ok_within(&mut nat, HANG_LIMIT).stdout).into_owned();
+    assert_eq!(
+        pre_out, nat_out,
+        "{what}: output differs under the interposer"
+    );
+    assert!(
+        total_waits(&objects) > 0,
+        "{what}: its threads recorded no waits: {objects:?}"
+    );
+}
+
+#[test]
+fn sort_parallel_sorts_as_natively() {
+    let input = scratch_file("numbers.txt");
+    {
+        let mut out = BufWriter::new(std::fs::File::create(&input).expect("create input"));
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..1_000_000 {
+            // LCG (Knuth's MMIX constants): reproducible, no dependency.
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            writeln!(out, "{}", x >> 40).expect("write input");
+        }
+        out.flush().expect("flush input");
+    }
+    // The input fits the buffer: sort sorts it in memory on 4 threads,
+    // which merge their parts through a shared queue (a mutex and a
+    // condition variable).
+    let args = ["-n", "--parallel=4", "-S", "64M"].map(std::ffi::OsStr::new);
+    let mut args = args.to_vec();
+    args.push(input.as_os_str());
+    same_output_as_natively("sort", &args);
+    let _ = std::fs::remove_file(input);
+}
+
+#[test]
+#[ignore = "needs sqlite3: cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn sqlite_threaded_sorter_answers_as_natively() {
+    // A fresh database per run; the sort of a million rows with four
+    // sorter threads (`PRAGMA threads`).
+    let sql = "PRAGMA threads = 4; PRAGMA cache_size = 200; CREATE TABLE t(a, b); \
+               WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000000) \
+               INSERT INTO t SELECT (x * 7919) % 1000003, x FROM c; \
+               CREATE INDEX i ON t(a); \
+               SELECT count(*), sum(a), min(b), max(b) FROM (SELECT a, b FROM t ORDER BY b DESC, a);";
+    let exe = program("sqlite3");
+    let mut outputs = Vec::new();
+    for preload in [true, false] {
+        let db = scratch_file(if preload { "pre.db" } else { "native.db" });
+        let _ = std::fs::remove_file(&db);
+        let mut cmd = if preload {
+            preloaded(&exe)
+        } else {
+            native(&exe)
+        };
+        cmd.arg(&db).arg(sql);
+        if preload {
+            let (out, objects) = run_profiled(cmd, "sqlite3");
+            assert!(
+                total_waits(&objects) > 0,
+                "sqlite3's sorter threads recorded no waits: {objects:?}"
+            );
+            outputs.push(out);
+        } else {
+            outputs.push(
+                String::from_utf8_lossy(&run_ok_within(&mut cmd, HANG_LIMIT).stdout).into_owned(),
+            );
+        }
+        let _ = std::fs::remove_file(db);
+    }
+    assert_eq!(
+        outputs[0], outputs[1],
+        "sqlite3: answer differs under the interposer"
+    );
+    // `PRAGMA threads` prints the limit it set.
+    assert_eq!(outputs[0].trim(), "4\n1000000|500000523754|1|1000000");
+}
+
+#[test]
+#[ignore = "needs a JDK (java 11 or later): cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn jvm_concurrency_utilities_and_monitors() {
+    // `java File.java` compiles and runs a single source file (JDK 11+).
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Waits.java");
+    let mut cmd = preloaded(program("java"));
+    cmd.arg("-Xmx256m").arg(&source);
+    let (out, objects) = run_profiled(cmd, "java");
+    assert!(out.ends_with("done\n"), "java did not finish:\n{out}");
+    assert!(
+        total_waits(&objects) > 0,
+        "the JVM recorded no waits: {objects:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs nodejs: cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn node_thread_pool_and_worker_threads() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/waits.js");
+    let mut cmd = preloaded(program("node"));
+    cmd.arg(&script);
+    let (out, objects) = run_profiled(cmd, "node");
+    assert!(out.ends_with("done\n"), "node did not finish:\n{out}");
+    assert!(
+        total_waits(&objects) > 0,
+        "node recorded no waits: {objects:?}"
+    );
+}
