@@ -63,6 +63,20 @@
 //! the loads that seed a CAS loop: a stale value only fails the CAS (whose
 //! failure returns the current one) or, in a `try_*`, reports a lock that
 //! was held a moment ago.
+//!
+//! # The first guess
+//!
+//! The fast paths (`try_lock_shared`, `try_lock_exclusive` and both
+//! unlocks) start their CAS loop from a guess of the word's usual value
+//! (free; this thread the only holder) instead of a load: where another
+//! CPU touched the line last, a load fetches it shared and the CAS then
+//! fetches it again to own it, two transfers where a CAS alone makes one
+//! (a wrong guess fails, returning the current value, with the line now
+//! owned here, and the next CAS usually succeeds locally). parking_lot's
+//! RwLock starts its write lock and write unlock from the same guesses
+//! (and releases a read lock with one `fetch_sub`). The guess only picks
+//! the first expected value: every transition is still one successful CAS
+//! from the value it was computed from.
 
 use super::waiting::LockWaits;
 #[cfg(not(loom))]
@@ -191,9 +205,10 @@ impl RawRwLock {
     #[inline]
     pub fn try_lock_shared(&self) -> bool {
         let w = self.word.value();
-        // Relaxed load and CAS failure: guesses for the SeqCst CAS, which
-        // acquires (module doc).
-        let mut s = w.load(Ordering::Relaxed);
+        // The first guess is the free lock, not a load (module doc, "The
+        // first guess"); a CAS failure (Relaxed) gives the next one. The
+        // SeqCst CAS acquires (module doc).
+        let mut s = 0;
         while readable(s) {
             // readers + 1
             match w.compare_exchange_weak(s, s + READER, Ordering::SeqCst, Ordering::Relaxed) {
@@ -265,8 +280,9 @@ impl RawRwLock {
     pub unsafe fn unlock_shared(&self) {
         let w = self.word.value();
         // readers - 1, READ_TURN cleared: the first reader out ends the
-        // turn. Relaxed load and CAS failure: guesses for the SeqCst CAS.
-        let mut s = w.load(Ordering::Relaxed);
+        // turn. The first guess is this reader alone, not a load (module
+        // doc, "The first guess"); a CAS failure (Relaxed) gives the next.
+        let mut s = READER;
         loop {
             debug_assert!(readers(s) > 0, "unlock_shared of an unread RwLock: {s:#x}");
             match w.compare_exchange_weak(
@@ -293,9 +309,10 @@ impl RawRwLock {
         // => WRITE_LOCKED while writable (waiting writers do not stop a
         // barging try; a readers' turn does).
         let w = self.word.value();
-        // Relaxed load and CAS failure: guesses for the SeqCst CAS, which
-        // acquires (module doc).
-        let mut s = w.load(Ordering::Relaxed);
+        // The first guess is the free lock, not a load (module doc, "The
+        // first guess"); a CAS failure (Relaxed) gives the next one. The
+        // SeqCst CAS acquires (module doc).
+        let mut s = 0;
         while writable(s) {
             match w.compare_exchange_weak(s, s | WRITE_LOCKED, Ordering::SeqCst, Ordering::Relaxed)
             {
@@ -428,8 +445,9 @@ impl RawRwLock {
         let w = self.word.value();
         // WRITE_LOCKED => 0 (waiting-writer count kept); READERS_WAITING
         // => READ_TURN while writers wait (else readers may enter anyway).
-        // Relaxed load and CAS failure: guesses for the SeqCst CAS.
-        let mut s = w.load(Ordering::Relaxed);
+        // The first guess is this writer alone, not a load (module doc,
+        // "The first guess"); a CAS failure (Relaxed) gives the next.
+        let mut s = WRITE_LOCKED;
         loop {
             debug_assert!(
                 write_locked(s),
@@ -590,6 +608,44 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::time::Duration;
+
+    #[test]
+    fn fast_paths_whose_first_guess_misses_act_on_the_word_they_find() {
+        let lock = RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block()));
+        let w = lock.word.value();
+        // Guessed free, found read-locked twice.
+        w.store(2 * READER, Ordering::SeqCst);
+        assert!(!lock.try_lock_exclusive());
+        assert_eq!(
+            w.load(Ordering::SeqCst),
+            2 * READER,
+            "a failed try changes nothing"
+        );
+        assert!(lock.try_lock_shared());
+        assert_eq!(w.load(Ordering::SeqCst), 3 * READER);
+        // Guessed the only reader, found three and a waiting writer.
+        w.store((3 * READER) | WRITER_WAITING, Ordering::SeqCst);
+        // SAFETY: the word says three readers hold the lock; this releases
+        // one of them.
+        unsafe { lock.unlock_shared() };
+        assert_eq!(w.load(Ordering::SeqCst), (2 * READER) | WRITER_WAITING);
+        // Guessed the only writer, found a waiting writer as well.
+        w.store(WRITE_LOCKED | WRITER_WAITING, Ordering::SeqCst);
+        // SAFETY: the word says a writer holds the lock; this releases it.
+        unsafe { lock.unlock_exclusive() };
+        assert_eq!(w.load(Ordering::SeqCst), WRITER_WAITING);
+        // Guesses that hit: free => writer => free => reader => free.
+        w.store(0, Ordering::SeqCst);
+        assert!(lock.try_lock_exclusive());
+        assert_eq!(w.load(Ordering::SeqCst), WRITE_LOCKED);
+        // SAFETY: taken just above.
+        unsafe { lock.unlock_exclusive() };
+        assert!(lock.try_lock_shared());
+        assert_eq!(w.load(Ordering::SeqCst), READER);
+        // SAFETY: taken just above.
+        unsafe { lock.unlock_shared() };
+        assert_eq!(w.load(Ordering::SeqCst), 0);
+    }
 
     #[test]
     fn a_write_unlock_gives_waiting_readers_a_turn_that_the_first_reader_out_ends() {
