@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{preloaded, read_profile, run_ok, scratch_dir};
+use common::{installed, preloaded, read_profile, run_ok, scratch_dir};
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -25,18 +25,7 @@ const INPUT_BYTES: usize = 64 << 20;
 
 /// A tool from `PATH`, or a failure saying how to install it.
 fn tool(name: &str) -> PathBuf {
-    std::env::var_os("PATH")
-        .and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join(name))
-                .find(|p| p.is_file())
-        })
-        .unwrap_or_else(|| {
-            panic!(
-                "`{name}` is not installed: run `apt-get install -y pigz xz-utils zstd` \
-                 (as root) to run the real-program tests"
-            )
-        })
+    installed(name, "pigz xz-utils zstd")
 }
 
 /// The generated input: 64 MiB of log-like lines (compressible about 8:1,

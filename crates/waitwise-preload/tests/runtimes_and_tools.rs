@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{native, preloaded, read_profile, run_ok_within, scratch_dir};
+use common::{installed, native, preloaded, read_profile, run_ok_within, scratch_dir};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,18 +25,7 @@ const HANG_LIMIT: Duration = Duration::from_secs(300);
 
 /// A program from `PATH`, or a failure saying how to install it.
 fn program(name: &str) -> PathBuf {
-    std::env::var_os("PATH")
-        .and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join(name))
-                .find(|p| p.is_file())
-        })
-        .unwrap_or_else(|| {
-            panic!(
-                "`{name}` is not installed: run `apt-get install -y sqlite3 \
-                 default-jdk-headless nodejs` (as root) to run these tests"
-            )
-        })
+    installed(name, "sqlite3 default-jdk-headless nodejs")
 }
 
 /// A file of this test's own in the scratch directory (named per process:

@@ -229,3 +229,20 @@ pub fn run_ok_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
     );
     out
 }
+
+/// A program from `PATH`, or a failure that names it and says how to
+/// install it (`install`: the packages, for `apt-get install -y`).
+pub fn installed(name: &str, install: &str) -> PathBuf {
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "`{name}` is not installed: run `apt-get install -y {install}` (as root) \
+                 to run the tests that need it"
+            )
+        })
+}
