@@ -5,11 +5,12 @@
 //! threads). Each must give the result it gives natively, and write a
 //! `WAITWISE_PROFILE` that parses and holds the waits of its threads.
 //!
-//! `sort` comes with coreutils; the others must be installed (`apt-get
-//! install -y sqlite3 default-jdk-headless nodejs`), so these tests are
-//! ignored by `cargo test --workspace` and run with `cargo test -p
-//! waitwise-preload --test runtimes_and_tools -- --ignored`; `.ci/run`
-//! installs the programs and runs them. Each run is given a generous
+//! `sort` comes with coreutils, and its test runs with the others of
+//! `cargo test --workspace`. The other programs must be installed
+//! (`apt-get install -y sqlite3 default-jdk-headless nodejs`), so their
+//! tests are ignored there and run with `cargo test -p waitwise-preload
+//! --test runtimes_and_tools -- --ignored`; `.ci/run` installs the
+//! programs and runs them. Each run is given a generous
 //! limit as a hang detector, never as a performance bound.
 
 mod common;

@@ -22,11 +22,11 @@
 //! - *CPU time least/most*: the least CPU time one thread got
 //!   (`CLOCK_THREAD_CPUTIME_ID`) over the most: the scheduler's share of
 //!   the unevenness (with more threads than CPUs, the threads' CPU times
-//!   differ by 10-40% within a second). A lock that serves only threads
-//!   that run cannot even out more than this (a thread with 1.5x the CPU
-//!   time of another makes about 1.5x the calls) short of handing the lock
-//!   to threads that are not running, the convoy that a FIFO lock pays in
-//!   throughput;
+//!   differ by 10-40% within a second). A lock that serves its threads
+//!   at one rate while they run gives each calls in proportion to its CPU
+//!   time (1.5x the CPU time, about 1.5x the calls); serving the threads
+//!   with less CPU time faster takes handing the lock to threads that are
+//!   not running, the convoy that a FIFO lock pays in throughput;
 //! - *per CPU-s*: least/most served for acquisitions per second of the
 //!   thread's own CPU time: the lock's share of the unevenness, without
 //!   the scheduler's;
