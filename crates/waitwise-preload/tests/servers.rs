@@ -1,0 +1,499 @@
+//! Servers nobody here wrote, under the interposer, each loaded by clients
+//! on loopback: memcached (worker threads that hand connections over
+//! through mutex-guarded queues), Redis (I/O threads, which Redis parks
+//! and releases on a mutex each, and background threads that wait on
+//! condition variables for lazy frees), and PostgreSQL with pgbench (whose
+//! client threads start together at a pthread barrier). Each must answer
+//! exactly what its clients' operations imply, shut down cleanly, and
+//! write a `WAITWISE_PROFILE` that parses and holds its threads' waits.
+//!
+//! The servers must be installed (`apt-get install -y memcached
+//! redis-server postgresql`), so these tests are ignored by `cargo test
+//! --workspace` and run with `cargo test -p waitwise-preload --test
+//! servers -- --ignored`; `.ci/run` installs the servers and runs them.
+//! Every server is started by its test on a port or socket of its own and
+//! killed if the test fails. Each wait is given a generous limit as a hang
+//! detector, never as a performance bound.
+
+mod common;
+
+use common::{installed, preload_so, read_profile, run_ok_within, scratch_dir};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server or client still going after this is reported as a hang.
+const HANG_LIMIT: Duration = Duration::from_secs(120);
+
+/// Client threads per server.
+const CLIENTS: usize = 8;
+/// Operations of each kind per client thread.
+const OPS_PER_CLIENT: usize = 2_000;
+
+/// A program from `PATH`, or a failure saying how to install it.
+fn program(name: &str) -> PathBuf {
+    installed(name, "memcached redis-server postgresql")
+}
+
+/// A scratch path of this test's own (named per process: test binaries
+/// may run at once).
+fn scratch_file(name: &str) -> PathBuf {
+    scratch_dir().join(format!("servers-{}-{name}", std::process::id()))
+}
+
+/// A loopback port that was free a moment ago (the kernel's pick).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind a loopback port")
+        .port()
+}
+
+/// Total waits recorded over a profile's objects.
+fn total_waits(objects: &[serde_json::Value]) -> u64 {
+    objects
+        .iter()
+        .map(|o| o["total_waits"].as_u64().expect("total_waits"))
+        .sum()
+}
+
+/// A server process, killed if the test fails before it is shut down.
+struct Server {
+    name: &'static str,
+    child: Option<Child>,
+}
+
+impl Server {
+    /// Starts `cmd` (its output goes to a log file, shown on failure).
+    fn start(name: &'static str, mut cmd: Command) -> Self {
+        let log = std::fs::File::create(scratch_file(&format!("{name}.log"))).expect("server log");
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("server log"))
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {name} ({cmd:?}): {e}"));
+        Self {
+            name,
+            child: Some(child),
+        }
+    }
+
+    /// The server's output so far.
+    fn log(&self) -> String {
+        std::fs::read_to_string(scratch_file(&format!("{}.log", self.name))).unwrap_or_default()
+    }
+
+    /// Connects to `port`, retrying while the server starts.
+    fn connect(&mut self, port: u16) -> TcpStream {
+        let start = Instant::now();
+        loop {
+            match TcpStream::connect(("127.0.0.1", port)) {
+                Ok(stream) => {
+                    stream
+                        .set_read_timeout(Some(HANG_LIMIT))
+                        .expect("read timeout");
+                    return stream;
+                }
+                Err(e) => {
+                    if let Some(status) = self
+                        .child
+                        .as_mut()
+                        .and_then(|c| c.try_wait().ok().flatten())
+                    {
+                        panic!(
+                            "{} exited ({status}) before accepting:\n{}",
+                            self.name,
+                            self.log()
+                        );
+                    }
+                    assert!(
+                        start.elapsed() < HANG_LIMIT,
+                        "{} did not accept on port {port}: {e}\n{}",
+                        self.name,
+                        self.log()
+                    );
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
+    }
+
+    /// Waits for the server to exit (after it was asked to) and returns
+    /// its log.
+    fn wait_for_exit(mut self) -> String {
+        let mut child = self.child.take().expect("server running");
+        let start = Instant::now();
+        loop {
+            if child.try_wait().expect("wait for the server").is_some() {
+                return self.log();
+            }
+            if start.elapsed() > HANG_LIMIT {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{} did not exit after shutdown:\n{}", self.name, self.log());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+            eprintln!("{} killed; its log:\n{}", self.name, self.log());
+        }
+    }
+}
+
+/// A line-oriented client of a text protocol (memcached's, Redis's
+/// inline commands).
+struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Client {
+    fn new(stream: TcpStream) -> Self {
+        let writer = stream.try_clone().expect("clone the stream");
+        Self {
+            reader: BufReader::new(stream),
+            writer,
+        }
+    }
+
+    /// Sends `request` and reads one reply line (without its CRLF).
+    fn ask(&mut self, request: &str) -> String {
+        self.writer
+            .write_all(request.as_bytes())
+            .expect("send a request");
+        self.line()
+    }
+
+    /// The next reply line (without its CRLF).
+    fn line(&mut self) -> String {
+        let mut line = String::new();
+        let n = self.reader.read_line(&mut line).expect("read a reply");
+        assert!(n > 0, "the server closed the connection");
+        line.truncate(line.trim_end_matches(['\r', '\n']).len());
+        line
+    }
+}
+
+/// Runs `work(client index, client)` on one thread per connection, all at
+/// once.
+fn on_client_threads(connections: Vec<TcpStream>, work: impl Fn(usize, Client) + Sync) {
+    std::thread::scope(|s| {
+        for (c, stream) in connections.into_iter().enumerate() {
+            let work = &work;
+            s.spawn(move || work(c, Client::new(stream)));
+        }
+    });
+}
+
+#[test]
+#[ignore = "needs memcached: cargo test -p waitwise-preload --test servers -- --ignored"]
+fn memcached_stores_counts_and_shuts_down() {
+    let port = free_port();
+    let profile = scratch_file("memcached.profile.json");
+    let _ = std::fs::remove_file(&profile);
+    let mut cmd = common::preloaded(program("memcached"));
+    // Four worker threads; `-A` enables the `shutdown` command; `-u root`
+    // is required when run as root and ignored otherwise.
+    cmd.args(["-t", "4", "-A", "-u", "root", "-U", "0"])
+        .args(["-l", "127.0.0.1", "-m", "64"])
+        .arg("-p")
+        .arg(port.to_string())
+        .env("WAITWISE_PROFILE", &profile);
+    let mut server = Server::start("memcached", cmd);
+    let mut admin = Client::new(server.connect(port));
+    assert_eq!(admin.ask("set counter 0 0 1\r\n0\r\n"), "STORED");
+    let connections = (0..CLIENTS).map(|_| server.connect(port)).collect();
+    on_client_threads(connections, |c, mut client| {
+        for i in 0..OPS_PER_CLIENT {
+            let value = format!("v{c}.{i}");
+            let stored = client.ask(&format!("set k{c}.{i} 0 0 {}\r\n{value}\r\n", value.len()));
+            assert_eq!(stored, "STORED");
+            let count: u64 = client.ask("incr counter 1\r\n").parse().expect("a count");
+            assert!(count >= 1);
+        }
+        for i in 0..OPS_PER_CLIENT {
+            assert_eq!(
+                client.ask(&format!("get k{c}.{i}\r\n")),
+                format!("VALUE k{c}.{i} 0 {}", format!("v{c}.{i}").len())
+            );
+            assert_eq!(client.line(), format!("v{c}.{i}"));
+            assert_eq!(client.line(), "END");
+        }
+    });
+    assert_eq!(
+        admin.ask("get counter\r\n"),
+        format!(
+            "VALUE counter 0 {}",
+            (CLIENTS * OPS_PER_CLIENT).to_string().len()
+        )
+    );
+    assert_eq!(admin.line(), (CLIENTS * OPS_PER_CLIENT).to_string());
+    assert_eq!(admin.line(), "END");
+    admin
+        .writer
+        .write_all(b"shutdown\r\n")
+        .expect("send shutdown");
+    let log = server.wait_for_exit();
+    let objects = read_profile(&profile);
+    assert!(
+        total_waits(&objects) > 0,
+        "memcached's threads recorded no waits: {objects:?}\n{log}"
+    );
+    let _ = std::fs::remove_file(profile);
+}
+
+#[test]
+#[ignore = "needs redis-server: cargo test -p waitwise-preload --test servers -- --ignored"]
+fn redis_with_io_threads_counts_lists_and_frees_lazily() {
+    let port = free_port();
+    let profile = scratch_file("redis.profile.json");
+    let _ = std::fs::remove_file(&profile);
+    let mut cmd = common::preloaded(program("redis-server"));
+    cmd.args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .args(["--daemonize", "no", "--protected-mode", "no"])
+        // Two I/O threads (the main thread and one more), reading too,
+        // and deletes freed by a background thread.
+        .args(["--io-threads", "2", "--io-threads-do-reads", "yes"])
+        .args(["--lazyfree-lazy-user-del", "yes"])
+        .arg("--port")
+        .arg(port.to_string())
+        .env("WAITWISE_PROFILE", &profile);
+    let mut server = Server::start("redis-server", cmd);
+    let mut admin = Client::new(server.connect(port));
+    assert_eq!(admin.ask("PING\r\n"), "+PONG");
+    let connections = (0..CLIENTS).map(|_| server.connect(port)).collect();
+    on_client_threads(connections, |c, mut client| {
+        for i in 0..OPS_PER_CLIENT {
+            assert!(client.ask("INCR counter\r\n").starts_with(':'));
+            assert_eq!(
+                client.ask(&format!("RPUSH list{c} {i}\r\n")),
+                format!(":{}", i + 1)
+            );
+        }
+    });
+    assert_eq!(
+        admin.ask("GET counter\r\n"),
+        format!("${}", (CLIENTS * OPS_PER_CLIENT).to_string().len())
+    );
+    assert_eq!(admin.line(), (CLIENTS * OPS_PER_CLIENT).to_string());
+    for c in 0..CLIENTS {
+        // Each list in the order its client pushed it.
+        assert_eq!(
+            admin.ask(&format!("LRANGE list{c} 0 -1\r\n")),
+            format!("*{OPS_PER_CLIENT}")
+        );
+        for i in 0..OPS_PER_CLIENT {
+            assert_eq!(admin.line(), format!("${}", i.to_string().len()));
+            assert_eq!(admin.line(), i.to_string());
+        }
+        // A list this long is freed by the background thread.
+        assert_eq!(admin.ask(&format!("DEL list{c}\r\n")), ":1");
+    }
+    assert_eq!(admin.ask("DBSIZE\r\n"), ":1");
+    admin
+        .writer
+        .write_all(b"SHUTDOWN NOSAVE\r\n")
+        .expect("send SHUTDOWN");
+    let log = server.wait_for_exit();
+    let objects = read_profile(&profile);
+    assert!(
+        total_waits(&objects) > 0,
+        "redis-server's threads recorded no waits: {objects:?}\n{log}"
+    );
+    let _ = std::fs::remove_file(profile);
+}
+
+/// PostgreSQL's programs: the server's (`initdb`, `postgres`,
+/// `pg_isready`) from the newest `/usr/lib/postgresql/<version>/bin`
+/// (Debian's layout), else from `PATH`, as are the clients'.
+fn postgres_program(name: &str) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path().join("bin"))
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort_by_key(|d| {
+        d.parent()
+            .and_then(|v| v.file_name())
+            .and_then(|v| v.to_str())
+            .and_then(|v| v.parse::<u32>().ok())
+    });
+    dirs.iter()
+        .rev()
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| program(name))
+}
+
+/// The user and group that run PostgreSQL: `postgres` when this test runs
+/// as root (the server refuses root), else this process's own.
+fn postgres_ids() -> (u32, u32) {
+    // SAFETY: geteuid, getegid and getpwnam take no pointers but a
+    // NUL-terminated name; getpwnam's result is read at once, before any
+    // other call could overwrite its static buffer (tests of this binary
+    // that run at once do not call it).
+    unsafe {
+        if libc::geteuid() != 0 {
+            return (libc::geteuid(), libc::getegid());
+        }
+        let pw = libc::getpwnam(c"postgres".as_ptr());
+        assert!(
+            !pw.is_null(),
+            "running as root, and there is no `postgres` user to run the server: \
+             apt-get install -y postgresql creates it"
+        );
+        ((*pw).pw_uid, (*pw).pw_gid)
+    }
+}
+
+/// `program` run as the PostgreSQL user (see [`postgres_ids`]).
+fn as_postgres(program: &Path, (uid, gid): (u32, u32)) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = common::native(program);
+    cmd.uid(uid).gid(gid);
+    cmd
+}
+
+#[test]
+#[ignore = "needs postgresql: cargo test -p waitwise-preload --test servers -- --ignored"]
+fn postgres_and_pgbench_keep_the_tpcb_balances() {
+    let ids = postgres_ids();
+    // A directory the server's user can reach (the build's scratch
+    // directory may sit under one it cannot), holding the data, the
+    // socket, the profiles and a copy of the interposer.
+    let dir = std::env::temp_dir().join(format!("waitwise-postgres-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the server's directory");
+    std::os::unix::fs::chown(&dir, Some(ids.0), Some(ids.1)).expect("chown the directory");
+    let so = dir.join("libwaitwise_preload.so");
+    std::fs::copy(preload_so(), &so).expect("copy the interposer");
+    let data = dir.join("data");
+    let port = free_port().to_string();
+    run_ok_within(
+        as_postgres(&postgres_program("initdb"), ids)
+            .arg("-D")
+            .arg(&data)
+            .args(["-A", "trust", "-U", "postgres", "--no-sync"]),
+        HANG_LIMIT,
+    );
+    // The server and every backend it forks run under the interposer,
+    // each writing its own profile.
+    let mut server_cmd = as_postgres(&postgres_program("postgres"), ids);
+    server_cmd
+        .arg("-D")
+        .arg(&data)
+        .arg("-k")
+        .arg(&dir)
+        .args(["-p", &port, "-c", "listen_addresses=", "-c", "fsync=off"])
+        .env("LD_PRELOAD", &so)
+        .env("WAITWISE_PROFILE", dir.join("server-%p.json"));
+    let server = Server::start("postgres", server_cmd);
+    let start = Instant::now();
+    while !Command::new(postgres_program("pg_isready"))
+        .arg("-h")
+        .arg(&dir)
+        .args(["-p", &port, "-q"])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        assert!(
+            start.elapsed() < HANG_LIMIT,
+            "postgres did not start:\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let client = |name: &str| {
+        let mut cmd = common::native(postgres_program(name));
+        cmd.arg("-h")
+            .arg(&dir)
+            .args(["-p", &port, "-U", "postgres"]);
+        cmd
+    };
+    run_ok_within(
+        client("pgbench").args(["-i", "-q", "-s", "2", "postgres"]),
+        HANG_LIMIT,
+    );
+    // pgbench itself under the interposer: 8 clients on 4 threads, which
+    // start together at a pthread barrier.
+    let pgbench_profile = dir.join("pgbench.json");
+    let transactions = CLIENTS * 250;
+    let mut bench = client("pgbench");
+    bench
+        .env("LD_PRELOAD", &so)
+        .env("WAITWISE_PROFILE", &pgbench_profile)
+        .args([
+            "-n",
+            "-c",
+            &CLIENTS.to_string(),
+            "-j",
+            "4",
+            "-t",
+            "250",
+            "postgres",
+        ]);
+    let out = String::from_utf8_lossy(&run_ok_within(&mut bench, HANG_LIMIT).stdout).into_owned();
+    assert!(
+        out.contains(&format!(
+            "number of transactions actually processed: {transactions}/{transactions}"
+        )),
+        "{out}"
+    );
+    assert!(out.contains("number of failed transactions: 0 "), "{out}");
+    let barrier_waits: u64 = read_profile(&pgbench_profile)
+        .iter()
+        .filter(|o| o["kind"] == "barrier")
+        .map(|o| o["total_waits"].as_u64().expect("total_waits"))
+        .sum();
+    assert!(barrier_waits > 0, "pgbench's threads met at no barrier");
+    // TPC-B's invariants: every transaction moved one delta into an
+    // account, a teller and a branch, and logged it once.
+    let mut check = client("psql");
+    check.args(["-At", "-d", "postgres", "-c"]).arg(
+        "SELECT (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT sum(delta) FROM pgbench_history), \
+                (SELECT sum(tbalance) FROM pgbench_tellers) = (SELECT sum(delta) FROM pgbench_history), \
+                (SELECT sum(bbalance) FROM pgbench_branches) = (SELECT sum(delta) FROM pgbench_history), \
+                (SELECT count(*) FROM pgbench_history)",
+    );
+    let answer =
+        String::from_utf8_lossy(&run_ok_within(&mut check, HANG_LIMIT).stdout).into_owned();
+    assert_eq!(answer.trim(), format!("t|t|t|{transactions}"));
+    // A fast shutdown (SIGINT), which every backend must survive to exit.
+    let pid = server.child.as_ref().expect("server running").id();
+    // SAFETY: kill takes no pointers; the pid is our own child's, not yet
+    // reaped.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) }, 0);
+    let log = server.wait_for_exit();
+    for bad in ["PANIC", "TRAP", "terminated by signal", "was terminated"] {
+        assert!(!log.contains(bad), "the server's log says {bad}:\n{log}");
+    }
+    assert!(log.contains("database system is shut down"), "{log}");
+    let profiles: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("list the server's directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("server-"))
+        })
+        .collect();
+    assert!(
+        !profiles.is_empty(),
+        "the server's processes wrote no profile"
+    );
+    for p in &profiles {
+        read_profile(p);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
