@@ -4,12 +4,15 @@
 # turn-taking through a mutex and condvar (alone and beside two busy
 # loops), the first timed wait of a process, pigz/xz/zstd, a Python
 # thread pool's wall time and Python threads taking turns (alone and beside
-# two busy loops) (REPEATS pairs, default 5). Prints one line per comparison:
+# two busy loops), memcached and PostgreSQL under load (REPEATS pairs,
+# default 5). Prints one line per comparison:
 # the medians, their ratio, and the median of the ratios of adjacent pairs.
 #
 #   crates/waitwise-preload/bench/run.sh [REPEATS]
 #
-# Needs: cc, taskset, pigz, xz, zstd (apt-get install -y pigz xz-utils zstd).
+# Needs: cc, taskset, pigz, xz, zstd (apt-get install -y pigz xz-utils zstd);
+# the server cases run when memcached and memcslap, or PostgreSQL, are
+# installed (apt-get install -y memcached libmemcached-tools postgresql).
 # On a shared machine, other tenants' threads steal the two CPUs and the
 # numbers are noise; so when allowed, everything runs SCHED_FIFO
 # (`chrt -f 10`), which keeps normal-priority work off those CPUs while a
@@ -107,6 +110,25 @@ if command -v python3 >/dev/null; then
 else
     echo "python thread pool and turns: skipped, no python3 installed"
 fi
+
+# Servers nobody here wrote, loaded by clients on the same CPUs, at normal
+# priority (a server's clients at real-time priority starve its
+# housekeeping): memcached under memcslap, PostgreSQL under pgbench.
+RT_SAVED=$RT
+RT=""
+if command -v memcached >/dev/null && command -v memcslap >/dev/null; then
+    compare crates/waitwise-preload/bench/memcached_load.sh
+    echo "memcached, 16 clients x 10000 sets then gets on 2 CPUs: glibc $G s, waitwise $W s (medians, ratio $(ratio "$W" "$G")); median of $REPEATS pair ratios $(ratio "$R" 1)"
+else
+    echo "memcached: skipped (apt-get install -y memcached libmemcached-tools)"
+fi
+if ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1; then
+    compare crates/waitwise-preload/bench/pgbench_load.sh
+    echo "postgresql + pgbench -c 8 -j 4 on 2 CPUs: glibc $G, waitwise $W transactions per s (medians, ratio $(ratio "$W" "$G")); median of $REPEATS pair ratios $(ratio "$R" 1)"
+else
+    echo "postgresql: skipped (apt-get install -y postgresql)"
+fi
+RT=$RT_SAVED
 
 # Real programs: wall time of compress + decompress, median of REPEATS.
 python3 - "$WORK/in" <<'PY'
