@@ -1,13 +1,14 @@
 //! More programs nobody here wrote, under the interposer: GNU `sort
 //! --parallel`, SQLite's multi-threaded sorter, a JVM running
 //! `java.util.concurrent` (its threads park on pthread mutexes and
-//! condition variables) and Node.js (libuv's thread pool and worker
-//! threads). Each must give the result it gives natively, and write a
+//! condition variables), Node.js (libuv's thread pool and worker
+//! threads) and Perl's ithreads (`threads::shared`'s locks and condition
+//! variables). Each must give the result it gives natively, and write a
 //! `WAITWISE_PROFILE` that parses and holds the waits of its threads.
 //!
 //! `sort` comes with coreutils, and its test runs with the others of
 //! `cargo test --workspace`. The other programs must be installed
-//! (`apt-get install -y sqlite3 default-jdk-headless nodejs`), so their
+//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl`), so their
 //! tests are ignored there and run with `cargo test -p waitwise-preload
 //! --test runtimes_and_tools -- --ignored`; `.ci/run` installs the
 //! programs and runs them. Each run is given a generous
@@ -26,7 +27,7 @@ const HANG_LIMIT: Duration = Duration::from_secs(300);
 
 /// A program from `PATH`, or a failure saying how to install it.
 fn program(name: &str) -> PathBuf {
-    installed(name, "sqlite3 default-jdk-headless nodejs")
+    installed(name, "sqlite3 default-jdk-headless nodejs perl")
 }
 
 /// A file of this test's own in the scratch directory (named per process:
@@ -169,5 +170,19 @@ fn node_thread_pool_and_worker_threads() {
     assert!(
         total_waits(&objects) > 0,
         "node recorded no waits: {objects:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs perl (with its threads module): cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn perl_ithreads_queues_semaphores_and_timed_waits() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perl/waits.pl");
+    let mut cmd = preloaded(program("perl"));
+    cmd.arg(&script);
+    let (out, objects) = run_profiled(cmd, "perl");
+    assert!(out.ends_with("done\n"), "perl did not finish:\n{out}");
+    assert!(
+        total_waits(&objects) > 0,
+        "perl's threads recorded no waits: {objects:?}"
     );
 }
