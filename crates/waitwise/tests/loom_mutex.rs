@@ -387,6 +387,25 @@ fn rwlock_writer_excludes_reader() {
     });
 }
 
+/// A writer writes twice while a reader waits: the first write unlock
+/// wakes the sleeping reader, and the second may come before the woken
+/// reader runs, with nobody recorded in the word (the reader's request
+/// taken, no writer waiting), and skips its wake-up. The reader, back on
+/// a write-locked word, asks again before it sleeps, so the second unlock
+/// sees it: no lost wake-up in any interleaving (loom reports a deadlock).
+#[test]
+fn rwlock_writer_relocks_before_a_woken_reader_runs() {
+    loom::model(|| {
+        let s = rwlock();
+        let s2 = s.clone();
+        let reader = thread::spawn(move || assert!(read_count(&s2) <= 2));
+        write_increment(&s);
+        write_increment(&s);
+        reader.join().unwrap();
+        assert_eq!(read_count(&s), 2);
+    });
+}
+
 #[test]
 fn rwlock_two_writers_and_a_reader() {
     loom::model(|| {

@@ -46,13 +46,32 @@
 //!   asked for it may have timed out). A timed-out writer unregisters and
 //!   wakes the sleepers (readers it held back may now enter).
 //! - write unlock: `- WRITE_LOCKED`, and `READERS_WAITING => READ_TURN` if
-//!   writers wait (the bit is cleared either way); wake the sleepers.
+//!   writers wait (the bit is cleared either way); wake the sleepers if
+//!   the replaced word records a waiter (below, "Who sleeps").
 //!
 //! Readers and writers sleep on the same word, so a release wakes all
 //! sleepers (`wake_all`, a system call only when somebody sleeps) and those
 //! that still cannot enter sleep again: a herd, but only of threads that
 //! were already blocked, and releasing every waiting reader at once is what
 //! a write unlock must do anyway.
+//!
+//! # Who sleeps
+//!
+//! A reader sleeps only on a word with `READERS_WAITING` set (or on a full
+//! lock, which a read unlock wakes), and a writer only while it counts in
+//! `writers_waiting`; the futex sleeps only while the word still holds
+//! the value the sleeper checked. So a write unlock whose CAS replaced a
+//! word with neither has nobody asleep to wake, and makes no `wake_all`:
+//! the [`WaitWord`]'s sleeper count alone cannot tell, because a woken
+//! thread stays counted until it runs, and on a busy machine the next
+//! write unlocks, before it runs, would each make a `futex_wake` for it
+//! (with 6 readers and 2 writers on 2 CPUs, about a quarter of all write
+//! unlocks did). A recorded sleeper stays recorded until it runs: only a
+//! write unlock clears `READERS_WAITING` (and wakes, having seen it), and
+//! only a writer itself leaves `writers_waiting`, by taking the lock or
+//! giving up (which wakes). So every change that may let a sleeper in (a
+//! write unlock, the last read unlock while writers wait, a writer giving
+//! up) still finds it recorded, and wakes.
 //!
 //! # Memory ordering
 //!
@@ -465,7 +484,13 @@ impl RawRwLock {
                 Err(now) => s = now,
             }
         }
-        self.word.wake_all();
+        // Only a waiter the word records can be asleep (module doc, "Who
+        // sleeps"): with none, the sleeper count can only be threads
+        // already woken that have not run yet, and waking them again
+        // would be a system call for nobody.
+        if s & READERS_WAITING != 0 || writers_waiting(s) > 0 {
+            self.word.wake_all();
+        }
     }
 
     /// Whether anybody holds the lock (a snapshot).
