@@ -162,27 +162,29 @@ fn jvm_concurrency_utilities_and_monitors() {
 #[test]
 #[ignore = "needs nodejs: cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
 fn node_thread_pool_and_worker_threads() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/waits.js");
-    let mut cmd = preloaded(program("node"));
-    cmd.arg(&script);
-    let (out, objects) = run_profiled(cmd, "node");
-    assert!(out.ends_with("done\n"), "node did not finish:\n{out}");
-    assert!(
-        total_waits(&objects) > 0,
-        "node recorded no waits: {objects:?}"
-    );
+    script_checks_itself("node", "tests/node/waits.js");
 }
 
 #[test]
 #[ignore = "needs perl (with its threads module): cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
 fn perl_ithreads_queues_semaphores_and_timed_waits() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perl/waits.pl");
-    let mut cmd = preloaded(program("perl"));
+    script_checks_itself("perl", "tests/perl/waits.pl");
+}
+
+/// Runs `script` (relative to this crate) with `interpreter` under the
+/// interposer: the script checks itself and prints "done" last; its
+/// threads' waits must be in the profile.
+fn script_checks_itself(interpreter: &str, script: &str) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
+    let mut cmd = preloaded(program(interpreter));
     cmd.arg(&script);
-    let (out, objects) = run_profiled(cmd, "perl");
-    assert!(out.ends_with("done\n"), "perl did not finish:\n{out}");
+    let (out, objects) = run_profiled(cmd, interpreter);
+    assert!(
+        out.ends_with("done\n"),
+        "{interpreter} did not finish:\n{out}"
+    );
     assert!(
         total_waits(&objects) > 0,
-        "perl's threads recorded no waits: {objects:?}"
+        "{interpreter}'s threads recorded no waits: {objects:?}"
     );
 }

@@ -195,6 +195,23 @@ fn on_client_threads(connections: Vec<TcpStream>, work: impl Fn(usize, Client) +
     });
 }
 
+/// Sends `request` (the server's own shutdown command) on `admin`, waits
+/// for the server to exit, and checks that its `profile` recorded waits.
+fn shut_down_with(server: Server, mut admin: Client, request: &str, profile: &Path) {
+    admin
+        .writer
+        .write_all(request.as_bytes())
+        .expect("send the shutdown request");
+    let name = server.name;
+    let log = server.wait_for_exit();
+    let objects = read_profile(profile);
+    assert!(
+        total_waits(&objects) > 0,
+        "{name}'s threads recorded no waits: {objects:?}\n{log}"
+    );
+    let _ = std::fs::remove_file(profile);
+}
+
 #[test]
 #[ignore = "needs memcached: cargo test -p waitwise-preload --test servers -- --ignored"]
 fn memcached_stores_counts_and_shuts_down() {
@@ -239,17 +256,7 @@ fn memcached_stores_counts_and_shuts_down() {
     );
     assert_eq!(admin.line(), (CLIENTS * OPS_PER_CLIENT).to_string());
     assert_eq!(admin.line(), "END");
-    admin
-        .writer
-        .write_all(b"shutdown\r\n")
-        .expect("send shutdown");
-    let log = server.wait_for_exit();
-    let objects = read_profile(&profile);
-    assert!(
-        total_waits(&objects) > 0,
-        "memcached's threads recorded no waits: {objects:?}\n{log}"
-    );
-    let _ = std::fs::remove_file(profile);
+    shut_down_with(server, admin, "shutdown\r\n", &profile);
 }
 
 #[test]
@@ -300,17 +307,7 @@ fn redis_with_io_threads_counts_lists_and_frees_lazily() {
         assert_eq!(admin.ask(&format!("DEL list{c}\r\n")), ":1");
     }
     assert_eq!(admin.ask("DBSIZE\r\n"), ":1");
-    admin
-        .writer
-        .write_all(b"SHUTDOWN NOSAVE\r\n")
-        .expect("send SHUTDOWN");
-    let log = server.wait_for_exit();
-    let objects = read_profile(&profile);
-    assert!(
-        total_waits(&objects) > 0,
-        "redis-server's threads recorded no waits: {objects:?}\n{log}"
-    );
-    let _ = std::fs::remove_file(profile);
+    shut_down_with(server, admin, "SHUTDOWN NOSAVE\r\n", &profile);
 }
 
 /// PostgreSQL's programs: the server's (`initdb`, `postgres`,
