@@ -239,22 +239,21 @@ fn memcached_stores_counts_and_shuts_down() {
             assert!(count >= 1);
         }
         for i in 0..OPS_PER_CLIENT {
+            let value = format!("v{c}.{i}");
             assert_eq!(
                 client.ask(&format!("get k{c}.{i}\r\n")),
-                format!("VALUE k{c}.{i} 0 {}", format!("v{c}.{i}").len())
+                format!("VALUE k{c}.{i} 0 {}", value.len())
             );
-            assert_eq!(client.line(), format!("v{c}.{i}"));
+            assert_eq!(client.line(), value);
             assert_eq!(client.line(), "END");
         }
     });
+    let total = (CLIENTS * OPS_PER_CLIENT).to_string();
     assert_eq!(
         admin.ask("get counter\r\n"),
-        format!(
-            "VALUE counter 0 {}",
-            (CLIENTS * OPS_PER_CLIENT).to_string().len()
-        )
+        format!("VALUE counter 0 {}", total.len())
     );
-    assert_eq!(admin.line(), (CLIENTS * OPS_PER_CLIENT).to_string());
+    assert_eq!(admin.line(), total);
     assert_eq!(admin.line(), "END");
     shut_down_with(server, admin, "shutdown\r\n", &profile);
 }
@@ -288,11 +287,9 @@ fn redis_with_io_threads_counts_lists_and_frees_lazily() {
             );
         }
     });
-    assert_eq!(
-        admin.ask("GET counter\r\n"),
-        format!("${}", (CLIENTS * OPS_PER_CLIENT).to_string().len())
-    );
-    assert_eq!(admin.line(), (CLIENTS * OPS_PER_CLIENT).to_string());
+    let total = (CLIENTS * OPS_PER_CLIENT).to_string();
+    assert_eq!(admin.ask("GET counter\r\n"), format!("${}", total.len()));
+    assert_eq!(admin.line(), total);
     for c in 0..CLIENTS {
         // Each list in the order its client pushed it.
         assert_eq!(
