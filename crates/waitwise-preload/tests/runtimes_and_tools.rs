@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::{installed, native, preloaded, read_profile, run_ok_within, scratch_dir};
+use common::{installed, native, preloaded, read_profile, run_ok_within, scratch_dir, total_waits};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,14 +46,6 @@ fn run_profiled(mut cmd: Command, tag: &str) -> (String, Vec<serde_json::Value>)
     let objects = read_profile(&profile);
     let _ = std::fs::remove_file(&profile);
     (String::from_utf8_lossy(&out.stdout).into_owned(), objects)
-}
-
-/// Total waits recorded over a profile's objects.
-fn total_waits(objects: &[serde_json::Value]) -> u64 {
-    objects
-        .iter()
-        .map(|o| o["total_waits"].as_u64().expect("total_waits"))
-        .sum()
 }
 
 /// `command` preloaded (with a profile) and natively must print the same;

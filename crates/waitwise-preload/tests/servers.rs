@@ -17,7 +17,7 @@
 
 mod common;
 
-use common::{installed, preload_so, read_profile, run_ok_within, scratch_dir};
+use common::{installed, preload_so, read_profile, run_ok_within, scratch_dir, total_waits};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -31,6 +31,8 @@ const HANG_LIMIT: Duration = Duration::from_secs(120);
 const CLIENTS: usize = 8;
 /// Operations of each kind per client thread.
 const OPS_PER_CLIENT: usize = 2_000;
+/// pgbench's transactions per client.
+const PGBENCH_TRANSACTIONS_PER_CLIENT: usize = 250;
 
 /// A program from `PATH`, or a failure saying how to install it.
 fn program(name: &str) -> PathBuf {
@@ -49,14 +51,6 @@ fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .expect("bind a loopback port")
         .port()
-}
-
-/// Total waits recorded over a profile's objects.
-fn total_waits(objects: &[serde_json::Value]) -> u64 {
-    objects
-        .iter()
-        .map(|o| o["total_waits"].as_u64().expect("total_waits"))
-        .sum()
 }
 
 /// A server process, killed if the test fails before it is shut down.
@@ -423,21 +417,14 @@ fn postgres_and_pgbench_keep_the_tpcb_balances() {
     // pgbench itself under the interposer: 8 clients on 4 threads, which
     // start together at a pthread barrier.
     let pgbench_profile = dir.join("pgbench.json");
-    let transactions = CLIENTS * 250;
+    let transactions = CLIENTS * PGBENCH_TRANSACTIONS_PER_CLIENT;
     let mut bench = client("pgbench");
     bench
         .env("LD_PRELOAD", &so)
         .env("WAITWISE_PROFILE", &pgbench_profile)
-        .args([
-            "-n",
-            "-c",
-            &CLIENTS.to_string(),
-            "-j",
-            "4",
-            "-t",
-            "250",
-            "postgres",
-        ]);
+        .args(["-n", "-c", &CLIENTS.to_string(), "-j", "4", "-t"])
+        .arg(PGBENCH_TRANSACTIONS_PER_CLIENT.to_string())
+        .arg("postgres");
     let out = String::from_utf8_lossy(&run_ok_within(&mut bench, HANG_LIMIT).stdout).into_owned();
     assert!(
         out.contains(&format!(
@@ -446,11 +433,11 @@ fn postgres_and_pgbench_keep_the_tpcb_balances() {
         "{out}"
     );
     assert!(out.contains("number of failed transactions: 0 "), "{out}");
-    let barrier_waits: u64 = read_profile(&pgbench_profile)
-        .iter()
-        .filter(|o| o["kind"] == "barrier")
-        .map(|o| o["total_waits"].as_u64().expect("total_waits"))
-        .sum();
+    let barrier_waits = total_waits(
+        read_profile(&pgbench_profile)
+            .iter()
+            .filter(|o| o["kind"] == "barrier"),
+    );
     assert!(barrier_waits > 0, "pgbench's threads met at no barrier");
     // TPC-B's invariants: every transaction moved one delta into an
     // account, a teller and a branch, and logged it once.

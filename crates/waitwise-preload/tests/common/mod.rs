@@ -144,6 +144,15 @@ pub fn read_profile(path: &Path) -> Vec<serde_json::Value> {
     objects
 }
 
+/// Total waits recorded over profile objects (as [`read_profile`] returns
+/// them, or any selection of them).
+pub fn total_waits<'a>(objects: impl IntoIterator<Item = &'a serde_json::Value>) -> u64 {
+    objects
+        .into_iter()
+        .map(|o| o["total_waits"].as_u64().expect("total_waits"))
+        .sum()
+}
+
 /// A command for `program` running without the interposer (on glibc's own
 /// functions): the same environment as [`preloaded`] less `LD_PRELOAD`.
 pub fn native(program: impl AsRef<std::ffi::OsStr>) -> Command {
