@@ -24,6 +24,9 @@
 //! renamed: never a mix of two), except one that recorded no wait, which
 //! leaves an existing file alone; the last to exit with waits wins.
 //!
+//! `kind` is the object's type: `mutex`, `rwlock` (read and write locks
+//! alike), `cond`, `barrier`, `sem` or `spin`.
+//!
 //! A *wait* is a call that could not complete at once: a contended lock, a
 //! condition wait, a barrier arrival that is not the last, a semaphore
 //! decrement that found zero.
@@ -65,15 +68,18 @@ pub enum Kind {
     Sem = 4,
     /// `pthread_spinlock_t`
     Spin = 5,
+    /// `pthread_rwlock_t` (read and write locks alike)
+    Rwlock = 6,
 }
 
 impl Kind {
-    const ALL: [Kind; 5] = [
+    const ALL: [Kind; 6] = [
         Kind::Mutex,
         Kind::Cond,
         Kind::Barrier,
         Kind::Sem,
         Kind::Spin,
+        Kind::Rwlock,
     ];
 
     /// The name in the profile file.
@@ -84,6 +90,7 @@ impl Kind {
             Kind::Barrier => "barrier",
             Kind::Sem => "sem",
             Kind::Spin => "spin",
+            Kind::Rwlock => "rwlock",
         }
     }
 

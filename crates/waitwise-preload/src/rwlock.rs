@@ -61,8 +61,10 @@
 //! to). They sleep with `FUTEX_WAIT_BITSET` on the
 //! futex half, readers and writers with different bit sets, so a writer's
 //! wake-up goes to a writer and a readers' wake-up to every reader; the
-//! timeout is an absolute `CLOCK_MONOTONIC` time. Waits are not profiled
-//! yet ([`crate::profile::Kind`] has no rwlock kind).
+//! timeout is an absolute `CLOCK_MONOTONIC` time. With `WAITWISE_PROFILE`
+//! on, every contended rdlock and wrlock is one wait of the lock's `rwlock`
+//! histogram (timed out or not; a waiter that glibc unwinds records
+//! nothing).
 //!
 //! # Starvation
 //!
@@ -111,6 +113,7 @@
 //! lock's life; they guard no other data. `destroy`'s look at `STATE` is
 //! Relaxed: `EBUSY` is a best-effort diagnostic, as for the mutex.
 
+use crate::profile::{self, Kind};
 use crate::{cleanup, config, poll, time};
 use libc::{
     pthread_rwlock_t, pthread_rwlockattr_t, timespec, EAGAIN, EBUSY, EDEADLK, EINVAL, EPERM,
@@ -400,6 +403,18 @@ impl RwWake for FutexBitsets {
 /// through its owner's frame.
 struct RwlockWait {
     deadline: Deadline,
+    /// Whether the waiter slept in the kernel at least once (woken or timed
+    /// out), for the profile.
+    slept: bool,
+}
+
+impl RwlockWait {
+    fn until(deadline: Deadline) -> Self {
+        Self {
+            deadline,
+            slept: false,
+        }
+    }
 }
 
 impl RwWake for RwlockWait {
@@ -431,7 +446,9 @@ impl RwWait for RwlockWait {
             RwQueue::Readers => READERS,
             RwQueue::Writers => WRITERS,
         };
-        sleep(lock.word(), expected, bitset, self.deadline)
+        let slept = sleep(lock.word(), expected, bitset, self.deadline);
+        self.slept |= slept != RwSlept::Refused;
+        slept
     }
 }
 
@@ -501,7 +518,11 @@ fn read_contended(
         Ok(d) => d,
         Err(e) => return e,
     };
-    match view(l).read_contended(&mut RwlockWait { deadline }) {
+    let start = profile::start();
+    let mut wait = RwlockWait::until(deadline);
+    let outcome = view(l).read_contended(&mut wait);
+    profile::finish(start, Kind::Rwlock, l, wait.slept);
+    match outcome {
         ReadOutcome::Taken => 0,
         ReadOutcome::Overflow => EAGAIN,
         ReadOutcome::TimedOut => ETIMEDOUT,
@@ -564,11 +585,13 @@ fn write_contended(l: &Lock, deadline: impl FnOnce() -> Result<Deadline, c_int>)
         Ok(d) => d,
         Err(e) => return e,
     };
+    let start = profile::start();
     let w = WaitingWriter::new(rw);
-    let mut wait = RwlockWait { deadline };
+    let mut wait = RwlockWait::until(deadline);
     // SAFETY: `writer_unwound` takes this thread's live `w` (it outlives
     // the call) and never unwinds.
     let taken = unsafe { cleanup::on_forced_unwind(&w, writer_unwound, || w.wait(&mut wait)) };
+    profile::finish(start, Kind::Rwlock, l, wait.slept);
     if taken {
         set_writer(l, me);
         0

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{compile, preloaded, read_profile, run_ok, run_ok_within, scratch_dir};
+use common::{compile, preloaded, read_profile, run_ok, run_ok_within, scratch_dir, total_waits};
 
 /// Every `WAITWISE_POLICY`; the stress programs run under each.
 const POLICIES: [&str; 4] = ["two-phase", "spin", "block", "randomized"];
@@ -180,6 +180,9 @@ fn profile_records_every_kind_and_parses() {
     for (program, args) in [
         ("cond", vec!["producer-consumer"]),
         ("barrier", vec!["2", "1000"]),
+        // Read and write locks that time out under a holder: waits that
+        // sleep.
+        ("rwlock", vec!["timed"]),
     ] {
         let p = path.with_extension(format!("{program}.json"));
         run_ok(
@@ -190,8 +193,13 @@ fn profile_records_every_kind_and_parses() {
         );
         let objects = read_profile(&p);
         let kinds: Vec<&str> = objects.iter().filter_map(|o| o["kind"].as_str()).collect();
-        let want = if program == "cond" { "cond" } else { "barrier" };
-        assert!(kinds.contains(&want), "{program}: kinds {kinds:?}");
+        assert!(kinds.contains(&program), "{program}: kinds {kinds:?}");
+        let of_kind = || objects.iter().filter(|o| o["kind"] == program);
+        assert!(total_waits(of_kind()) > 0, "{program}: {objects:?}");
+        if program == "rwlock" {
+            let blocks: u64 = of_kind().filter_map(|o| o["blocks"].as_u64()).sum();
+            assert!(blocks > 0, "timed-out rwlock waits slept: {objects:?}");
+        }
         // The B it started from, and the B in force at exit: the learned
         // one once enough wake-ups were sampled, else still the start.
         let v: serde_json::Value =

@@ -2,21 +2,26 @@
 //! --parallel`, SQLite's multi-threaded sorter, a JVM running
 //! `java.util.concurrent` (its threads park on pthread mutexes and
 //! condition variables), Node.js (libuv's thread pool and worker
-//! threads) and Perl's ithreads (`threads::shared`'s locks and condition
-//! variables). Each must give the result it gives natively, and write a
+//! threads), Perl's ithreads (`threads::shared`'s locks and condition
+//! variables) and a C++ program of the standard library's waits
+//! (libstdc++ on the pthread functions, `tests/cpp/stdlib_waits.cpp`).
+//! Each must give the result it gives natively, and write a
 //! `WAITWISE_PROFILE` that parses and holds the waits of its threads.
 //!
 //! `sort` comes with coreutils, and its test runs with the others of
 //! `cargo test --workspace`. The other programs must be installed
-//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl`), so their
-//! tests are ignored there and run with `cargo test -p waitwise-preload
+//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl g++`), so
+//! their tests are ignored there and run with `cargo test -p waitwise-preload
 //! --test runtimes_and_tools -- --ignored`; `.ci/run` installs the
 //! programs and runs them. Each run is given a generous
 //! limit as a hang detector, never as a performance bound.
 
 mod common;
 
-use common::{installed, native, preloaded, read_profile, run_ok_within, scratch_dir, total_waits};
+use common::{
+    compile_cpp, installed, native, preloaded, read_profile, run_ok_within, scratch_dir,
+    total_waits,
+};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -161,6 +166,32 @@ fn node_thread_pool_and_worker_threads() {
 #[ignore = "needs perl (with its threads module): cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
 fn perl_ithreads_queues_semaphores_and_timed_waits() {
     script_checks_itself("perl", "tests/perl/waits.pl");
+}
+
+#[test]
+#[ignore = "needs g++ (C++20): cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn cpp_standard_library_waits_under_every_policy() {
+    // libstdc++'s mutexes, timed mutexes (pthread_mutex_clocklock),
+    // shared mutexes (pthread_rwlock_clock*), condition variables
+    // (pthread_cond_clockwait), call_once, futures, and its atomic-wait
+    // barrier, latch and semaphore beside them. The program checks itself
+    // (timeouts as lower bounds only) and passes natively first.
+    let exe = compile_cpp(&installed("g++", "g++"), "stdlib_waits");
+    let native_out = run_ok_within(&mut native(&exe), HANG_LIMIT);
+    assert!(
+        native_out.stdout.ends_with(b"done\n"),
+        "natively: {native_out:?}"
+    );
+    for policy in ["two-phase", "spin", "block", "randomized"] {
+        let mut cmd = preloaded(&exe);
+        cmd.env("WAITWISE_POLICY", policy);
+        let (out, objects) = run_profiled(cmd, &format!("cpp-{policy}"));
+        assert!(out.ends_with("done\n"), "under {policy}:\n{out}");
+        for kind in ["mutex", "rwlock", "cond"] {
+            let waits = total_waits(objects.iter().filter(|o| o["kind"] == kind));
+            assert!(waits > 0, "under {policy}: no {kind} waits in {objects:?}");
+        }
+    }
 }
 
 /// Runs `script` (relative to this crate) with `interpreter` under the

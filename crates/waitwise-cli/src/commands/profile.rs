@@ -96,12 +96,27 @@ pub fn block_cost_ns(flag: Option<f64>, profile: &WaitProfile) -> (f64, String) 
     }
 }
 
+/// The kind a recorded kind name waits as: waitwise's own names
+/// ([`SyncKind::name`]), and the object types the interposer records
+/// (`waitwise-preload`'s profile docs), each waiting with the alpha of the
+/// kind it models: condition variables and semaphores a producer's next
+/// item, read-write locks a holder's critical section. `spin` (the
+/// interposer's spin locks never sleep, so no alpha applies) and unknown
+/// names: [`SyncKind::Unknown`].
+pub fn sync_kind_of(kind: &str) -> SyncKind {
+    match kind {
+        "cond" | "sem" => SyncKind::ProducerConsumer,
+        "rwlock" => SyncKind::Mutex,
+        _ => SyncKind::ALL
+            .into_iter()
+            .find(|k| k.name() == kind)
+            .unwrap_or(SyncKind::Unknown),
+    }
+}
+
 /// The static default alpha waitwise uses for a recorded kind name.
 pub fn static_alpha(kind: &str) -> (SyncKind, f64) {
-    let k = SyncKind::ALL
-        .into_iter()
-        .find(|k| k.name() == kind)
-        .unwrap_or(SyncKind::Unknown);
+    let k = sync_kind_of(kind);
     (k, k.default_alpha())
 }
 
@@ -323,6 +338,31 @@ pub fn run(args: &ProfileArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interposer_kinds_get_the_alpha_they_wait_with() {
+        use waitwise::policy::{ALPHA_EXPONENTIAL, ALPHA_UNIFORM};
+        // The interposer's condition variables and semaphores wait as
+        // producer-consumer, its rwlocks as mutexes (waitwise-preload's
+        // cond.rs, sem.rs, rwlock.rs).
+        assert_eq!(
+            static_alpha("cond"),
+            (SyncKind::ProducerConsumer, ALPHA_EXPONENTIAL)
+        );
+        assert_eq!(
+            static_alpha("sem"),
+            (SyncKind::ProducerConsumer, ALPHA_EXPONENTIAL)
+        );
+        assert_eq!(static_alpha("rwlock"), (SyncKind::Mutex, ALPHA_EXPONENTIAL));
+        assert_eq!(static_alpha("mutex"), (SyncKind::Mutex, ALPHA_EXPONENTIAL));
+        assert_eq!(static_alpha("barrier"), (SyncKind::Barrier, ALPHA_UNIFORM));
+        assert_eq!(
+            static_alpha("producer-consumer").0,
+            SyncKind::ProducerConsumer
+        );
+        assert_eq!(static_alpha("spin").0, SyncKind::Unknown);
+        assert_eq!(static_alpha("no such kind").0, SyncKind::Unknown);
+    }
 
     #[test]
     fn aggregates_per_kind() {

@@ -1,6 +1,7 @@
 //! Shared by the interposer's integration tests: find the built
 //! `libwaitwise_preload.so`, compile the C programs under `tests/c/` with
-//! the system `cc`, and run programs under `LD_PRELOAD`.
+//! the system `cc` (and the C++ ones under `tests/cpp/`), and run programs
+//! under `LD_PRELOAD`.
 
 #![allow(dead_code)] // each test binary uses a different subset
 
@@ -46,41 +47,67 @@ pub fn scratch_dir() -> PathBuf {
 }
 
 /// Compiles `tests/c/<name>.c` (once per test binary) with the system C
-/// compiler, warnings as errors, and returns the executable.
+/// compiler (`CC`, else `cc`), warnings as errors, and returns the
+/// executable.
+pub fn compile(name: &str) -> PathBuf {
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    build(&cc, &format!("c/{name}.c"), &[], &["-ldl"])
+}
+
+/// Compiles `tests/cpp/<name>.cpp` (once per test binary) as C++20 with
+/// `cxx`, warnings as errors, and returns the executable.
+pub fn compile_cpp(cxx: &Path, name: &str) -> PathBuf {
+    build(
+        cxx.as_os_str(),
+        &format!("cpp/{name}.cpp"),
+        &["-std=c++20"],
+        &[],
+    )
+}
+
+/// Compiles `tests/<source>` with `compiler` (`-O2 -g -Wall -Wextra
+/// -Werror -pthread`, `flags` before the source, `libs` after it), once
+/// per test binary.
 ///
 /// Compiles run one at a time under a lock: tests of one binary run on
 /// parallel threads, and two that compiled the same program at once raced
 /// on its temporary file (one's rename found it gone, the other exec'd the
 /// program while the second compiler still held it open: `ETXTBSY`).
-pub fn compile(name: &str) -> PathBuf {
+fn build(compiler: &std::ffi::OsStr, source: &str, flags: &[&str], libs: &[&str]) -> PathBuf {
     static COMPILED: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
     let mut compiled = COMPILED
         .get_or_init(Default::default)
         .lock()
         // A test that panicked while compiling leaves the map as it was.
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(exe) = compiled.get(name) {
+    if let Some(exe) = compiled.get(source) {
         return exe.clone();
     }
-    let src_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
-    let src = src_dir.join(format!("{name}.c"));
-    let exe = scratch_dir().join(format!("{name}-{}", std::process::id()));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(source);
+    let stem = src
+        .file_stem()
+        .expect("a source file name")
+        .to_string_lossy();
+    let exe = scratch_dir().join(format!("{stem}-{}", std::process::id()));
     let tmp = exe.with_extension("tmp");
-    let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+    let out = Command::new(compiler)
+        .args(flags)
         .args(["-O2", "-g", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
         .arg(&tmp)
         .arg(&src)
-        .arg("-ldl")
+        .args(libs)
         .output()
-        .expect("run the C compiler `cc`");
+        .unwrap_or_else(|e| panic!("run the compiler {compiler:?}: {e}"));
     assert!(
         out.status.success(),
-        "cc failed on {}:\n{}",
+        "{compiler:?} failed on {}:\n{}",
         src.display(),
         String::from_utf8_lossy(&out.stderr)
     );
     std::fs::rename(&tmp, &exe).expect("move compiled program");
-    compiled.insert(name.to_string(), exe.clone());
+    compiled.insert(source.to_string(), exe.clone());
     exe
 }
 
@@ -130,7 +157,7 @@ pub fn read_profile(path: &Path) -> Vec<serde_json::Value> {
     for o in &objects {
         let kind = o["kind"].as_str().expect("kind");
         assert!(
-            ["mutex", "cond", "barrier", "sem", "spin"].contains(&kind),
+            ["mutex", "rwlock", "cond", "barrier", "sem", "spin"].contains(&kind),
             "{o}"
         );
         assert!(o["address"].as_str().is_some(), "{o}");
