@@ -3,7 +3,9 @@
 //! (glibc 2.30+); its GIL is a mutex and a condvar with timed waits. Each
 //! script in `tests/py/` runs without the interposer and under it (three
 //! policies); both runs must exit 0 and print the same lines (the scripts
-//! print only deterministic results, no timings). CPython's own regression
+//! print only deterministic results, no timings); `multiprocessing_sync.py`
+//! takes its named semaphores (`sem_open`, process-shared) between
+//! processes. CPython's own regression
 //! tests of its threading run under the interposer too
 //! ([`cpython_threading_regression_tests`]).
 //!
@@ -128,6 +130,15 @@ fn thread_pool_executor() {
 #[ignore = "needs python3: cargo test -p waitwise-preload --test python_programs -- --ignored"]
 fn semaphores_and_barrier_with_timeouts() {
     script("semaphore");
+}
+
+#[test]
+#[ignore = "needs python3: cargo test -p waitwise-preload --test python_programs -- --ignored"]
+fn multiprocessing_between_processes_under_every_start_method() {
+    // Named semaphores (sem_open: process-shared) between processes that
+    // all run under the interposer, started by fork, spawn and a fork
+    // server.
+    script("multiprocessing_sync");
 }
 
 /// CPython's own regression tests of its threading (`python3 -m test`),
