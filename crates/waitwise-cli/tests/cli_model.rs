@@ -239,6 +239,32 @@ fn profile_aggregates_per_kind() {
 }
 
 #[test]
+fn profile_of_the_interposer_compares_each_kind_with_the_alpha_it_waits_with() {
+    // The interposer records object types: its condition variables wait
+    // with the producer-consumer alpha (0.541), its spin locks never sleep.
+    let cond = profile_json("cond", &uniform_buckets(40_000.0, 5_000));
+    let spin = profile_json("spin", &exponential_buckets(300.0, 5_000));
+    let path = temp_file(
+        "interposer-kinds.json",
+        &serde_json::json!({ "objects": [cond, spin] }).to_string(),
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["profile", path.to_str().unwrap(), "--json"])).unwrap();
+    let kinds = json["kinds"].as_array().unwrap();
+    let kind = |name: &str| kinds.iter().find(|k| k["kind"] == name).unwrap();
+    assert!((kind("cond")["static_alpha"].as_f64().unwrap() - 0.541).abs() < 1e-3);
+    assert!(kind("spin")["static_alpha"].is_null(), "{json}");
+    let text = ok(&["profile", path.to_str().unwrap()]);
+    assert!(
+        text.contains("cond: the profile suggests alpha 0.618 instead of the static 0.541"),
+        "{text}"
+    );
+    assert!(text.contains("never sleeps"), "{text}");
+    assert!(text.contains("spin: these waits never sleep"), "{text}");
+    assert!(!text.contains("spin: the profile suggests"), "{text}");
+}
+
+#[test]
 fn simulate_prints_the_grid_and_validates() {
     let args = [
         "simulate",

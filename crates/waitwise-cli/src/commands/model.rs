@@ -11,7 +11,8 @@ use super::output::{emit, OutputArgs, Printout};
 use super::paths::{check_writable_dir, check_writable_file};
 use super::preset::preset;
 use super::profile::{
-    block_cost_ns, load, no_waits_or, positive_f64, static_alpha, static_and_profile_alpha_columns,
+    block_cost_ns, load, no_waits_or, positive_f64, static_alpha_cell,
+    static_and_profile_alpha_columns,
 };
 use super::stdout::{errln, outln};
 use anyhow::Context;
@@ -334,7 +335,7 @@ fn fit_table(r: &FitReport) -> Table {
                 f.best_model
                     .map_or_else(none, |m| Cell::text(format!("{m:?}").to_lowercase())),
                 Cell::Number(f.recommended_alpha),
-                Cell::Number(static_alpha(&f.kind).1),
+                static_alpha_cell(&f.kind),
                 no_waits_or(f.profile_alpha.as_ref().map(|p| p.alpha)),
             ],
             Some(f.reason.clone()),

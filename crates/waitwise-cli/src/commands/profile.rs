@@ -100,9 +100,8 @@ pub fn block_cost_ns(flag: Option<f64>, profile: &WaitProfile) -> (f64, String) 
 /// ([`SyncKind::name`]), and the object types the interposer records
 /// (`waitwise-preload`'s profile docs), each waiting with the alpha of the
 /// kind it models: condition variables and semaphores a producer's next
-/// item, read-write locks a holder's critical section. `spin` (the
-/// interposer's spin locks never sleep, so no alpha applies) and unknown
-/// names: [`SyncKind::Unknown`].
+/// item, read-write locks a holder's critical section. Unknown names (and
+/// `spin`, see [`NEVER_SLEEPS`]): [`SyncKind::Unknown`].
 pub fn sync_kind_of(kind: &str) -> SyncKind {
     match kind {
         "cond" | "sem" => SyncKind::ProducerConsumer,
@@ -114,10 +113,24 @@ pub fn sync_kind_of(kind: &str) -> SyncKind {
     }
 }
 
-/// The static default alpha waitwise uses for a recorded kind name.
-pub fn static_alpha(kind: &str) -> (SyncKind, f64) {
+/// Recorded kinds whose waits never sleep, so that no alpha applies to
+/// them: the interposer's `pthread_spinlock_t` polls with PAUSE, then
+/// yields, and never blocks.
+pub const NEVER_SLEEPS: [&str; 1] = ["spin"];
+
+/// The static default alpha waitwise uses for a recorded kind name, and
+/// the kind it comes from; `None` for a kind that never sleeps.
+pub fn static_alpha(kind: &str) -> Option<(SyncKind, f64)> {
+    if NEVER_SLEEPS.contains(&kind) {
+        return None;
+    }
     let k = sync_kind_of(kind);
-    (k, k.default_alpha())
+    Some((k, k.default_alpha()))
+}
+
+/// A static alpha's cell: the number, or why there is none.
+pub fn static_alpha_cell(kind: &str) -> Cell {
+    Cell::number_or_missing(static_alpha(kind).map(|(_, a)| a), "never sleeps")
 }
 
 /// One kind's aggregate.
@@ -129,8 +142,9 @@ pub struct KindSummary {
     pub objects: usize,
     /// Waits that blocked (sum of the objects' `blocks`).
     pub blocks: u64,
-    /// waitwise's static default alpha for this kind.
-    pub static_alpha: f64,
+    /// waitwise's static default alpha for this kind (`None`: its waits
+    /// never sleep, no alpha applies).
+    pub static_alpha: Option<f64>,
     /// The fit of the summed histogram.
     pub fit: FitResult,
 }
@@ -191,7 +205,7 @@ pub fn aggregate(loaded: &LoadedProfile, block_ns: f64) -> anyhow::Result<Vec<Ki
             let fit = fit::fit_object(&object, Some(block_ns))
                 .with_context(|| format!("cannot fit the {} histogram", object.kind))?;
             Ok(KindSummary {
-                static_alpha: static_alpha(&object.kind).1,
+                static_alpha: static_alpha(&object.kind).map(|(_, a)| a),
                 kind: object.kind,
                 objects,
                 blocks,
@@ -289,7 +303,7 @@ fn table(report: &ProfileReport) -> Table {
                 }),
                 no_waits_or(ks),
                 Cell::Number(f.recommended_alpha),
-                Cell::Number(k.static_alpha),
+                static_alpha_cell(&k.kind),
                 no_waits_or(f.profile_alpha.as_ref().map(|p| p.alpha)),
                 no_waits_or(f.profile_alpha.as_ref().map(|p| p.factor)),
                 no_waits_or(f.profile_alpha.as_ref().map(|p| p.recommended_factor)),
@@ -320,14 +334,17 @@ pub fn run(args: &ProfileArgs) -> anyhow::Result<()> {
         let notes = report
             .kinds
             .iter()
-            .filter(|k| {
-                k.fit.total_waits > 0 && (k.fit.recommended_alpha - k.static_alpha).abs() > 0.01
-            })
-            .map(|k| {
-                format!(
+            .filter(|k| k.fit.total_waits > 0)
+            .filter_map(|k| match k.static_alpha {
+                None => Some(format!(
+                    "{}: these waits never sleep (they poll with PAUSE, then yield), so no alpha applies to them.",
+                    k.kind
+                )),
+                Some(a) if (k.fit.recommended_alpha - a).abs() > 0.01 => Some(format!(
                     "{}: the profile suggests alpha {:.3} instead of the static {:.3} (set it per object with WaitOptions::policy, or WAITWISE_ALPHA for all).",
-                    k.kind, k.fit.recommended_alpha, k.static_alpha
-                )
+                    k.kind, k.fit.recommended_alpha, a
+                )),
+                Some(_) => None,
             })
             .collect();
         Printout::new(&report, vec![t]).notes(notes)
@@ -344,24 +361,23 @@ mod tests {
         use waitwise::policy::{ALPHA_EXPONENTIAL, ALPHA_UNIFORM};
         // The interposer's condition variables and semaphores wait as
         // producer-consumer, its rwlocks as mutexes (waitwise-preload's
-        // cond.rs, sem.rs, rwlock.rs).
+        // cond.rs, sem.rs, rwlock.rs); its spin locks never sleep.
+        let pc = Some((SyncKind::ProducerConsumer, ALPHA_EXPONENTIAL));
+        assert_eq!(static_alpha("cond"), pc);
+        assert_eq!(static_alpha("sem"), pc);
+        assert_eq!(static_alpha("producer-consumer"), pc);
+        let mutex = Some((SyncKind::Mutex, ALPHA_EXPONENTIAL));
+        assert_eq!(static_alpha("rwlock"), mutex);
+        assert_eq!(static_alpha("mutex"), mutex);
         assert_eq!(
-            static_alpha("cond"),
-            (SyncKind::ProducerConsumer, ALPHA_EXPONENTIAL)
+            static_alpha("barrier"),
+            Some((SyncKind::Barrier, ALPHA_UNIFORM))
         );
+        assert_eq!(static_alpha("spin"), None);
         assert_eq!(
-            static_alpha("sem"),
-            (SyncKind::ProducerConsumer, ALPHA_EXPONENTIAL)
+            static_alpha("no such kind").map(|k| k.0),
+            Some(SyncKind::Unknown)
         );
-        assert_eq!(static_alpha("rwlock"), (SyncKind::Mutex, ALPHA_EXPONENTIAL));
-        assert_eq!(static_alpha("mutex"), (SyncKind::Mutex, ALPHA_EXPONENTIAL));
-        assert_eq!(static_alpha("barrier"), (SyncKind::Barrier, ALPHA_UNIFORM));
-        assert_eq!(
-            static_alpha("producer-consumer").0,
-            SyncKind::ProducerConsumer
-        );
-        assert_eq!(static_alpha("spin").0, SyncKind::Unknown);
-        assert_eq!(static_alpha("no such kind").0, SyncKind::Unknown);
     }
 
     #[test]
