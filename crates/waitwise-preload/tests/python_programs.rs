@@ -6,8 +6,9 @@
 //! print only deterministic results, no timings); `multiprocessing_sync.py`
 //! takes its named semaphores (`sem_open`, process-shared) between
 //! processes. CPython's own regression
-//! tests of its threading run under the interposer too
-//! ([`cpython_threading_regression_tests`]).
+//! tests of its threading, and of asyncio and `sched`, run under the
+//! interposer too ([`cpython_threading_regression_tests`],
+//! [`cpython_asyncio_and_sched_regression_tests`]).
 //!
 //! Needs `python3` on `PATH`, so these tests are ignored by `cargo test
 //! --workspace` (which needs only Rust and a C compiler) and run with
@@ -160,9 +161,39 @@ const CPYTHON_THREADING_SUITE: [&str; 5] = [
     "test_threading_local",
 ];
 
+/// CPython's regression tests of asyncio (its thread-pool executors,
+/// `call_soon_threadsafe`, thread-safe futures, subprocess watchers),
+/// `sched` (a scheduler shared between threads) and
+/// `threadedtempfile`: about 2,400 tests, run as
+/// [`CPYTHON_THREADING_SUITE`] is.
+const CPYTHON_ASYNCIO_SUITE: [&str; 3] = ["test_asyncio", "test_sched", "test_threadedtempfile"];
+
 #[test]
 #[ignore = "needs python3: cargo test -p waitwise-preload --test python_programs -- --ignored"]
 fn cpython_threading_regression_tests() {
+    regression_tests_pass(
+        "threading",
+        &CPYTHON_THREADING_SUITE,
+        &["test_import_from_another_thread"],
+    );
+}
+
+#[test]
+#[ignore = "needs python3: cargo test -p waitwise-preload --test python_programs -- --ignored"]
+fn cpython_asyncio_and_sched_regression_tests() {
+    regression_tests_pass("asyncio and sched", &CPYTHON_ASYNCIO_SUITE, &[]);
+}
+
+/// Runs CPython's regression tests `suite` (less the tests `ignore`)
+/// under the interposer's default policy; on a failure, runs them without
+/// it too, to say whether the failure is ours. One suite at a time (the
+/// tests of this binary run on parallel threads, and two suites at once
+/// on 2 CPUs would time each other's waits).
+fn regression_tests_pass(what: &str, suite: &[&str], ignore: &[&str]) {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let Some(py) = python() else {
         panic!("python3 is not installed (not found on PATH)");
     };
@@ -179,11 +210,12 @@ fn cpython_threading_regression_tests() {
     );
     let args = |cmd: &mut std::process::Command| {
         use std::os::unix::process::CommandExt;
-        cmd.args(["-m", "test"])
-            .args(CPYTHON_THREADING_SUITE)
-            .args(["--ignore", "test_import_from_another_thread"])
-            // The output of a failing test, in the failure message.
-            .arg("--verbose3");
+        cmd.args(["-m", "test"]).args(suite);
+        for test in ignore {
+            cmd.args(["--ignore", test]);
+        }
+        // The output of a failing test, in the failure message.
+        cmd.arg("--verbose3");
         // SIGINT as a terminal would deliver it: a job that a
         // non-interactive shell starts in the background (`.ci/run &`)
         // inherits it ignored, CPython then installs no handler of its
@@ -197,7 +229,7 @@ fn cpython_threading_regression_tests() {
             });
         }
     };
-    // Hang detector: the suite takes about 30 s on 2 CPUs.
+    // Hang detector: each suite takes about a minute on 2 CPUs.
     let limit = Duration::from_secs(600);
     let mut cmd = preloaded(py);
     args(&mut cmd);
@@ -208,7 +240,7 @@ fn cpython_threading_regression_tests() {
         args(&mut cmd);
         let reference = run_within(&mut cmd, limit);
         panic!(
-            "CPython's threading tests fail under the interposer ({}); without it: {}\n\
+            "CPython's {what} tests fail under the interposer ({}); without it: {}\n\
              stdout under the interposer:\n{}\nstderr:\n{}",
             out.status,
             reference.status,
