@@ -3,14 +3,15 @@
 //! `java.util.concurrent` (its threads park on pthread mutexes and
 //! condition variables), Node.js (libuv's thread pool and worker
 //! threads), Perl's ithreads (`threads::shared`'s locks and condition
-//! variables) and a C++ program of the standard library's waits
-//! (libstdc++ on the pthread functions, `tests/cpp/stdlib_waits.cpp`).
+//! variables), git's threaded grep, repack and clone, and a C++ program
+//! of the standard library's waits (libstdc++ on the pthread functions,
+//! `tests/cpp/stdlib_waits.cpp`).
 //! Each must give the result it gives natively, and write a
 //! `WAITWISE_PROFILE` that parses and holds the waits of its threads.
 //!
 //! `sort` comes with coreutils, and its test runs with the others of
 //! `cargo test --workspace`. The other programs must be installed
-//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl g++`), so
+//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl g++ git`), so
 //! their tests are ignored there and run with `cargo test -p waitwise-preload
 //! --test runtimes_and_tools -- --ignored`; `.ci/run` installs the
 //! programs and runs them. Each run is given a generous
@@ -166,6 +167,115 @@ fn node_thread_pool_and_worker_threads() {
 #[ignore = "needs perl (with its threads module): cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
 fn perl_ithreads_queues_semaphores_and_timed_waits() {
     script_checks_itself("perl", "tests/perl/waits.pl");
+}
+
+#[test]
+#[ignore = "needs git: cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn git_threaded_grep_repack_and_clone() {
+    // git's threaded grep (a work queue on a mutex and condition
+    // variables), pack-objects' threaded delta search (threads that steal
+    // work under a mutex and wait on condition variables) and index-pack's
+    // threads, over a repository of 3,000 generated files in two commits.
+    let git = installed("git", "git");
+    let repo = scratch_file("git-src");
+    let _ = std::fs::remove_dir_all(&repo);
+    // git in `dir`, preloaded or not, reading no configuration of the
+    // machine or the user.
+    let git_in = |dir: &Path, preload: bool| {
+        let mut cmd = if preload {
+            preloaded(&git)
+        } else {
+            native(&git)
+        };
+        cmd.current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", scratch_dir());
+        cmd
+    };
+    let git_native = |args: &[&str], dir: &Path| {
+        let mut cmd = git_in(dir, false);
+        cmd.args(args);
+        String::from_utf8_lossy(&run_ok_within(&mut cmd, HANG_LIMIT).stdout).into_owned()
+    };
+    std::fs::create_dir_all(&repo).expect("create the repository's directory");
+    git_native(&["init", "-q"], &repo);
+    let words = [
+        "alpha", "beta", "gamma", "delta", "wait", "futex", "spin", "block", "mutex", "cond",
+    ];
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    for d in 0..30 {
+        let dir = repo.join(format!("d{d}"));
+        std::fs::create_dir_all(&dir).expect("create a directory");
+        for f in 0..100 {
+            let mut text = String::new();
+            for _ in 0..60 {
+                // LCG (Knuth's MMIX constants): reproducible, no dependency.
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let line: Vec<&str> = (0..8)
+                    .map(|k| words[((x >> (8 * k)) % 10) as usize])
+                    .collect();
+                text.push_str(&line.join(" "));
+                text.push('\n');
+            }
+            std::fs::write(dir.join(format!("f{f}.txt")), text).expect("write a file");
+        }
+    }
+    let commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q"];
+    git_native(&["add", "-A"], &repo);
+    git_native(&[&commit[..], &["-m", "one"]].concat(), &repo);
+    for d in 0..30 {
+        let path = repo.join(format!("d{d}/f7.txt"));
+        let text = std::fs::read_to_string(&path).expect("read a file");
+        std::fs::write(&path, text.replace("alpha", "ALPHA")).expect("write a file");
+    }
+    git_native(&[&commit[..], &["-a", "-m", "two"]].concat(), &repo);
+    let objects = || git_native(&["rev-list", "--objects", "--all"], &repo);
+    let before = objects();
+
+    let grep = ["grep", "--threads=4", "-c", "futex spin"];
+    let mut cmd = git_in(&repo, true);
+    cmd.args(grep);
+    let (grepped, grep_waits) = run_profiled(cmd, "git-grep");
+    assert_eq!(
+        grepped,
+        git_native(&grep, &repo),
+        "git grep differs under the interposer"
+    );
+    assert_eq!(grepped.lines().count(), 2_945, "{grepped}");
+
+    let mut cmd = git_in(&repo, true);
+    cmd.args([
+        "-c",
+        "pack.threads=4",
+        "repack",
+        "-adf",
+        "--window=50",
+        "-q",
+    ]);
+    let (_, repack_waits) = run_profiled(cmd, "git-repack");
+    git_native(&["fsck", "--full"], &repo);
+    assert_eq!(objects(), before, "the repacked repository lost objects");
+    assert!(
+        total_waits(&grep_waits) + total_waits(&repack_waits) > 0,
+        "git's threads recorded no waits: {grep_waits:?} {repack_waits:?}"
+    );
+
+    let clone = scratch_file("git-clone");
+    let _ = std::fs::remove_dir_all(&clone);
+    let mut cmd = git_in(&scratch_dir(), true);
+    cmd.args(["-c", "pack.threads=4", "clone", "-q", "--no-local"])
+        .arg(&repo)
+        .arg(&clone);
+    run_profiled(cmd, "git-clone");
+    git_native(&["fsck", "--full"], &clone);
+    assert_eq!(
+        git_native(&["rev-parse", "HEAD"], &clone),
+        git_native(&["rev-parse", "HEAD"], &repo)
+    );
+    let _ = std::fs::remove_dir_all(&repo);
+    let _ = std::fs::remove_dir_all(&clone);
 }
 
 #[test]
