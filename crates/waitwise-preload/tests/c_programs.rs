@@ -198,7 +198,10 @@ fn profile_records_every_kind_and_parses() {
         assert!(total_waits(of_kind()) > 0, "{program}: {objects:?}");
         if program == "rwlock" {
             let blocks: u64 = of_kind().filter_map(|o| o["blocks"].as_u64()).sum();
-            assert!(blocks > 0, "timed-out rwlock waits slept: {objects:?}");
+            assert!(
+                blocks > 0,
+                "no rwlock wait slept, though some timed out: {objects:?}"
+            );
         }
         // The B it started from, and the B in force at exit: the learned
         // one once enough wake-ups were sampled, else still the start.
