@@ -3,7 +3,8 @@
 //! `java.util.concurrent` (its threads park on pthread mutexes and
 //! condition variables), Node.js (libuv's thread pool and worker
 //! threads), Perl's ithreads (`threads::shared`'s locks and condition
-//! variables), git's threaded grep, repack and clone, and a C++ program
+//! variables), Tcl's event loop (timers and file events, through its
+//! notifier thread), git's threaded grep, repack and clone, and a C++ program
 //! of the standard library's waits (libstdc++ on the pthread functions,
 //! `tests/cpp/stdlib_waits.cpp`).
 //! Each must give the result it gives natively, and write a
@@ -11,7 +12,7 @@
 //!
 //! `sort` comes with coreutils, and its test runs with the others of
 //! `cargo test --workspace`. The other programs must be installed
-//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl g++ git`), so
+//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl tcl g++ git`), so
 //! their tests are ignored there and run with `cargo test -p waitwise-preload
 //! --test runtimes_and_tools -- --ignored`; `.ci/run` installs the
 //! programs and runs them. Each run is given a generous
@@ -33,7 +34,7 @@ const HANG_LIMIT: Duration = Duration::from_secs(300);
 
 /// A program from `PATH`, or a failure saying how to install it.
 fn program(name: &str) -> PathBuf {
-    installed(name, "sqlite3 default-jdk-headless nodejs perl")
+    installed(name, "sqlite3 default-jdk-headless nodejs perl tcl")
 }
 
 /// A file of this test's own in the scratch directory (named per process:
@@ -167,6 +168,15 @@ fn node_thread_pool_and_worker_threads() {
 #[ignore = "needs perl (with its threads module): cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
 fn perl_ithreads_queues_semaphores_and_timed_waits() {
     script_checks_itself("perl", "tests/perl/waits.pl");
+}
+
+#[test]
+#[ignore = "needs tclsh (Tcl 8.6, threaded): cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn tcl_event_loop_timers_and_file_events() {
+    // A threaded Tcl's main thread waits for its timers and file events on
+    // a pthread condition variable (timed for `after`) that its notifier
+    // thread signals when a pipe becomes readable.
+    script_checks_itself("tclsh", "tests/tcl/events.tcl");
 }
 
 #[test]
