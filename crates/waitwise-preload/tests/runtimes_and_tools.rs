@@ -4,7 +4,8 @@
 //! condition variables), Node.js (libuv's thread pool and worker
 //! threads), Perl's ithreads (`threads::shared`'s locks and condition
 //! variables), Tcl's event loop (timers and file events, through its
-//! notifier thread), git's threaded grep, repack and clone, and a C++ program
+//! notifier thread), headless Chromium (a browser's processes and their
+//! thread pools), git's threaded grep, repack and clone, and a C++ program
 //! of the standard library's waits (libstdc++ on the pthread functions,
 //! `tests/cpp/stdlib_waits.cpp`).
 //! Each must give the result it gives natively, and write a
@@ -12,7 +13,7 @@
 //!
 //! `sort` comes with coreutils, and its test runs with the others of
 //! `cargo test --workspace`. The other programs must be installed
-//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl tcl g++ git`), so
+//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl tcl chromium g++ git`), so
 //! their tests are ignored there and run with `cargo test -p waitwise-preload
 //! --test runtimes_and_tools -- --ignored`; `.ci/run` installs the
 //! programs and runs them. Each run is given a generous
@@ -21,8 +22,8 @@
 mod common;
 
 use common::{
-    compile_cpp, installed, native, preloaded, read_profile, run_ok_within, scratch_dir,
-    total_waits,
+    compile_cpp, installed, native, preload_so, preloaded, read_profile, run_ok_within, run_within,
+    scratch_dir, total_waits,
 };
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -177,6 +178,149 @@ fn tcl_event_loop_timers_and_file_events() {
     // a pthread condition variable (timed for `after`) that its notifier
     // thread signals when a pipe becomes readable.
     script_checks_itself("tclsh", "tests/tcl/events.tcl");
+}
+
+#[test]
+#[ignore = "needs chromium: cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn chromium_headless_renders_as_natively_under_every_policy() {
+    // Headless Chromium is a browser process, a zygote and the renderer,
+    // GPU (software raster) and network-service processes it starts, each
+    // with a dozen threads whose task queues and thread pools wait on
+    // pthread mutexes and condition variables (base::Lock,
+    // base::ConditionVariable); its renderers run under a seccomp-bpf
+    // sandbox, which kills a process for a system call its policy does not
+    // allow. A page draws on a canvas and writes a checksum of the
+    // canvas' pixels into its DOM; the dumped DOM and a screenshot must
+    // come out byte for byte as natively, under every policy, and every
+    // process's profile must parse.
+    use std::os::unix::process::CommandExt;
+    let exe = installed("chromium", "chromium");
+    let ids = unprivileged_ids();
+    // A directory the browser's user can reach (the build's scratch
+    // directory may sit under one it cannot), holding the page, its
+    // profile directories, the profiles and a copy of the interposer.
+    let dir = std::env::temp_dir().join(format!("waitwise-chromium-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the browser's directory");
+    let page = dir.join("page.html");
+    std::fs::write(
+        &page,
+        r#"<html><body style="margin:0"><canvas id="c" width="400" height="300"></canvas>
+<p id="out">not run</p><script>
+const c = document.getElementById('c').getContext('2d');
+for (let i = 0; i < 200; i++) {
+  c.fillStyle = `hsl(${(i * 7) % 360}, 70%, 50%)`;
+  c.fillRect((i * 37) % 360, (i * 53) % 260, 40, 40);
+}
+const px = c.getImageData(0, 0, 400, 300).data;
+let sum = 0;
+for (let k = 0; k < px.length; k++) sum = (sum * 31 + px[k]) % 1000000007;
+document.getElementById('out').textContent = 'pixels ' + sum;
+</script></body></html>"#,
+    )
+    .expect("write the page");
+    let so = dir.join("libwaitwise_preload.so");
+    std::fs::copy(preload_so(), &so).expect("copy the interposer");
+    std::os::unix::fs::chown(&dir, Some(ids.0), Some(ids.1)).expect("chown the directory");
+    // One headless run as the browser's user, preloaded with `policy` or
+    // native (`None`): what it prints (`--dump-dom`) or the screenshot it
+    // takes; `Err` with its output when it fails.
+    let run = |policy: Option<&str>, sandbox: bool, dump: bool| -> Result<Vec<u8>, String> {
+        let tag = policy.unwrap_or("native");
+        let shot = dir.join(format!("{tag}.png"));
+        let mut cmd = native(&exe);
+        cmd.uid(ids.0).gid(ids.1).env("HOME", &dir);
+        if let Some(p) = policy {
+            cmd.env("LD_PRELOAD", &so)
+                .env("WAITWISE_POLICY", p)
+                .env("WAITWISE_PROFILE", dir.join(format!("{tag}-%p.json")));
+        }
+        cmd.arg("--headless")
+            .arg("--disable-gpu")
+            .arg(format!("--user-data-dir={}", dir.join(tag).display()))
+            .arg("--window-size=400,360");
+        if !sandbox {
+            cmd.arg("--no-sandbox");
+        }
+        if dump {
+            cmd.arg("--dump-dom");
+        } else {
+            cmd.arg(format!("--screenshot={}", shot.display()));
+        }
+        cmd.arg(format!("file://{}", page.display()));
+        let out = run_within(&mut cmd, HANG_LIMIT);
+        if !out.status.success() {
+            return Err(format!(
+                "{cmd:?} failed ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        if dump {
+            Ok(out.stdout)
+        } else {
+            std::fs::read(&shot).map_err(|e| format!("chromium ({tag}) wrote no screenshot: {e}"))
+        }
+    };
+    // The sandbox needs user namespaces (or its setuid helper); where the
+    // machine refuses them natively, the runs go without it.
+    let sandbox = match run(None, true, true) {
+        Ok(_) => true,
+        Err(why) => {
+            eprintln!("chromium's sandbox does not start here, running without it: {why}");
+            false
+        }
+    };
+    let render = |policy: Option<&str>| -> (String, Vec<u8>) {
+        let ok = |r: Result<Vec<u8>, String>| r.unwrap_or_else(|why| panic!("{why}"));
+        let dom = String::from_utf8_lossy(&ok(run(policy, sandbox, true))).into_owned();
+        (dom, ok(run(policy, sandbox, false)))
+    };
+    let (dom, png) = render(None);
+    assert!(
+        dom.contains("<p id=\"out\">pixels "),
+        "the page's script did not run natively:\n{dom}"
+    );
+    for policy in ["two-phase", "spin", "block", "randomized"] {
+        let (pre_dom, pre_png) = render(Some(policy));
+        assert_eq!(
+            pre_dom, dom,
+            "{policy}: the DOM differs under the interposer"
+        );
+        assert!(
+            pre_png == png,
+            "{policy}: the screenshot differs under the interposer"
+        );
+        let mut profiles = 0;
+        let mut waits = 0;
+        for entry in std::fs::read_dir(&dir).expect("list the browser's directory") {
+            let path = entry.expect("a directory entry").path();
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            if name.starts_with(&format!("{policy}-")) && name.ends_with(".json") {
+                profiles += 1;
+                waits += total_waits(&read_profile(&path));
+            }
+        }
+        assert!(
+            profiles >= 2,
+            "{policy}: {profiles} process profiles, expected the browser's and its children's"
+        );
+        assert!(waits > 0, "{policy}: Chromium's threads recorded no waits");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The user and group that run the browser: `nobody` (65534) when this
+/// test runs as root (Chromium's sandbox refuses root), else this
+/// process's own.
+fn unprivileged_ids() -> (u32, u32) {
+    // SAFETY: geteuid and getegid take no arguments and cannot fail.
+    unsafe {
+        if libc::geteuid() != 0 {
+            return (libc::geteuid(), libc::getegid());
+        }
+    }
+    (65534, 65534)
 }
 
 #[test]
