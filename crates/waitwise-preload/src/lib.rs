@@ -7,7 +7,8 @@
 //! ```
 //!
 //! The object defines `pthread_mutex_*`, `pthread_cond_*`,
-//! `pthread_barrier_*`, `pthread_spin_*` and `sem_*`; preloaded, its
+//! `pthread_barrier_*`, `pthread_rwlock_*`, `pthread_spin_*`, `sem_*` and
+//! C11's `mtx_*` and `cnd_*`; preloaded, its
 //! definitions come first in the dynamic linker's search order and the
 //! program's references (versioned or not) bind to them. Every object keeps
 //! its state inside the caller's pthread object (no table on the hot path),
@@ -28,6 +29,7 @@
 //! | [`sem`] | `sem_t`: counter word with a may-sleep bit |
 //! | [`rwlock`] | `pthread_rwlock_t`: waitwise's one-word reader-writer lock ([`waitwise::mutex::RwWordRef`]), reader-preferring or writer-preferring |
 //! | [`spin`] | `pthread_spinlock_t`: test-and-test-and-set ([`waitwise::mutex::SpinLockRef`]) |
+//! | [`c11`] | C11's `mtx_t` and `cnd_t`: the pthread mutex and condition variable above |
 //! | [`config`] | `WAITWISE_POLICY`, `WAITWISE_ALPHA`, `WAITWISE_BLOCK_NS`, read once at load by [`waitwise::env`] |
 //! | [`profile`] | `WAITWISE_PROFILE=PATH` (or `1`): per-object wait histograms written at exit |
 //! | [`real`] | the C library's own functions, for forwarded objects |
@@ -61,6 +63,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod barrier;
+pub mod c11;
 pub mod cleanup;
 pub mod cond;
 pub mod config;

@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::{compile, preloaded, read_profile, run_ok, run_ok_within, scratch_dir, total_waits};
+use common::{
+    compile, native, preloaded, read_profile, run_ok, run_ok_within, scratch_dir, total_waits,
+};
 
 /// Every `WAITWISE_POLICY`; the stress programs run under each.
 const POLICIES: [&str; 4] = ["two-phase", "spin", "block", "randomized"];
@@ -56,6 +58,26 @@ fn mutex_timed_lock_times_out_or_not() {
 #[test]
 fn mutex_static_initializers() {
     run_ok(preloaded(compile("mutex")).arg("static"));
+}
+
+#[test]
+fn c11_mutexes_and_condition_variables_under_every_policy() {
+    // C11's mtx_* and cnd_*, which glibc runs on its internal pthread entry
+    // points: the interposer defines them, and their waits are its own.
+    // glibc passes the program too: it checks C11's behavior, not ours.
+    run_ok(&mut native(compile("c11")));
+    under_every_policy("c11", &[]);
+    let p = scratch_dir().join(format!("profile-c11-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    run_ok(preloaded(compile("c11")).env("WAITWISE_PROFILE", &p));
+    let objects = read_profile(&p);
+    for kind in ["mutex", "cond"] {
+        assert!(
+            total_waits(objects.iter().filter(|o| o["kind"] == kind)) > 0,
+            "no {kind} waits recorded for the C11 objects: {objects:?}"
+        );
+    }
+    let _ = std::fs::remove_file(&p);
 }
 
 #[test]

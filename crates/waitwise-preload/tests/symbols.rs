@@ -7,11 +7,11 @@
 //!
 //! The families are glibc's dynamic symbols matching
 //! `^(__)?pthread_(mutex|cond|barrier|spin|rwlock)` (attribute functions
-//! and the `__pthread_*` compatibility names included) and `^sem_`. C11's
-//! `mtx_*` and `cnd_*` are outside them on purpose: glibc implements them
-//! by calling its internal `__pthread_mutex_*`/`__pthread_cond_*` entry
-//! points directly, not through the dynamic symbol table, so the
-//! interposer cannot see those calls (README: "Known limits").
+//! and the `__pthread_*` compatibility names included), `^sem_`, and C11's
+//! `^mtx_` and `^cnd_`: glibc implements those by calling its internal
+//! `__pthread_mutex_*`/`__pthread_cond_*` entry points, which no preloaded
+//! object sees, so the interposer must define the C11 functions
+//! themselves.
 
 mod common;
 
@@ -26,7 +26,9 @@ fn audited(name: &str) -> bool {
     ["mutex", "cond", "barrier", "spin", "rwlock"]
         .iter()
         .any(|family| bare.starts_with(&format!("pthread_{family}")))
-        || name.starts_with("sem_")
+        || ["sem_", "mtx_", "cnd_"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
 }
 
 /// The defined dynamic symbols of `object`, without version suffixes

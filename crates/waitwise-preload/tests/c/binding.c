@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <threads.h>
 
 #include "check.h"
 
@@ -31,7 +32,13 @@ int main(void) {
         FN(sem_init),               FN(sem_destroy),
         FN(sem_wait),               FN(sem_trywait),
         FN(sem_timedwait),          FN(sem_post),
-        FN(sem_getvalue),
+        FN(sem_getvalue),           FN(mtx_init),
+        FN(mtx_lock),               FN(mtx_trylock),
+        FN(mtx_timedlock),          FN(mtx_unlock),
+        FN(mtx_destroy),            FN(cnd_init),
+        FN(cnd_signal),             FN(cnd_broadcast),
+        FN(cnd_wait),               FN(cnd_timedwait),
+        FN(cnd_destroy),
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
