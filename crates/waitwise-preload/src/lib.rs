@@ -36,6 +36,7 @@
 //! | [`poll`] | `CLOCK_MONOTONIC` time, the semaphore's PAUSE poll and the rwlock's clock |
 //! | [`time`] | absolute `timespec` deadlines |
 //! | [`cleanup`] | undoing a waiter's registrations when glibc unwinds it |
+//! | [`race_detectors`] | the warning at load when ThreadSanitizer, Helgrind or DRD cannot see the interposer's lock operations |
 //!
 //! # Unwinding
 //!
@@ -70,6 +71,7 @@ pub mod config;
 pub mod mutex;
 pub mod poll;
 pub mod profile;
+pub mod race_detectors;
 pub mod real;
 pub mod rwlock;
 pub mod sem;
@@ -97,6 +99,7 @@ extern "C" fn on_load() {
     config::load();
     profile::load();
     mutex::register_fork_handler();
+    race_detectors::warn_if_hidden();
     waitwise_platform::cancel::prepare();
     // The lazy state a wait may need later, set up now: an initializer
     // runs code with landing pads (allocation, a `Once`'s reset guard), and

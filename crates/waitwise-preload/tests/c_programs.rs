@@ -4,8 +4,10 @@
 mod common;
 
 use common::{
-    compile, native, preloaded, read_profile, run_ok, run_ok_within, scratch_dir, total_waits,
+    compile, compile_with, native, preload_so, preloaded, read_profile, run_ok, run_ok_within,
+    scratch_dir, total_waits,
 };
+use std::process::Command;
 
 /// Every `WAITWISE_POLICY`; the stress programs run under each.
 const POLICIES: [&str; 4] = ["two-phase", "spin", "block", "randomized"];
@@ -334,5 +336,63 @@ fn rwlock_unwound_waiting_writer_lets_readers_in() {
     // cancellation, it must stop doing so (glibc keeps counting it).
     for mode in ["unwound-writer-signal", "unwound-writer-async"] {
         under_every_policy("rwlock", &[mode]);
+    }
+}
+
+/// The lines of `stderr` the interposer printed (they start `waitwise:`).
+fn interposer_lines(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.starts_with("waitwise:"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn thread_sanitizer_behind_the_interposer_is_told_to_come_first() {
+    // gcc's ThreadSanitizer runtime is a shared object (libtsan, which
+    // comes with gcc) that the program loads after the preloaded
+    // interposer: its interceptors never see a lock operation, so the
+    // interposer says so at load. Preloaded first, or linked into the
+    // executable, the runtime's interceptors come first and call the
+    // interposer: no warning, and no race reported.
+    let behind = [
+        "ThreadSanitizer's runtime is loaded after the interposer",
+        "LD_PRELOAD=libtsan.so.2:libwaitwise_preload.so",
+    ];
+    let dynamic = compile_with("cond", &["-fsanitize=thread"]);
+    let out = preloaded(&dynamic)
+        .arg("producer-consumer")
+        .output()
+        .expect("run the ThreadSanitizer program");
+    let lines = interposer_lines(&out.stderr);
+    assert!(
+        lines.len() == 1 && behind.iter().all(|p| lines[0].contains(p)),
+        "expected the one warning, got {lines:?}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let runtime = Command::new(&cc)
+        .arg("-print-file-name=libtsan.so")
+        .output()
+        .expect("ask the compiler for libtsan");
+    let runtime = String::from_utf8_lossy(&runtime.stdout).trim().to_string();
+    let first = format!("{runtime}:{}", preload_so().display());
+    let linked = compile_with("cond", &["-fsanitize=thread", "-static-libtsan"]);
+    for (exe, preload) in [
+        (&dynamic, first),
+        (&linked, preload_so().display().to_string()),
+    ] {
+        let out = run_ok(
+            preloaded(exe)
+                .arg("producer-consumer")
+                .env("LD_PRELOAD", &preload),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            interposer_lines(&out.stderr).is_empty() && !stderr.contains("data race"),
+            "{} with LD_PRELOAD={preload}:\n{stderr}",
+            exe.display()
+        );
     }
 }

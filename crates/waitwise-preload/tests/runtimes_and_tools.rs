@@ -10,10 +10,14 @@
 //! `tests/cpp/stdlib_waits.cpp`).
 //! Each must give the result it gives natively, and write a
 //! `WAITWISE_PROFILE` that parses and holds the waits of its threads.
+//! Valgrind runs a program under the interposer too: its race detectors,
+//! which cannot see the interposer's lock operations, must be warned
+//! about, and its memcheck must run clean.
 //!
 //! `sort` comes with coreutils, and its test runs with the others of
 //! `cargo test --workspace`. The other programs must be installed
-//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl tcl chromium g++ git`), so
+//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl tcl chromium g++ git
+//! valgrind`), so
 //! their tests are ignored there and run with `cargo test -p waitwise-preload
 //! --test runtimes_and_tools -- --ignored`; `.ci/run` installs the
 //! programs and runs them. Each run is given a generous
@@ -22,8 +26,8 @@
 mod common;
 
 use common::{
-    compile_cpp, installed, native, preload_so, preloaded, read_profile, run_ok_within, run_within,
-    scratch_dir, total_waits,
+    compile, compile_cpp, installed, native, preload_so, preloaded, read_profile, run_ok_within,
+    run_within, scratch_dir, total_waits,
 };
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -321,6 +325,43 @@ fn unprivileged_ids() -> (u32, u32) {
         }
     }
     (65534, 65534)
+}
+
+#[test]
+#[ignore = "needs valgrind: cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn valgrind_race_detectors_are_warned_about_and_memcheck_runs() {
+    // Helgrind and DRD wrap the C library's pthread functions by its
+    // soname and never see the interposer's, so the interposer says so at
+    // load; Memcheck tracks no synchronization: no warning, and a program
+    // of condition-variable waits runs clean under it.
+    let valgrind = installed("valgrind", "valgrind");
+    let binding = compile("binding");
+    for (tool, name) in [("helgrind", "Helgrind"), ("drd", "DRD")] {
+        let mut cmd = preloaded(&valgrind);
+        cmd.args(["-q", &format!("--tool={tool}")]).arg(&binding);
+        let out = run_within(&mut cmd, HANG_LIMIT);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let warnings: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with("waitwise:"))
+            .collect();
+        assert!(
+            warnings.len() == 1
+                && warnings[0].contains(&format!("Valgrind's {name} wraps only"))
+                && warnings[0].contains("without LD_PRELOAD"),
+            "{tool}: expected the one warning, got {warnings:?}:\n{stderr}"
+        );
+    }
+    let mut cmd = preloaded(&valgrind);
+    cmd.args(["-q", "--error-exitcode=9"])
+        .arg(compile("cond"))
+        .arg("producer-consumer");
+    let out = run_ok_within(&mut cmd, HANG_LIMIT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("waitwise:"),
+        "memcheck: a warning:\n{stderr}"
+    );
 }
 
 #[test]

@@ -50,8 +50,14 @@ pub fn scratch_dir() -> PathBuf {
 /// compiler (`CC`, else `cc`), warnings as errors, and returns the
 /// executable.
 pub fn compile(name: &str) -> PathBuf {
+    compile_with(name, &[])
+}
+
+/// [`compile`] with more compiler `flags` (a sanitizer's, say), into an
+/// executable of its own.
+pub fn compile_with(name: &str, flags: &[&str]) -> PathBuf {
     let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
-    build(&cc, &format!("c/{name}.c"), &[], &["-ldl"])
+    build(&cc, &format!("c/{name}.c"), flags, &["-ldl"])
 }
 
 /// Compiles `tests/cpp/<name>.cpp` (once per test binary) as C++20 with
@@ -80,7 +86,9 @@ fn build(compiler: &std::ffi::OsStr, source: &str, flags: &[&str], libs: &[&str]
         .lock()
         // A test that panicked while compiling leaves the map as it was.
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(exe) = compiled.get(source) {
+    // One executable per source and flags.
+    let key = format!("{source} {}", flags.join(" "));
+    if let Some(exe) = compiled.get(&key) {
         return exe.clone();
     }
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -90,7 +98,12 @@ fn build(compiler: &std::ffi::OsStr, source: &str, flags: &[&str], libs: &[&str]
         .file_stem()
         .expect("a source file name")
         .to_string_lossy();
-    let exe = scratch_dir().join(format!("{stem}-{}", std::process::id()));
+    let tag: String = flags
+        .concat()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let exe = scratch_dir().join(format!("{stem}{tag}-{}", std::process::id()));
     let tmp = exe.with_extension("tmp");
     let out = Command::new(compiler)
         .args(flags)
@@ -107,7 +120,7 @@ fn build(compiler: &std::ffi::OsStr, source: &str, flags: &[&str], libs: &[&str]
         String::from_utf8_lossy(&out.stderr)
     );
     std::fs::rename(&tmp, &exe).expect("move compiled program");
-    compiled.insert(source.to_string(), exe.clone());
+    compiled.insert(key, exe.clone());
     exe
 }
 
