@@ -100,6 +100,11 @@ extern "C" fn on_load() {
     profile::load();
     mutex::register_fork_handler();
     race_detectors::warn_if_hidden();
+    // sem_post is async-signal-safe (POSIX): a signal handler may post a
+    // forwarded semaphore (process-shared, or a named one from sem_open)
+    // before anything else did, and must not reach `dlsym`, which is not
+    // (it takes the loader's lock and may allocate).
+    let _ = real::SEM_POST.get();
     waitwise_platform::cancel::prepare();
     // The lazy state a wait may need later, set up now: an initializer
     // runs code with landing pads (allocation, a `Once`'s reset guard), and

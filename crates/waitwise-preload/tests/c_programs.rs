@@ -179,6 +179,15 @@ fn semaphores() {
 }
 
 #[test]
+fn semaphores_posted_from_signal_handlers() {
+    // sem_post is async-signal-safe: private and process-shared
+    // (forwarded) semaphores posted from handlers that interrupt a thread
+    // in malloc; glibc passes it too.
+    run_ok(native(compile("sem")).arg("handler-post"));
+    under_every_policy("sem", &["handler-post"]);
+}
+
+#[test]
 fn semaphore_waits_end_with_eintr_on_a_signal() {
     // glibc's behaviour (the kernel's rule for an untimed / timed futex
     // wait): sem_wait fails with EINTR unless the handler has SA_RESTART,

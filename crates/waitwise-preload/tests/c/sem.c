@@ -1,6 +1,7 @@
 /* sem_* under the interposer: counting, errors, timed waits, and a
  * producer/consumer hand-off; with `eintr`, waits interrupted by a signal
- * handler. Usage: sem [eintr]. */
+ * handler; with `handler-post`, semaphores posted from signal handlers.
+ * Usage: sem [eintr | handler-post]. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <limits.h>
@@ -85,9 +86,71 @@ static void eintr(void) {
     printf("ok\n");
 }
 
+/* sem_post is async-signal-safe: handlers post a private and a
+ * process-shared semaphore (which the interposer forwards to glibc), the
+ * first posts of the process among them, in a thread that allocates and
+ * frees in a loop (a handler that reached the dynamic linker or the
+ * allocator there could deadlock); the main thread waits for every post. */
+#define HANDLER_POSTS 2000
+static sem_t posted[2]; /* private, process-shared */
+static atomic_int stop_allocating;
+
+static void post_both(int sig) {
+    (void)sig;
+    int saved = errno;
+    CHECK_RC(ERR(sem_post(&posted[0])), 0);
+    CHECK_RC(ERR(sem_post(&posted[1])), 0);
+    errno = saved;
+}
+
+static void *allocate(void *arg) {
+    (void)arg;
+    while (!atomic_load(&stop_allocating)) {
+        void *p[16];
+        for (int i = 0; i < 16; i++) p[i] = malloc(16 + 48 * (size_t)i);
+        for (int i = 0; i < 16; i++) free(p[i]);
+    }
+    return NULL;
+}
+
+static void handler_post(void) {
+    CHECK_RC(ERR(sem_init(&posted[0], 0, 0)), 0);
+    CHECK_RC(ERR(sem_init(&posted[1], 1, 0)), 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = post_both;
+    sa.sa_flags = SA_RESTART;
+    CHECK(sigaction(SIGUSR2, &sa, NULL) == 0);
+    pthread_t t;
+    CHECK_RC(pthread_create(&t, NULL, allocate, NULL), 0);
+    for (int i = 0; i < HANDLER_POSTS; i++) {
+        CHECK_RC(pthread_kill(t, SIGUSR2), 0);
+        /* Each signal is delivered (and posts) before the next is sent. */
+        for (int k = 0; k < 2; k++) {
+            int r;
+            while ((r = ERR(sem_wait(&posted[k]))) == EINTR) {
+            }
+            CHECK_RC(r, 0);
+        }
+    }
+    atomic_store(&stop_allocating, 1);
+    CHECK_RC(pthread_join(t, NULL), 0);
+    for (int k = 0; k < 2; k++) {
+        int v;
+        CHECK_RC(ERR(sem_getvalue(&posted[k], &v)), 0);
+        CHECK(v == 0);
+        CHECK_RC(ERR(sem_destroy(&posted[k])), 0);
+    }
+    printf("ok\n");
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "eintr") == 0) {
         eintr();
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "handler-post") == 0) {
+        handler_post();
         return 0;
     }
     sem_t s;
