@@ -3,7 +3,8 @@
 //! `java.util.concurrent` (its threads park on pthread mutexes and
 //! condition variables), Node.js (libuv's thread pool and worker
 //! threads), Perl's ithreads (`threads::shared`'s locks and condition
-//! variables), Tcl's event loop (timers and file events, through its
+//! variables), Ruby's threads (its VM lock, mutexes, condition variables
+//! and queues), Tcl's event loop (timers and file events, through its
 //! notifier thread), headless Chromium (a browser's processes and their
 //! thread pools), git's threaded grep, repack and clone, and a C++ program
 //! of the standard library's waits (libstdc++ on the pthread functions,
@@ -16,8 +17,8 @@
 //!
 //! `sort` comes with coreutils, and its test runs with the others of
 //! `cargo test --workspace`. The other programs must be installed
-//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl tcl chromium g++ git
-//! valgrind`), so
+//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl tcl ruby chromium g++
+//! git valgrind`), so
 //! their tests are ignored there and run with `cargo test -p waitwise-preload
 //! --test runtimes_and_tools -- --ignored`; `.ci/run` installs the
 //! programs and runs them. Each run is given a generous
@@ -39,7 +40,7 @@ const HANG_LIMIT: Duration = Duration::from_secs(300);
 
 /// A program from `PATH`, or a failure saying how to install it.
 fn program(name: &str) -> PathBuf {
-    installed(name, "sqlite3 default-jdk-headless nodejs perl tcl")
+    installed(name, "sqlite3 default-jdk-headless nodejs perl tcl ruby")
 }
 
 /// A file of this test's own in the scratch directory (named per process:
@@ -173,6 +174,15 @@ fn node_thread_pool_and_worker_threads() {
 #[ignore = "needs perl (with its threads module): cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
 fn perl_ithreads_queues_semaphores_and_timed_waits() {
     script_checks_itself("perl", "tests/perl/waits.pl");
+}
+
+#[test]
+#[ignore = "needs ruby: cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn ruby_threads_queues_and_timed_waits() {
+    // Every Ruby thread takes the VM's global lock to run; it, Mutex,
+    // ConditionVariable and the queues are pthread mutexes and condition
+    // variables inside the interpreter.
+    script_checks_itself("ruby", "tests/ruby/waits.rb");
 }
 
 #[test]
