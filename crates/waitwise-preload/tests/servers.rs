@@ -2,13 +2,14 @@
 //! on loopback: memcached (worker threads that hand connections over
 //! through mutex-guarded queues), Redis (I/O threads, which Redis parks
 //! and releases on a mutex each, and background threads that wait on
-//! condition variables for lazy frees), and PostgreSQL with pgbench (whose
-//! client threads start together at a pthread barrier). Each must answer
+//! condition variables for lazy frees), PostgreSQL with pgbench (whose
+//! client threads start together at a pthread barrier), and MariaDB with
+//! transactions that wait for each other's row locks and mariadb-slap. Each must answer
 //! exactly what its clients' operations imply, shut down cleanly, and
 //! write a `WAITWISE_PROFILE` that parses and holds its threads' waits.
 //!
 //! The servers must be installed (`apt-get install -y memcached
-//! redis-server postgresql`), so these tests are ignored by `cargo test
+//! redis-server postgresql mariadb-server mariadb-client`), so these tests are ignored by `cargo test
 //! --workspace` and run with `cargo test -p waitwise-preload --test
 //! servers -- --ignored`; `.ci/run` installs the servers and runs them.
 //! Every server is started by its test on a port or socket of its own and
@@ -36,7 +37,10 @@ const PGBENCH_TRANSACTIONS_PER_CLIENT: usize = 250;
 
 /// A program from `PATH`, or a failure saying how to install it.
 fn program(name: &str) -> PathBuf {
-    installed(name, "memcached redis-server postgresql")
+    installed(
+        name,
+        "memcached redis-server postgresql mariadb-server mariadb-client",
+    )
 }
 
 /// A scratch path of this test's own (named per process: test binaries
@@ -325,9 +329,10 @@ fn postgres_program(name: &str) -> PathBuf {
         .unwrap_or_else(|| program(name))
 }
 
-/// The user and group that run PostgreSQL: `postgres` when this test runs
-/// as root (the server refuses root), else this process's own.
-fn postgres_ids() -> (u32, u32) {
+/// The user and group that run a server that refuses root: `user` (which
+/// installing `package` creates) when this test runs as root, else this
+/// process's own.
+fn service_ids(user: &std::ffi::CStr, package: &str) -> (u32, u32) {
     // SAFETY: geteuid, getegid and getpwnam take no pointers but a
     // NUL-terminated name; getpwnam's result is read at once, before any
     // other call could overwrite its static buffer (tests of this binary
@@ -336,41 +341,65 @@ fn postgres_ids() -> (u32, u32) {
         if libc::geteuid() != 0 {
             return (libc::geteuid(), libc::getegid());
         }
-        let pw = libc::getpwnam(c"postgres".as_ptr());
+        let pw = libc::getpwnam(user.as_ptr());
         assert!(
             !pw.is_null(),
-            "running as root, and there is no `postgres` user to run the server: \
-             apt-get install -y postgresql creates it"
+            "running as root, and there is no {user:?} user to run the server: \
+             apt-get install -y {package} creates it"
         );
         ((*pw).pw_uid, (*pw).pw_gid)
     }
 }
 
-/// `program` run as the PostgreSQL user (see [`postgres_ids`]).
-fn as_postgres(program: &Path, (uid, gid): (u32, u32)) -> Command {
+/// `program` run as `(uid, gid)` (see [`service_ids`]).
+fn as_user(program: &Path, (uid, gid): (u32, u32)) -> Command {
     use std::os::unix::process::CommandExt;
     let mut cmd = common::native(program);
     cmd.uid(uid).gid(gid);
     cmd
 }
 
+/// A directory of the server's own that its user can reach (the build's
+/// scratch directory may sit under one it cannot), holding a copy of the
+/// interposer; returns it and the copy.
+fn server_dir(name: &str, (uid, gid): (u32, u32)) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("waitwise-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the server's directory");
+    std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).expect("chown the directory");
+    let so = dir.join("libwaitwise_preload.so");
+    std::fs::copy(preload_so(), &so).expect("copy the interposer");
+    (dir, so)
+}
+
+/// The profiles (`server-*.json`) the server's processes wrote in `dir`,
+/// each parsed and checked; their objects.
+fn server_profiles(dir: &Path) -> Vec<serde_json::Value> {
+    let profiles: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("list the server's directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("server-"))
+        })
+        .collect();
+    assert!(
+        !profiles.is_empty(),
+        "the server's processes wrote no profile"
+    );
+    profiles.iter().flat_map(|p| read_profile(p)).collect()
+}
+
 #[test]
 #[ignore = "needs postgresql: cargo test -p waitwise-preload --test servers -- --ignored"]
 fn postgres_and_pgbench_keep_the_tpcb_balances() {
-    let ids = postgres_ids();
-    // A directory the server's user can reach (the build's scratch
-    // directory may sit under one it cannot), holding the data, the
-    // socket, the profiles and a copy of the interposer.
-    let dir = std::env::temp_dir().join(format!("waitwise-postgres-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create the server's directory");
-    std::os::unix::fs::chown(&dir, Some(ids.0), Some(ids.1)).expect("chown the directory");
-    let so = dir.join("libwaitwise_preload.so");
-    std::fs::copy(preload_so(), &so).expect("copy the interposer");
+    let ids = service_ids(c"postgres", "postgresql");
+    // The data, the socket, the profiles and the interposer's copy.
+    let (dir, so) = server_dir("postgres", ids);
     let data = dir.join("data");
     let port = free_port().to_string();
     run_ok_within(
-        as_postgres(&postgres_program("initdb"), ids)
+        as_user(&postgres_program("initdb"), ids)
             .arg("-D")
             .arg(&data)
             .args(["-A", "trust", "-U", "postgres", "--no-sync"]),
@@ -378,7 +407,7 @@ fn postgres_and_pgbench_keep_the_tpcb_balances() {
     );
     // The server and every backend it forks run under the interposer,
     // each writing its own profile.
-    let mut server_cmd = as_postgres(&postgres_program("postgres"), ids);
+    let mut server_cmd = as_user(&postgres_program("postgres"), ids);
     server_cmd
         .arg("-D")
         .arg(&data)
@@ -461,20 +490,137 @@ fn postgres_and_pgbench_keep_the_tpcb_balances() {
         assert!(!log.contains(bad), "the server's log says {bad}:\n{log}");
     }
     assert!(log.contains("database system is shut down"), "{log}");
-    let profiles: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("list the server's directory")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("server-"))
-        })
-        .collect();
-    assert!(
-        !profiles.is_empty(),
-        "the server's processes wrote no profile"
+    server_profiles(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+#[ignore = "needs mariadb-server: cargo test -p waitwise-preload --test servers -- --ignored"]
+fn mariadb_keeps_counts_under_contended_row_locks() {
+    // MariaDB's connection threads and InnoDB's background threads wait on
+    // pthread mutexes and condition variables (a transaction waiting for a
+    // row lock waits on one with a timeout); mariadb-slap's client threads
+    // start together on a mutex and condition variable.
+    let ids = service_ids(c"mysql", "mariadb-server");
+    let (dir, so) = server_dir("mariadb", ids);
+    let data = dir.join("data");
+    let socket = dir.join("sock");
+    run_ok_within(
+        as_user(&program("mariadb-install-db"), ids)
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .args(["--auth-root-authentication-method=normal", "--skip-test-db"]),
+        HANG_LIMIT,
     );
-    for p in &profiles {
-        read_profile(p);
+    let mut server_cmd = as_user(&program("mariadbd"), ids);
+    server_cmd
+        .arg("--no-defaults")
+        .arg(format!("--datadir={}", data.display()))
+        .arg(format!("--socket={}", socket.display()))
+        .args(["--skip-networking", "--innodb-buffer-pool-size=64M"])
+        .env("LD_PRELOAD", &so)
+        .env("WAITWISE_PROFILE", dir.join("server-%p.json"));
+    let mut server = Server::start("mariadbd", server_cmd);
+    // A client of the server's socket, as root.
+    let client = |name: &str| {
+        let mut cmd = common::native(program(name));
+        cmd.arg(format!("--socket={}", socket.display()))
+            .arg("--user=root");
+        cmd
+    };
+    let start = Instant::now();
+    while !client("mariadb-admin")
+        .args(["--silent", "ping"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        if let Some(status) = server
+            .child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
+        {
+            panic!(
+                "mariadbd exited ({status}) before answering:\n{}",
+                server.log()
+            );
+        }
+        assert!(
+            start.elapsed() < HANG_LIMIT,
+            "mariadbd did not start:\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
     }
+    let sql = |statements: &str| -> String {
+        let mut cmd = client("mariadb");
+        cmd.args(["--batch", "--skip-column-names", "-e", statements]);
+        String::from_utf8_lossy(&run_ok_within(&mut cmd, HANG_LIMIT).stdout).into_owned()
+    };
+    sql("CREATE DATABASE t; \
+         CREATE TABLE t.counter (id INT PRIMARY KEY, n BIGINT) ENGINE=InnoDB; \
+         INSERT INTO t.counter VALUES (1, 0); \
+         CREATE TABLE t.log (id INT AUTO_INCREMENT PRIMARY KEY, client INT, k INT) ENGINE=InnoDB;");
+    // Every client's transactions update the one counter row (so each
+    // waits for the others' row locks) and log a row of their own.
+    let transactions = OPS_PER_CLIENT / 10;
+    std::thread::scope(|s| {
+        for c in 0..CLIENTS {
+            let sql = &sql;
+            s.spawn(move || {
+                let script: String = (1..=transactions)
+                    .map(|k| {
+                        format!(
+                            "START TRANSACTION; UPDATE t.counter SET n = n + 1 WHERE id = 1; \
+                             INSERT INTO t.log (client, k) VALUES ({c}, {k}); COMMIT;"
+                        )
+                    })
+                    .collect();
+                sql(&script);
+            });
+        }
+    });
+    let per_client = (transactions * (transactions + 1) / 2) as u64;
+    assert_eq!(
+        sql("SELECT n FROM t.counter; SELECT COUNT(*), SUM(k), COUNT(DISTINCT client) FROM t.log;"),
+        format!(
+            "{}\n{}\t{}\t{CLIENTS}\n",
+            CLIENTS * transactions,
+            CLIENTS * transactions,
+            CLIENTS as u64 * per_client
+        )
+    );
+    // mariadb-slap under the interposer too: 8 client threads, mixed
+    // reads and writes of a generated table.
+    let mut slap = client("mariadb-slap");
+    slap.env("LD_PRELOAD", preload_so())
+        .env("WAITWISE_PROFILE", dir.join("slap.json"))
+        .arg(format!("--concurrency={CLIENTS}"))
+        .args([
+            "--iterations=2",
+            "--number-of-queries=2000",
+            "--auto-generate-sql",
+            "--auto-generate-sql-load-type=mixed",
+            "--auto-generate-sql-add-autoincrement",
+        ]);
+    let out = String::from_utf8_lossy(&run_ok_within(&mut slap, HANG_LIMIT).stdout).into_owned();
+    assert!(
+        out.contains(&format!("Number of clients running queries: {CLIENTS}")),
+        "{out}"
+    );
+    assert!(
+        total_waits(&read_profile(&dir.join("slap.json"))) > 0,
+        "mariadb-slap's threads recorded no waits"
+    );
+    run_ok_within(client("mariadb-admin").arg("shutdown"), HANG_LIMIT);
+    let log = server.wait_for_exit();
+    assert!(log.contains("Shutdown complete"), "{log}");
+    for bad in ["[ERROR]", "got signal", "Assertion"] {
+        assert!(!log.contains(bad), "the server's log says {bad}:\n{log}");
+    }
+    let objects = server_profiles(&dir);
+    assert!(
+        total_waits(objects.iter().filter(|o| o["kind"] == "cond")) > 0,
+        "mariadbd recorded no condition-variable waits: {objects:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
