@@ -18,8 +18,8 @@
 //!   front, so the warning says to run them without the interposer.
 //!   Memcheck tracks no synchronization and runs unchanged.
 //!
-//! The checks run once, at load: two `dlsym` lookups and a walk over the
-//! loaded objects' names.
+//! The checks run once, at load, never on a wait path: two `dlsym` and at
+//! most two `dladdr` lookups, and a walk over the loaded objects' names.
 
 use libc::{c_char, c_int, c_void, dl_phdr_info, size_t};
 use std::ffi::CStr;
