@@ -4,7 +4,9 @@
 //! condition variables), Node.js (libuv's thread pool and worker
 //! threads), Perl's ithreads (`threads::shared`'s locks and condition
 //! variables), Ruby's threads (its VM lock, mutexes, condition variables
-//! and queues), Tcl's event loop (timers and file events, through its
+//! and queues), OCaml 4's systhreads (its master lock, mutexes, conditions
+//! and event channels), GHC's threaded runtime (bound threads, STM, safe
+//! foreign calls and its collector's stops), Tcl's event loop (timers and file events, through its
 //! notifier thread), headless Chromium (a browser's processes and their
 //! thread pools), git's threaded grep, repack and clone, and a C++ program
 //! of the standard library's waits (libstdc++ on the pthread functions,
@@ -17,8 +19,8 @@
 //!
 //! `sort` comes with coreutils, and its test runs with the others of
 //! `cargo test --workspace`. The other programs must be installed
-//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl tcl ruby chromium g++
-//! git valgrind`), so
+//! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl tcl ruby
+//! ocaml-nox ghc chromium g++ git valgrind`), so
 //! their tests are ignored there and run with `cargo test -p waitwise-preload
 //! --test runtimes_and_tools -- --ignored`; `.ci/run` installs the
 //! programs and runs them. Each run is given a generous
@@ -40,7 +42,10 @@ const HANG_LIMIT: Duration = Duration::from_secs(300);
 
 /// A program from `PATH`, or a failure saying how to install it.
 fn program(name: &str) -> PathBuf {
-    installed(name, "sqlite3 default-jdk-headless nodejs perl tcl ruby")
+    installed(
+        name,
+        "sqlite3 default-jdk-headless nodejs perl tcl ruby ocaml-nox ghc",
+    )
 }
 
 /// A file of this test's own in the scratch directory (named per process:
@@ -192,6 +197,60 @@ fn tcl_event_loop_timers_and_file_events() {
     // a pthread condition variable (timed for `after`) that its notifier
     // thread signals when a pipe becomes readable.
     script_checks_itself("tclsh", "tests/tcl/events.tcl");
+}
+
+#[test]
+#[ignore = "needs OCaml 4.x (ocaml-nox): cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn ocaml_systhreads_master_lock_mutexes_conditions_and_events() {
+    // OCaml 4's runtime lets one thread run OCaml code at a time: its
+    // master lock, Mutex, Condition, Thread.join and the Event module's
+    // channels are pthread mutexes and condition variables inside it.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ocaml/waits.ml");
+    let dir = scratch_file("ocaml");
+    std::fs::create_dir_all(&dir).expect("create the OCaml build directory");
+    std::fs::copy(&source, dir.join("waits.ml")).expect("copy waits.ml");
+    let exe = dir.join("waits");
+    let mut build = native(program("ocamlopt"));
+    build
+        .current_dir(&dir)
+        .args([
+            "-I",
+            "+threads",
+            "unix.cmxa",
+            "threads.cmxa",
+            "waits.ml",
+            "-o",
+        ])
+        .arg(&exe);
+    run_ok_within(&mut build, HANG_LIMIT);
+    compiled_program_checks_itself(&exe, &[], "ocaml");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+#[ignore = "needs GHC (ghc): cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn ghc_threaded_runtime_bound_threads_stm_and_safe_calls() {
+    // GHC's threaded runtime: OS threads sleep on pthread condition
+    // variables to wait for a capability, for a bound thread's MVar, after
+    // a safe foreign call and while the collector stops the capabilities.
+    // Run on more capabilities than this machine has CPUs, and fewer.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/haskell/Waits.hs");
+    let dir = scratch_file("ghc");
+    std::fs::create_dir_all(&dir).expect("create the GHC build directory");
+    let exe = dir.join("waits");
+    let mut build = native(program("ghc"));
+    build
+        .args(["-threaded", "-O0", "-rtsopts", "-outputdir"])
+        .arg(&dir)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&source);
+    run_ok_within(&mut build, HANG_LIMIT);
+    for capabilities in ["+RTS -N4 -RTS", "+RTS -N2 -RTS"] {
+        let args: Vec<&str> = capabilities.split(' ').collect();
+        compiled_program_checks_itself(&exe, &args, "ghc");
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -506,6 +565,20 @@ fn cpp_standard_library_waits_under_every_policy() {
             let waits = total_waits(objects.iter().filter(|o| o["kind"] == kind));
             assert!(waits > 0, "under {policy}: no {kind} waits in {objects:?}");
         }
+    }
+}
+
+/// Runs `exe` (built for this test) with `args` under the interposer: it
+/// checks itself and prints "done" last; its threads' waits must be in
+/// the profile.
+fn compiled_program_checks_itself(exe: &Path, args: &[&str], tag: &str) {
+    let mut cmd = preloaded(exe);
+    cmd.args(args);
+    let (out, objects) = run_profiled(cmd, tag);
+    assert!(out.ends_with("done\n"), "{tag}: did not finish:\n{out}");
+    for kind in ["mutex", "cond"] {
+        let waits = total_waits(objects.iter().filter(|o| o["kind"] == kind));
+        assert!(waits > 0, "{tag}: no {kind} waits in {objects:?}");
     }
 }
 
