@@ -4,12 +4,15 @@
 //! and releases on a mutex each, and background threads that wait on
 //! condition variables for lazy frees), PostgreSQL with pgbench (whose
 //! client threads start together at a pthread barrier), and MariaDB with
-//! transactions that wait for each other's row locks and mariadb-slap. Each must answer
+//! transactions that wait for each other's row locks and mariadb-slap,
+//! and Apache's event MPM behind Varnish (whose requests for an object
+//! being fetched wait for it on a condition variable). Each must answer
 //! exactly what its clients' operations imply, shut down cleanly, and
 //! write a `WAITWISE_PROFILE` that parses and holds its threads' waits.
 //!
 //! The servers must be installed (`apt-get install -y memcached
-//! redis-server postgresql mariadb-server mariadb-client`), so these tests are ignored by `cargo test
+//! redis-server postgresql mariadb-server mariadb-client apache2
+//! varnish`), so these tests are ignored by `cargo test
 //! --workspace` and run with `cargo test -p waitwise-preload --test
 //! servers -- --ignored`; `.ci/run` installs the servers and runs them.
 //! Every server is started by its test on a port or socket of its own and
@@ -39,7 +42,7 @@ const PGBENCH_TRANSACTIONS_PER_CLIENT: usize = 250;
 fn program(name: &str) -> PathBuf {
     installed(
         name,
-        "memcached redis-server postgresql mariadb-server mariadb-client",
+        "memcached redis-server postgresql mariadb-server mariadb-client apache2 varnish",
     )
 }
 
@@ -135,6 +138,17 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+impl Server {
+    /// Asks the server to stop with `SIGTERM`.
+    fn terminate(&self) {
+        let pid = self.child.as_ref().expect("server running").id();
+        let pid = libc::pid_t::try_from(pid).expect("a pid");
+        // SAFETY: kill takes no pointers; `pid` is our child, not reaped.
+        let rc = unsafe { libc::kill(pid, libc::SIGTERM) };
+        assert_eq!(rc, 0, "signal {}", self.name);
     }
 }
 
@@ -375,17 +389,23 @@ fn server_dir(name: &str, (uid, gid): (u32, u32)) -> (PathBuf, PathBuf) {
 /// The profiles (`server-*.json`) the server's processes wrote in `dir`,
 /// each parsed and checked; their objects.
 fn server_profiles(dir: &Path) -> Vec<serde_json::Value> {
+    profiles_named(dir, "server-")
+}
+
+/// The profiles whose names start with `prefix` in `dir`, each parsed and
+/// checked; their objects.
+fn profiles_named(dir: &Path, prefix: &str) -> Vec<serde_json::Value> {
     let profiles: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("list the server's directory")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("server-"))
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
         })
         .collect();
     assert!(
         !profiles.is_empty(),
-        "the server's processes wrote no profile"
+        "the server's processes wrote no profile {prefix}*"
     );
     profiles.iter().flat_map(|p| read_profile(p)).collect()
 }
@@ -622,5 +642,266 @@ fn mariadb_keeps_counts_under_contended_row_locks() {
         total_waits(objects.iter().filter(|o| o["kind"] == "cond")) > 0,
         "mariadbd recorded no condition-variable waits: {objects:?}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The body of `/f{i}` that the web server serves: 100 B to 200 KB, each
+/// byte a function of the file and its offset.
+fn web_file(i: usize) -> Vec<u8> {
+    let len = [100, 3_000, 40_000, 200_000][i % 4];
+    (0..len).map(|j| ((i * 31 + j * 7) % 251) as u8).collect()
+}
+
+/// Files the web server serves.
+const WEB_FILES: usize = 64;
+
+/// An HTTP/1.1 client on one keep-alive connection at a time: a server
+/// may close one between requests (Apache after 100 requests, for
+/// instance), and the client then opens another.
+struct HttpClient {
+    port: u16,
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl HttpClient {
+    /// A client of `port`, on `stream`, a connection to it.
+    fn new(port: u16, stream: TcpStream) -> Self {
+        let writer = stream.try_clone().expect("clone the stream");
+        Self {
+            port,
+            reader: BufReader::new(stream),
+            writer,
+        }
+    }
+
+    /// `GET path`: the response's headers (lower-cased names) and body.
+    /// The response must be `200` with a `Content-Length`.
+    fn get(&mut self, path: &str) -> (Vec<(String, String)>, Vec<u8>) {
+        use std::io::Read;
+        let mut line = String::new();
+        for fresh in [false, true] {
+            if fresh {
+                let stream = TcpStream::connect(("127.0.0.1", self.port)).expect("reconnect");
+                stream
+                    .set_read_timeout(Some(HANG_LIMIT))
+                    .expect("read timeout");
+                *self = Self::new(self.port, stream);
+            }
+            // One write (a request in pieces would wait for the server's
+            // delayed acknowledgement). A write to a connection the server
+            // closed may fail or not.
+            let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+            let sent = self.writer.write_all(request.as_bytes());
+            line.clear();
+            if sent.is_ok() && self.reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                break;
+            }
+            assert!(!fresh, "GET {path}: a new connection was closed at once");
+        }
+        assert!(line.starts_with("HTTP/1.1 200 "), "GET {path}: {line:?}");
+        let mut headers = Vec::new();
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).expect("a header");
+            let header = line.trim_end_matches(['\r', '\n']);
+            if header.is_empty() {
+                break;
+            }
+            let (name, value) = header.split_once(':').expect("name: value");
+            headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
+        }
+        let len: usize = headers
+            .iter()
+            .find(|(n, _)| n == "content-length")
+            .unwrap_or_else(|| panic!("GET {path}: no Content-Length in {headers:?}"))
+            .1
+            .parse()
+            .expect("a length");
+        let mut body = vec![0; len];
+        self.reader.read_exact(&mut body).expect("the body");
+        (headers, body)
+    }
+}
+
+/// The directory of Apache's modules (Debian's, or Fedora's layout).
+fn apache_modules() -> PathBuf {
+    ["/usr/lib/apache2/modules", "/usr/lib64/httpd/modules"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|d| d.join("mod_mpm_event.so").is_file())
+        .expect("Apache's modules (apt-get install -y apache2)")
+}
+
+#[test]
+#[ignore = "needs apache2 and varnish: cargo test -p waitwise-preload --test servers -- --ignored"]
+fn apache_behind_varnish_serves_every_byte_under_every_policy() {
+    // Apache's event MPM: two child processes of 8 worker threads, which
+    // its listener hands connections to through a queue guarded by a
+    // mutex and condition variable. Varnish in front: its worker pools
+    // wait on condition variables for work, and requests for an object
+    // that another request is fetching wait on its waiting list; its
+    // manager and cache processes run as users of their own.
+    for policy in ["two-phase", "spin", "block", "randomized"] {
+        apache_behind_varnish(policy);
+    }
+}
+
+/// Apache and Varnish under the interposer's `policy`, loaded by clients
+/// of each (see the test above).
+fn apache_behind_varnish(policy: &str) {
+    let apache = program("apache2");
+    let varnishd = program("varnishd");
+    let (dir, so) = server_dir("apache-varnish", service_ids(c"nobody", "apache2"));
+    // Apache's workers write as `nobody`, Varnish's processes as `varnish`
+    // and `vcache`.
+    std::fs::set_permissions(
+        &dir,
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o777),
+    )
+    .expect("open the directory to the servers' users");
+    let docs = dir.join("htdocs");
+    std::fs::create_dir(&docs).expect("create the document root");
+    for i in 0..WEB_FILES {
+        std::fs::write(docs.join(format!("f{i}")), web_file(i)).expect("write a file");
+    }
+    let (web_port, cache_port) = (free_port(), free_port());
+    let conf = dir.join("httpd.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "ServerRoot {dir}\nServerName localhost\nListen 127.0.0.1:{web_port}\n\
+             LoadModule mpm_event_module {modules}/mod_mpm_event.so\n\
+             LoadModule authz_core_module {modules}/mod_authz_core.so\n\
+             PidFile {dir}/httpd.pid\nErrorLog {dir}/error.log\n\
+             LogFormat \"%r %>s %b\" short\nCustomLog {dir}/access.log short\n\
+             DocumentRoot {docs}\n<Directory {docs}>\nRequire all granted\n</Directory>\n\
+             User nobody\nGroup {group}\n\
+             StartServers 2\nServerLimit 2\nThreadsPerChild 8\nMaxRequestWorkers 16\n\
+             MinSpareThreads 4\nMaxSpareThreads 16\nEnableSendfile Off\n",
+            dir = dir.display(),
+            docs = docs.display(),
+            modules = apache_modules().display(),
+            // Debian's name for nobody's group, else Fedora's.
+            group = if Path::new("/etc/debian_version").exists() {
+                "nogroup"
+            } else {
+                "nobody"
+            },
+        ),
+    )
+    .expect("write Apache's configuration");
+    let mut web_cmd = common::native(&apache);
+    web_cmd
+        .arg("-f")
+        .arg(&conf)
+        .arg("-DFOREGROUND")
+        .env("LD_PRELOAD", &so)
+        .env("WAITWISE_POLICY", policy)
+        .env("WAITWISE_PROFILE", dir.join("apache-%p.json"));
+    let mut web = Server::start("apache2", web_cmd);
+    let mut cache_cmd = common::native(&varnishd);
+    cache_cmd
+        .arg("-F")
+        .args(["-a", &format!("127.0.0.1:{cache_port}")])
+        .args(["-b", &format!("127.0.0.1:{web_port}")])
+        .arg("-n")
+        .arg(dir.join("varnish"))
+        .args(["-s", "malloc,64m", "-t", "3600"])
+        .args(["-p", "thread_pools=2", "-p", "thread_pool_min=8"])
+        .env("LD_PRELOAD", &so)
+        .env("WAITWISE_POLICY", policy)
+        .env("WAITWISE_PROFILE", dir.join("varnish-%p.json"));
+    let mut cache = Server::start("varnishd", cache_cmd);
+    let direct: Vec<_> = (0..CLIENTS).map(|_| web.connect(web_port)).collect();
+    let cached: Vec<_> = (0..CLIENTS).map(|_| cache.connect(cache_port)).collect();
+    let files: Vec<Vec<u8>> = (0..WEB_FILES).map(web_file).collect();
+    let direct_requests = OPS_PER_CLIENT;
+    // Varnish's misses, each one fetch from Apache.
+    let misses = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for (c, stream) in direct.into_iter().enumerate() {
+            let files = &files;
+            s.spawn(move || {
+                let mut client = HttpClient::new(web_port, stream);
+                for k in 0..direct_requests {
+                    let i = (k * 5 + c) % WEB_FILES;
+                    let (_, body) = client.get(&format!("/f{i}"));
+                    assert!(body == files[i], "{policy}: Apache's /f{i} differs");
+                }
+            });
+        }
+        for (c, stream) in cached.into_iter().enumerate() {
+            let (files, misses) = (&files, &misses);
+            s.spawn(move || {
+                let mut client = HttpClient::new(cache_port, stream);
+                for k in 0..OPS_PER_CLIENT {
+                    // Every client starts on the same files, so that the
+                    // first requests for each wait for one fetch.
+                    let i = (k * 7 + c / 2) % WEB_FILES;
+                    let (headers, body) = client.get(&format!("/f{i}"));
+                    assert!(body == files[i], "{policy}: Varnish's /f{i} differs");
+                    let xids = headers
+                        .iter()
+                        .find(|(n, _)| n == "x-varnish")
+                        .map(|(_, v)| v.split_whitespace().count());
+                    match xids {
+                        Some(1) => {
+                            misses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        Some(2) => {}
+                        _ => panic!("no X-Varnish hit or miss in {headers:?}"),
+                    }
+                }
+            });
+        }
+    });
+    let misses = misses.into_inner();
+    assert!(
+        (WEB_FILES..CLIENTS * OPS_PER_CLIENT / 2).contains(&misses),
+        "{policy}: {misses} of {} Varnish requests missed its cache",
+        CLIENTS * OPS_PER_CLIENT
+    );
+    cache.terminate();
+    let cache_log = cache.wait_for_exit();
+    web.terminate();
+    let web_log = web.wait_for_exit();
+    // Apache logged every request it answered: the clients' own and
+    // Varnish's fetches, one per miss.
+    let access = std::fs::read_to_string(dir.join("access.log")).expect("Apache's access log");
+    assert_eq!(
+        access.lines().count(),
+        CLIENTS * direct_requests + misses,
+        "{policy}: {web_log}"
+    );
+    assert!(
+        access
+            .lines()
+            .all(|l| l.starts_with("GET /f") && l.contains(" 200 ")),
+        "{access}"
+    );
+    let error_log = std::fs::read_to_string(dir.join("error.log")).unwrap_or_default();
+    for bad in ["[core:error]", "exit signal", "AH00052"] {
+        assert!(
+            !error_log.contains(bad),
+            "Apache's log says {bad}:\n{error_log}"
+        );
+    }
+    assert!(
+        cache_log.contains("manager dies") && !cache_log.contains("Panic"),
+        "{cache_log}"
+    );
+    let web_objects = profiles_named(&dir, "apache-");
+    assert!(
+        total_waits(web_objects.iter().filter(|o| o["kind"] == "cond")) > 0,
+        "{policy}: Apache's workers recorded no condition-variable waits: {web_objects:?}"
+    );
+    let cache_objects = profiles_named(&dir, "varnish-");
+    for kind in ["mutex", "cond"] {
+        assert!(
+            total_waits(cache_objects.iter().filter(|o| o["kind"] == kind)) > 0,
+            "{policy}: Varnish recorded no {kind} waits: {cache_objects:?}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
