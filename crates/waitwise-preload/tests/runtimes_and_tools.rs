@@ -10,7 +10,8 @@
 //! notifier thread), headless Chromium (a browser's processes and their
 //! thread pools), git's threaded grep, repack and clone, and a C++ program
 //! of the standard library's waits (libstdc++ on the pthread functions,
-//! `tests/cpp/stdlib_waits.cpp`).
+//! `tests/cpp/stdlib_waits.cpp`), and ffmpeg (x264's and x265's encoder
+//! threads, filter threads, frame-threaded decoders).
 //! Each must give the result it gives natively, and write a
 //! `WAITWISE_PROFILE` that parses and holds the waits of its threads.
 //! Valgrind runs a program under the interposer too: its race detectors,
@@ -20,7 +21,7 @@
 //! `sort` comes with coreutils, and its test runs with the others of
 //! `cargo test --workspace`. The other programs must be installed
 //! (`apt-get install -y sqlite3 default-jdk-headless nodejs perl tcl ruby
-//! ocaml-nox ghc chromium g++ git valgrind`), so
+//! ocaml-nox ghc chromium g++ git valgrind ffmpeg`), so
 //! their tests are ignored there and run with `cargo test -p waitwise-preload
 //! --test runtimes_and_tools -- --ignored`; `.ci/run` installs the
 //! programs and runs them. Each run is given a generous
@@ -565,6 +566,101 @@ fn cpp_standard_library_waits_under_every_policy() {
             let waits = total_waits(objects.iter().filter(|o| o["kind"] == kind));
             assert!(waits > 0, "under {policy}: no {kind} waits in {objects:?}");
         }
+    }
+}
+
+#[test]
+#[ignore = "needs ffmpeg: cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
+fn ffmpeg_encodes_and_decodes_as_natively_under_every_policy() {
+    // x264's frame threads and x265's thread pools encode (each
+    // deterministic for given thread settings) a generated clip scaled
+    // on filter threads; ffmpeg's frame-threaded decoders decode it (a
+    // frame's thread waits on condition variables for the progress of the
+    // frames it refers to). Every file must be byte-identical to the
+    // native run's, and every decoded frame's MD5 the same.
+    let ffmpeg = installed("ffmpeg", "ffmpeg");
+    let quiet = ["-hide_banner", "-loglevel", "error", "-nostdin", "-y"];
+    let source = [
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=640x360:rate=30:duration=4",
+        "-filter_threads",
+        "4",
+        "-vf",
+        "scale=480:270",
+    ];
+    let codecs: [(&str, &[&str]); 2] = [
+        (
+            "h264",
+            &["-c:v", "libx264", "-threads", "4", "-preset", "veryfast"],
+        ),
+        (
+            "hevc",
+            &[
+                "-c:v",
+                "libx265",
+                "-x265-params",
+                "log-level=error:pools=4:frame-threads=3",
+                "-preset",
+                "fast",
+            ],
+        ),
+    ];
+    let encode = |mut cmd: Command, codec: &[&str], file: &Path| {
+        cmd.args(quiet).args(source).args(codec).arg(file);
+        cmd
+    };
+    let decode = |mut cmd: Command, file: &Path| {
+        cmd.args(quiet)
+            .args(["-threads", "4", "-thread_type", "frame", "-i"])
+            .arg(file)
+            .args(["-f", "framemd5", "-"]);
+        cmd
+    };
+    for (name, codec) in codecs {
+        let native_file = scratch_file(&format!("ffmpeg-{name}.mp4"));
+        run_ok_within(
+            &mut encode(native(&ffmpeg), codec, &native_file),
+            HANG_LIMIT,
+        );
+        let native_frames = String::from_utf8_lossy(
+            &run_ok_within(&mut decode(native(&ffmpeg), &native_file), HANG_LIMIT).stdout,
+        )
+        .into_owned();
+        assert_eq!(
+            native_frames
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .count(),
+            120,
+            "{name}: natively decoded frames:\n{native_frames}"
+        );
+        let native_bytes = std::fs::read(&native_file).expect("the native encode");
+        for policy in ["two-phase", "spin", "block", "randomized"] {
+            let tag = format!("ffmpeg-{name}-{policy}");
+            let file = scratch_file(&format!("{tag}.mp4"));
+            let mut cmd = preloaded(&ffmpeg);
+            cmd.env("WAITWISE_POLICY", policy);
+            let (_, encoder) = run_profiled(encode(cmd, codec, &file), &tag);
+            assert!(
+                std::fs::read(&file).expect("the encode") == native_bytes,
+                "{tag}: the encoded file differs from the native one"
+            );
+            let mut cmd = preloaded(&ffmpeg);
+            cmd.env("WAITWISE_POLICY", policy);
+            let (frames, decoder) = run_profiled(decode(cmd, &file), &format!("{tag}-decode"));
+            assert_eq!(frames, native_frames, "{tag}: decoded frames differ");
+            for (what, objects) in [("encoder", &encoder), ("decoder", &decoder)] {
+                let waits = total_waits(objects.iter().filter(|o| o["kind"] == "cond"));
+                assert!(
+                    waits > 0,
+                    "{tag}: the {what}'s threads recorded no cond waits"
+                );
+            }
+            let _ = std::fs::remove_file(&file);
+        }
+        let _ = std::fs::remove_file(&native_file);
     }
 }
 
