@@ -34,7 +34,7 @@ use loom::cell::UnsafeCell;
 use loom::thread;
 use waitwise::mutex::{
     LockWait, McsGuard, RawMcsMutex, RawRwLock, RawTicketMutex, RawTtasMutex, TicketGuard,
-    TtasLockRef,
+    TtasLockRef, MAX_WRITERS_WAITING,
 };
 use waitwise::wait_word::poll_until;
 use waitwise::{Deadline, Mechanism, Policy, WaitOptions};
@@ -403,6 +403,31 @@ fn rwlock_writer_relocks_before_a_woken_reader_runs() {
         write_increment(&s);
         reader.join().unwrap();
         assert_eq!(read_count(&s), 2);
+    });
+}
+
+/// More writers wait than the lock counts (`MAX_WRITERS_WAITING`, 2 under
+/// loom): the third waits uncounted until the count has room or the lock
+/// may be taken. Every writer gets in; none sleeps forever (loom reports
+/// a deadlock).
+#[test]
+fn rwlock_writers_beyond_the_count_wait_uncounted() {
+    assert_eq!(MAX_WRITERS_WAITING, 2);
+    loom::model(|| {
+        let s = rwlock();
+        assert!(s.lock.lock_exclusive_until(Deadline::NEVER));
+        let writers: Vec<_> = (0..3)
+            .map(|_| {
+                let s = s.clone();
+                thread::spawn(move || write_increment(&s))
+            })
+            .collect();
+        // SAFETY: write-locked above by this thread.
+        unsafe { s.lock.unlock_exclusive() };
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert_eq!(read_count(&s), 3);
     });
 }
 

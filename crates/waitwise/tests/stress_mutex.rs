@@ -141,6 +141,47 @@ fn rwlock_readers_share() {
     assert!(lock.try_write_for(Duration::ZERO).is_some());
 }
 
+/// More writers wait at once than the lock counts (`MAX_WRITERS_WAITING`):
+/// the rest wait uncounted, some of them with a timeout, and a few
+/// readers wait among them. Every writer that did not time out writes,
+/// and nobody hangs.
+#[test]
+fn rwlock_more_waiting_writers_than_the_count() {
+    use waitwise::mutex::MAX_WRITERS_WAITING;
+    let writers = MAX_WRITERS_WAITING as usize + 200;
+    let lock = Arc::new(RwLock::new(0u64));
+    let held = lock.write();
+    let hs: Vec<_> = (0..writers + 8)
+        .map(|i| {
+            let lock = lock.clone();
+            std::thread::Builder::new()
+                .stack_size(64 << 10)
+                .spawn(move || {
+                    if i >= writers {
+                        let _ = *lock.read();
+                        0
+                    } else if i % 16 == 0 {
+                        lock.try_write_for(Duration::from_millis(1))
+                            .map_or(0, |mut g| {
+                                *g += 1;
+                                1
+                            })
+                    } else {
+                        *lock.write() += 1;
+                        1
+                    }
+                })
+                .expect("spawn a thread")
+        })
+        .collect();
+    // Let most of them start waiting (not needed for the assertions).
+    std::thread::sleep(Duration::from_millis(200));
+    drop(held);
+    let wrote: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
+    assert!(wrote >= (writers - writers.div_ceil(16)) as u64);
+    assert_eq!(*lock.read(), wrote);
+}
+
 /// While another thread holds the lock, `try_lock_for(timeout)` returns
 /// `None` no sooner than `timeout` and within `timeout + SLACK`;
 /// `Duration::ZERO` returns at once.

@@ -73,6 +73,17 @@
 //! write unlock, the last read unlock while writers wait, a writer giving
 //! up) still finds it recorded, and wakes.
 //!
+//! One writer sleeps unrecorded: one that finds `writers_waiting` full
+//! ([`MAX_WRITERS_WAITING`], thousands of writers waiting at once) and
+//! cannot take the lock waits, uncounted, until the count has room or
+//! the lock may be taken, then tries again. It sleeps only on a word whose
+//! count is full, and the count drops only by a writer giving up (which
+//! wakes) or taking the lock, whose write unlock then replaces a word that
+//! still counts `MAX_WRITERS_WAITING - 1` writers, at least one, and so
+//! wakes; a change that lets it take the lock wakes as for any waiting
+//! writer, the count being above zero. It is woken at most one critical
+//! section late.
+//!
 //! # Memory ordering
 //!
 //! Every successful acquisition is a `SeqCst` RMW (it includes Acquire,
@@ -125,8 +136,18 @@ const READERS_MASK: u32 = WRITER_WAITING - 1;
 const WAITING_MASK: u32 = READERS_WAITING - WRITER_WAITING;
 /// Most readers holding the lock at once.
 pub const MAX_READERS: u32 = READERS_MASK - 1;
-/// Most writers waiting at once.
-pub const MAX_WRITERS_WAITING: u32 = (WAITING_MASK >> 18) - 1;
+/// Most writers counted as waiting at once; more wait uncounted until the
+/// count drops (module doc, "Who sleeps"). At least 2 for that wait's
+/// wake-up; 2 under loom, so that the models reach it.
+pub const MAX_WRITERS_WAITING: u32 = if cfg!(loom) {
+    2
+} else {
+    (WAITING_MASK >> 18) - 1
+};
+// The uncounted writers' wake-up needs a writer still counted after one
+// takes the lock (module doc, "Who sleeps").
+const _: () = assert!(MAX_WRITERS_WAITING >= 2);
+
 /// How long a writer that finds an unused `READ_TURN` on a free lock lets
 /// the readers take it, in units of `B` (the cost of a futex wake-up, which
 /// is what the woken readers need to run): 10, guessed, then checked in
@@ -358,6 +379,7 @@ impl RawRwLock {
         // Relaxed load and CAS failures: guesses for the SeqCst CASes,
         // which order (module doc).
         let mut s = w.load(Ordering::Relaxed);
+        let mut uncounted_blocked = false;
         loop {
             if writable(s) {
                 match w.compare_exchange_weak(
@@ -367,17 +389,27 @@ impl RawRwLock {
                     Ordering::Relaxed,
                 ) {
                     Ok(_) => {
-                        profiler.finish(start, false);
+                        profiler.finish(start, uncounted_blocked);
                         return true;
                     }
                     Err(now) => s = now,
                 }
                 continue;
             }
-            assert!(
-                writers_waiting(s) < MAX_WRITERS_WAITING,
-                "waitwise::RwLock: more than {MAX_WRITERS_WAITING} waiting writers"
-            );
+            if writers_waiting(s) >= MAX_WRITERS_WAITING {
+                // The count is full: wait uncounted until it has room or
+                // the lock may be taken (module doc, "Who sleeps").
+                let out = self.word.wait_until(&policy, deadline, |v| {
+                    writable(v) || writers_waiting(v) < MAX_WRITERS_WAITING
+                });
+                uncounted_blocked |= out.blocked();
+                if out.timed_out() {
+                    profiler.finish(start, uncounted_blocked);
+                    return false;
+                }
+                s = out.value();
+                continue;
+            }
             // Failure Relaxed: the value is only the next guess.
             match w.compare_exchange_weak(
                 s,
@@ -389,7 +421,7 @@ impl RawRwLock {
                 Err(now) => s = now,
             }
         }
-        let mut blocked = false;
+        let mut blocked = uncounted_blocked;
         let acquired = loop {
             let out = self.word.wait_until(&policy, deadline, free);
             blocked |= out.blocked();
