@@ -5,14 +5,16 @@
 //! condition variables for lazy frees), PostgreSQL with pgbench (whose
 //! client threads start together at a pthread barrier), and MariaDB with
 //! transactions that wait for each other's row locks and mariadb-slap,
-//! and Apache's event MPM behind Varnish (whose requests for an object
-//! being fetched wait for it on a condition variable). Each must answer
+//! Apache's event MPM behind Varnish (whose requests for an object
+//! being fetched wait for it on a condition variable), and rsyslog (whose
+//! queues hand messages to worker threads that wait on condition
+//! variables, with timeouts after which idle workers exit). Each must answer
 //! exactly what its clients' operations imply, shut down cleanly, and
 //! write a `WAITWISE_PROFILE` that parses and holds its threads' waits.
 //!
 //! The servers must be installed (`apt-get install -y memcached
 //! redis-server postgresql mariadb-server mariadb-client apache2
-//! varnish`), so these tests are ignored by `cargo test
+//! varnish rsyslog`), so these tests are ignored by `cargo test
 //! --workspace` and run with `cargo test -p waitwise-preload --test
 //! servers -- --ignored`; `.ci/run` installs the servers and runs them.
 //! Every server is started by its test on a port or socket of its own and
@@ -42,7 +44,7 @@ const PGBENCH_TRANSACTIONS_PER_CLIENT: usize = 250;
 fn program(name: &str) -> PathBuf {
     installed(
         name,
-        "memcached redis-server postgresql mariadb-server mariadb-client apache2 varnish",
+        "memcached redis-server postgresql mariadb-server mariadb-client apache2 varnish rsyslog",
     )
 }
 
@@ -901,6 +903,114 @@ fn apache_behind_varnish(policy: &str) {
         assert!(
             total_waits(cache_objects.iter().filter(|o| o["kind"] == kind)) > 0,
             "{policy}: Varnish recorded no {kind} waits: {cache_objects:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+#[ignore = "needs rsyslog: cargo test -p waitwise-preload --test servers -- --ignored"]
+fn rsyslog_writes_every_message_through_its_queues_under_every_policy() {
+    // rsyslog's TCP input thread hands messages to the main queue, whose
+    // worker threads hand them to the file action's own queue and its
+    // workers: each queue a mutex and condition variables. Idle workers
+    // wait with a 20 ms timeout, then exit, and the queue starts them
+    // again: the clients send in bursts 50 ms apart, so they do.
+    for policy in ["two-phase", "spin", "block", "randomized"] {
+        rsyslog_under(policy);
+    }
+}
+
+/// rsyslog under the interposer's `policy` (see the test above).
+fn rsyslog_under(policy: &str) {
+    const BURSTS: usize = 10;
+    let per_burst = OPS_PER_CLIENT / 4;
+    let dir = std::env::temp_dir().join(format!("waitwise-rsyslog-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("work")).expect("create rsyslog's directory");
+    let out = dir.join("out.log");
+    let port = free_port();
+    let conf = dir.join("rsyslog.conf");
+    let queue = "queue.type=\"LinkedList\" queue.size=\"400000\" \
+                 queue.dequeueBatchSize=\"16\" queue.timeoutWorkerThreadShutdown=\"20\"";
+    std::fs::write(
+        &conf,
+        format!(
+            "global(workDirectory=\"{work}\")\n\
+             module(load=\"imtcp\" MaxSessions=\"100\")\n\
+             input(type=\"imtcp\" port=\"{port}\" address=\"127.0.0.1\")\n\
+             template(name=\"raw\" type=\"string\" string=\"%msg:2:$%\\n\")\n\
+             main_queue({queue} queue.workerThreads=\"4\" \
+             queue.workerThreadMinimumMessages=\"100\")\n\
+             action(type=\"omfile\" file=\"{out}\" template=\"raw\" {queue} \
+             queue.workerThreads=\"2\")\n",
+            work = dir.join("work").display(),
+            out = out.display(),
+        ),
+    )
+    .expect("write rsyslog's configuration");
+    let mut cmd = common::native(program("rsyslogd"));
+    cmd.arg("-n")
+        .arg("-f")
+        .arg(&conf)
+        .arg("-i")
+        .arg(dir.join("pid"))
+        .env("LD_PRELOAD", preload_so())
+        .env("WAITWISE_POLICY", policy)
+        .env("WAITWISE_PROFILE", dir.join("rsyslog-%p.json"));
+    let mut server = Server::start("rsyslogd", cmd);
+    let connections: Vec<_> = (0..CLIENTS).map(|_| server.connect(port)).collect();
+    std::thread::scope(|s| {
+        for (c, mut stream) in connections.into_iter().enumerate() {
+            s.spawn(move || {
+                for burst in 0..BURSTS {
+                    let lines: String = (0..per_burst)
+                        .map(|k| {
+                            let i = burst * per_burst + k;
+                            format!("<13>Nov 28 12:00:00 host tag: m-{c}-{i}\n")
+                        })
+                        .collect();
+                    stream.write_all(lines.as_bytes()).expect("send a burst");
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+        }
+    });
+    let total = CLIENTS * BURSTS * per_burst;
+    let start = Instant::now();
+    let written = || {
+        std::fs::read_to_string(&out)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    while written() < total {
+        assert!(
+            start.elapsed() < HANG_LIMIT,
+            "{policy}: rsyslog wrote {} of {total} messages:\n{}",
+            written(),
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.terminate();
+    let log = server.wait_for_exit();
+    let text = std::fs::read_to_string(&out).expect("rsyslog's output");
+    let mut got: Vec<&str> = text.lines().collect();
+    got.sort_unstable();
+    let mut expected: Vec<String> = (0..CLIENTS)
+        .flat_map(|c| (0..BURSTS * per_burst).map(move |i| format!("m-{c}-{i}")))
+        .collect();
+    expected.sort_unstable();
+    assert!(
+        got == expected,
+        "{policy}: rsyslog's output is not every message once ({} lines)\n{log}",
+        got.len()
+    );
+    let objects = profiles_named(&dir, "rsyslog-");
+    for kind in ["mutex", "cond"] {
+        assert!(
+            total_waits(objects.iter().filter(|o| o["kind"] == kind)) > 0,
+            "{policy}: rsyslog recorded no {kind} waits: {objects:?}"
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
