@@ -8,13 +8,14 @@
 //! Apache's event MPM behind Varnish (whose requests for an object
 //! being fetched wait for it on a condition variable), and rsyslog (whose
 //! queues hand messages to worker threads that wait on condition
-//! variables, with timeouts after which idle workers exit). Each must answer
+//! variables, with timeouts after which idle workers exit), and nginx
+//! reading files on its thread pools. Each must answer
 //! exactly what its clients' operations imply, shut down cleanly, and
 //! write a `WAITWISE_PROFILE` that parses and holds its threads' waits.
 //!
 //! The servers must be installed (`apt-get install -y memcached
 //! redis-server postgresql mariadb-server mariadb-client apache2
-//! varnish rsyslog`), so these tests are ignored by `cargo test
+//! varnish rsyslog nginx`), so these tests are ignored by `cargo test
 //! --workspace` and run with `cargo test -p waitwise-preload --test
 //! servers -- --ignored`; `.ci/run` installs the servers and runs them.
 //! Every server is started by its test on a port or socket of its own and
@@ -44,7 +45,7 @@ const PGBENCH_TRANSACTIONS_PER_CLIENT: usize = 250;
 fn program(name: &str) -> PathBuf {
     installed(
         name,
-        "memcached redis-server postgresql mariadb-server mariadb-client apache2 varnish rsyslog",
+        "memcached redis-server postgresql mariadb-server mariadb-client apache2 varnish rsyslog nginx",
     )
 }
 
@@ -146,10 +147,15 @@ impl Server {
 impl Server {
     /// Asks the server to stop with `SIGTERM`.
     fn terminate(&self) {
+        self.signal(libc::SIGTERM);
+    }
+
+    /// Sends the server `signal`.
+    fn signal(&self, signal: libc::c_int) {
         let pid = self.child.as_ref().expect("server running").id();
         let pid = libc::pid_t::try_from(pid).expect("a pid");
         // SAFETY: kill takes no pointers; `pid` is our child, not reaped.
-        let rc = unsafe { libc::kill(pid, libc::SIGTERM) };
+        let rc = unsafe { libc::kill(pid, signal) };
         assert_eq!(rc, 0, "signal {}", self.name);
     }
 }
@@ -1013,5 +1019,101 @@ fn rsyslog_under(policy: &str) {
             "{policy}: rsyslog recorded no {kind} waits: {objects:?}"
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+#[ignore = "needs nginx: cargo test -p waitwise-preload --test servers -- --ignored"]
+fn nginx_reads_on_its_thread_pool_and_serves_every_byte_under_every_policy() {
+    // nginx's `aio threads`: each worker process hands every file read to
+    // a pool of 4 threads through a task queue (a mutex and a condition
+    // variable) and is told of its completion through an eventfd.
+    for policy in ["two-phase", "spin", "block", "randomized"] {
+        nginx_under(policy);
+    }
+}
+
+/// nginx under the interposer's `policy` (see the test above).
+fn nginx_under(policy: &str) {
+    let (dir, so) = server_dir("nginx", service_ids(c"nobody", "nginx"));
+    // The worker processes run as `nobody` (when started as root), and
+    // write their profiles here.
+    std::fs::set_permissions(
+        &dir,
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o777),
+    )
+    .expect("open the directory to the workers' user");
+    let docs = dir.join("htdocs");
+    std::fs::create_dir(&docs).expect("create the document root");
+    for i in 0..WEB_FILES {
+        std::fs::write(docs.join(format!("f{i}")), web_file(i)).expect("write a file");
+    }
+    let port = free_port();
+    let conf = dir.join("nginx.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "daemon off;\nmaster_process on;\nworker_processes 2;\n\
+             pid {dir}/nginx.pid;\nerror_log {dir}/error.log notice;\n\
+             thread_pool io threads=4 max_queue=65536;\n\
+             events {{ worker_connections 256; }}\n\
+             http {{\n access_log {dir}/access.log;\n\
+             client_body_temp_path {dir}/body; proxy_temp_path {dir}/proxy;\n\
+             fastcgi_temp_path {dir}/fastcgi; uwsgi_temp_path {dir}/uwsgi;\n\
+             scgi_temp_path {dir}/scgi;\n\
+             server {{\n listen 127.0.0.1:{port};\n root {docs};\n\
+             aio threads=io;\n sendfile off;\n output_buffers 2 64k;\n }}\n}}\n",
+            dir = dir.display(),
+            docs = docs.display(),
+        ),
+    )
+    .expect("write nginx's configuration");
+    let mut cmd = common::native(program("nginx"));
+    cmd.arg("-p")
+        .arg(&dir)
+        .arg("-e")
+        .arg(dir.join("error.log"))
+        .arg("-c")
+        .arg(&conf)
+        .env("LD_PRELOAD", &so)
+        .env("WAITWISE_POLICY", policy)
+        .env("WAITWISE_PROFILE", dir.join("nginx-%p.json"));
+    let mut server = Server::start("nginx", cmd);
+    let connections: Vec<_> = (0..CLIENTS).map(|_| server.connect(port)).collect();
+    let files: Vec<Vec<u8>> = (0..WEB_FILES).map(web_file).collect();
+    std::thread::scope(|s| {
+        for (c, stream) in connections.into_iter().enumerate() {
+            let files = &files;
+            s.spawn(move || {
+                let mut client = HttpClient::new(port, stream);
+                for k in 0..OPS_PER_CLIENT {
+                    let i = (k * 3 + c) % WEB_FILES;
+                    let (_, body) = client.get(&format!("/f{i}"));
+                    assert!(body == files[i], "{policy}: nginx's /f{i} differs");
+                }
+            });
+        }
+    });
+    // SIGQUIT: a graceful shutdown, the workers finishing their requests.
+    server.signal(libc::SIGQUIT);
+    let log = server.wait_for_exit();
+    let error_log = std::fs::read_to_string(dir.join("error.log")).unwrap_or_default();
+    for bad in ["[alert]", "[emerg]", "[crit]", "exited on signal"] {
+        assert!(
+            !error_log.contains(bad),
+            "{policy}: nginx's log says {bad}:\n{error_log}\n{log}"
+        );
+    }
+    let access = std::fs::read_to_string(dir.join("access.log")).expect("nginx's access log");
+    assert_eq!(
+        access.lines().filter(|l| l.contains("\" 200 ")).count(),
+        CLIENTS * OPS_PER_CLIENT,
+        "{policy}: nginx's access log"
+    );
+    let objects = profiles_named(&dir, "nginx-");
+    assert!(
+        total_waits(objects.iter().filter(|o| o["kind"] == "cond")) > 0,
+        "{policy}: nginx's thread pools recorded no condition-variable waits: {objects:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
