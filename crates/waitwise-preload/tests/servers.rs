@@ -38,6 +38,9 @@ const HANG_LIMIT: Duration = Duration::from_secs(120);
 const CLIENTS: usize = 8;
 /// Operations of each kind per client thread.
 const OPS_PER_CLIENT: usize = 2_000;
+/// The interposer's policies, each of which the web and log servers run
+/// under.
+const POLICIES: [&str; 4] = ["two-phase", "spin", "block", "randomized"];
 /// pgbench's transactions per client.
 const PGBENCH_TRANSACTIONS_PER_CLIENT: usize = 250;
 
@@ -663,6 +666,37 @@ fn web_file(i: usize) -> Vec<u8> {
 /// Files the web server serves.
 const WEB_FILES: usize = 64;
 
+/// Fails unless `objects` (a server's profiles) hold waits of every one
+/// of `kinds`; `who` names the server in the message.
+fn assert_waited(objects: &[serde_json::Value], kinds: &[&str], who: &str) {
+    for kind in kinds {
+        assert!(
+            total_waits(objects.iter().filter(|o| o["kind"] == *kind)) > 0,
+            "{who} recorded no {kind} waits: {objects:?}"
+        );
+    }
+}
+
+/// Opens `dir` to every user (servers' workers that run as users of
+/// their own write their profiles there).
+fn open_to_all(dir: &Path) {
+    std::fs::set_permissions(
+        dir,
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o777),
+    )
+    .expect("open the directory to the servers' users");
+}
+
+/// Writes the [`web_file`]s into `dir/htdocs`; returns that directory.
+fn web_root(dir: &Path) -> PathBuf {
+    let docs = dir.join("htdocs");
+    std::fs::create_dir(&docs).expect("create the document root");
+    for i in 0..WEB_FILES {
+        std::fs::write(docs.join(format!("f{i}")), web_file(i)).expect("write a file");
+    }
+    docs
+}
+
 /// An HTTP/1.1 client on one keep-alive connection at a time: a server
 /// may close one between requests (Apache after 100 requests, for
 /// instance), and the client then opens another.
@@ -750,7 +784,7 @@ fn apache_behind_varnish_serves_every_byte_under_every_policy() {
     // wait on condition variables for work, and requests for an object
     // that another request is fetching wait on its waiting list; its
     // manager and cache processes run as users of their own.
-    for policy in ["two-phase", "spin", "block", "randomized"] {
+    for policy in POLICIES {
         apache_behind_varnish(policy);
     }
 }
@@ -763,16 +797,8 @@ fn apache_behind_varnish(policy: &str) {
     let (dir, so) = server_dir("apache-varnish", service_ids(c"nobody", "apache2"));
     // Apache's workers write as `nobody`, Varnish's processes as `varnish`
     // and `vcache`.
-    std::fs::set_permissions(
-        &dir,
-        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o777),
-    )
-    .expect("open the directory to the servers' users");
-    let docs = dir.join("htdocs");
-    std::fs::create_dir(&docs).expect("create the document root");
-    for i in 0..WEB_FILES {
-        std::fs::write(docs.join(format!("f{i}")), web_file(i)).expect("write a file");
-    }
+    open_to_all(&dir);
+    let docs = web_root(&dir);
     let (web_port, cache_port) = (free_port(), free_port());
     let conf = dir.join("httpd.conf");
     std::fs::write(
@@ -899,18 +925,14 @@ fn apache_behind_varnish(policy: &str) {
         cache_log.contains("manager dies") && !cache_log.contains("Panic"),
         "{cache_log}"
     );
-    let web_objects = profiles_named(&dir, "apache-");
-    assert!(
-        total_waits(web_objects.iter().filter(|o| o["kind"] == "cond")) > 0,
-        "{policy}: Apache's workers recorded no condition-variable waits: {web_objects:?}"
+    let apache = format!("{policy}: Apache");
+    assert_waited(&profiles_named(&dir, "apache-"), &["cond"], &apache);
+    let varnish = format!("{policy}: Varnish");
+    assert_waited(
+        &profiles_named(&dir, "varnish-"),
+        &["mutex", "cond"],
+        &varnish,
     );
-    let cache_objects = profiles_named(&dir, "varnish-");
-    for kind in ["mutex", "cond"] {
-        assert!(
-            total_waits(cache_objects.iter().filter(|o| o["kind"] == kind)) > 0,
-            "{policy}: Varnish recorded no {kind} waits: {cache_objects:?}"
-        );
-    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -922,7 +944,7 @@ fn rsyslog_writes_every_message_through_its_queues_under_every_policy() {
     // workers: each queue a mutex and condition variables. Idle workers
     // wait with a 20 ms timeout, then exit, and the queue starts them
     // again: the clients send in bursts 50 ms apart, so they do.
-    for policy in ["two-phase", "spin", "block", "randomized"] {
+    for policy in POLICIES {
         rsyslog_under(policy);
     }
 }
@@ -1012,13 +1034,12 @@ fn rsyslog_under(policy: &str) {
         "{policy}: rsyslog's output is not every message once ({} lines)\n{log}",
         got.len()
     );
-    let objects = profiles_named(&dir, "rsyslog-");
-    for kind in ["mutex", "cond"] {
-        assert!(
-            total_waits(objects.iter().filter(|o| o["kind"] == kind)) > 0,
-            "{policy}: rsyslog recorded no {kind} waits: {objects:?}"
-        );
-    }
+    let rsyslog = format!("{policy}: rsyslog");
+    assert_waited(
+        &profiles_named(&dir, "rsyslog-"),
+        &["mutex", "cond"],
+        &rsyslog,
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1028,7 +1049,7 @@ fn nginx_reads_on_its_thread_pool_and_serves_every_byte_under_every_policy() {
     // nginx's `aio threads`: each worker process hands every file read to
     // a pool of 4 threads through a task queue (a mutex and a condition
     // variable) and is told of its completion through an eventfd.
-    for policy in ["two-phase", "spin", "block", "randomized"] {
+    for policy in POLICIES {
         nginx_under(policy);
     }
 }
@@ -1038,16 +1059,8 @@ fn nginx_under(policy: &str) {
     let (dir, so) = server_dir("nginx", service_ids(c"nobody", "nginx"));
     // The worker processes run as `nobody` (when started as root), and
     // write their profiles here.
-    std::fs::set_permissions(
-        &dir,
-        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o777),
-    )
-    .expect("open the directory to the workers' user");
-    let docs = dir.join("htdocs");
-    std::fs::create_dir(&docs).expect("create the document root");
-    for i in 0..WEB_FILES {
-        std::fs::write(docs.join(format!("f{i}")), web_file(i)).expect("write a file");
-    }
+    open_to_all(&dir);
+    let docs = web_root(&dir);
     let port = free_port();
     let conf = dir.join("nginx.conf");
     std::fs::write(
@@ -1110,10 +1123,7 @@ fn nginx_under(policy: &str) {
         CLIENTS * OPS_PER_CLIENT,
         "{policy}: nginx's access log"
     );
-    let objects = profiles_named(&dir, "nginx-");
-    assert!(
-        total_waits(objects.iter().filter(|o| o["kind"] == "cond")) > 0,
-        "{policy}: nginx's thread pools recorded no condition-variable waits: {objects:?}"
-    );
+    let nginx = format!("{policy}: nginx");
+    assert_waited(&profiles_named(&dir, "nginx-"), &["cond"], &nginx);
     let _ = std::fs::remove_dir_all(&dir);
 }
