@@ -178,6 +178,12 @@ impl Event {
     }
 
     /// Waits until notified (consumes one notify).
+    ///
+    /// # Panics
+    ///
+    /// If more than [`MAX_WAITERS`] threads would wait on this event at
+    /// once (the state word counts them in 16 bits); so do
+    /// [`Event::wait_timeout`] and [`Event::wait_deadline`].
     #[inline]
     pub fn wait(&self) {
         let notified = self.wait_deadline(Deadline::NEVER);
