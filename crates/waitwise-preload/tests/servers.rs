@@ -3,15 +3,15 @@
 //! through mutex-guarded queues), Redis (I/O threads, which Redis parks
 //! and releases on a mutex each, and background threads that wait on
 //! condition variables for lazy frees), PostgreSQL with pgbench (whose
-//! client threads start together at a pthread barrier), and MariaDB with
+//! client threads start together at a pthread barrier), MariaDB with
 //! transactions that wait for each other's row locks and mariadb-slap,
-//! Apache's event MPM behind Varnish (whose requests for an object
-//! being fetched wait for it on a condition variable), and rsyslog (whose
-//! queues hand messages to worker threads that wait on condition
-//! variables, with timeouts after which idle workers exit), and nginx
-//! reading files on its thread pools. Each must answer
-//! exactly what its clients' operations imply, shut down cleanly, and
-//! write a `WAITWISE_PROFILE` that parses and holds its threads' waits.
+//! Apache's event MPM behind Varnish (whose requests for an object being
+//! fetched wait for it on a condition variable), rsyslog (whose queues
+//! hand messages to worker threads that wait on condition variables,
+//! with timeouts after which idle workers exit), and nginx reading files
+//! on its thread pools. Each must answer exactly what its clients'
+//! operations imply, shut down cleanly, and write a `WAITWISE_PROFILE`
+//! that parses and holds its threads' waits.
 //!
 //! The servers must be installed (`apt-get install -y memcached
 //! redis-server postgresql mariadb-server mariadb-client apache2
