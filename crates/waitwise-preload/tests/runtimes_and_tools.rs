@@ -572,12 +572,14 @@ fn cpp_standard_library_waits_under_every_policy() {
 #[test]
 #[ignore = "needs ffmpeg: cargo test -p waitwise-preload --test runtimes_and_tools -- --ignored"]
 fn ffmpeg_encodes_and_decodes_as_natively_under_every_policy() {
-    // x264's frame threads and x265's thread pools encode (each
-    // deterministic for given thread settings) a generated clip scaled
-    // on filter threads; ffmpeg's frame-threaded decoders decode it (a
-    // frame's thread waits on condition variables for the progress of the
-    // frames it refers to). Every file must be byte-identical to the
-    // native run's, and every decoded frame's MD5 the same.
+    // x264's frame threads and x265's thread pools encode a generated clip
+    // scaled on filter threads; ffmpeg's frame-threaded decoders decode it
+    // (a frame's thread waits on condition variables for the progress of
+    // the frames it refers to). x264 is deterministic for given settings,
+    // so its file must be byte-identical to the native run's. x265 is not
+    // (natively, under load, 2 of 16 runs wrote other bytes), so its file
+    // must decode, under the interposer, to the frames it decodes to
+    // natively: all of them, every frame's MD5 the same.
     let ffmpeg = installed("ffmpeg", "ffmpeg");
     let quiet = ["-hide_banner", "-loglevel", "error", "-nostdin", "-y"];
     let source = [
@@ -590,10 +592,12 @@ fn ffmpeg_encodes_and_decodes_as_natively_under_every_policy() {
         "-vf",
         "scale=480:270",
     ];
-    let codecs: [(&str, &[&str]); 2] = [
+    // (name, encoder options, whether its output is deterministic)
+    let codecs: [(&str, &[&str], bool); 2] = [
         (
             "h264",
             &["-c:v", "libx264", "-threads", "4", "-preset", "veryfast"],
+            true,
         ),
         (
             "hevc",
@@ -605,6 +609,7 @@ fn ffmpeg_encodes_and_decodes_as_natively_under_every_policy() {
                 "-preset",
                 "fast",
             ],
+            false,
         ),
     ];
     let encode = |mut cmd: Command, codec: &[&str], file: &Path| {
@@ -618,39 +623,43 @@ fn ffmpeg_encodes_and_decodes_as_natively_under_every_policy() {
             .args(["-f", "framemd5", "-"]);
         cmd
     };
-    for (name, codec) in codecs {
+    // The frames `file` decodes to natively, all 120 of them.
+    let native_frames = |file: &Path, tag: &str| {
+        let frames = String::from_utf8_lossy(
+            &run_ok_within(&mut decode(native(&ffmpeg), file), HANG_LIMIT).stdout,
+        )
+        .into_owned();
+        let count = frames.lines().filter(|l| !l.starts_with('#')).count();
+        assert_eq!(count, 120, "{tag}: natively decoded frames:\n{frames}");
+        frames
+    };
+    for (name, codec, deterministic) in codecs {
         let native_file = scratch_file(&format!("ffmpeg-{name}.mp4"));
         run_ok_within(
             &mut encode(native(&ffmpeg), codec, &native_file),
             HANG_LIMIT,
         );
-        let native_frames = String::from_utf8_lossy(
-            &run_ok_within(&mut decode(native(&ffmpeg), &native_file), HANG_LIMIT).stdout,
-        )
-        .into_owned();
-        assert_eq!(
-            native_frames
-                .lines()
-                .filter(|l| !l.starts_with('#'))
-                .count(),
-            120,
-            "{name}: natively decoded frames:\n{native_frames}"
-        );
         let native_bytes = std::fs::read(&native_file).expect("the native encode");
+        let native_decode = native_frames(&native_file, name);
         for policy in ["two-phase", "spin", "block", "randomized"] {
             let tag = format!("ffmpeg-{name}-{policy}");
             let file = scratch_file(&format!("{tag}.mp4"));
             let mut cmd = preloaded(&ffmpeg);
             cmd.env("WAITWISE_POLICY", policy);
             let (_, encoder) = run_profiled(encode(cmd, codec, &file), &tag);
-            assert!(
-                std::fs::read(&file).expect("the encode") == native_bytes,
-                "{tag}: the encoded file differs from the native one"
-            );
+            let expected = if deterministic {
+                assert!(
+                    std::fs::read(&file).expect("the encode") == native_bytes,
+                    "{tag}: the encoded file differs from the native one"
+                );
+                native_decode.clone()
+            } else {
+                native_frames(&file, &tag)
+            };
             let mut cmd = preloaded(&ffmpeg);
             cmd.env("WAITWISE_POLICY", policy);
             let (frames, decoder) = run_profiled(decode(cmd, &file), &format!("{tag}-decode"));
-            assert_eq!(frames, native_frames, "{tag}: decoded frames differ");
+            assert_eq!(frames, expected, "{tag}: decoded frames differ");
             for (what, objects) in [("encoder", &encoder), ("decoder", &decoder)] {
                 let waits = total_waits(objects.iter().filter(|o| o["kind"] == "cond"));
                 assert!(
