@@ -27,6 +27,7 @@ mod common;
 use common::{installed, preload_so, read_profile, run_ok_within, scratch_dir, total_waits};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -66,17 +67,21 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// A server process, killed if the test fails before it is shut down.
+/// A server process in its own process group, the whole group killed if
+/// the test fails before the server is shut down (a server's worker
+/// processes, Apache's or nginx's, would otherwise outlive the test).
 struct Server {
     name: &'static str,
     child: Option<Child>,
 }
 
 impl Server {
-    /// Starts `cmd` (its output goes to a log file, shown on failure).
+    /// Starts `cmd` in a new process group (its output goes to a log
+    /// file, shown on failure).
     fn start(name: &'static str, mut cmd: Command) -> Self {
         let log = std::fs::File::create(scratch_file(&format!("{name}.log"))).expect("server log");
         let child = cmd
+            .process_group(0)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("server log"))
             .stderr(log)
@@ -138,8 +143,7 @@ impl Server {
                 return self.log();
             }
             if start.elapsed() > HANG_LIMIT {
-                let _ = child.kill();
-                let _ = child.wait();
+                kill_group(&mut child);
                 panic!("{} did not exit after shutdown:\n{}", self.name, self.log());
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -166,11 +170,23 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_group(&mut child);
             eprintln!("{} killed; its log:\n{}", self.name, self.log());
         }
     }
+}
+
+/// Kills `child`'s process group (the server and every process it
+/// started) and reaps `child`.
+fn kill_group(child: &mut Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill takes no pointers; `-pid` names the group that
+        // `Server::start` made for this child, which is not reaped yet, so
+        // the id is not reused.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// A line-oriented client of a text protocol (memcached's, Redis's
@@ -378,7 +394,6 @@ fn service_ids(user: &std::ffi::CStr, package: &str) -> (u32, u32) {
 
 /// `program` run as `(uid, gid)` (see [`service_ids`]).
 fn as_user(program: &Path, (uid, gid): (u32, u32)) -> Command {
-    use std::os::unix::process::CommandExt;
     let mut cmd = common::native(program);
     cmd.uid(uid).gid(gid);
     cmd
