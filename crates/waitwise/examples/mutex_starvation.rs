@@ -41,6 +41,10 @@
 //!
 //! `--detail` also prints every run's threads to stderr: acquisitions
 //! (and their share of the most served thread's), CPU seconds, main CPU.
+//! `--profile` adds a run per round of the default `Mutex` recording its
+//! wait profile, and prints how many acquisitions waited and how many of
+//! those slept (the hand-offs of its bounded unfairness go to sleepers
+//! only, so a benchmark whose waiters never sleep never hands off).
 //!
 //! Ratios are against parking_lot in the same run. The targets for
 //! the default `Mutex` (8 threads, 2 CPUs, 1 s): longest wait at most 2x
@@ -292,6 +296,41 @@ fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
     figures(&per, secs)
 }
 
+/// `--profile`: the default `Mutex`'s policy, its wait profile recorded.
+type ProfiledMutex = lock_api::Mutex<waitwise::mutex::RawTtasMutex, u64>;
+
+/// One `--profile` run: all acquisitions, the ones that waited, and the
+/// ones among those that slept.
+#[derive(Clone, Copy, Debug)]
+struct WaitCounts {
+    acquisitions: u64,
+    waited: u64,
+    slept: u64,
+}
+
+/// `threads` threads contend for `dur` on a default `Mutex` that records
+/// its waits.
+fn run_profiled(threads: usize, dur: Duration) -> WaitCounts {
+    let raw =
+        waitwise::mutex::RawTtasMutex::with_options(waitwise::WaitOptions::new().profile(true));
+    let lock = Arc::new(ProfiledMutex::from_raw(raw, 0));
+    let (per, _) = contend(&lock, threads, dur, |l: &ProfiledMutex, _, cs| {
+        let mut g = l.lock();
+        spin(cs);
+        *g += 1;
+    });
+    // SAFETY: the raw lock is only read for its profile; it is not locked
+    // or unlocked through this reference.
+    let profile = unsafe { lock.raw() }
+        .wait_profile()
+        .expect("profiling is on");
+    WaitCounts {
+        acquisitions: per.iter().map(|p| p.calls).sum(),
+        waited: profile.total_waits,
+        slept: profile.blocks,
+    }
+}
+
 /// One run's threads, most served first, on stderr (`--detail`).
 fn print_detail(name: &str, per: &[PerThread]) {
     let mut per = per.to_vec();
@@ -411,6 +450,7 @@ fn main() {
     let cs: u32 = arg(&args, "--cs").unwrap_or(0);
     CS.store(cs, Ordering::Relaxed);
     DETAIL.store(args.iter().any(|a| a == "--detail"), Ordering::Relaxed);
+    let profile = args.iter().any(|a| a == "--profile");
 
     type Pl = lock_api::Mutex<parking_lot::RawMutex, u64>;
     let cands = [
@@ -423,10 +463,14 @@ fn main() {
     // drift hits all alike.
     let mut figs: Vec<Vec<Figures>> = vec![Vec::new(); cands.len()];
     let mut speeds = Vec::new();
+    let mut profiled = Vec::new();
     for _ in 0..runs {
         speeds.extend(cpu_speed_least_over_most(CPU_SPEED_PROBE));
         for (i, c) in cands.iter().enumerate() {
             figs[i].push((c.run)(threads, dur));
+        }
+        if profile {
+            profiled.push(run_profiled(threads, dur));
         }
     }
     let med = |i: usize, f: fn(&Figures) -> f64| median(figs[i].iter().map(f).collect());
@@ -461,6 +505,20 @@ fn main() {
             med(i, |f| f.within_cpu_least_over_most),
             mops / pl_mops
         );
+    }
+
+    if !profiled.is_empty() {
+        println!("\nwaitwise::Mutex recording its waits (--profile), one line per run:");
+        for c in &profiled {
+            println!(
+                "  {} acquisitions, {} waited ({:.2}%), {} of those slept ({:.2}%)",
+                c.acquisitions,
+                c.waited,
+                100.0 * c.waited as f64 / c.acquisitions.max(1) as f64,
+                c.slept,
+                100.0 * c.slept as f64 / c.waited.max(1) as f64,
+            );
+        }
     }
 
     rw_table(threads, dur, runs);
