@@ -92,6 +92,15 @@
 //! hand-offs cost the lock at most about `1 / HAND_OFF_PACE_IN_B` of its
 //! time.
 //!
+//! The bound acts only through sleepers. A waiter whose polling phase
+//! always ends in a win never counts a lost round and never asks; that is
+//! the usual case when a short critical section is contended by threads
+//! that outnumber the CPUs, where the wait for a yield-polling waiter is
+//! the holder's short run of acquisitions, and almost no wait outlasts the
+//! polling limit (`examples/mutex_starvation.rs --profile` counts the
+//! waits that slept). There the shares of the acquisitions are decided by
+//! the polling races and the scheduler, not by hand-offs.
+//!
 //! A hand-off whose `futex_wake` finds nobody asleep (the starving waiters
 //! are between counting themselves and sleeping) takes the lock back and
 //! releases it, `HANDED_OFF => UNLOCKED`, then wakes one sleeper again: a
