@@ -344,6 +344,11 @@ struct TurnsLock {
 #[repr(align(128))]
 struct CachePadded(AtomicU32);
 
+/// Acquisitions per CPU turn of [`TurnsLock`]: about 80 µs of the loop on
+/// a 2-vCPU KVM guest. Measured with `--turns`: 100-300 (turns of a few
+/// µs) ran at 0.33-0.51x parking_lot's throughput, because every change
+/// of turn leaves the lock free until a waiter of the next CPU comes back
+/// from its `yield`; 2000 at about parking_lot's or above.
 const TURN_ACQUISITIONS: u32 = 2000;
 const FREE: u32 = 0;
 const HELD: u32 = 1;
