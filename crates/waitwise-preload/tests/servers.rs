@@ -180,9 +180,10 @@ impl Drop for Server {
 /// started) and reaps `child`.
 fn kill_group(child: &mut Child) {
     if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: kill takes no pointers; `-pid` names the group that
-        // `Server::start` made for this child, which is not reaped yet, so
-        // the id is not reused.
+        // SAFETY: kill takes no pointers. `-pid` names the group that
+        // `Server::start` made for this child; Linux does not hand the
+        // number out again while a process of that group lives, even after
+        // the child itself was reaped (`connect` may have).
         unsafe { libc::kill(-pid, libc::SIGKILL) };
     }
     let _ = child.kill();
