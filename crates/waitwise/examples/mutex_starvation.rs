@@ -359,6 +359,7 @@ fn turn_word(cpu: usize, generation: u32) -> u32 {
     2 + cpu as u32 + CPU_SLOTS as u32 * (generation & 0xffff)
 }
 
+/// The CPU a lock left free by `turn_word` is kept for.
 fn turn_cpu(word: u32) -> usize {
     (word as usize - 2) % CPU_SLOTS
 }
@@ -371,6 +372,7 @@ thread_local! {
     static CPU: std::cell::Cell<(usize, u32)> = const { std::cell::Cell::new((0, 0)) };
 }
 
+/// The CPU the calling thread runs on, from [`CPU`].
 fn cached_cpu() -> usize {
     CPU.with(|c| {
         let (cpu, n) = c.get();
