@@ -505,11 +505,7 @@ fn run_profiled(threads: usize, dur: Duration) -> WaitCounts {
     let raw =
         waitwise::mutex::RawTtasMutex::with_options(waitwise::WaitOptions::new().profile(true));
     let lock = Arc::new(ProfiledMutex::from_raw(raw, 0));
-    let (per, _) = contend(&lock, threads, dur, |l: &ProfiledMutex, _, cs| {
-        let mut g = l.lock();
-        spin(cs);
-        *g += 1;
-    });
+    let (per, _) = contend(&lock, threads, dur, |l: &ProfiledMutex, _, cs| l.incr(cs));
     // SAFETY: the raw lock is only read for its profile; it is not locked
     // or unlocked through this reference.
     let profile = unsafe { lock.raw() }
