@@ -33,8 +33,8 @@ use loom_common::model_reaching_both;
 use loom::cell::UnsafeCell;
 use loom::thread;
 use waitwise::mutex::{
-    LockWait, McsGuard, RawMcsMutex, RawRwLock, RawTicketMutex, RawTtasMutex, TicketGuard,
-    TtasLockRef, MAX_WRITERS_WAITING,
+    set_model_cpu, LockWait, McsGuard, RawMcsMutex, RawRwLock, RawTicketMutex, RawTtasMutex,
+    TicketGuard, TtasLockRef, MAX_WRITERS_WAITING,
 };
 use waitwise::wait_word::poll_until;
 use waitwise::{Deadline, Mechanism, Policy, WaitOptions};
@@ -272,6 +272,66 @@ fn ttas_timed_out_waiter_does_not_strand_sleeper() {
         unsafe { m.unlock() };
         sleeper.join().unwrap();
         timed.join().unwrap();
+        assert!(!m.is_locked());
+    });
+}
+
+/// Threads on two model CPUs lock twice each (turns of 2 releases, kept
+/// at every release under loom, `cpu_turns.rs`): mutual exclusion, no
+/// lost wake-up, and executions where a release kept a turn (a thread of
+/// the other CPU waited) as well as executions where none did.
+#[test]
+fn ttas_turns_between_model_cpus() {
+    model_reaching_both("a release kept a turn", || {
+        let s = shared(RawTtasMutex::with_options(blocking()));
+        let s2 = s.clone();
+        let t = thread::spawn(move || {
+            set_model_cpu(1);
+            let mut kept = false;
+            for _ in 0..2 {
+                // SAFETY: the closure runs with the lock held.
+                locked(&s2.lock, || s2.count.with_mut(|c| unsafe { *c += 1 }));
+                kept |= s2.lock.turns().kept();
+            }
+            kept
+        });
+        set_model_cpu(0);
+        let mut kept = false;
+        for _ in 0..2 {
+            // SAFETY: the closure runs with the lock held.
+            locked(&s.lock, || s.count.with_mut(|c| unsafe { *c += 1 }));
+            kept |= s.lock.turns().kept();
+        }
+        kept |= t.join().unwrap();
+        // SAFETY: the closure runs with the lock held.
+        locked(&s.lock, || assert_eq!(s.count.with(|c| unsafe { *c }), 4));
+        assert!(!s.lock.is_locked());
+        kept
+    });
+}
+
+/// Three threads, two of them on one model CPU, with the turns: the
+/// release of the thread on model CPU 0 keeps a turn for its CPU while the
+/// others wait or sleep, so that an arrival of CPU 1 finds a turn kept for
+/// another CPU; no lost wake-up, and the lock ends free.
+#[test]
+fn ttas_turns_three_threads_no_lost_wakeup() {
+    loom::model(|| {
+        let m = Arc::new(RawTtasMutex::with_options(blocking()));
+        let hs: Vec<_> = [1, 1]
+            .into_iter()
+            .map(|cpu| {
+                let m = m.clone();
+                thread::spawn(move || {
+                    set_model_cpu(cpu);
+                    locked(&*m, || {});
+                })
+            })
+            .collect();
+        locked(&*m, || {});
+        for h in hs {
+            h.join().unwrap();
+        }
         assert!(!m.is_locked());
     });
 }

@@ -319,3 +319,67 @@ fn statics_and_profiles() {
     assert_eq!(*m.lock(), rounds);
     assert_eq!(profile().kind, "mutex");
 }
+
+/// Eight threads, pinned half to each of two CPUs, take the default mutex
+/// for a short critical section by `lock`, `try_lock_for` (20 µs) and
+/// `try_lock`, so that the CPU turns (`mutex/cpu_turns.rs`) are kept,
+/// moved and given while waiters give up and sleep: mutual exclusion,
+/// every thread done, and, where two CPUs are allowed, turns kept.
+#[test]
+fn ttas_turns_between_pinned_cpus() {
+    use waitwise::platform::affinity::{allowed_cpus, pin_current_thread};
+    const THREADS: usize = 8;
+    const PER_THREAD: u64 = 200_000;
+    let pair: Vec<usize> = allowed_cpus()
+        .unwrap_or_default()
+        .into_iter()
+        .take(2)
+        .collect();
+    let m = Arc::new(lock_api::Mutex::<RawTtasMutex, u64>::new(0));
+    let kept_seen = Arc::new(AtomicBool::new(false));
+    let start = Arc::new(Barrier::new(THREADS));
+    let hs: Vec<_> = (0..THREADS)
+        .map(|i| {
+            let (m, kept_seen, start) = (m.clone(), kept_seen.clone(), start.clone());
+            let cpu = pair.get(i % pair.len().max(1)).copied();
+            std::thread::spawn(move || {
+                if let Some(cpu) = cpu {
+                    pin_current_thread(cpu).expect("pin to an allowed CPU");
+                }
+                start.wait();
+                let mut acquired = 0u64;
+                for j in 0..PER_THREAD {
+                    let guard = match j % 16 {
+                        0 => m.try_lock_for(Duration::from_micros(20)),
+                        1 => m.try_lock(),
+                        _ => Some(m.lock()),
+                    };
+                    let Some(mut g) = guard else { continue };
+                    // Read, then write: a racing thread would lose updates.
+                    let v = *g;
+                    std::hint::spin_loop();
+                    *g = v + 1;
+                    drop(g);
+                    acquired += 1;
+                    // SAFETY: the raw mutex is only read (its turns), not
+                    // locked or unlocked behind the `lock_api` wrapper.
+                    if unsafe { m.raw() }.turns().kept() {
+                        // Relaxed: a flag read after the joins.
+                        kept_seen.store(true, Ordering::Relaxed);
+                    }
+                }
+                acquired
+            })
+        })
+        .collect();
+    let acquired: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
+    assert!(acquired >= THREADS as u64 * PER_THREAD * 14 / 16);
+    assert_eq!(*m.lock(), acquired, "lost updates: two holders at once");
+    assert!(!m.is_locked());
+    if pair.len() == 2 {
+        assert!(
+            kept_seen.load(Ordering::Relaxed),
+            "threads of two CPUs contended, and no release kept a turn"
+        );
+    }
+}

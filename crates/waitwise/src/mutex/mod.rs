@@ -7,8 +7,8 @@
 //!
 //! | type | raw lock | file | order | timed |
 //! |---|---|---|---|---|
-//! | [`Mutex`] | [`RawDefault`] = [`RawTtasMutex`] | `ttas.rs` | unfair, bounded: hand-off to a waiter that asks | yes |
-//! | [`TtasMutex`] | [`RawTtasMutex`] | `ttas.rs` | unfair, bounded: hand-off to a waiter that asks | yes |
+//! | [`Mutex`] | [`RawDefault`] = [`RawTtasMutex`] | `ttas.rs`, `cpu_turns.rs` | unfair, bounded: hand-off to a waiter that asks; turns between CPUs | yes |
+//! | [`TtasMutex`] | [`RawTtasMutex`] | `ttas.rs`, `cpu_turns.rs` | unfair, bounded: hand-off to a waiter that asks; turns between CPUs | yes |
 //! | [`TicketMutex`] | [`RawTicketMutex`] | `ticket.rs` | FIFO among running waiters | yes (does not queue) |
 //! | [`McsMutex`] | [`RawMcsMutex`] | `mcs.rs` | FIFO among running waiters | no (`try_lock` only) |
 //! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring; waiting readers get a turn after each write | yes |
@@ -59,7 +59,10 @@
 //! one per [`HAND_OFF_PACE_IN_B`] `B` so that a lock saturated by many
 //! waiters does not hand off at every release (`ttas.rs`, "Bounded
 //! unfairness"); the interposer's waiters never ask, so its
-//! `pthread_mutex_t` keeps glibc's three values.
+//! `pthread_mutex_t` keeps glibc's three values. Waiters that win within
+//! their polling phase never ask: between them, turns between the CPUs,
+//! ended by count (`cpu_turns.rs`), keep a slower CPU's threads from being
+//! passed over.
 //!
 //! Its waiters poll by *switch-spinning* (Lim & Agarwal's switch-spin with
 //! `sched_yield` as the switch): one look at the word per yield, for the
@@ -102,6 +105,7 @@
 //! and the `lock_api` trait impls are compiled out; the aliases below still
 //! name the types but cannot be constructed there.
 
+mod cpu_turns;
 mod hand_off_pace;
 mod liveness;
 mod mcs;
@@ -112,6 +116,12 @@ mod ticket;
 mod ttas;
 mod waiting;
 
+#[cfg(loom)]
+pub use cpu_turns::set_model_cpu;
+pub use cpu_turns::{
+    turn_ending, CpuTurns, HolderCpu, TurnFor, BOOKKEEPING_EVERY, ENDING_BOOKKEEPINGS,
+    MAX_TURN_ACQUISITIONS, RUN_CHANGES, TURN_ACQUISITIONS, TURN_STALL_IN_B, TURN_TARGET_NS,
+};
 pub use hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
 pub use mcs::{McsGuard, RawMcsMutex};
 pub use rw_word::{

@@ -98,8 +98,15 @@
 //! that outnumber the CPUs, where the wait for a yield-polling waiter is
 //! the holder's short run of acquisitions, and almost no wait outlasts the
 //! polling limit (`examples/mutex_starvation.rs --profile` counts the
-//! waits that slept). There the shares of the acquisitions are decided by
-//! the polling races and the scheduler, not by hand-offs.
+//! waits that slept). There the shares of the acquisitions would be
+//! decided by the polling races between the CPUs, which a slower CPU
+//! loses more often than its speed alone says; [`RawTtasMutex`] evens
+//! them out with turns between the CPUs, ended by count (`cpu_turns.rs`):
+//! once one CPU has kept re-acquiring while another waited, the lock is
+//! kept for one CPU's threads for as many releases as it makes in about
+//! [`TURN_TARGET_NS`](super::TURN_TARGET_NS), then for the next waiting
+//! CPU's. The turns are a hint beside the word, not a state of it: they
+//! change who tries for a free lock, never the word's protocol above.
 //!
 //! A hand-off whose `futex_wake` finds nobody asleep (the starving waiters
 //! are between counting themselves and sleeping) takes the lock back and
@@ -141,6 +148,9 @@
 //! woken thread runs, and every release in between would make a system
 //! call).
 
+use super::cpu_turns::{
+    cpu_slot, refresh_cpu_slot, turn_ending, CpuTurns, HolderCpu, TurnFor, TURN_STALL_IN_B,
+};
 // Under loom the pace is not consulted (`may_hand_off`); the docs link it.
 #[cfg_attr(loom, allow(unused_imports))]
 use super::hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
@@ -159,7 +169,7 @@ use std::time::Duration;
 use std::time::Instant;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::futex::{Futex, FutexWait};
-use waitwise_platform::shim::Ordering;
+use waitwise_platform::shim::{spin_hint, yield_now, Ordering};
 
 /// Free.
 const UNLOCKED: u32 = 0;
@@ -779,14 +789,28 @@ fn outcome(acquired: bool, blocked: bool) -> LockOutcome {
 /// ```
 #[repr(C)]
 pub struct RawTtasMutex {
+    /// Turns between CPUs (`cpu_turns.rs`). First, a cache line away from
+    /// the word (checked below): the waiters out of turn look at it.
+    turns: CpuTurns,
     waits: LockWaits,
     /// When the lock last handed off (module docs, "Bounded unfairness");
     /// not consulted under loom.
     #[cfg_attr(loom, allow(dead_code))]
     pace: HandOffPace,
+    /// The CPU of the last release while turns are considered
+    /// (`cpu_turns.rs`), beside the word: the holder owns the line.
+    holder_cpu: HolderCpu,
     /// Last: beside the value a `lock_api::Mutex` puts after it.
     word: Futex,
 }
+
+// The turns and the word share no cache line (64 bytes) wherever the
+// mutex lies.
+#[cfg(not(loom))]
+const _: () = assert!(
+    std::mem::offset_of!(RawTtasMutex, word)
+        >= std::mem::offset_of!(RawTtasMutex, turns) + std::mem::size_of::<CpuTurns>() + 63
+);
 
 impl RawTtasMutex {
     const_unless_loom! {
@@ -799,8 +823,10 @@ impl RawTtasMutex {
         /// Wrap it with `lock_api::Mutex::from_raw(raw, value)`.
         pub fn with_options(options: WaitOptions) -> Self {
             Self {
+                turns: CpuTurns::new(),
                 waits: LockWaits::adaptive(options, Mechanism::Yield),
                 pace: HandOffPace::new(),
+                holder_cpu: HolderCpu::new(),
                 word: Futex::new(UNLOCKED),
             }
         }
@@ -815,10 +841,20 @@ impl RawTtasMutex {
     /// Acquires the lock, waiting as long as it takes.
     #[inline]
     pub fn lock(&self) {
-        if !self.try_lock() {
+        if !self.try_lock_in_turn() {
             let acquired = self.lock_contended(Deadline::NEVER);
             debug_assert!(acquired);
         }
+    }
+
+    /// The fast path of `lock`: [`RawTtasMutex::try_lock`], unless a turn
+    /// is kept for another CPU (`cpu_turns.rs`).
+    #[inline(always)]
+    fn try_lock_in_turn(&self) -> bool {
+        if self.turns.kept() {
+            return self.turns.turn_for(cpu_slot()) == TurnFor::Mine && self.try_lock();
+        }
+        self.try_lock()
     }
 
     /// Acquires the lock if it is free; never waits.
@@ -830,7 +866,7 @@ impl RawTtasMutex {
     /// Acquires the lock unless `deadline` passes first; `true` if acquired.
     #[inline]
     pub fn try_lock_until(&self, deadline: Deadline) -> bool {
-        self.try_lock() || self.lock_contended(deadline)
+        self.try_lock_in_turn() || self.lock_contended(deadline)
     }
 
     /// Releases the lock.
@@ -841,6 +877,8 @@ impl RawTtasMutex {
     /// successful `try_lock*` on this mutex and not released since.
     #[inline]
     pub unsafe fn unlock(&self) {
+        // While still holding: only the holder writes the turns.
+        self.turns.before_release(&self.holder_cpu);
         if !self.lock_ref().unlock_paced(|| self.may_hand_off()) {
             unlock_of_unlocked();
         }
@@ -871,6 +909,12 @@ impl RawTtasMutex {
         self.lock_ref().is_locked()
     }
 
+    /// The turns between CPUs (`cpu_turns.rs`), to see how they stand.
+    #[inline]
+    pub fn turns(&self) -> &CpuTurns {
+        &self.turns
+    }
+
     /// The wait-time histogram of contended acquisitions, when profiling is
     /// on (`WaitOptions::profile(true)` or `WAITWISE_PROFILE=1`).
     pub fn wait_profile(&self) -> Option<WaitProfile> {
@@ -890,14 +934,149 @@ impl RawTtasMutex {
         // `adapt/b` learns from the acquisition (keyed by the word's address).
         let word = self.lock_ref().futex as *const Futex as usize;
         let (budget, learning) = self.waits.policy().begin_wait(word);
-        let mut wait =
-            PolicyLockWait::with_budget(budget).asking_hand_off_after(HAND_OFF_AFTER_LOST_ROUNDS);
+        let mut wait = TurnsLockWait::new(
+            PolicyLockWait::with_budget(budget).asking_hand_off_after(HAND_OFF_AFTER_LOST_ROUNDS),
+            &self.turns,
+        );
         let out = self.lock_ref().lock_contended(&mut wait, deadline);
         if let Some(learning) = learning {
             learning.finish(out.blocked(), !out.acquired());
         }
         profiler.finish(start, out.blocked());
         out.acquired()
+    }
+}
+
+/// [`RawTtasMutex`]'s [`LockWait`]: the policy's, and the CPU turns
+/// (`cpu_turns.rs`): a polling waiter races for a free lock only in its
+/// CPU's turn; in another CPU's turn it yields between looks at the turn
+/// (not at the lock word, which that CPU's acquisitions keep changing),
+/// spins when the turn is about to end, and waits on past its polling
+/// limit while the turn moves.
+struct TurnsLockWait<'a> {
+    inner: PolicyLockWait,
+    turns: &'a CpuTurns,
+    /// The waiter's CPU slot.
+    slot: u32,
+    /// Whether the policy's polling phase runs.
+    inner_polling: bool,
+    deadline: Deadline,
+}
+
+impl<'a> TurnsLockWait<'a> {
+    #[inline]
+    fn new(inner: PolicyLockWait, turns: &'a CpuTurns) -> Self {
+        Self {
+            inner,
+            turns,
+            slot: refresh_cpu_slot(),
+            inner_polling: false,
+            deadline: Deadline::NEVER,
+        }
+    }
+
+    /// Whether a turn is kept for another CPU.
+    #[inline]
+    fn off_turn(&self) -> bool {
+        self.turns.turn_for(self.slot) != TurnFor::Mine
+    }
+
+    /// In another CPU's turn: registers this CPU as waiting and waits for
+    /// the turn to be this CPU's (`true`), unless it stops moving for
+    /// [`TURN_STALL_IN_B`] `B` or the deadline passes (`false`). Under
+    /// loom, one look (the models explore the word's protocol).
+    #[cold]
+    fn wait_for_turn(&mut self) -> bool {
+        self.turns.register_waiting(self.slot);
+        if cfg!(loom) {
+            return !self.off_turn();
+        }
+        let stall =
+            Duration::from_nanos(crate::policy::block_cost::block_ns() as u64 * TURN_STALL_IN_B);
+        let mut seen = None;
+        let mut stall_end = Deadline::NEVER;
+        loop {
+            let TurnFor::Other(now) = self.turns.turn_for(self.slot) else {
+                return true;
+            };
+            if seen != Some(now) {
+                // The turn moved: this CPU still waits (registrations last
+                // until the holder's next bookkeeping).
+                seen = Some(now);
+                self.turns.register_waiting(self.slot);
+                stall_end = self.deadline.min(Deadline::after(stall));
+            }
+            if stall_end.has_passed() {
+                return false;
+            }
+            if turn_ending(now) {
+                spin_hint();
+            } else {
+                yield_now();
+            }
+        }
+    }
+}
+
+impl LockWait for TurnsLockWait<'_> {
+    #[inline]
+    fn start_polling(&mut self, deadline: Deadline) -> bool {
+        // A waiting CPU: the holder's releases keep turns from now on.
+        self.turns.register_waiting(self.slot);
+        self.inner_polling = self.inner.start_polling(deadline);
+        self.deadline = deadline;
+        self.inner_polling || self.off_turn()
+    }
+
+    #[inline]
+    fn poll(&mut self, futex: &Futex, mut ready: impl FnMut(u32) -> bool) -> bool {
+        let (turns, slot) = (self.turns, self.slot);
+        loop {
+            // After the policy's phase, a turn that comes gets one slice.
+            let mut slice_for_turn = false;
+            if self.off_turn() {
+                if !self.wait_for_turn() {
+                    return false;
+                }
+                slice_for_turn = !self.inner_polling;
+            }
+            // This CPU's turn, or none: a free lock is ready; a turn kept
+            // for another CPU ends the polling, to wait for the turn.
+            let mut turn_gone = false;
+            let mut in_turn = |v: u32| {
+                if turns.turn_for(slot) != TurnFor::Mine {
+                    turn_gone = true;
+                    return true;
+                }
+                ready(v)
+            };
+            let got = if self.inner_polling {
+                self.inner.poll(futex, &mut in_turn)
+            } else if slice_for_turn {
+                let slice = Duration::from_nanos(crate::policy::block_cost::block_ns() as u64);
+                let end = self.deadline.min(Deadline::after(slice));
+                !poll_until(futex, Mechanism::Yield, end, &mut in_turn).timed_out()
+            } else {
+                false
+            };
+            if turn_gone {
+                continue;
+            }
+            if !got {
+                self.inner_polling = false;
+            }
+            return got;
+        }
+    }
+
+    #[inline]
+    fn sleep(&mut self, futex: &Futex, expected: u32, timeout: Option<Duration>) -> FutexWait {
+        self.inner.sleep(futex, expected, timeout)
+    }
+
+    #[inline]
+    fn hand_off_after(&self) -> Option<u32> {
+        self.inner.hand_off_after()
     }
 }
 

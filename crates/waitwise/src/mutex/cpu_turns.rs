@@ -1,0 +1,783 @@
+//! [`CpuTurns`]: turns between the CPUs of a contended [`RawTtasMutex`]
+//! (`ttas.rs`), ended by count, so that threads on a slower CPU are not
+//! passed over.
+//!
+//! # Why
+//!
+//! Contended by threads that outnumber the CPUs, the default mutex's
+//! waiters poll by `yield` and win the lock back within their polling
+//! phase: almost none sleeps, so its hand-offs (`ttas.rs`, "Bounded
+//! unfairness"), which go to sleepers, never act. Who gets the lock is
+//! decided by races between the CPUs: the holder re-acquires from its own
+//! cache until a waiter on another CPU catches the lock free between two
+//! of its acquisitions. When one virtual CPU runs slower than the other (a
+//! busy host), its threads run fewer acquisitions while they hold the lock
+//! and catch it free less often, and their share falls further than their
+//! speed (`examples/mutex_starvation.rs --detail`).
+//!
+//! # How
+//!
+//! While threads of another CPU wait, the holder's releases keep the lock
+//! for its own CPU's threads until the turn has had its releases (as many
+//! as the lock makes in [`TURN_TARGET_NS`] at its fastest recent pace,
+//! within [`TURN_ACQUISITIONS`] and [`MAX_TURN_ACQUISITIONS`]), then keep
+//! it for the next CPU that waits, so every CPU gets the same number of
+//! acquisitions per turn, whatever its speed (lock cohorting, Dice, Marathe and Shavit, PPoPP
+//! 2012, with the CPUs as cohorts and the turn ended by count, not time).
+//! A turn is a hint beside the lock, never a state of its word: the
+//! word's protocol, its loom models and its wake-ups are those of
+//! `ttas.rs`. What the hint changes is only who *tries*:
+//!
+//! - an arriving thread whose CPU's turn it is not skips the fast path;
+//! - a polling waiter whose CPU's turn it is not registers its CPU as
+//!   waiting and, instead of watching the lock word, yields between looks
+//!   at the hint, spinning only when the turn is about to end
+//!   ([`turn_ending`], [`ENDING_BOOKKEEPINGS`]) so that the next CPU takes
+//!   the lock at once;
+//! - such a waiter waits on past its polling limit while the turn moves,
+//!   instead of sleeping: a sleeping waiter would make every release of
+//!   the turn a `futex_wake`.
+//!
+//! Turns start only after long runs, a thread's bookkeeping interval with
+//! at most [`RUN_CHANGES`] releases that followed one on another CPU
+//! ([`HolderCpu`]), and are kept
+//! only while the lock is saturated: its bookkeepings come at most
+//! [`TURN_STALL_IN_B`] `B` apart. A lock that changes CPU every few
+//! releases, or is used sparsely, has no long runs on one CPU for turns
+//! to even out, and its waiters would wait out turns for a lock that is
+//! mostly free.
+//!
+//! A CPU counts as waiting from a registration of one of its threads to
+//! the holder's next bookkeeping, which takes the registrations: waiters
+//! out of turn register again each time they see the hint move, and a
+//! CPU whose threads stopped waiting drops out; with no other CPU
+//! waiting, the turns end.
+//!
+//! Nothing waits on the hint alone. A waiter waits past its polling limit
+//! only while the hint moves, at least once per [`TURN_STALL_IN_B`] `B`,
+//! and never past its deadline; a turn kept for a CPU whose threads do
+//! not come (they stopped using the lock) stops moving, and the waiters'
+//! test-and-set probe takes the lock as always. The probe after a polling
+//! phase, a woken sleeper and `try_lock` ignore turns; a release by a
+//! thread that took the lock out of its CPU's turn gives the turn to the
+//! next waiting CPU at once (or ends the turns).
+//!
+//! # Cost
+//!
+//! Uncontended: a load of the hint in `lock`, and of the hint and the
+//! waiting CPUs in `unlock`. Contended across CPUs, per acquisition: the
+//! thread's cached CPU number and a count of its releases, both
+//! thread-local; every [`BOOKKEEPING_EVERY`] releases of a thread, the
+//! bookkeeping (its CPU looked up with `sched_getcpu`, the clock read, the
+//! registrations taken, the turn's count and the hint stored). The hint
+//! lives on its own cache line, away from
+//! the lock word and the value (`RawTtasMutex` puts it first and the word
+//! last): the off-turn waiters' looks then never take the word's line
+//! from the holder, and they see the hint's line change only at a
+//! bookkeeping.
+//!
+//! # Memory ordering
+//!
+//! All `Relaxed`: the hint publishes no data (the lock word's own
+//! acquire/release pairs order the critical sections), and a stale hint
+//! only makes a thread try, or hold back, once more. The holder writes the
+//! turn before it releases the word, so only a holder ever writes the
+//! count and the hint.
+
+use waitwise_platform::shim::{AtomicU32, AtomicU64, Ordering};
+
+/// Releases per turn at least (a multiple of [`BOOKKEEPING_EVERY`]): a
+/// turn lasts about [`TURN_TARGET_NS`] at the lock's pace, from this many
+/// to [`MAX_TURN_ACQUISITIONS`] releases. Under loom, 2: the models reach
+/// a change of turn.
+pub const TURN_ACQUISITIONS: u32 = if cfg!(loom) { 2 } else { 1024 };
+
+/// Releases per turn at most.
+pub const MAX_TURN_ACQUISITIONS: u32 = if cfg!(loom) { 2 } else { 8192 };
+
+/// How long a turn lasts, in ns at the fastest recent pace of the lock's
+/// releases (so that every CPU gets the same number of releases per turn,
+/// whatever its speed), within [`TURN_ACQUISITIONS`] and
+/// [`MAX_TURN_ACQUISITIONS`].
+///
+/// A change of turn costs the lock about a µs, and the thread that takes
+/// a CPU's turn is the one running on it when the turn comes, so a thread
+/// whose CPU-mates run at each of its CPU's turns waits many turns: short
+/// turns cost throughput, long ones stretch the longest wait. Measured
+/// with fixed lengths on 2 vCPUs: in `examples/mutex_bench.rs` (about 8 ns
+/// per release) turns of 1024 releases ran at 0.86-1.06x parking_lot's
+/// throughput at 4 and 8 threads, of 4096 at 1.0-1.4x; in
+/// `examples/mutex_starvation.rs` (about 40 ns per release) turns of 4096
+/// gave longest waits of 12-14 ms (4-5x parking_lot's), of 1024
+/// 0.44-0.75x. Timed to 32 µs, turns fell below parking_lot's throughput
+/// in `mutex_bench` at 8 threads in 3 of 6 runs (0.96-0.99x); timed to 48
+/// µs they stayed at or above it (1.01-1.07x in 6 runs), with longest
+/// waits in `mutex_starvation` of 0.41-1.47x parking_lot's.
+pub const TURN_TARGET_NS: u64 = 48_000;
+
+/// A thread does the turns' bookkeeping at every this many of its
+/// releases of a lock with CPUs waiting (its own count, thread-local):
+/// its CPU looked up, the turn's count moved on, the hint stored. Measured
+/// as [`TURN_ACQUISITIONS`]: with the hint stored every 16 releases, the
+/// off-turn waiters' looks took the hint's line from the holder often
+/// enough to cost `mutex_bench` about 15% at 4 and 8 threads; every 128,
+/// no measurable cost. Under loom, every release.
+pub const BOOKKEEPING_EVERY: u32 = if cfg!(loom) { 1 } else { 128 };
+
+/// Bookkeepings before the end of a turn during which the waiters out of
+/// turn spin (PAUSE) instead of yielding between looks at the hint, so
+/// that the next CPU takes the lock as soon as its turn comes. A look per
+/// yield comes every 1-3 µs when the waiter has a CPU-mate to switch to;
+/// measured with `examples/mutex_bench.rs` at 4 and 8 threads on 2 vCPUs
+/// and turns of 2048 releases, spinning for the last bookkeeping only (128
+/// releases, about 1 µs there) often missed the change and ran at
+/// 0.93-1.06x parking_lot's throughput, the last 4 at 0.98-1.08x, the last
+/// 8 no better; with turns of [`TURN_TARGET_NS`], 2.
+pub const ENDING_BOOKKEEPINGS: u32 = 2;
+
+/// A waiter out of its CPU's turn waits past its polling limit while the
+/// hint moves at least once per this many `B`; then it probes, and sleeps
+/// as always.
+pub const TURN_STALL_IN_B: u64 = 4;
+
+/// Turns start after a thread's bookkeeping interval in which at most
+/// this many of its releases followed a release on another CPU (runs of
+/// about [`BOOKKEEPING_EVERY`] / this releases on one CPU or longer).
+/// Measured: contended by 8 threads on 2 vCPUs (`mutex_starvation`), the
+/// default mutex changes CPU every 80-250 releases without turns; two
+/// threads that each wait 200 ns between acquisitions change it every one
+/// or two, and turns there cut the throughput by 20-40%.
+pub const RUN_CHANGES: u32 = 8;
+
+/// CPU slots the waiting mask tells apart (a CPU number counts modulo
+/// this: CPUs that share a slot share turns).
+const SLOTS: u32 = 64;
+
+/// Bits of the hint that hold the CPU slot plus one (0: no turn).
+const SLOT_BITS: u32 = 7;
+const SLOT_MASK: u32 = (1 << SLOT_BITS) - 1;
+
+/// The turns of one lock. See the module docs.
+#[derive(Debug)]
+pub struct CpuTurns {
+    /// 0 when no turn is kept; else the slot the turn is kept for, plus
+    /// one, in the low [`SLOT_BITS`] bits, and the turn's releases to go
+    /// at its last bookkeeping above them (so that a waiter sees the turn
+    /// move, and its end come).
+    kept_for: AtomicU32,
+    /// Releases in the current turn, counted at each bookkeeping. Only a
+    /// holder touches it.
+    released: AtomicU32,
+    /// Bit `s`: a thread of CPU slot `s` registered as waiting since the
+    /// last bookkeeping, which clears the bits.
+    waiting: AtomicU64,
+    /// Cycle-clock ns of the last bookkeeping (0: none yet). Only a
+    /// holder touches it.
+    bookkept_ns: AtomicU64,
+    /// The fastest recent interval between two bookkeepings of one thread
+    /// (its [`BOOKKEEPING_EVERY`] releases), ns (0: none yet), drifting up
+    /// by 1/64 at each. Only a holder touches it.
+    fastest_ns: AtomicU64,
+    /// The thread of the last bookkeeping ([`thread_mark`]). Only a
+    /// holder touches it.
+    bookkept_by: AtomicU64,
+    /// The current turn's length, releases. Only a holder touches it.
+    turn_length: AtomicU32,
+}
+
+/// The CPU of the lock's last release while turns are considered, kept
+/// beside the lock word (whose cache line the holder owns): the holder
+/// reads it at each such release and writes it when the lock moved CPU.
+#[derive(Debug)]
+pub struct HolderCpu(AtomicU32);
+
+impl HolderCpu {
+    crate::loom_const::const_unless_loom! {
+        /// No release seen.
+        pub fn new() -> Self {
+            Self(AtomicU32::new(u32::MAX))
+        }
+    }
+
+    /// Records a release on CPU `cpu`; `true` if the last one was on
+    /// another CPU.
+    #[inline]
+    fn moved_to(&self, cpu: u32) -> bool {
+        // Relaxed: a hint; only holders touch it.
+        if self.0.load(Ordering::Relaxed) == cpu {
+            return false;
+        }
+        self.0.store(cpu, Ordering::Relaxed);
+        true
+    }
+}
+
+impl Default for HolderCpu {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// How the turn stands for a thread of one CPU slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TurnFor {
+    /// No turn is kept, or it is this CPU's: take a free lock.
+    Mine,
+    /// Another CPU's turn, as the hint was when read (compare two reads to
+    /// see it move; [`turn_ending`] says whether it is about to end).
+    Other(u32),
+}
+
+impl CpuTurns {
+    crate::loom_const::const_unless_loom! {
+        /// No turn kept, no CPU waiting.
+        pub fn new() -> Self {
+            Self {
+                kept_for: AtomicU32::new(0),
+                released: AtomicU32::new(0),
+                waiting: AtomicU64::new(0),
+                bookkept_ns: AtomicU64::new(0),
+                fastest_ns: AtomicU64::new(0),
+                bookkept_by: AtomicU64::new(0),
+                turn_length: AtomicU32::new(0),
+            }
+        }
+    }
+
+    /// Whether a turn is kept (arrivals look whose it is before taking
+    /// the fast path).
+    #[inline(always)]
+    pub fn kept(&self) -> bool {
+        // Relaxed: a hint (module docs, "Memory ordering").
+        self.kept_for.load(Ordering::Relaxed) != 0
+    }
+
+    /// How the turn stands for a thread of `slot`.
+    #[inline]
+    pub fn turn_for(&self, slot: u32) -> TurnFor {
+        // Relaxed: a hint.
+        let kept = self.kept_for.load(Ordering::Relaxed);
+        if kept == 0 || kept_by(kept, slot) {
+            TurnFor::Mine
+        } else {
+            TurnFor::Other(kept)
+        }
+    }
+
+    /// A waiter of `slot` registers its CPU as waiting (one load when it
+    /// is already registered).
+    #[inline]
+    pub fn register_waiting(&self, slot: u32) {
+        let bit = 1u64 << (slot % SLOTS);
+        // Relaxed: a hint.
+        if self.waiting.load(Ordering::Relaxed) & bit == 0 {
+            self.waiting.fetch_or(bit, Ordering::Relaxed);
+        }
+    }
+
+    /// The holder, before it releases the lock: keeps the lock for its
+    /// CPU while another CPU waits, and gives the turn to the next waiting
+    /// CPU after the turn's releases (as many as the lock makes in
+    /// [`TURN_TARGET_NS`]).
+    ///
+    /// `holder_cpu` is the lock's [`HolderCpu`], beside its word.
+    #[inline]
+    pub fn before_release(&self, holder_cpu: &HolderCpu) {
+        // Relaxed: a hint.
+        let kept = self.kept_for.load(Ordering::Relaxed);
+        if kept == 0 && self.waiting.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let me = cpu_slot();
+        if holder_cpu.moved_to(me) && kept == 0 {
+            note_cpu_change();
+        }
+        // A release out of the kept turn is accounted at once.
+        if count_release() || (kept != 0 && !kept_by(kept, me)) {
+            self.keep_turn(kept);
+        }
+    }
+
+    /// The bookkeeping of a holder's release, with the hint `kept`. Turns
+    /// start only after long runs: at most [`RUN_CHANGES`] of the thread's
+    /// releases in its bookkeeping interval followed a release on another
+    /// CPU (then one CPU keeps re-acquiring while another waits, which is
+    /// what the turns even out; a lock that changes CPU every few
+    /// releases needs no turns).
+    #[cold]
+    fn keep_turn(&self, kept: u32) {
+        let long_run = take_cpu_changes() <= RUN_CHANGES;
+        let saturated = self.saturated();
+        let me = refresh_cpu_slot() % SLOTS;
+        self.account(me, kept, saturated && (kept != 0 || long_run));
+    }
+
+    /// Whether the lock's releases come fast enough for turns: the
+    /// bookkeeping before this one was at most [`TURN_STALL_IN_B`] `B`
+    /// ago, the longest a waiter out of turn waits for the hint to move.
+    /// A lock used more sparsely is not saturated, and its waiters do
+    /// better racing (and sleeping) as without turns than waiting for
+    /// slow turns. Under loom, always (the models do not read clocks).
+    fn saturated(&self) -> bool {
+        if cfg!(loom) {
+            return true;
+        }
+        let now = waitwise_platform::clock::cycle_clock().now();
+        // Relaxed: only a holder touches it.
+        let last = self.bookkept_ns.swap(now, Ordering::Relaxed);
+        let stall = crate::policy::block_cost::block_ns() as u64 * TURN_STALL_IN_B;
+        let interval = now.saturating_sub(last);
+        // Relaxed: only a holder touches it.
+        let same_thread = self.bookkept_by.swap(thread_mark(), Ordering::Relaxed) == thread_mark();
+        if last == 0 || interval > stall {
+            return false;
+        }
+        if !same_thread {
+            // Not this thread's releases alone: no pace.
+            return true;
+        }
+        let fastest = self.fastest_ns.load(Ordering::Relaxed);
+        let fastest = match fastest {
+            0 => interval,
+            f => interval.min(f + f / 64),
+        };
+        self.fastest_ns.store(fastest, Ordering::Relaxed);
+        true
+    }
+
+    /// The length of a turn that starts now: [`TURN_TARGET_NS`] at the
+    /// fastest recent pace, a multiple of [`BOOKKEEPING_EVERY`].
+    fn next_turn_length(&self) -> u32 {
+        // Relaxed: only a holder touches it.
+        let fastest = self.fastest_ns.load(Ordering::Relaxed);
+        if cfg!(loom) || fastest == 0 {
+            return TURN_ACQUISITIONS;
+        }
+        let n = TURN_TARGET_NS * u64::from(BOOKKEEPING_EVERY) / fastest;
+        let n = n.clamp(
+            u64::from(TURN_ACQUISITIONS),
+            u64::from(MAX_TURN_ACQUISITIONS),
+        ) as u32;
+        n / BOOKKEEPING_EVERY * BOOKKEEPING_EVERY
+    }
+
+    /// [`CpuTurns::keep_turn`] for a holder on CPU slot `me`. The CPUs
+    /// that registered since the last bookkeeping are the waiting ones;
+    /// their registrations are taken, so that a CPU whose threads stopped
+    /// waiting drops out at the next bookkeeping (and with no other CPU
+    /// waiting, or a lock not `saturated`, the turns end).
+    fn account(&self, me: u32, kept: u32, saturated: bool) {
+        // Relaxed: a hint.
+        let waiting = self.waiting.swap(0, Ordering::Relaxed);
+        let others = waiting & !(1u64 << me);
+        if others == 0 || !saturated {
+            // Only this CPU's threads wait, or none, or the lock is used
+            // too sparsely: no turns.
+            if kept != 0 {
+                self.kept_for.store(0, Ordering::Relaxed);
+            }
+            return;
+        }
+        if kept == 0 {
+            // The first turn is this CPU's: it had the long run.
+            self.give_turn(me);
+        } else if !kept_by(kept, me) {
+            // Released out of the kept turn: the turn moves on.
+            self.give_turn(next_slot(others, me));
+            return;
+        }
+        // Relaxed: only a holder touches the counts.
+        let n = self.released.load(Ordering::Relaxed) + BOOKKEEPING_EVERY;
+        let length = self.turn_length.load(Ordering::Relaxed);
+        if n >= length {
+            self.give_turn(next_slot(others, me));
+        } else {
+            self.released.store(n, Ordering::Relaxed);
+            self.kept_for.store(hint(me, length - n), Ordering::Relaxed);
+        }
+    }
+
+    /// The bookkeeping of [`BOOKKEEPING_EVERY`] releases by a holder on
+    /// CPU slot `me`, for the tests.
+    #[cfg(all(test, not(loom)))]
+    fn bookkeeping_on(&self, me: u32) {
+        self.account(me % SLOTS, self.kept_for.load(Ordering::Relaxed), true);
+    }
+
+    /// Keeps the lock for the threads of `slot` from now on.
+    fn give_turn(&self, slot: u32) {
+        let length = self.next_turn_length();
+        // Relaxed: a hint; only a holder gives turns.
+        self.turn_length.store(length, Ordering::Relaxed);
+        self.released.store(0, Ordering::Relaxed);
+        self.kept_for.store(hint(slot, length), Ordering::Relaxed);
+    }
+}
+
+/// Whether the turn of `hint` (read from [`TurnFor::Other`]) is about to
+/// end: its count is within its last [`ENDING_BOOKKEEPINGS`] bookkeepings
+/// before the change of turn.
+#[inline]
+pub fn turn_ending(hint: u32) -> bool {
+    hint >> SLOT_BITS <= ENDING_BOOKKEEPINGS * BOOKKEEPING_EVERY
+}
+
+/// Whether the hint `kept` (not 0) keeps the lock for `slot`.
+#[inline]
+fn kept_by(kept: u32, slot: u32) -> bool {
+    kept & SLOT_MASK == slot % SLOTS + 1
+}
+
+impl Default for CpuTurns {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The hint of a turn kept for `slot` with `left` releases to go.
+#[inline]
+fn hint(slot: u32, left: u32) -> u32 {
+    (slot + 1) | (left << SLOT_BITS)
+}
+
+/// The first slot of `others` after `me`, cyclically (`others` not empty).
+#[inline]
+fn next_slot(others: u64, me: u32) -> u32 {
+    let after = others.rotate_right((me + 1) % SLOTS);
+    (me + 1 + after.trailing_zeros()) % SLOTS
+}
+
+#[cfg(not(loom))]
+mod current {
+    use std::cell::Cell;
+
+    /// No CPU looked up yet.
+    const UNKNOWN: u32 = u32::MAX;
+
+    /// A thread's side of the turns.
+    #[derive(Clone, Copy)]
+    struct ThreadTurns {
+        /// The CPU this thread ran on when it last looked.
+        cpu: u32,
+        /// Its releases left before its next bookkeeping.
+        left: u32,
+        /// How many of its releases since its last bookkeeping followed a
+        /// release on another CPU.
+        moved: u32,
+    }
+
+    std::thread_local! {
+        static THREAD: Cell<ThreadTurns> = const {
+            Cell::new(ThreadTurns { cpu: UNKNOWN, left: 0, moved: 0 })
+        };
+    }
+
+    /// The CPU the calling thread ran on when it last looked (it looks at
+    /// its first call and at each bookkeeping).
+    #[inline]
+    pub fn cpu_slot() -> u32 {
+        match THREAD.with(|t| t.get().cpu) {
+            UNKNOWN => refresh_cpu_slot(),
+            cpu => cpu,
+        }
+    }
+
+    /// Looks the calling thread's CPU up.
+    #[inline]
+    pub fn refresh_cpu_slot() -> u32 {
+        let cpu = waitwise_platform::affinity::current_cpu().unwrap_or(0) as u32;
+        THREAD.with(|t| t.set(ThreadTurns { cpu, ..t.get() }));
+        cpu
+    }
+
+    /// Counts a release with CPUs waiting; `true` at every
+    /// [`super::BOOKKEEPING_EVERY`]th.
+    #[inline]
+    pub fn count_release() -> bool {
+        THREAD.with(|t| {
+            let mut now = t.get();
+            let due = now.left == 0;
+            now.left = match now.left.checked_sub(1) {
+                Some(left) => left,
+                None => super::BOOKKEEPING_EVERY - 1,
+            };
+            t.set(now);
+            due
+        })
+    }
+
+    /// Notes a release that followed one on another CPU.
+    #[inline]
+    pub fn note_cpu_change() {
+        THREAD.with(|t| {
+            let now = t.get();
+            t.set(ThreadTurns {
+                moved: now.moved.saturating_add(1),
+                ..now
+            })
+        });
+    }
+
+    /// A number that tells the calling thread from the others alive (the
+    /// address of its thread-local).
+    #[inline]
+    pub fn thread_mark() -> u64 {
+        THREAD.with(|t| t as *const _ as u64)
+    }
+
+    /// How many releases [`note_cpu_change`] noted since the last call.
+    #[inline]
+    pub fn take_cpu_changes() -> u32 {
+        THREAD.with(|t| {
+            let now = t.get();
+            t.set(ThreadTurns { moved: 0, ..now });
+            now.moved
+        })
+    }
+}
+
+#[cfg(loom)]
+mod current {
+    use loom::cell::Cell;
+
+    loom::thread_local! {
+        static CPU: Cell<u32> = Cell::new(0);
+    }
+
+    /// The model CPU of the calling thread ([`set_model_cpu`]).
+    pub fn cpu_slot() -> u32 {
+        CPU.with(|c| c.get())
+    }
+
+    /// As [`cpu_slot`]: model threads do not move.
+    pub fn refresh_cpu_slot() -> u32 {
+        cpu_slot()
+    }
+
+    /// Every release does the bookkeeping under loom.
+    pub fn count_release() -> bool {
+        true
+    }
+
+    /// Runs are not tracked under loom.
+    pub fn note_cpu_change() {}
+
+    /// Paces are not measured under loom.
+    pub fn thread_mark() -> u64 {
+        0
+    }
+
+    /// Under loom, every run counts as long.
+    pub fn take_cpu_changes() -> u32 {
+        0
+    }
+
+    /// Puts the calling model thread on model CPU `slot`.
+    pub fn set_model_cpu(slot: u32) {
+        CPU.with(|c| c.set(slot));
+    }
+}
+
+pub use current::*;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Bookkeepings in one turn.
+    const PER_TURN: u32 = TURN_ACQUISITIONS / BOOKKEEPING_EVERY;
+
+    #[test]
+    fn no_turn_while_nobody_waits() {
+        let t = CpuTurns::new();
+        for _ in 0..3 * PER_TURN {
+            t.bookkeeping_on(0);
+        }
+        assert!(!t.kept());
+        assert_eq!(t.turn_for(1), TurnFor::Mine);
+    }
+
+    #[test]
+    fn no_turn_while_only_the_holders_cpu_waits() {
+        let t = CpuTurns::new();
+        t.register_waiting(0);
+        t.bookkeeping_on(0);
+        assert!(!t.kept());
+    }
+
+    #[test]
+    fn a_waiting_cpu_gets_the_turn_after_the_count() {
+        let t = CpuTurns::new();
+        t.register_waiting(1);
+        t.bookkeeping_on(0);
+        assert!(t.kept());
+        assert_eq!(t.turn_for(0), TurnFor::Mine);
+        let TurnFor::Other(first) = t.turn_for(1) else {
+            panic!("CPU 1 waits while CPU 0 keeps the turn");
+        };
+        assert!(!turn_ending(first));
+        // CPU 1's waiters register again when they see the turn move.
+        t.register_waiting(1);
+        t.bookkeeping_on(0);
+        assert_ne!(
+            t.turn_for(1),
+            TurnFor::Other(first),
+            "each bookkeeping moves the hint"
+        );
+        for _ in 2..PER_TURN - 1 {
+            assert!(matches!(t.turn_for(1), TurnFor::Other(_)));
+            t.register_waiting(1);
+            t.bookkeeping_on(0);
+        }
+        let TurnFor::Other(last) = t.turn_for(1) else {
+            panic!("CPU 0's turn lasts {TURN_ACQUISITIONS} releases");
+        };
+        assert!(turn_ending(last), "the last bookkeeping before the change");
+        t.register_waiting(1);
+        t.bookkeeping_on(0);
+        assert_eq!(t.turn_for(1), TurnFor::Mine, "CPU 1's turn");
+        let TurnFor::Other(fresh) = t.turn_for(0) else {
+            panic!("CPU 0 waits out CPU 1's turn");
+        };
+        assert!(!turn_ending(fresh), "a new turn is not ending");
+        // CPU 0's threads wait on: they register, and the turn goes on.
+        t.register_waiting(0);
+        t.bookkeeping_on(1);
+        assert!(matches!(t.turn_for(0), TurnFor::Other(_)));
+        // They stopped waiting: at CPU 1's next bookkeeping the turns end.
+        t.bookkeeping_on(1);
+        assert!(!t.kept());
+    }
+
+    #[test]
+    fn a_cpu_that_stops_waiting_drops_out_at_the_next_bookkeeping() {
+        let t = CpuTurns::new();
+        t.register_waiting(1);
+        t.bookkeeping_on(0);
+        assert!(t.kept(), "CPU 0 keeps the turn while CPU 1 waits");
+        t.bookkeeping_on(0);
+        assert!(!t.kept(), "CPU 1 did not register again: no turns");
+        assert_eq!(t.turn_for(1), TurnFor::Mine);
+    }
+
+    #[test]
+    fn a_sparsely_used_lock_keeps_no_turns() {
+        let t = CpuTurns::new();
+        t.register_waiting(1);
+        t.bookkeeping_on(0);
+        assert!(t.kept());
+        t.register_waiting(1);
+        t.account(0, t.kept_for.load(Ordering::Relaxed), false);
+        assert!(!t.kept(), "the releases came too slowly: no turns");
+    }
+
+    #[test]
+    fn saturation_is_judged_from_the_second_bookkeeping() {
+        let t = CpuTurns::new();
+        assert!(!t.saturated(), "no bookkeeping before the first");
+        // The next one follows at once (a few ns, far below `B`).
+        assert!(t.saturated());
+    }
+
+    #[test]
+    fn a_release_out_of_the_kept_turn_moves_it_on() {
+        let t = CpuTurns::new();
+        t.register_waiting(2);
+        t.bookkeeping_on(1);
+        assert_eq!(t.turn_for(1), TurnFor::Mine, "CPU 1's turn");
+        // A thread of CPU 0 took the lock out of turn (a woken sleeper);
+        // CPUs 1 and 2 wait.
+        t.register_waiting(1);
+        t.register_waiting(2);
+        t.bookkeeping_on(0);
+        assert_eq!(t.turn_for(1), TurnFor::Mine, "the next CPU after 0");
+        assert!(matches!(t.turn_for(2), TurnFor::Other(_)));
+        assert!(matches!(t.turn_for(0), TurnFor::Other(_)));
+        // Again with nobody else waiting: the turns end.
+        t.bookkeeping_on(0);
+        assert!(!t.kept());
+    }
+
+    #[test]
+    fn a_turn_lasts_the_target_time_at_the_fastest_pace() {
+        let t = CpuTurns::new();
+        assert_eq!(t.next_turn_length(), TURN_ACQUISITIONS, "no pace yet");
+        // 128 releases in 1 µs: 8 ns each.
+        t.fastest_ns.store(1000, Ordering::Relaxed);
+        let want = TURN_TARGET_NS as u32 * BOOKKEEPING_EVERY / 1000;
+        let want = want.clamp(TURN_ACQUISITIONS, MAX_TURN_ACQUISITIONS);
+        assert_eq!(
+            t.next_turn_length(),
+            want / BOOKKEEPING_EVERY * BOOKKEEPING_EVERY
+        );
+        t.fastest_ns.store(1, Ordering::Relaxed);
+        assert_eq!(t.next_turn_length(), MAX_TURN_ACQUISITIONS);
+        t.fastest_ns.store(u64::MAX / 2, Ordering::Relaxed);
+        assert_eq!(t.next_turn_length(), TURN_ACQUISITIONS);
+    }
+
+    #[test]
+    fn the_holder_cpu_notes_a_move_once() {
+        let h = HolderCpu::new();
+        assert!(h.moved_to(0), "the first release");
+        assert!(!h.moved_to(0));
+        assert!(h.moved_to(1));
+        assert!(!h.moved_to(1));
+    }
+
+    #[test]
+    fn changes_of_cpu_are_counted_per_thread() {
+        std::thread::spawn(|| {
+            assert_eq!(take_cpu_changes(), 0);
+            note_cpu_change();
+            note_cpu_change();
+            assert_eq!(take_cpu_changes(), 2);
+            assert_eq!(take_cpu_changes(), 0, "taken");
+            let mark = thread_mark();
+            let other = std::thread::spawn(thread_mark).join().unwrap();
+            assert_eq!(thread_mark(), mark);
+            assert_ne!(other, mark);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn every_bookkeeping_every_releases_of_a_thread_is_counted() {
+        std::thread::spawn(|| {
+            let due = (0..3 * BOOKKEEPING_EVERY)
+                .filter(|_| count_release())
+                .count();
+            assert_eq!(due, 3);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn turns_go_round_the_waiting_cpus() {
+        assert_eq!(next_slot(0b1010, 1), 3);
+        assert_eq!(next_slot(0b1010, 3), 1);
+        assert_eq!(next_slot(1 << 63, 5), 63);
+        assert_eq!(next_slot(1, 63), 0);
+    }
+
+    #[test]
+    fn cpus_beyond_the_slots_share_them() {
+        let t = CpuTurns::new();
+        t.register_waiting(SLOTS + 1);
+        t.bookkeeping_on(0);
+        assert!(matches!(t.turn_for(1), TurnFor::Other(_)));
+        assert!(matches!(t.turn_for(SLOTS + 1), TurnFor::Other(_)));
+        assert_eq!(t.turn_for(SLOTS), TurnFor::Mine);
+    }
+
+    #[test]
+    fn the_cached_cpu_is_one_this_process_may_use() {
+        let cpu = cpu_slot() as usize;
+        assert_eq!(refresh_cpu_slot() as usize, cpu_slot() as usize);
+        if let Ok(allowed) = waitwise_platform::affinity::allowed_cpus() {
+            assert!(allowed.contains(&cpu), "{cpu} not in {allowed:?}");
+        }
+    }
+}
