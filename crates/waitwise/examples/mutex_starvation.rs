@@ -43,8 +43,6 @@
 //! (and their share of the most served thread's), CPU seconds, main CPU,
 //! and the mean time of its calls that did not wait (how fast its CPU ran
 //! them during the run).
-//! `--turns` adds [`TurnsLock`], a prototype that is not a waitwise lock:
-//! CPU turns ended by count (see its docs).
 //! `--profile` adds a run per round of the default `Mutex` recording its
 //! wait profile, and prints how many acquisitions waited and how many of
 //! those slept (the hand-offs of its bounded unfairness go to sleepers
@@ -315,178 +313,6 @@ fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
     figures(&per, secs)
 }
 
-/// `--turns`: a benchmark-only prototype, not a waitwise lock: a TTAS lock
-/// polled by `yield` (it never sleeps) that gives the CPUs turns ended by
-/// count. While threads of another CPU wait, a release leaves the lock
-/// free for its own CPU's threads only, until the turn has had
-/// [`TURN_ACQUISITIONS`]; then it leaves it free for a waiting CPU. A
-/// thread of another CPU takes a lock left free for a CPU whose threads
-/// did not take it between two of its looks.
-///
-/// It tests one explanation of the default `Mutex`'s uneven shares: its
-/// waiters almost never sleep here (`--profile`), so the shares are decided
-/// by polling races, and when one virtual CPU runs slower (`--detail`'s
-/// mean time of the calls that did not wait) its threads both run fewer
-/// calls while they hold the lock and win it back less often, so the
-/// slower CPU's share of the calls falls further than its speed does.
-/// Turns ended by count give each CPU the same number of calls per turn,
-/// whatever its speed.
-struct TurnsLock {
-    /// `FREE`, `HELD`, or free for one CPU (`turn_word`).
-    word: AtomicU32,
-    /// Acquisitions in the current turn (the holder's).
-    turn_acquisitions: AtomicU32,
-    /// Waiting threads per CPU slot.
-    waiting: [CachePadded; CPU_SLOTS],
-    value: std::cell::UnsafeCell<u64>,
-}
-
-#[repr(align(128))]
-struct CachePadded(AtomicU32);
-
-/// Acquisitions per CPU turn of [`TurnsLock`]: about 80 µs of the loop on
-/// a 2-vCPU KVM guest. Measured with `--turns`: 100-300 (turns of a few
-/// µs) ran at 0.33-0.51x parking_lot's throughput, because every change
-/// of turn leaves the lock free until a waiter of the next CPU comes back
-/// from its `yield`; 2000 at about parking_lot's or above.
-const TURN_ACQUISITIONS: u32 = 2000;
-const FREE: u32 = 0;
-const HELD: u32 = 1;
-
-/// The word of a lock left free for `cpu`, the `generation`th release of
-/// its turn (so that two looks can tell a lock nobody took).
-fn turn_word(cpu: usize, generation: u32) -> u32 {
-    2 + cpu as u32 + CPU_SLOTS as u32 * (generation & 0xffff)
-}
-
-/// The CPU a lock left free by `turn_word` is kept for.
-fn turn_cpu(word: u32) -> usize {
-    (word as usize - 2) % CPU_SLOTS
-}
-
-// SAFETY: the value is only touched by the holder of the lock.
-unsafe impl Sync for TurnsLock {}
-
-thread_local! {
-    /// The CPU this thread runs on, refreshed every 256 reads.
-    static CPU: std::cell::Cell<(usize, u32)> = const { std::cell::Cell::new((0, 0)) };
-}
-
-/// The CPU the calling thread runs on, from [`CPU`].
-fn cached_cpu() -> usize {
-    CPU.with(|c| {
-        let (cpu, n) = c.get();
-        if n == 0 {
-            let cpu = current_cpu();
-            c.set((cpu, 255));
-            cpu
-        } else {
-            c.set((cpu, n - 1));
-            cpu
-        }
-    })
-}
-
-/// How many CPUs there are (numbered from 0, at most [`CPU_SLOTS`]),
-/// read once.
-fn cpu_count() -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(CPU_SLOTS)))
-}
-
-impl TurnsLock {
-    fn lock(&self) {
-        // Acquire: takes the lock.
-        if self
-            .word
-            .compare_exchange(FREE, HELD, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-        {
-            return;
-        }
-        let cpu = cached_cpu();
-        let mut registered = false;
-        let mut last_seen = None;
-        loop {
-            // Relaxed: a guess for the CAS.
-            let w = self.word.load(Ordering::Relaxed);
-            let take = match w {
-                FREE => true,
-                HELD => false,
-                _ => turn_cpu(w) == cpu || last_seen == Some(w),
-            };
-            if take
-                && self
-                    .word
-                    .compare_exchange(w, HELD, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-            {
-                break;
-            }
-            last_seen = (w > HELD).then_some(w);
-            if !registered {
-                // Relaxed: a hint for releases; nothing is published.
-                self.waiting[cpu].0.fetch_add(1, Ordering::Relaxed);
-                registered = true;
-            }
-            std::thread::yield_now();
-        }
-        if registered {
-            // Relaxed: as above.
-            self.waiting[cpu].0.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-
-    fn unlock(&self) {
-        let me = cached_cpu();
-        // Relaxed: only the holder touches the count.
-        let n = self.turn_acquisitions.load(Ordering::Relaxed) + 1;
-        let cpus = cpu_count();
-        let other = (1..cpus)
-            .map(|k| (me + k) % cpus)
-            .find(|&c| self.waiting[c].0.load(Ordering::Relaxed) > 0);
-        let next = match other {
-            None => FREE,
-            Some(c) if n >= TURN_ACQUISITIONS => {
-                self.turn_acquisitions.store(0, Ordering::Relaxed);
-                // Release: publishes the critical section.
-                self.word.store(turn_word(c, n), Ordering::Release);
-                return;
-            }
-            Some(_) => turn_word(me, n),
-        };
-        self.turn_acquisitions.store(n, Ordering::Relaxed);
-        // Release: publishes the critical section.
-        self.word.store(next, Ordering::Release);
-    }
-}
-
-impl BenchLock for TurnsLock {
-    fn new() -> Self {
-        TurnsLock {
-            word: AtomicU32::new(FREE),
-            turn_acquisitions: AtomicU32::new(0),
-            waiting: std::array::from_fn(|_| CachePadded(AtomicU32::new(0))),
-            value: std::cell::UnsafeCell::new(0),
-        }
-    }
-    #[inline]
-    fn incr(&self, cs: u32) {
-        self.lock();
-        spin(cs);
-        // SAFETY: the lock is held.
-        unsafe { *self.value.get() += 1 };
-        self.unlock();
-    }
-    fn get(&self) -> u64 {
-        self.lock();
-        // SAFETY: the lock is held.
-        let v = unsafe { *self.value.get() };
-        self.unlock();
-        v
-    }
-}
-
 /// `--profile`: the default `Mutex`'s policy, its wait profile recorded.
 type ProfiledMutex = lock_api::Mutex<waitwise::mutex::RawTtasMutex, u64>;
 
@@ -648,9 +474,6 @@ fn main() {
         candidate::<waitwise::mutex::TicketMutex<u64>>("TicketMutex"),
         candidate::<waitwise::mutex::McsMutex<u64>>("McsMutex"),
     ];
-    if args.iter().any(|a| a == "--turns") {
-        cands.push(candidate::<TurnsLock>("CPU turns (prototype)"));
-    }
     // parking_lot last: the ratios' base.
     cands.push(candidate::<Pl>("parking_lot"));
     // Interleaved runs (run 1 of each, then run 2 of each, ...): machine
