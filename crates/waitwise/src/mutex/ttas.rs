@@ -1021,7 +1021,7 @@ impl<'a> TurnsLockWait<'a> {
 impl LockWait for TurnsLockWait<'_> {
     #[inline]
     fn start_polling(&mut self, deadline: Deadline) -> bool {
-        // A waiting CPU: the holder's releases keep turns from now on.
+        // This CPU waits, as the holder's next bookkeeping will see.
         self.turns.register_waiting(self.slot);
         self.inner_polling = self.inner.start_polling(deadline);
         self.deadline = deadline;
