@@ -100,13 +100,14 @@ pub const MAX_TURN_ACQUISITIONS: u32 = if cfg!(loom) { 2 } else { 8192 };
 /// whatever its speed), within [`TURN_ACQUISITIONS`] and
 /// [`MAX_TURN_ACQUISITIONS`].
 ///
-/// A change of turn costs the lock about a µs, and the thread that takes
-/// a CPU's turn is the one running on it when the turn comes, so a thread
-/// whose CPU-mates run at each of its CPU's turns waits many turns: short
-/// turns cost throughput, long ones stretch the longest wait. Measured
-/// with fixed lengths on 2 vCPUs: in `examples/mutex_bench.rs` (about 8 ns
-/// per release) turns of 1024 releases ran at 0.86-1.06x parking_lot's
-/// throughput at 4 and 8 threads, of 4096 at 1.0-1.4x; in
+/// Each change of turn costs the lock the time the next CPU's waiter takes
+/// to see it, and the thread that takes a CPU's turn is the one running
+/// on it when the turn comes, so a thread whose CPU-mates run at each of
+/// its CPU's turns waits many turns: short turns cost throughput, long
+/// ones stretch the longest wait. Measured with fixed lengths on 2 vCPUs:
+/// in `examples/mutex_bench.rs` (about 8 ns per release) turns of 1024
+/// releases ran at 0.86-1.06x parking_lot's throughput at 4 and 8
+/// threads, of 4096 at 1.02-1.13x (two runs); in
 /// `examples/mutex_starvation.rs` (about 40 ns per release) turns of 4096
 /// gave longest waits of 12-14 ms (4-5x parking_lot's), of 1024
 /// 0.44-0.75x. Timed to 32 µs, turns fell below parking_lot's throughput
@@ -120,19 +121,20 @@ pub const TURN_TARGET_NS: u64 = 48_000;
 /// its CPU looked up, the turn's count moved on, the hint stored. Measured
 /// as [`TURN_ACQUISITIONS`]: with the hint stored every 16 releases, the
 /// off-turn waiters' looks took the hint's line from the holder often
-/// enough to cost `mutex_bench` about 15% at 4 and 8 threads; every 128,
-/// no measurable cost. Under loom, every release.
+/// enough to cost `mutex_bench` 15-35% at 4 and 8 threads (turns that
+/// never changed, two runs); every 128, no measurable cost. Under loom,
+/// every release.
 pub const BOOKKEEPING_EVERY: u32 = if cfg!(loom) { 1 } else { 128 };
 
 /// Bookkeepings before the end of a turn during which the waiters out of
 /// turn spin (PAUSE) instead of yielding between looks at the hint, so
-/// that the next CPU takes the lock as soon as its turn comes. A look per
-/// yield comes every 1-3 µs when the waiter has a CPU-mate to switch to;
-/// measured with `examples/mutex_bench.rs` at 4 and 8 threads on 2 vCPUs
+/// that the next CPU takes the lock as soon as its turn comes. A waiter
+/// with a CPU-mate to switch to looks once per context switch; measured
+/// with `examples/mutex_bench.rs` at 4 and 8 threads on 2 vCPUs
 /// and turns of 2048 releases, spinning for the last bookkeeping only (128
 /// releases, about 1 µs there) often missed the change and ran at
 /// 0.93-1.06x parking_lot's throughput, the last 4 at 0.98-1.08x, the last
-/// 8 no better; with turns of [`TURN_TARGET_NS`], 2.
+/// 8 no better. Turns of [`TURN_TARGET_NS`] were measured with 2.
 pub const ENDING_BOOKKEEPINGS: u32 = 2;
 
 /// A waiter out of its CPU's turn waits past its polling limit while the
@@ -143,10 +145,12 @@ pub const TURN_STALL_IN_B: u64 = 4;
 /// Turns start after a thread's bookkeeping interval in which at most
 /// this many of its releases followed a release on another CPU (runs of
 /// about [`BOOKKEEPING_EVERY`] / this releases on one CPU or longer).
-/// Measured: contended by 8 threads on 2 vCPUs (`mutex_starvation`), the
-/// default mutex changes CPU every 80-250 releases without turns; two
-/// threads that each wait 200 ns between acquisitions change it every one
-/// or two, and turns there cut the throughput by 20-40%.
+/// Measured on 2 vCPUs: in a tight loop of 2 to 8 threads, the default
+/// mutex without turns changes CPU every 80-250 releases. Two threads
+/// pinned to the two CPUs, each spinning 200 ns between acquisitions,
+/// change it far more often; turns started on any registration there cost
+/// a fifth of the acquisitions (3.6 against 4.5 M/s, one run), and with
+/// this rule none were lost.
 pub const RUN_CHANGES: u32 = 8;
 
 /// CPU slots the waiting mask tells apart (a CPU number counts modulo
