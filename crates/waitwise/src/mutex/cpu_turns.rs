@@ -22,8 +22,9 @@
 //! as the lock makes in [`TURN_TARGET_NS`] at its fastest recent pace,
 //! within [`TURN_ACQUISITIONS`] and [`MAX_TURN_ACQUISITIONS`]), then keep
 //! it for the next CPU that waits, so every CPU gets the same number of
-//! acquisitions per turn, whatever its speed (lock cohorting, Dice, Marathe and Shavit, PPoPP
-//! 2012, with the CPUs as cohorts and the turn ended by count, not time).
+//! acquisitions per turn, whatever its speed (lock cohorting, Dice,
+//! Marathe and Shavit, PPoPP 2012, with the CPUs as cohorts and the turn
+//! ended by count, not time).
 //! A turn is a hint beside the lock, never a state of its word: the
 //! word's protocol, its loom models and its wake-ups are those of
 //! `ttas.rs`. What the hint changes is only who *tries*:
@@ -40,9 +41,8 @@
 //!
 //! Turns start only after long runs, a thread's bookkeeping interval with
 //! at most [`RUN_CHANGES`] releases that followed one on another CPU
-//! ([`HolderCpu`]), and are kept
-//! only while the lock is saturated: its bookkeepings come at most
-//! [`TURN_STALL_IN_B`] `B` apart. A lock that changes CPU every few
+//! ([`HolderCpu`]), and are kept only while the lock is saturated: its
+//! bookkeepings come at most [`TURN_STALL_IN_B`] `B` apart. A lock that changes CPU every few
 //! releases, or is used sparsely, has no long runs on one CPU for turns
 //! to even out, and its waiters would wait out turns for a lock that is
 //! mostly free.
@@ -65,16 +65,16 @@
 //! # Cost
 //!
 //! Uncontended: a load of the hint in `lock`, and of the hint and the
-//! waiting CPUs in `unlock`. Contended across CPUs, per acquisition: the
+//! waiting CPUs in `unlock`. Contended across CPUs, per release: the
 //! thread's cached CPU number and a count of its releases, both
-//! thread-local; every [`BOOKKEEPING_EVERY`] releases of a thread, the
-//! bookkeeping (its CPU looked up with `sched_getcpu`, the clock read, the
-//! registrations taken, the turn's count and the hint stored). The hint
-//! lives on its own cache line, away from
-//! the lock word and the value (`RawTtasMutex` puts it first and the word
-//! last): the off-turn waiters' looks then never take the word's line
-//! from the holder, and they see the hint's line change only at a
-//! bookkeeping.
+//! thread-local, and a look at the [`HolderCpu`] beside the word (a store
+//! when the lock moved CPU); every [`BOOKKEEPING_EVERY`] releases of a
+//! thread, the bookkeeping (its CPU looked up with `sched_getcpu`, the
+//! clock read, the registrations taken, the turn's count and the hint
+//! stored). The hint lives on its own cache line, away from the lock
+//! word and the value (`RawTtasMutex` puts it first and the word last):
+//! the off-turn waiters' looks then never take the word's line from the
+//! holder, and they see the hint's line change only at a bookkeeping.
 //!
 //! # Memory ordering
 //!
