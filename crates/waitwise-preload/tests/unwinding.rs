@@ -110,14 +110,23 @@ unwind_tests! {
 /// object must still work and be destroyed afterwards.
 ///
 /// The native run (glibc's own objects) is the program's reference: its
-/// output is checked when it finishes, but a hang there is glibc's, not
-/// the interposer's, and is reported on stderr only (glibc's condition
-/// variable hung once in the clean-clone CI under this program: `cond
-/// 1000`, killed after 90 s; run alone, the test passed three times).
+/// output is checked when it finishes, but a looper that never ends there
+/// is glibc's, not the interposer's, and is reported on stderr only.
+/// glibc's condition variable leaves its internal lock held when a looper
+/// is ended inside `__condvar_cancel_waiting` (a timed-out wait giving its
+/// slot back), so the next looper's cleanup waits on that lock forever:
+/// `exit_anywhere cond 1000` hung in 3 of 30 native runs on the
+/// development machine (gdb: `__condvar_acquire_lock` under
+/// `__condvar_cleanup_waiting`), either past the program's 10 s join
+/// ("the looper ignored pthread_exit") or past [`LIMIT`].
 fn exit_anywhere(mode: &str) {
     let exe = compile("exit_anywhere");
     let want = format!("exit-anywhere {mode}: ok");
     match try_run_within(native(&exe).args([mode, "1000"]), LIMIT) {
+        Ok(out) if !out.status.success() && glibc_kept_a_looper(&out) => eprintln!(
+            "glibc's own objects kept a looper (not the interposer's): {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
         Ok(out) => {
             assert!(
                 out.status.success(),
@@ -138,6 +147,12 @@ fn exit_anywhere(mode: &str) {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains(&want), "under {policy}: {stdout}");
     }
+}
+
+/// Whether a failed run of `exit_anywhere` failed because a looper never
+/// ended (the program's join timed out), not for a wrong result.
+fn glibc_kept_a_looper(out: &std::process::Output) -> bool {
+    String::from_utf8_lossy(&out.stderr).contains("the looper ignored pthread_exit")
 }
 
 /// Also the case of a signal that lands right after the waiter count's
