@@ -3,7 +3,7 @@
 //! parking_lot (issue 14, "Bounded unfairness").
 //!
 //! ```text
-//! cargo run -p waitwise --release --example mutex_starvation [-- --threads 8 --ms 1000 --runs 3 --cs 0 --detail]
+//! cargo run -p waitwise --release --example mutex_starvation [-- --threads 8 --ms 1000 --runs 3 --cs 0 --writers 2 --detail]
 //! taskset -c 0,1 cargo run ...   # the issue's 2 CPUs on a larger machine
 //! ```
 //!
@@ -55,10 +55,12 @@
 //! alike; the throughput here is not `mutex_bench`'s.
 //!
 //! The reader-writer locks run the same loop with readers and writers
-//! mixed: a quarter of the threads (at least one) take the write lock,
-//! the others the read lock, each with a short critical section; the
-//! figures are kept per role (a reader starved by writers, or a writer by
-//! readers, shows as that role's longest wait and least/most served).
+//! mixed: a quarter of the threads (at least one; `--writers N` sets
+//! another count, leaving at least one reader) take the write lock, the
+//! others the read lock, each with a short critical section; the figures
+//! are kept per role (a reader starved by writers, or a writer by readers
+//! or by other writers, shows as that role's longest wait and least/most
+//! served).
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -73,6 +75,18 @@ static CS: AtomicU32 = AtomicU32::new(0);
 /// `--detail`: every run's threads on stderr (acquisitions, CPU seconds,
 /// main CPU). Relaxed: set before the threads start.
 static DETAIL: AtomicBool = AtomicBool::new(false);
+
+/// `--writers`: writer threads of the reader-writer runs (0: a quarter of
+/// the threads, at least one). Relaxed: set before the threads start.
+static WRITERS: AtomicU32 = AtomicU32::new(0);
+
+/// The writer threads of a reader-writer run of `threads` threads.
+fn rw_writers(threads: usize) -> usize {
+    match WRITERS.load(Ordering::Relaxed) as usize {
+        0 => (threads / 4).max(1),
+        n => n.min(threads.saturating_sub(1)).max(1),
+    }
+}
 
 /// A lock protecting a `u64`.
 trait BenchLock: Send + Sync + 'static {
@@ -404,7 +418,7 @@ fn within_cpu_least_over_most(per: &[PerThread]) -> f64 {
 /// `threads` threads, a quarter of them (at least one) writers, contend
 /// for `dur`; the readers' and the writers' figures.
 fn run_rw<L: BenchRwLock>(threads: usize, dur: Duration) -> [Figures; 2] {
-    let writers = (threads / 4).max(1);
+    let writers = rw_writers(threads);
     let lock = Arc::new(L::new());
     // The first `writers` threads write.
     let (per, secs) = contend(&lock, threads, dur, move |l: &L, i, cs| {
@@ -465,6 +479,7 @@ fn main() {
     let runs: usize = arg::<usize>(&args, "--runs").unwrap_or(3).max(1);
     let cs: u32 = arg(&args, "--cs").unwrap_or(0);
     CS.store(cs, Ordering::Relaxed);
+    WRITERS.store(arg(&args, "--writers").unwrap_or(0), Ordering::Relaxed);
     DETAIL.store(args.iter().any(|a| a == "--detail"), Ordering::Relaxed);
     let profile = args.iter().any(|a| a == "--profile");
 
@@ -558,7 +573,7 @@ fn rw_table(threads: usize, dur: Duration, runs: usize) {
     let med = |i: usize, role: usize, f: fn(&Figures) -> f64| {
         median(figs[i].iter().map(|r| f(&r[role])).collect())
     };
-    let writers = (threads / 4).max(1);
+    let writers = rw_writers(threads);
     println!(
         "\n{} readers and {writers} writers, the same runs\n",
         threads - writers

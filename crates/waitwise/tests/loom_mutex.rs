@@ -491,6 +491,42 @@ fn rwlock_writers_beyond_the_count_wait_uncounted() {
     });
 }
 
+/// A writer re-takes the lock by barging tries while another writer
+/// waits: the waiter, woken to a write-locked word, has lost a round (one
+/// starves it under loom) and starves; a barging try then fails on a free
+/// lock. Every write counted, the lock free at the end, no lost wake-up
+/// (loom reports a deadlock); some executions reach a starving writer and
+/// some do not.
+#[test]
+fn rwlock_beaten_writer_starves_and_keeps_barging_writers_out() {
+    model_reaching_both("a starving writer", || {
+        let s = rwlock();
+        assert!(s.lock.lock_exclusive_until(Deadline::NEVER));
+        let s2 = s.clone();
+        let waiter = thread::spawn(move || write_increment(&s2));
+        let mut holding = true;
+        let mut starving_seen = false;
+        for _ in 0..2 {
+            // SAFETY: write-locked by this thread (above, or by the
+            // barging try of the last round).
+            unsafe { s.lock.unlock_exclusive() };
+            holding = s.lock.try_lock_exclusive();
+            if !holding {
+                starving_seen = format!("{:?}", s.lock).contains("writers_starving: 1");
+                break;
+            }
+        }
+        if holding {
+            // SAFETY: the last barging try took the write lock.
+            unsafe { s.lock.unlock_exclusive() };
+        }
+        waiter.join().unwrap();
+        assert_eq!(read_count(&s), 1);
+        assert!(!s.lock.is_locked());
+        starving_seen
+    });
+}
+
 #[test]
 fn rwlock_two_writers_and_a_reader() {
     loom::model(|| {

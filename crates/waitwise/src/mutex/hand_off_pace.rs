@@ -26,8 +26,9 @@ use waitwise_platform::shim::{AtomicU64, Ordering};
 pub const HAND_OFF_PACE_IN_B: f64 = 32.0;
 
 /// When a lock last handed off, on the cycle clock. Only the lock's holder
-/// (a releasing thread) reads or writes it, so successive accesses are
-/// ordered by the lock itself.
+/// writes it, so successive writes are ordered by the lock itself. The
+/// reader-writer lock paces its starving writers with it too (`rwlock.rs`):
+/// there a waiting writer reads it, outside the lock.
 #[derive(Debug)]
 pub struct HandOffPace {
     /// Cycle-clock nanoseconds of the last hand-off; 0 before the first.
@@ -49,16 +50,32 @@ impl HandOffPace {
     /// the last one. Call it only as the lock's holder.
     #[inline]
     pub fn allows(&self, now_ns: u64, interval_ns: u64) -> bool {
-        // Relaxed: only holders access it, one at a time, and the lock's
-        // acquire/release orders one holder's store before the next
-        // holder's load.
-        let last = self.last_ns.load(Ordering::Relaxed);
-        if last != 0 && now_ns.saturating_sub(last) < interval_ns {
+        if !self.has_passed(now_ns, interval_ns) {
             return false;
         }
-        // Relaxed: as above.
-        self.last_ns.store(now_ns.max(1), Ordering::Relaxed);
+        self.mark(now_ns);
         true
+    }
+
+    /// Whether `interval_ns` has passed at cycle-clock time `now_ns` since
+    /// the last hand-off (or none was made). Any thread may ask: one that
+    /// does not hold the lock may read a value a holder is replacing, and
+    /// is then answered by the previous hand-off's time.
+    #[inline]
+    pub fn has_passed(&self, now_ns: u64, interval_ns: u64) -> bool {
+        // Relaxed: holders write it one at a time, ordered by the lock's
+        // acquire/release; a reader outside the lock needs no order, only
+        // some recent value.
+        let last = self.last_ns.load(Ordering::Relaxed);
+        last == 0 || now_ns.saturating_sub(last) >= interval_ns
+    }
+
+    /// Counts a hand-off at cycle-clock time `now_ns` as the last one. Call
+    /// it only as the lock's holder.
+    #[inline]
+    pub fn mark(&self, now_ns: u64) {
+        // Relaxed: as in `has_passed`.
+        self.last_ns.store(now_ns.max(1), Ordering::Relaxed);
     }
 }
 

@@ -11,7 +11,7 @@
 //! | [`TtasMutex`] | [`RawTtasMutex`] | `ttas.rs`, `cpu_turns.rs` | unfair, bounded: hand-off to a waiter that asks; turns between CPUs | yes |
 //! | [`TicketMutex`] | [`RawTicketMutex`] | `ticket.rs` | FIFO among running waiters | yes (does not queue) |
 //! | [`McsMutex`] | [`RawMcsMutex`] | `mcs.rs` | FIFO among running waiters | no (`try_lock` only) |
-//! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring; waiting readers get a turn after each write | yes |
+//! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring; waiting readers get a turn after each write; among writers unfair, bounded: a writer beaten in rounds starves the barging ones out | yes |
 //!
 //! The TTAS algorithm itself is [`TtasLockRef`], a view over a borrowed
 //! futex word that waits through the caller's [`LockWait`]:
@@ -128,7 +128,7 @@ pub use rw_word::{
     NotReadLocked, ReadOutcome, RwKind, RwQueue, RwSlept, RwState, RwWait, RwWake, RwWordRef,
     TryRead, WaitingWriter,
 };
-pub use rwlock::{RawRwLock, MAX_READERS, MAX_WRITERS_WAITING};
+pub use rwlock::{RawRwLock, MAX_READERS, MAX_WRITERS_STARVING, MAX_WRITERS_WAITING};
 pub use spin::SpinLockRef;
 pub use ticket::{RawTicketMutex, TicketGuard, SLOTS as TICKET_SLOTS};
 pub use ttas::{
@@ -192,7 +192,9 @@ pub type McsMutexGuard<'a, T> = lock_api::MutexGuard<'a, RawMcsMutex, T>;
 
 /// A writer-preferring reader-writer lock on [`RawRwLock`], whose waiting
 /// readers get a turn after each write (readers and writers do not
-/// starve each other).
+/// starve each other), and whose writers beaten to the lock round after
+/// round keep barging writers out until they have it (writers do not
+/// starve each other either).
 pub type RwLock<T> = lock_api::RwLock<RawRwLock, T>;
 /// Shared guard of [`RwLock`]. Not `Send` (nor is the exclusive guard), as
 /// std's and parking_lot's.
@@ -257,7 +259,7 @@ mod tests {
         let r = l.read();
         assert_eq!(
             format!("{raw:?}"),
-            "RawRwLock { write_locked: false, readers: 1, writers_waiting: 0, policy: /b/0 }"
+            "RawRwLock { write_locked: false, readers: 1, writers_waiting: 0, writers_starving: 0, policy: /b/0 }"
         );
         drop(r);
         let w = l.write();

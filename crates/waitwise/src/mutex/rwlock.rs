@@ -8,8 +8,10 @@
 //!  bit  31     WRITE_LOCKED     a writer holds the lock
 //!  bit  30     READ_TURN        readers may enter although writers wait
 //!  bit  29     READERS_WAITING  a reader waits because of a writer
-//!  bits 28..18 writers waiting (11 bits, at most MAX_WRITERS_WAITING)
-//!  bits 17..0  readers holding (18 bits, at most MAX_READERS)
+//!  bits 28..26 writers starving (3 bits, at most MAX_WRITERS_STARVING),
+//!              counted among the waiting writers as well
+//!  bits 25..17 writers waiting (9 bits, at most MAX_WRITERS_WAITING)
+//!  bits 16..0  readers holding (17 bits, at most MAX_READERS)
 //! ```
 //!
 //! Writer-preferring: a reader does not enter while a writer holds *or
@@ -24,8 +26,8 @@
 //! at the next turn if it does not run during that one (it sets
 //! `READERS_WAITING` again); a waiting writer waits for at most the
 //! readers of one turn, which close it as soon as one of them leaves.
-//! Among writers the lock is unfair, as the mutex without its hand-off: a
-//! barging writer may take the lock ahead of a waiting one.
+//! Among writers the lock is unfair within a bound (below, "Bounded
+//! unfairness among writers").
 //!
 //! Transitions (each one CAS or RMW on the word):
 //! - read lock: `!WRITE_LOCKED && (writers_waiting == 0 || READ_TURN) =>
@@ -35,10 +37,12 @@
 //!   turn, polling or asleep, asks for the next one.
 //! - read unlock: `readers - 1`, clearing `READ_TURN`; if it was the last
 //!   reader and a writer waits, wake the word's sleepers.
-//! - write lock: `readers == 0 && !WRITE_LOCKED && !READ_TURN =>
-//!   WRITE_LOCKED` (a barging `try` included); otherwise register
-//!   (`writers_waiting + 1`), wait for `readers == 0 && !WRITE_LOCKED`,
-//!   then `writers_waiting - 1 | WRITE_LOCKED` in one CAS. If `READ_TURN`
+//! - write lock: `readers == 0 && !WRITE_LOCKED && !READ_TURN &&
+//!   writers_starving == 0 => WRITE_LOCKED` (a barging `try` included);
+//!   otherwise register (`writers_waiting + 1`), wait for `readers == 0
+//!   && !WRITE_LOCKED` (and `writers_starving == 0` unless starving), then
+//!   `writers_waiting - 1 | WRITE_LOCKED` (and `writers_starving - 1` if
+//!   starving) in one CAS. If `READ_TURN`
 //!   is still set then, no reader has entered: the writer polls for
 //!   [`READ_TURN_GRACE_B`] times `B` (yielding, which runs a woken reader
 //!   on this CPU) for a reader to enter, then takes the lock, clearing
@@ -48,6 +52,34 @@
 //! - write unlock: `- WRITE_LOCKED`, and `READERS_WAITING => READ_TURN` if
 //!   writers wait (the bit is cleared either way); wake the sleepers if
 //!   the replaced word records a waiter (below, "Who sleeps").
+//! - a waiting writer beaten to the lock by writers in
+//!   [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds: `writers_starving + 1` (below).
+//!
+//! # Bounded unfairness among writers
+//!
+//! A running writer takes a released lock before a woken one gets a CPU,
+//! as with the mutex, which keeps the lock busy and lets one waiting writer
+//! lose race after race. Its bound: a waiting writer counts the rounds it
+//! loses to another writer (it saw the lock free for it, or came back from
+//! a kernel wake-up, and found it write-locked with no writer starving),
+//! and after [`HAND_OFF_AFTER_LOST_ROUNDS`] of them counts itself in
+//! `writers_starving`. While that count is above zero, only a starving
+//! writer may take the write lock: barging writers and waiting writers
+//! that do not starve keep out (readers keep their turns). A round counts
+//! as lost only on a word whose count is zero, so while the count stays
+//! above zero no writer starts starving but one that lost its last round
+//! before the count rose: once a writer starves, the writers ahead of it
+//! are at most the others that were waiting when the count rose from zero,
+//! each served once, and each write may be followed by one readers' turn.
+//! Then the count is zero and the lock is unfair again.
+//!
+//! The lock is left free, while a starving writer is not running, until it
+//! runs (a wake-up latency, `B`, if it slept). So that a lock saturated by
+//! writers does not pay that at almost every write, a writer may start
+//! starving only when [`HAND_OFF_PACE_IN_B`] `B` have passed since a
+//! starving writer was last served (the mutex's pace, [`HandOffPace`]): a
+//! waiting writer is passed over for at most about that interval, then
+//! the writers already waiting, before it has the lock.
 //!
 //! Readers and writers sleep on the same word, so a release wakes all
 //! sleepers (`wake_all`, a system call only when somebody sleeps) and those
@@ -108,6 +140,10 @@
 //! the first expected value: every transition is still one successful CAS
 //! from the value it was computed from.
 
+use super::hand_off_pace::HandOffPace;
+#[cfg(not(loom))]
+use super::hand_off_pace::HAND_OFF_PACE_IN_B;
+use super::ttas::HAND_OFF_AFTER_LOST_ROUNDS;
 use super::waiting::LockWaits;
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
@@ -128,12 +164,15 @@ const WRITE_LOCKED: u32 = 1 << 31;
 const READ_TURN: u32 = 1 << 30;
 /// A reader waits because a writer holds or waits for the lock.
 const READERS_WAITING: u32 = 1 << 29;
+/// One starving writer (module doc, "Bounded unfairness among writers").
+const WRITER_STARVING: u32 = 1 << 26;
 /// One waiting writer.
-const WRITER_WAITING: u32 = 1 << 18;
+const WRITER_WAITING: u32 = 1 << 17;
 /// One reader.
 const READER: u32 = 1;
 const READERS_MASK: u32 = WRITER_WAITING - 1;
-const WAITING_MASK: u32 = READERS_WAITING - WRITER_WAITING;
+const WAITING_MASK: u32 = WRITER_STARVING - WRITER_WAITING;
+const STARVING_MASK: u32 = READERS_WAITING - WRITER_STARVING;
 /// Most readers holding the lock at once.
 pub const MAX_READERS: u32 = READERS_MASK - 1;
 /// Most writers counted as waiting at once; more wait uncounted until the
@@ -142,11 +181,25 @@ pub const MAX_READERS: u32 = READERS_MASK - 1;
 pub const MAX_WRITERS_WAITING: u32 = if cfg!(loom) {
     2
 } else {
-    (WAITING_MASK >> 18) - 1
+    (WAITING_MASK / WRITER_WAITING) - 1
 };
+/// Most writers counted as starving at once; a writer that would be one
+/// more stays an ordinary waiting writer (module doc, "Bounded unfairness
+/// among writers").
+pub const MAX_WRITERS_STARVING: u32 = STARVING_MASK / WRITER_STARVING;
 // The uncounted writers' wake-up needs a writer still counted after one
 // takes the lock (module doc, "Who sleeps").
 const _: () = assert!(MAX_WRITERS_WAITING >= 2);
+
+/// Rounds lost to other writers after which a waiting writer starves
+/// (module doc, "Bounded unfairness among writers"): the mutex's
+/// [`HAND_OFF_AFTER_LOST_ROUNDS`]; 1 under loom, so that the models reach
+/// it.
+const STARVING_AFTER_LOST_ROUNDS: u32 = if cfg!(loom) {
+    1
+} else {
+    HAND_OFF_AFTER_LOST_ROUNDS
+};
 
 /// How long a writer that finds an unused `READ_TURN` on a free lock lets
 /// the readers take it, in units of `B` (the cost of a futex wake-up, which
@@ -162,7 +215,14 @@ fn readers(s: u32) -> u32 {
 
 #[inline]
 fn writers_waiting(s: u32) -> u32 {
-    (s & WAITING_MASK) >> 18
+    (s & WAITING_MASK) / WRITER_WAITING
+}
+
+/// Writers that asked for the lock ahead of barging writers (counted in
+/// `writers_waiting` as well).
+#[inline]
+fn writers_starving(s: u32) -> u32 {
+    (s & STARVING_MASK) / WRITER_STARVING
 }
 
 #[inline]
@@ -196,11 +256,19 @@ fn free(s: u32) -> bool {
     !write_locked(s) && readers(s) == 0
 }
 
-/// A writer may enter: nobody holds the lock and it is not the readers'
-/// turn.
+/// A writer that is not starving may enter: nobody holds the lock, it is
+/// not the readers' turn, and no writer starves.
 #[inline]
 fn writable(s: u32) -> bool {
-    free(s) && !read_turn(s)
+    free(s) && !read_turn(s) && writers_starving(s) == 0
+}
+
+/// A waiting writer's wait ends: nobody holds the lock and, unless this
+/// writer is `starving` itself, no writer starves (a readers' turn is
+/// dealt with after the wait).
+#[inline]
+fn free_for(s: u32, starving: bool) -> bool {
+    free(s) && (starving || writers_starving(s) == 0)
 }
 
 /// A writer-preferring reader-writer lock with two-phase waiting (the mutex
@@ -223,6 +291,10 @@ fn writable(s: u32) -> bool {
 pub struct RawRwLock {
     word: WaitWord,
     waits: LockWaits,
+    /// When a starving writer was last served (module doc, "Bounded
+    /// unfairness among writers"); not consulted under loom.
+    #[cfg_attr(loom, allow(dead_code))]
+    pace: HandOffPace,
 }
 
 impl RawRwLock {
@@ -237,6 +309,7 @@ impl RawRwLock {
             Self {
                 word: WaitWord::new(0),
                 waits: LockWaits::new(options, Mechanism::Backoff),
+                pace: HandOffPace::new(),
             }
         }
     }
@@ -422,24 +495,32 @@ impl RawRwLock {
             }
         }
         let mut blocked = uncounted_blocked;
+        // Counted in writers_starving (module doc, "Bounded unfairness
+        // among writers").
+        let mut starving = false;
+        let mut lost_rounds = 0u32;
         let acquired = loop {
-            let out = self.word.wait_until(&policy, deadline, free);
+            // Back after each kernel wake-up, to count the rounds lost.
+            let out = self
+                .word
+                .wait_until_woken(&policy, deadline, |s| free_for(s, starving));
             blocked |= out.blocked();
             let mut s = out.value();
-            if free(s) && read_turn(s) {
+            if free_for(s, starving) && read_turn(s) {
                 // A turn no reader has taken yet: give the readers a grace.
                 s = self.read_turn_grace(deadline);
             }
-            // writers_waiting - 1 | WRITE_LOCKED while free (ending a
-            // readers' turn nobody took); on timeout writers_waiting - 1
-            // alone.
+            let leave = WRITER_WAITING + if starving { WRITER_STARVING } else { 0 };
+            // writers_waiting - 1 (and writers_starving - 1 if counted
+            // there) | WRITE_LOCKED while free for this writer (ending a
+            // readers' turn nobody took); on timeout the counts alone.
             let done = loop {
-                let (next, got) = if free(s) {
-                    ((s - WRITER_WAITING + WRITE_LOCKED) & !READ_TURN, true)
-                } else if out.timed_out() {
+                let (next, got) = if free_for(s, starving) {
+                    ((s - leave + WRITE_LOCKED) & !READ_TURN, true)
+                } else if out.timed_out() || deadline.has_passed() {
                     // The last waiting writer leaving ends a turn: readers
                     // may enter anyway.
-                    let next = s - WRITER_WAITING;
+                    let next = s - leave;
                     if writers_waiting(next) == 0 {
                         (next & !READ_TURN, false)
                     } else {
@@ -455,17 +536,85 @@ impl RawRwLock {
                 }
             };
             match done {
-                Some(true) => break true,
+                Some(true) => {
+                    if starving {
+                        self.served_starving();
+                    }
+                    break true;
+                }
                 Some(false) => {
-                    // Readers held back by our registration may enter now.
+                    // Readers held back by our registration, and writers
+                    // by our starving, may enter now.
                     self.word.wake_all();
                     break false;
                 }
-                None => continue,
+                None => {
+                    // Beaten by a writer while none starved: a lost round
+                    // (a readers' turn is bounded on its own, and a lock
+                    // kept for starving writers is the bound at work).
+                    let lost = write_locked(s) && writers_starving(s) == 0;
+                    lost_rounds = lost_rounds.saturating_add(u32::from(lost));
+                    if !starving && lost_rounds >= STARVING_AFTER_LOST_ROUNDS && self.may_starve() {
+                        starving = self.join_starving();
+                    }
+                }
             }
         };
         profiler.finish(start, blocked);
         acquired
+    }
+
+    /// A waiting writer that lost [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds
+    /// counts itself in `writers_starving` (`+ WRITER_STARVING`), unless
+    /// the count is full; returns whether it did. Nobody needs waking: a
+    /// starving writer only keeps others out.
+    #[cold]
+    fn join_starving(&self) -> bool {
+        let w = self.word.value();
+        // Relaxed load and CAS failure: guesses for the SeqCst CAS, which
+        // orders as every RMW on the word.
+        let mut s = w.load(Ordering::Relaxed);
+        while writers_starving(s) < MAX_WRITERS_STARVING {
+            debug_assert!(writers_starving(s) < writers_waiting(s));
+            match w.compare_exchange_weak(
+                s,
+                s + WRITER_STARVING,
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+        false
+    }
+
+    /// Whether a writer may start starving now: at most one starving
+    /// writer is served per [`HAND_OFF_PACE_IN_B`] `B` (module doc,
+    /// "Bounded unfairness among writers"). Under loom, always.
+    #[cold]
+    fn may_starve(&self) -> bool {
+        #[cfg(not(loom))]
+        {
+            let interval = HAND_OFF_PACE_IN_B * crate::policy::block_cost::block_ns();
+            self.pace.has_passed(
+                waitwise_platform::clock::cycle_clock().now(),
+                interval as u64,
+            )
+        }
+        #[cfg(loom)]
+        {
+            true
+        }
+    }
+
+    /// A starving writer took the lock: the pace counts from now. Called
+    /// as the lock's holder.
+    #[cold]
+    fn served_starving(&self) {
+        #[cfg(not(loom))]
+        self.pace
+            .mark(waitwise_platform::clock::cycle_clock().now());
     }
 
     /// A waiting writer found the lock free in a readers' turn that no
@@ -567,6 +716,7 @@ impl std::fmt::Debug for RawRwLock {
             .field("write_locked", &write_locked(s))
             .field("readers", &readers(s))
             .field("writers_waiting", &writers_waiting(s))
+            .field("writers_starving", &writers_starving(s))
             .field("policy", &format_args!("{}", self.policy().name()))
             .finish()
     }
@@ -750,6 +900,103 @@ mod tests {
         // SAFETY: write-locked just above.
         unsafe { lock.unlock_exclusive() };
         assert!(!lock.is_locked());
+    }
+
+    #[test]
+    fn a_starving_writer_keeps_barging_and_waiting_writers_out() {
+        let lock = RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block()));
+        let w = lock.word.value();
+        // Free, two writers waiting, one of them starving.
+        let s = 2 * WRITER_WAITING + WRITER_STARVING;
+        w.store(s, Ordering::SeqCst);
+        assert!(!lock.try_lock_exclusive(), "a barging writer keeps out");
+        assert!(
+            !lock.try_lock_shared(),
+            "the waiting writers keep readers out"
+        );
+        assert!(free_for(s, true), "the starving writer may take it");
+        assert!(!free_for(s, false), "the other waiting writer may not");
+        assert!(free_for(2 * WRITER_WAITING, false));
+        assert_eq!(
+            w.load(Ordering::SeqCst),
+            s,
+            "the failed tries changed nothing"
+        );
+    }
+
+    #[test]
+    fn writers_start_starving_up_to_the_count_s_limit() {
+        let lock = RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block()));
+        let w = lock.word.value();
+        let waiting = (MAX_WRITERS_STARVING + 2) * WRITER_WAITING;
+        w.store(WRITE_LOCKED | waiting, Ordering::SeqCst);
+        for n in 1..=MAX_WRITERS_STARVING {
+            assert!(lock.join_starving());
+            assert_eq!(writers_starving(w.load(Ordering::SeqCst)), n);
+        }
+        assert!(!lock.join_starving(), "the count is full");
+        let s = w.load(Ordering::SeqCst);
+        assert_eq!(writers_starving(s), MAX_WRITERS_STARVING);
+        assert_eq!(writers_waiting(s), MAX_WRITERS_STARVING + 2);
+        assert!(write_locked(s) && readers(s) == 0);
+    }
+
+    /// A writer that re-takes the lock at once after each unlock beats a
+    /// sleeping writer round after round, until the sleeper starves: then
+    /// the barging try fails on a free lock and the sleeper gets it. (On a
+    /// busy machine the sleeper may also get in between an unlock and the
+    /// next try; it must finish either way.)
+    #[test]
+    fn a_writer_beaten_round_after_round_starves_and_gets_the_lock() {
+        let lock = Arc::new(RawRwLock::with_options(
+            WaitOptions::new().policy(Policy::always_block()),
+        ));
+        assert!(lock.try_lock_exclusive());
+        let l2 = lock.clone();
+        let waiter = std::thread::spawn(move || {
+            assert!(l2.lock_exclusive_until(Deadline::NEVER));
+            // SAFETY: write-locked just above.
+            unsafe { l2.unlock_exclusive() };
+        });
+        // The waiter registered and asleep: every round below starts with
+        // it in the kernel.
+        while writers_waiting(lock.word.value().load(Ordering::SeqCst)) == 0
+            || !lock.word.has_sleepers()
+        {
+            std::thread::yield_now();
+        }
+        // Hang detector only: the rounds are counted, not timed.
+        let give_up = Instant::now() + Duration::from_secs(120);
+        let mut rounds = 0u32;
+        let kept_out = loop {
+            // Holding: let the waiter wake to a held lock (a lost round).
+            std::thread::sleep(Duration::from_millis(1));
+            // SAFETY: this thread holds the write lock.
+            unsafe { lock.unlock_exclusive() };
+            if !lock.try_lock_exclusive() {
+                break true;
+            }
+            rounds += 1;
+            if waiter.is_finished() {
+                // It got in between an unlock and the try.
+                // SAFETY: the try just above took the write lock.
+                unsafe { lock.unlock_exclusive() };
+                break false;
+            }
+            assert!(
+                Instant::now() < give_up,
+                "no starving after {rounds} rounds"
+            );
+        };
+        if kept_out {
+            assert!(
+                rounds >= HAND_OFF_AFTER_LOST_ROUNDS,
+                "the barging writer kept out after {rounds} rounds"
+            );
+        }
+        waiter.join().unwrap();
+        assert!(!lock.is_locked());
+        assert_eq!(lock.word.value().load(Ordering::SeqCst), 0);
     }
 
     #[test]
