@@ -142,6 +142,11 @@ pub const ENDING_BOOKKEEPINGS: u32 = 2;
 /// as always.
 pub const TURN_STALL_IN_B: u64 = 4;
 
+/// [`TURN_STALL_IN_B`] in nanoseconds, at the process's `B`.
+pub(super) fn turn_stall_ns() -> u64 {
+    crate::policy::block_cost::block_ns() as u64 * TURN_STALL_IN_B
+}
+
 /// Turns start after a thread's bookkeeping interval in which at most
 /// this many of its releases followed a release on another CPU (runs of
 /// about [`BOOKKEEPING_EVERY`] / this releases on one CPU or longer).
@@ -329,10 +334,11 @@ impl CpuTurns {
         let now = waitwise_platform::clock::cycle_clock().now();
         // Relaxed: only a holder touches it.
         let last = self.bookkept_ns.swap(now, Ordering::Relaxed);
-        let stall = crate::policy::block_cost::block_ns() as u64 * TURN_STALL_IN_B;
+        let stall = turn_stall_ns();
         let interval = now.saturating_sub(last);
         // Relaxed: only a holder touches it.
-        let same_thread = self.bookkept_by.swap(thread_mark(), Ordering::Relaxed) == thread_mark();
+        let mark = thread_mark();
+        let same_thread = self.bookkept_by.swap(mark, Ordering::Relaxed) == mark;
         if last == 0 || interval > stall {
             return false;
         }

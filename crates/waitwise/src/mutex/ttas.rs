@@ -149,7 +149,7 @@
 //! call).
 
 use super::cpu_turns::{
-    cpu_slot, refresh_cpu_slot, turn_ending, CpuTurns, HolderCpu, TurnFor, TURN_STALL_IN_B,
+    cpu_slot, refresh_cpu_slot, turn_ending, turn_stall_ns, CpuTurns, HolderCpu, TurnFor,
 };
 // Under loom the pace is not consulted (`may_hand_off`); the docs link it.
 #[cfg_attr(loom, allow(unused_imports))]
@@ -983,16 +983,16 @@ impl<'a> TurnsLockWait<'a> {
 
     /// In another CPU's turn: registers this CPU as waiting and waits for
     /// the turn to be this CPU's (`true`), unless it stops moving for
-    /// [`TURN_STALL_IN_B`] `B` or the deadline passes (`false`). Under
-    /// loom, one look (the models explore the word's protocol).
+    /// [`TURN_STALL_IN_B`](super::cpu_turns::TURN_STALL_IN_B) `B` or the
+    /// deadline passes (`false`). Under loom, one look (the models explore
+    /// the word's protocol).
     #[cold]
     fn wait_for_turn(&mut self) -> bool {
         self.turns.register_waiting(self.slot);
         if cfg!(loom) {
             return !self.off_turn();
         }
-        let stall =
-            Duration::from_nanos(crate::policy::block_cost::block_ns() as u64 * TURN_STALL_IN_B);
+        let stall = Duration::from_nanos(turn_stall_ns());
         let mut seen = None;
         let mut stall_end = Deadline::NEVER;
         loop {
