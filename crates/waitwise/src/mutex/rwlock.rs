@@ -564,7 +564,7 @@ impl RawRwLock {
         acquired
     }
 
-    /// A waiting writer that lost [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds
+    /// A waiting writer that lost [`STARVING_AFTER_LOST_ROUNDS`] rounds
     /// counts itself in `writers_starving` (`+ WRITER_STARVING`), unless
     /// the count is full; returns whether it did. Nobody needs waking: a
     /// starving writer only keeps others out.
