@@ -103,7 +103,10 @@
 //! only a writer itself leaves `writers_waiting`, by taking the lock or
 //! giving up (which wakes). So every change that may let a sleeper in (a
 //! write unlock, the last read unlock while writers wait, a writer giving
-//! up) still finds it recorded, and wakes.
+//! up) still finds it recorded, and wakes. A waiting writer kept out by a
+//! starving one may sleep on a free word: the starving writer leaves the
+//! count only by taking the lock, whose write unlock then finds the
+//! sleeper counted and wakes it, or by giving up, which wakes.
 //!
 //! One writer sleeps unrecorded: one that finds `writers_waiting` full
 //! ([`MAX_WRITERS_WAITING`], thousands of writers waiting at once) and
