@@ -112,13 +112,13 @@ unwind_tests! {
 /// The native run (glibc's own objects) is the program's reference: its
 /// output is checked when it finishes, but a looper that never ends there
 /// is glibc's, not the interposer's, and is reported on stderr only.
-/// glibc's condition variable leaves its internal lock held when a looper
-/// is ended inside `__condvar_cancel_waiting` (a timed-out wait giving its
-/// slot back), so the next looper's cleanup waits on that lock forever:
 /// `exit_anywhere cond 1000` hung in 3 of 30 native runs on the
-/// development machine (gdb: `__condvar_acquire_lock` under
-/// `__condvar_cleanup_waiting`), either past the program's 10 s join
-/// ("the looper ignored pthread_exit") or past [`LIMIT`].
+/// development machine, either past the program's 10 s join ("the looper
+/// ignored pthread_exit") or past [`LIMIT`]: gdb showed the looper's
+/// unwind (`__condvar_cleanup_waiting`) waiting for the condition
+/// variable's internal lock (`__condvar_acquire_lock`), which only an
+/// earlier looper, ended while it held that lock, can have left held
+/// (nothing else touches the condition variable until the end).
 fn exit_anywhere(mode: &str) {
     let exe = compile("exit_anywhere");
     let want = format!("exit-anywhere {mode}: ok");
