@@ -327,7 +327,22 @@ fn statics_and_profiles() {
 /// every thread done, and, where two CPUs are allowed, turns kept.
 #[test]
 fn ttas_turns_between_pinned_cpus() {
-    use waitwise::platform::affinity::{allowed_cpus, pin_current_thread};
+    turns_between_cpus(None);
+}
+
+/// As [`ttas_turns_between_pinned_cpus`], but every thread moves itself to
+/// the other CPU every 1000 iterations, so that threads wait and take the
+/// lock with the CPU slot they saw before they moved: mutual exclusion and
+/// every thread done.
+#[test]
+fn ttas_turns_with_threads_moving_between_cpus() {
+    turns_between_cpus(Some(1000));
+}
+
+/// The threads of the two tests above; with `move_every`, each moves to
+/// the other CPU of the pair after that many iterations.
+fn turns_between_cpus(move_every: Option<u64>) {
+    use waitwise::platform::affinity::{allowed_cpus, set_current_thread_affinity};
     const THREADS: usize = 8;
     const PER_THREAD: u64 = 200_000;
     let pair: Vec<usize> = allowed_cpus()
@@ -341,14 +356,22 @@ fn ttas_turns_between_pinned_cpus() {
     let hs: Vec<_> = (0..THREADS)
         .map(|i| {
             let (m, kept_seen, start) = (m.clone(), kept_seen.clone(), start.clone());
-            let cpu = pair.get(i % pair.len().max(1)).copied();
+            let pair = pair.clone();
             std::thread::spawn(move || {
-                if let Some(cpu) = cpu {
-                    pin_current_thread(cpu).expect("pin to an allowed CPU");
-                }
+                let pin = |k: usize| {
+                    if let Some(&cpu) = pair.get(k % pair.len().max(1)) {
+                        // Not `pin_current_thread`: it checks against the
+                        // thread's own mask, which an earlier pin narrowed.
+                        set_current_thread_affinity(&[cpu]).expect("pin to an allowed CPU");
+                    }
+                };
+                pin(i);
                 start.wait();
                 let mut acquired = 0u64;
                 for j in 0..PER_THREAD {
+                    if let Some(n) = move_every.filter(|&n| j > 0 && j % n == 0) {
+                        pin(i + (j / n) as usize);
+                    }
                     let guard = match j % 16 {
                         0 => m.try_lock_for(Duration::from_micros(20)),
                         1 => m.try_lock(),

@@ -1071,7 +1071,13 @@ impl LockWait for TurnsLockWait<'_> {
 
     #[inline]
     fn sleep(&mut self, futex: &Futex, expected: u32, timeout: Option<Duration>) -> FutexWait {
-        self.inner.sleep(futex, expected, timeout)
+        let slept = self.inner.sleep(futex, expected, timeout);
+        // The kernel may wake the thread on another CPU than it slept on,
+        // and the slot is otherwise looked up only when the wait starts:
+        // a stale one would have it wait for the other CPU's turns for
+        // the rest of the wait.
+        self.slot = refresh_cpu_slot();
+        slept
     }
 
     #[inline]
