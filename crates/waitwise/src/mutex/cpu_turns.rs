@@ -597,6 +597,15 @@ mod tests {
     /// Bookkeepings in one turn.
     const PER_TURN: u32 = TURN_ACQUISITIONS / BOOKKEEPING_EVERY;
 
+    /// Turns after one bookkeeping by a holder on CPU `holder` while a
+    /// thread of CPU `waiting` waits: the holder's CPU keeps the turn.
+    fn turn_kept_by(holder: u32, waiting: u32) -> CpuTurns {
+        let t = CpuTurns::new();
+        t.register_waiting(waiting);
+        t.bookkeeping_on(holder);
+        t
+    }
+
     #[test]
     fn no_turn_while_nobody_waits() {
         let t = CpuTurns::new();
@@ -617,9 +626,7 @@ mod tests {
 
     #[test]
     fn a_waiting_cpu_gets_the_turn_after_the_count() {
-        let t = CpuTurns::new();
-        t.register_waiting(1);
-        t.bookkeeping_on(0);
+        let t = turn_kept_by(0, 1);
         assert!(t.kept());
         assert_eq!(t.turn_for(0), TurnFor::Mine);
         let TurnFor::Other(first) = t.turn_for(1) else {
@@ -661,9 +668,7 @@ mod tests {
 
     #[test]
     fn a_cpu_that_stops_waiting_drops_out_at_the_next_bookkeeping() {
-        let t = CpuTurns::new();
-        t.register_waiting(1);
-        t.bookkeeping_on(0);
+        let t = turn_kept_by(0, 1);
         assert!(t.kept(), "CPU 0 keeps the turn while CPU 1 waits");
         t.bookkeeping_on(0);
         assert!(!t.kept(), "CPU 1 did not register again: no turns");
@@ -672,9 +677,7 @@ mod tests {
 
     #[test]
     fn a_sparsely_used_lock_keeps_no_turns() {
-        let t = CpuTurns::new();
-        t.register_waiting(1);
-        t.bookkeeping_on(0);
+        let t = turn_kept_by(0, 1);
         assert!(t.kept());
         t.register_waiting(1);
         t.account(0, t.kept_for.load(Ordering::Relaxed), false);
@@ -691,9 +694,7 @@ mod tests {
 
     #[test]
     fn a_release_out_of_the_kept_turn_moves_it_on() {
-        let t = CpuTurns::new();
-        t.register_waiting(2);
-        t.bookkeeping_on(1);
+        let t = turn_kept_by(1, 2);
         assert_eq!(t.turn_for(1), TurnFor::Mine, "CPU 1's turn");
         // A thread of CPU 0 took the lock out of turn (a woken sleeper);
         // CPUs 1 and 2 wait.
@@ -774,9 +775,7 @@ mod tests {
 
     #[test]
     fn cpus_beyond_the_slots_share_them() {
-        let t = CpuTurns::new();
-        t.register_waiting(SLOTS + 1);
-        t.bookkeeping_on(0);
+        let t = turn_kept_by(0, SLOTS + 1);
         assert!(matches!(t.turn_for(1), TurnFor::Other(_)));
         assert!(matches!(t.turn_for(SLOTS + 1), TurnFor::Other(_)));
         assert_eq!(t.turn_for(SLOTS), TurnFor::Mine);
