@@ -37,12 +37,22 @@
 //!   (a busy host), which weighs on all the threads of one CPU alike;
 //!   the header gives the CPUs' speeds, measured before each round by a
 //!   loop pinned to each CPU, all at once;
+//! - *threads' CPU share*: the CPU time the threads got over the time
+//!   the machine's CPUs had in the run (`CPUs x seconds`). A saturated
+//!   lock's threads use every CPU, about 1.0; below that, the CPUs idled
+//!   (the lock let its threads sleep), or the host or other processes
+//!   took them. The runs whose threads got less than
+//!   [`DISTURBED_BELOW`] of the CPUs are listed under the table, with the
+//!   machine's split of the run from `/proc/stat` (idle, stolen by the
+//!   hypervisor, and the rest: other processes and interrupts), so that an
+//!   outlier can be told from the lock's own doing;
 //! - *throughput*: acquisitions per second, all threads, Mops/s.
 //!
 //! `--detail` also prints every run's threads to stderr: acquisitions
 //! (and their share of the most served thread's), CPU seconds, main CPU,
 //! and the mean time of its calls that did not wait (how fast its CPU ran
-//! them during the run).
+//! them during the run), and the share of its CPU samples taken on its
+//! main CPU (below 100%: the scheduler moved it).
 //! `--profile` adds a run per round of the default `Mutex` recording its
 //! wait profile, and prints how many acquisitions waited and how many of
 //! those slept (the hand-offs of its bounded unfairness go to sleepers
@@ -155,9 +165,78 @@ struct PerThread {
     /// The CPU the thread was seen on most (sampled every
     /// [`CPU_SAMPLE_EVERY`] calls).
     main_cpu: usize,
+    /// The share of the CPU samples taken on `main_cpu`.
+    on_main_cpu: f64,
     /// The mean time of the calls shorter than [`FAST_CALL`] (that did not
     /// wait), ns: how fast the thread's CPU ran them.
     fast_call_ns: f64,
+}
+
+/// A run whose threads got less than this share of the machine's CPU time
+/// is listed as disturbed.
+const DISTURBED_BELOW: f64 = 0.9;
+
+/// The machine's CPU time, all CPUs, from the first line of `/proc/stat`
+/// (clock ticks): what the CPUs did during a run.
+#[derive(Clone, Copy, Debug, Default)]
+struct CpuTicks {
+    /// Running anything: user, nice, system, interrupts.
+    busy: u64,
+    /// Idle, or idle waiting for I/O.
+    idle: u64,
+    /// Taken by the hypervisor for other guests (where it says so).
+    steal: u64,
+}
+
+impl CpuTicks {
+    /// The ticks so far; `None` where `/proc/stat` cannot be read.
+    fn now() -> Option<Self> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let first = stat.lines().next()?.strip_prefix("cpu ")?;
+        let v: Vec<u64> = first
+            .split_whitespace()
+            .map(|x| x.parse().ok())
+            .collect::<Option<_>>()?;
+        // user nice system idle iowait irq softirq steal
+        Some(Self {
+            busy: v.first()? + v.get(1)? + v.get(2)? + v.get(5)? + v.get(6)?,
+            idle: v.get(3)? + v.get(4)?,
+            steal: *v.get(7)?,
+        })
+    }
+
+    /// The ticks from `before` to `self`.
+    fn since(self, before: Self) -> Self {
+        Self {
+            busy: self.busy.saturating_sub(before.busy),
+            idle: self.idle.saturating_sub(before.idle),
+            steal: self.steal.saturating_sub(before.steal),
+        }
+    }
+}
+
+/// What the machine's CPUs did during one run, as shares of their time.
+#[derive(Clone, Copy, Debug)]
+struct MachineSplit {
+    idle: f64,
+    steal: f64,
+}
+
+impl MachineSplit {
+    fn of(ticks: CpuTicks) -> Option<Self> {
+        let total = (ticks.busy + ticks.idle + ticks.steal) as f64;
+        (total > 0.0).then(|| Self {
+            idle: ticks.idle as f64 / total,
+            steal: ticks.steal as f64 / total,
+        })
+    }
+}
+
+/// The span of one run: its seconds, and what the machine's CPUs did.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    secs: f64,
+    machine: Option<MachineSplit>,
 }
 
 /// A call shorter than this did not wait (a wait takes at least a yield,
@@ -253,6 +332,9 @@ struct Figures {
     /// the lowest over the CPUs that ran two or more (NaN when none did).
     within_cpu_least_over_most: f64,
     mops: f64,
+    /// The threads' CPU time over the machine's (`CPUs x seconds`).
+    cpu_share: f64,
+    machine: Option<MachineSplit>,
 }
 
 /// `threads` threads call `op(lock, thread index, cs)` in a loop for
@@ -263,7 +345,7 @@ fn contend<L: Send + Sync + 'static>(
     threads: usize,
     dur: Duration,
     op: impl Fn(&L, usize, u32) + Copy + Send + 'static,
-) -> (Vec<PerThread>, f64) {
+) -> (Vec<PerThread>, Window) {
     let stop = Arc::new(AtomicBool::new(false));
     let start = Arc::new(Barrier::new(threads + 1));
     let hs: Vec<_> = (0..threads)
@@ -295,11 +377,13 @@ fn contend<L: Send + Sync + 'static>(
                     n += 1;
                 }
                 let main_cpu = (0..CPU_SLOTS).max_by_key(|&c| seen_on[c]).unwrap_or(0);
+                let samples: u32 = seen_on.iter().sum();
                 PerThread {
                     calls: n,
                     longest: Duration::from_nanos(longest),
                     cpu_secs: thread_cpu_secs(),
                     main_cpu,
+                    on_main_cpu: f64::from(seen_on[main_cpu]) / f64::from(samples.max(1)),
                     fast_call_ns: fast_sum as f64 / fast_n.max(1) as f64,
                 }
             })
@@ -307,24 +391,29 @@ fn contend<L: Send + Sync + 'static>(
         .collect();
     start.wait();
     let t = Instant::now();
+    let ticks = CpuTicks::now();
     std::thread::sleep(dur);
     // Relaxed: see the load; `join` orders the results.
     stop.store(true, Ordering::Relaxed);
     let per: Vec<PerThread> = hs.into_iter().map(|h| h.join().unwrap()).collect();
-    (per, t.elapsed().as_secs_f64())
+    let machine = ticks
+        .zip(CpuTicks::now())
+        .and_then(|(before, after)| MachineSplit::of(after.since(before)));
+    let secs = t.elapsed().as_secs_f64();
+    (per, Window { secs, machine })
 }
 
 /// `threads` threads contend for `dur`; per thread, acquisitions and the
 /// longest one.
 fn run<L: BenchLock>(threads: usize, dur: Duration) -> Figures {
     let lock = Arc::new(L::new());
-    let (per, secs) = contend(&lock, threads, dur, |l: &L, _, cs| l.incr(cs));
+    let (per, window) = contend(&lock, threads, dur, |l: &L, _, cs| l.incr(cs));
     let total: u64 = per.iter().map(|p| p.calls).sum();
     assert_eq!(lock.get(), total, "mutual exclusion violated");
     if DETAIL.load(Ordering::Relaxed) {
         print_detail(std::any::type_name::<L>(), &per);
     }
-    figures(&per, secs)
+    figures(&per, window)
 }
 
 /// `--profile`: the default `Mutex`'s policy, its wait profile recorded.
@@ -364,24 +453,27 @@ fn print_detail(name: &str, per: &[PerThread]) {
     per.sort_by_key(|p| std::cmp::Reverse(p.calls));
     let most = per.first().map_or(1, |p| p.calls.max(1)) as f64;
     eprintln!(
-        "{name}: calls (of the most), CPU s, main CPU, mean ns of the calls that did not wait"
+        "{name}: calls (of the most), CPU s, main CPU (share of the samples there), mean ns of the calls that did not wait"
     );
     for p in &per {
         eprintln!(
-            "  {:>10} {:.2} {:.3} cpu{} {:.1}",
+            "  {:>10} {:.2} {:.3} cpu{} ({:.0}%) {:.1}",
             p.calls,
             p.calls as f64 / most,
             p.cpu_secs,
             p.main_cpu,
+            p.on_main_cpu * 100.0,
             p.fast_call_ns
         );
     }
 }
 
 /// The figures of one role (readers or writers) from its threads'
-/// acquisition counts and longest waits, over `secs`.
-fn figures(per: &[PerThread], secs: f64) -> Figures {
+/// acquisition counts and longest waits, over the run's `window`.
+fn figures(per: &[PerThread], window: Window) -> Figures {
     let total: u64 = per.iter().map(|p| p.calls).sum();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let cpu_secs: f64 = per.iter().map(|p| p.cpu_secs).sum();
     Figures {
         longest_wait_ms: per
             .iter()
@@ -393,7 +485,9 @@ fn figures(per: &[PerThread], secs: f64) -> Figures {
             per.iter().map(|p| p.calls as f64 / p.cpu_secs.max(1e-9)),
         ),
         within_cpu_least_over_most: within_cpu_least_over_most(per),
-        mops: total as f64 / secs / 1e6,
+        mops: total as f64 / window.secs / 1e6,
+        cpu_share: cpu_secs / (cpus * window.secs),
+        machine: window.machine,
     }
 }
 
@@ -421,7 +515,7 @@ fn run_rw<L: BenchRwLock>(threads: usize, dur: Duration) -> [Figures; 2] {
     let writers = rw_writers(threads);
     let lock = Arc::new(L::new());
     // The first `writers` threads write.
-    let (per, secs) = contend(&lock, threads, dur, move |l: &L, i, cs| {
+    let (per, window) = contend(&lock, threads, dur, move |l: &L, i, cs| {
         if i < writers {
             l.incr(cs);
         } else {
@@ -431,8 +525,8 @@ fn run_rw<L: BenchRwLock>(threads: usize, dur: Duration) -> [Figures; 2] {
     let written: u64 = per[..writers].iter().map(|p| p.calls).sum();
     assert_eq!(lock.read(0), written, "a write was lost");
     [
-        figures(&per[writers..], secs),
-        figures(&per[..writers], secs),
+        figures(&per[writers..], window),
+        figures(&per[..writers], window),
     ]
 }
 
@@ -522,22 +616,24 @@ fn main() {
         );
     }
     println!();
-    println!("| mutex | longest wait ms | vs parking_lot | least/most served | CPU time least/most | per CPU-s | within a CPU | Mops/s | vs parking_lot |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| mutex | longest wait ms | vs parking_lot | least/most served | CPU time least/most | per CPU-s | within a CPU | threads' CPU share | Mops/s | vs parking_lot |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (i, c) in cands.iter().enumerate() {
         let wait = med(i, |f| f.longest_wait_ms);
         let mops = med(i, |f| f.mops);
         println!(
-            "| {} | {wait:.2} | {:.2}x | {:.2} | {:.2} | {:.2} | {:.2} | {mops:.2} | {:.2}x |",
+            "| {} | {wait:.2} | {:.2}x | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {mops:.2} | {:.2}x |",
             c.name,
             wait / pl_wait,
             med(i, |f| f.least_over_most),
             med(i, |f| f.cpu_time_least_over_most),
             med(i, |f| f.per_cpu_least_over_most),
             med(i, |f| f.within_cpu_least_over_most),
+            med(i, |f| f.cpu_share),
             mops / pl_mops
         );
     }
+    print_disturbed(&cands, &figs);
 
     if !profiled.is_empty() {
         println!("\nwaitwise::Mutex recording its waits (--profile), one line per run:");
@@ -554,6 +650,45 @@ fn main() {
     }
 
     rw_table(threads, dur, runs);
+}
+
+/// The runs whose threads got less than [`DISTURBED_BELOW`] of the
+/// machine's CPU time, and where the rest went.
+fn print_disturbed(cands: &[Candidate], figs: &[Vec<Figures>]) {
+    let mut first = true;
+    for (c, runs) in cands.iter().zip(figs) {
+        for (run, f) in runs.iter().enumerate() {
+            if f.cpu_share >= DISTURBED_BELOW {
+                continue;
+            }
+            if first {
+                println!(
+                    "\nDisturbed runs (the threads got less than {DISTURBED_BELOW} of the CPUs' time):"
+                );
+                first = false;
+            }
+            let split = f.machine.map_or_else(
+                || "the machine's split is not known".to_string(),
+                |m| {
+                    let other = (1.0 - f.cpu_share - m.idle - m.steal).max(0.0);
+                    format!(
+                        "the CPUs were idle {:.0}%, stolen by the hypervisor {:.0}%, running others {:.0}%",
+                        m.idle * 100.0,
+                        m.steal * 100.0,
+                        other * 100.0
+                    )
+                },
+            );
+            println!(
+                "- run {}, {}: the threads had {:.0}% of the CPUs' time; {split}; least/most served {:.2}, longest wait {:.2} ms",
+                run + 1,
+                c.name,
+                f.cpu_share * 100.0,
+                f.least_over_most,
+                f.longest_wait_ms
+            );
+        }
+    }
 }
 
 /// The reader-writer locks' table: per role, medians of `runs`
