@@ -607,6 +607,14 @@ fn main() {
         "{threads} threads on {cpus} CPUs, {} ms per run, {cs} spin-loop hints in the critical section, medians of {runs} interleaved runs",
         dur.as_millis()
     );
+    // Not settled before the runs (`mutex_bench` does): the locks run with
+    // the `B` a program gets, learned from the process's own wake-ups.
+    let b = waitwise::policy::block_cost();
+    println!(
+        "B after the runs = {:.0} ns ({}): the host's wake-up mode shows in it, and the default Mutex's polling limits, turn stalls and hand-off pace follow it",
+        b.ns,
+        b.source.name()
+    );
     if !speeds.is_empty() {
         let lo = speeds.iter().copied().fold(f64::INFINITY, f64::min);
         println!(
