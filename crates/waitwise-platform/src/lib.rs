@@ -29,6 +29,7 @@ pub mod affinity;
 pub mod arch;
 pub mod cancel;
 pub mod clock;
+pub mod cpu_time;
 pub mod cpuid;
 pub mod disable;
 pub mod features;

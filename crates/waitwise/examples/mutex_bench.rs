@@ -12,7 +12,11 @@
 //! - *contended*: N threads each loop `lock; counter += 1; unlock` for a
 //!   fixed time (a short critical section); throughput in Mops/s summed over
 //!   threads, median of `--runs` runs. The counter is checked against the
-//!   threads' own counts (mutual exclusion).
+//!   threads' own counts (mutual exclusion). Runs in which the process got
+//!   less than 0.9 of the CPUs' time (`CPUs x seconds`) are listed under
+//!   the table with the machine's split of the run (idle, stolen by the
+//!   hypervisor, others), so that an outlying ratio can be traced to the
+//!   machine or to the lock.
 //!
 //! Ratios are against parking_lot and `pthread_mutex` measured in the same
 //! run (`> 1` is better for throughput, `< 1` for latency).
@@ -29,6 +33,20 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
+use waitwise_platform::cpu_time::{process_cpu_secs, CpuSplit, CpuTicks};
+
+/// A contended run in which the process got less than this share of the
+/// CPUs' time is listed as disturbed.
+const DISTURBED_BELOW: f64 = 0.9;
+
+/// One contended run: its throughput, and what the machine did meanwhile.
+#[derive(Clone, Copy, Debug)]
+struct Contended {
+    mops: f64,
+    /// The process's CPU time over the CPUs' time in the run.
+    cpu_share: f64,
+    machine: Option<CpuSplit>,
+}
 
 /// A lock protecting a `u64`, as the benchmark needs it.
 trait BenchLock: Send + Sync + 'static {
@@ -210,7 +228,7 @@ fn uncontended<L: BenchLock>() -> f64 {
 }
 
 /// Mops/s with `threads` threads hammering one lock for `dur` (one run).
-fn contended<L: BenchLock>(threads: usize, dur: Duration) -> f64 {
+fn contended<L: BenchLock>(threads: usize, dur: Duration) -> Contended {
     let lock = Arc::new(L::new());
     let stop = Arc::new(AtomicBool::new(false));
     let start = Arc::new(Barrier::new(threads + 1));
@@ -234,20 +252,28 @@ fn contended<L: BenchLock>(threads: usize, dur: Duration) -> f64 {
         .collect();
     start.wait();
     let t = Instant::now();
+    let (cpu_before, ticks_before) = (process_cpu_secs(), CpuTicks::now());
     std::thread::sleep(dur);
     // Relaxed: see the load; `join` orders the results.
     stop.store(true, Ordering::Relaxed);
     let total: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
     let secs = t.elapsed().as_secs_f64();
+    let cpu_secs = process_cpu_secs() - cpu_before;
+    let machine = CpuSplit::between(ticks_before, CpuTicks::now());
     assert_eq!(lock.get(), total, "mutual exclusion violated");
-    total as f64 / secs / 1e6
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    Contended {
+        mops: total as f64 / secs / 1e6,
+        cpu_share: cpu_secs / (cpus * secs),
+        machine,
+    }
 }
 
 /// One lock under test: its name and one run of each measurement.
 struct Candidate {
     name: &'static str,
     uncontended: fn() -> f64,
-    contended: fn(usize, Duration) -> f64,
+    contended: fn(usize, Duration) -> Contended,
 }
 
 fn candidate<L: BenchLock>(name: &'static str) -> Candidate {
@@ -267,6 +293,8 @@ struct Row {
     name: &'static str,
     uncontended_ns: f64,
     mops: Vec<f64>,
+    /// Per thread count, every run (in order).
+    runs: Vec<Vec<Contended>>,
 }
 
 /// Runs every candidate `runs` times, interleaved (run 1 of each, then run
@@ -288,7 +316,11 @@ fn measure(cands: &[Candidate], threads: &[usize], dur: Duration, runs: usize) -
         .map(|(c, (u, m))| Row {
             name: c.name,
             uncontended_ns: u.into_iter().fold(f64::INFINITY, f64::min),
-            mops: m.into_iter().map(median).collect(),
+            mops: m
+                .iter()
+                .map(|runs| median(runs.iter().map(|r| r.mops).collect()))
+                .collect(),
+            runs: m,
         })
         .collect()
 }
@@ -394,5 +426,45 @@ fn main() {
             }
         }
         println!("{line}");
+    }
+    print_disturbed(&rows, &threads);
+}
+
+/// The contended runs in which the process got less than
+/// [`DISTURBED_BELOW`] of the CPUs' time, and where the rest went.
+fn print_disturbed(rows: &[Row], threads: &[usize]) {
+    let mut first = true;
+    for r in rows {
+        for (runs, t) in r.runs.iter().zip(threads) {
+            for (k, run) in runs.iter().enumerate() {
+                if run.cpu_share >= DISTURBED_BELOW {
+                    continue;
+                }
+                if first {
+                    println!(
+                        "\nDisturbed runs (the process got less than {DISTURBED_BELOW} of the CPUs' time):"
+                    );
+                    first = false;
+                }
+                let split = run.machine.map_or_else(
+                    || "the machine's split is not known".to_string(),
+                    |m| {
+                        format!(
+                            "the CPUs were idle {:.0}%, stolen by the hypervisor {:.0}%, running others {:.0}%",
+                            m.idle * 100.0,
+                            m.steal * 100.0,
+                            m.others(run.cpu_share) * 100.0
+                        )
+                    },
+                );
+                println!(
+                    "- {}, {t} threads, run {}: {:.1} Mops/s; the process had {:.0}% of the CPUs' time; {split}",
+                    r.name,
+                    k + 1,
+                    run.mops,
+                    run.cpu_share * 100.0
+                );
+            }
+        }
     }
 }

@@ -77,6 +77,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 use waitwise_platform::clock::cycle_clock;
+use waitwise_platform::cpu_time::{CpuSplit, CpuTicks};
 
 /// `--cs`: spin-loop hints inside every critical section. Relaxed: set
 /// before the threads start (`spawn` orders it).
@@ -176,67 +177,11 @@ struct PerThread {
 /// is listed as disturbed.
 const DISTURBED_BELOW: f64 = 0.9;
 
-/// The machine's CPU time, all CPUs, from the first line of `/proc/stat`
-/// (clock ticks): what the CPUs did during a run.
-#[derive(Clone, Copy, Debug, Default)]
-struct CpuTicks {
-    /// Running anything: user, nice, system, interrupts.
-    busy: u64,
-    /// Idle, or idle waiting for I/O.
-    idle: u64,
-    /// Taken by the hypervisor for other guests (where it says so).
-    steal: u64,
-}
-
-impl CpuTicks {
-    /// The ticks so far; `None` where `/proc/stat` cannot be read.
-    fn now() -> Option<Self> {
-        let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        let first = stat.lines().next()?.strip_prefix("cpu ")?;
-        let v: Vec<u64> = first
-            .split_whitespace()
-            .map(|x| x.parse().ok())
-            .collect::<Option<_>>()?;
-        // user nice system idle iowait irq softirq steal
-        Some(Self {
-            busy: v.first()? + v.get(1)? + v.get(2)? + v.get(5)? + v.get(6)?,
-            idle: v.get(3)? + v.get(4)?,
-            steal: *v.get(7)?,
-        })
-    }
-
-    /// The ticks from `before` to `self`.
-    fn since(self, before: Self) -> Self {
-        Self {
-            busy: self.busy.saturating_sub(before.busy),
-            idle: self.idle.saturating_sub(before.idle),
-            steal: self.steal.saturating_sub(before.steal),
-        }
-    }
-}
-
-/// What the machine's CPUs did during one run, as shares of their time.
-#[derive(Clone, Copy, Debug)]
-struct MachineSplit {
-    idle: f64,
-    steal: f64,
-}
-
-impl MachineSplit {
-    fn of(ticks: CpuTicks) -> Option<Self> {
-        let total = (ticks.busy + ticks.idle + ticks.steal) as f64;
-        (total > 0.0).then(|| Self {
-            idle: ticks.idle as f64 / total,
-            steal: ticks.steal as f64 / total,
-        })
-    }
-}
-
 /// The span of one run: its seconds, and what the machine's CPUs did.
 #[derive(Clone, Copy, Debug)]
 struct Window {
     secs: f64,
-    machine: Option<MachineSplit>,
+    machine: Option<CpuSplit>,
 }
 
 /// A call shorter than this did not wait (a wait takes at least a yield,
@@ -334,7 +279,7 @@ struct Figures {
     mops: f64,
     /// The threads' CPU time over the machine's (`CPUs x seconds`).
     cpu_share: f64,
-    machine: Option<MachineSplit>,
+    machine: Option<CpuSplit>,
 }
 
 /// `threads` threads call `op(lock, thread index, cs)` in a loop for
@@ -391,14 +336,12 @@ fn contend<L: Send + Sync + 'static>(
         .collect();
     start.wait();
     let t = Instant::now();
-    let ticks = CpuTicks::now();
+    let before = CpuTicks::now();
     std::thread::sleep(dur);
     // Relaxed: see the load; `join` orders the results.
     stop.store(true, Ordering::Relaxed);
     let per: Vec<PerThread> = hs.into_iter().map(|h| h.join().unwrap()).collect();
-    let machine = ticks
-        .zip(CpuTicks::now())
-        .and_then(|(before, after)| MachineSplit::of(after.since(before)));
+    let machine = CpuSplit::between(before, CpuTicks::now());
     let secs = t.elapsed().as_secs_f64();
     (per, Window { secs, machine })
 }
@@ -678,12 +621,11 @@ fn print_disturbed(cands: &[Candidate], figs: &[Vec<Figures>]) {
             let split = f.machine.map_or_else(
                 || "the machine's split is not known".to_string(),
                 |m| {
-                    let other = (1.0 - f.cpu_share - m.idle - m.steal).max(0.0);
                     format!(
                         "the CPUs were idle {:.0}%, stolen by the hypervisor {:.0}%, running others {:.0}%",
                         m.idle * 100.0,
                         m.steal * 100.0,
-                        other * 100.0
+                        m.others(f.cpu_share) * 100.0
                     )
                 },
             );
