@@ -58,6 +58,11 @@
 //! those slept (the hand-offs of its bounded unfairness go to sleepers
 //! only, so a benchmark whose waiters never sleep never hands off).
 //!
+//! The header also gives the `B` in force after the runs and its source:
+//! unlike `mutex_bench`, this benchmark does not settle `B` first, so the
+//! locks run with the `B` a program gets, learned from the process's own
+//! wake-ups (`policy::block_cost`).
+//!
 //! Ratios are against parking_lot in the same run. The targets for
 //! the default `Mutex` (8 threads, 2 CPUs, 1 s): longest wait at most 2x
 //! parking_lot's, least/most served at least 0.8, throughput at or above
