@@ -332,9 +332,14 @@ impl CpuTurns {
             return true;
         }
         let now = waitwise_platform::clock::cycle_clock().now();
+        self.saturated_at(now, turn_stall_ns())
+    }
+
+    /// [`CpuTurns::saturated`] for a bookkeeping at cycle-clock `now`,
+    /// with the stall limit `stall` (ns).
+    fn saturated_at(&self, now: u64, stall: u64) -> bool {
         // Relaxed: only a holder touches it.
         let last = self.bookkept_ns.swap(now, Ordering::Relaxed);
-        let stall = turn_stall_ns();
         let interval = now.saturating_sub(last);
         // Relaxed: only a holder touches it.
         let mark = thread_mark();
@@ -686,10 +691,17 @@ mod tests {
 
     #[test]
     fn saturation_is_judged_from_the_second_bookkeeping() {
+        // Explicit times: two calls in a row could be a stall apart on a
+        // loaded machine.
         let t = CpuTurns::new();
-        assert!(!t.saturated(), "no bookkeeping before the first");
-        // The next one follows at once (a few ns, far below `B`).
-        assert!(t.saturated());
+        let stall = 40_000;
+        assert!(!t.saturated_at(1_000, stall), "no bookkeeping before");
+        assert!(t.saturated_at(1_500, stall), "500 ns later");
+        assert_eq!(t.fastest_ns.load(Ordering::Relaxed), 500, "the pace");
+        assert!(!t.saturated_at(1_500 + stall + 1, stall), "a stall later");
+        // 600 ns: the fastest pace drifts up by 1/64 only.
+        assert!(t.saturated_at(2_101 + stall, stall));
+        assert_eq!(t.fastest_ns.load(Ordering::Relaxed), 500 + 500 / 64);
     }
 
     #[test]
