@@ -86,6 +86,23 @@ impl CpuSplit {
     }
 }
 
+/// Where the CPUs' time went during a span in which this process (or the
+/// threads measured) had `own` of it, in words for a report: `the CPUs
+/// were idle 2%, stolen by the hypervisor 1%, running others 10%`.
+pub fn describe_split(split: Option<CpuSplit>, own: f64) -> String {
+    split.map_or_else(
+        || "the machine's split is not known".to_string(),
+        |m| {
+            format!(
+                "the CPUs were idle {:.0}%, stolen by the hypervisor {:.0}%, running others {:.0}%",
+                m.idle * 100.0,
+                m.steal * 100.0,
+                m.others(own) * 100.0
+            )
+        },
+    )
+}
+
 /// This process's CPU time so far, all its threads, seconds.
 pub fn process_cpu_secs() -> f64 {
     let mut ts = libc::timespec {
@@ -150,6 +167,22 @@ mod tests {
         assert_eq!(s.others(0.9), 0.0, "never below zero");
         assert_eq!(CpuSplit::between(Some(after), Some(after)), None);
         assert_eq!(CpuSplit::between(None, Some(after)), None);
+    }
+
+    #[test]
+    fn the_split_is_described_in_words() {
+        let s = CpuSplit {
+            idle: 0.02,
+            steal: 0.01,
+        };
+        assert_eq!(
+            describe_split(Some(s), 0.87),
+            "the CPUs were idle 2%, stolen by the hypervisor 1%, running others 10%"
+        );
+        assert_eq!(
+            describe_split(None, 0.5),
+            "the machine's split is not known"
+        );
     }
 
     #[test]

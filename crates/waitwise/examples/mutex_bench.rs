@@ -33,7 +33,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
-use waitwise_platform::cpu_time::{process_cpu_secs, CpuSplit, CpuTicks};
+use waitwise_platform::cpu_time::{describe_split, process_cpu_secs, CpuSplit, CpuTicks};
 
 /// A contended run in which the process got less than this share of the
 /// CPUs' time is listed as disturbed.
@@ -446,17 +446,7 @@ fn print_disturbed(rows: &[Row], threads: &[usize]) {
                     );
                     first = false;
                 }
-                let split = run.machine.map_or_else(
-                    || "the machine's split is not known".to_string(),
-                    |m| {
-                        format!(
-                            "the CPUs were idle {:.0}%, stolen by the hypervisor {:.0}%, running others {:.0}%",
-                            m.idle * 100.0,
-                            m.steal * 100.0,
-                            m.others(run.cpu_share) * 100.0
-                        )
-                    },
-                );
+                let split = describe_split(run.machine, run.cpu_share);
                 println!(
                     "- {}, {t} threads, run {}: {:.1} Mops/s; the process had {:.0}% of the CPUs' time; {split}",
                     r.name,

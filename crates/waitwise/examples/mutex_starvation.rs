@@ -82,7 +82,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 use waitwise_platform::clock::cycle_clock;
-use waitwise_platform::cpu_time::{CpuSplit, CpuTicks};
+use waitwise_platform::cpu_time::{describe_split, CpuSplit, CpuTicks};
 
 /// `--cs`: spin-loop hints inside every critical section. Relaxed: set
 /// before the threads start (`spawn` orders it).
@@ -623,17 +623,7 @@ fn print_disturbed(cands: &[Candidate], figs: &[Vec<Figures>]) {
                 );
                 first = false;
             }
-            let split = f.machine.map_or_else(
-                || "the machine's split is not known".to_string(),
-                |m| {
-                    format!(
-                        "the CPUs were idle {:.0}%, stolen by the hypervisor {:.0}%, running others {:.0}%",
-                        m.idle * 100.0,
-                        m.steal * 100.0,
-                        m.others(f.cpu_share) * 100.0
-                    )
-                },
-            );
+            let split = describe_split(f.machine, f.cpu_share);
             println!(
                 "- run {}, {}: the threads had {:.0}% of the CPUs' time; {split}; least/most served {:.2}, longest wait {:.2} ms",
                 run + 1,
