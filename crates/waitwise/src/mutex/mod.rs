@@ -120,7 +120,8 @@ mod waiting;
 pub use cpu_turns::set_model_cpu;
 pub use cpu_turns::{
     turn_ending, CpuTurns, HolderCpu, TurnFor, BOOKKEEPING_EVERY, ENDING_BOOKKEEPINGS,
-    MAX_TURN_ACQUISITIONS, RUN_CHANGES, TURN_ACQUISITIONS, TURN_STALL_IN_B, TURN_TARGET_NS,
+    MAX_START_PAUSE, MAX_TURN_ACQUISITIONS, RUN_CHANGES, TURN_ACQUISITIONS, TURN_STALL_IN_B,
+    TURN_TARGET_NS,
 };
 pub use hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
 pub use mcs::{McsGuard, RawMcsMutex};
