@@ -76,6 +76,7 @@ pub mod real;
 pub mod rwlock;
 pub mod sem;
 pub mod spin;
+pub mod thread_id;
 pub mod time;
 
 /// Every panic in this object aborts the process: an unwind must not
@@ -98,7 +99,7 @@ extern "C" fn on_load() {
     abort_on_every_panic();
     config::load();
     profile::load();
-    mutex::register_fork_handler();
+    thread_id::check_layout();
     race_detectors::warn_if_hidden();
     // sem_post is async-signal-safe (POSIX): a signal handler may post a
     // forwarded semaphore (process-shared, or a named one from sem_open)

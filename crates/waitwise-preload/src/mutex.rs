@@ -16,7 +16,8 @@
 //!  offset  glibc name  here
 //!   0      __lock      state word: UNLOCKED 0 / LOCKED 1 / CONTENDED 2 (glibc's values)
 //!   4      __count     recursion depth of a recursive mutex
-//!   8      __owner     owner's thread id (recursive and error-checking mutexes)
+//!   8      __owner     owner's thread id as glibc records it (recursive and
+//!                      error-checking mutexes; see module thread_id)
 //!  16      __kind      type: 0 normal, 1 recursive, 2 error-checking, 3 adaptive
 //!                      (= normal); anything else: forwarded to glibc, or
 //!                      destroyed (-1, as glibc marks it)
@@ -69,7 +70,6 @@ use crate::profile::{self, Kind};
 use crate::real::{self, forward};
 use crate::time;
 use libc::{pthread_mutex_t, pthread_mutexattr_t, timespec, EBUSY, EDEADLK, EINVAL, EPERM};
-use std::cell::Cell;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -113,37 +113,30 @@ unsafe fn words<'a>(m: *mut pthread_mutex_t) -> &'a Words {
     unsafe { &*(m as *const Words) }
 }
 
-thread_local! {
-    /// The calling thread's id, cached (0: not yet asked).
-    static TID: Cell<u32> = const { Cell::new(0) };
-}
-
-/// The calling thread's kernel id, as glibc stores it in `__owner` (and
-/// in a rwlock's `__cur_writer`).
-#[inline]
-pub(crate) fn tid() -> u32 {
-    TID.with(|t| {
-        let v = t.get();
-        if v != 0 {
-            return v;
-        }
-        // SAFETY: gettid has no preconditions.
-        let v = unsafe { libc::gettid() } as u32;
-        t.set(v);
-        v
-    })
-}
-
-/// A forked child's only thread has a new id: forget the cached one.
-extern "C" fn forget_tid_in_child() {
-    TID.with(|t| t.set(0));
-}
-
-/// Registers the fork handler that keeps the thread-id cache right.
-pub(crate) fn register_fork_handler() {
-    // SAFETY: a valid handler with no preconditions; registering at load
-    // time is allowed.
-    unsafe { libc::pthread_atfork(None, None, Some(forget_tid_in_child)) };
+/// The owner glibc records for a recursive mutex it locks: the calling
+/// thread's id as glibc knows it ([`crate::thread_id`]). Locks and unlocks
+/// a mutex of its own through the C library.
+pub(crate) fn owner_glibc_records() -> u32 {
+    // SAFETY: all zeros is a valid (normal, unlocked) glibc mutex.
+    let mut m: pthread_mutex_t = unsafe { std::mem::zeroed() };
+    {
+        // SAFETY: `m` is a live mutex that only this frame uses.
+        let w = unsafe { words(&mut m) };
+        // Relaxed: `m` is not shared.
+        w[KIND].store(KIND_RECURSIVE, Ordering::Relaxed);
+    }
+    // SAFETY: the C library's lock and unlock on a valid recursive mutex
+    // that no other thread can see; a recursive lock cannot deadlock here.
+    unsafe {
+        forward!(real::MUTEX_LOCK, fn(*mut pthread_mutex_t) -> c_int)(&mut m);
+    }
+    // SAFETY: as above; the mutex is held.
+    let owner = unsafe { words(&mut m) }[OWNER].load(Ordering::Relaxed);
+    // SAFETY: as above; this thread holds the mutex.
+    unsafe {
+        forward!(real::MUTEX_UNLOCK, fn(*mut pthread_mutex_t) -> c_int)(&mut m);
+    }
+    owner
 }
 
 /// The TTAS lock on `__lock`.
@@ -289,7 +282,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -
             }
         }
         KIND_RECURSIVE | KIND_ERRORCHECK => {
-            let me = tid();
+            let me = crate::thread_id::current();
             // Relaxed: only the holder writes __owner and its unlock clears it,
             // so we find our own id there only while we hold the lock; a stale
             // value is another id, never ours (module doc).
@@ -389,7 +382,7 @@ unsafe fn lock_other(
         return unsafe { forward!(real::MUTEX_LOCK, fn(*mut pthread_mutex_t) -> c_int)(m) };
     }
     let me = if kind == KIND_RECURSIVE || kind == KIND_ERRORCHECK {
-        let me = tid();
+        let me = crate::thread_id::current();
         // Relaxed: only the holder writes __owner and its unlock clears it,
         // so we find our own id there only while we hold the lock; a stale
         // value is another id, never ours (module doc).
@@ -500,7 +493,9 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
             // Relaxed: __owner equals our id only while we hold the lock
             // (module doc), and then __lock (a sanity check) and __count
             // are read and written only by us.
-            if w[OWNER].load(Ordering::Relaxed) != tid() || !lock_word(w).is_locked() {
+            if w[OWNER].load(Ordering::Relaxed) != crate::thread_id::current()
+                || !lock_word(w).is_locked()
+            {
                 return EPERM;
             }
             let c = w[COUNT].load(Ordering::Relaxed);

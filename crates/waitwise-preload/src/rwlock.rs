@@ -12,7 +12,8 @@
 //!   8      __wrphase_futex         0, unused
 //!  12      __writers_futex         0, unused
 //!  16      __pad3, __pad4          0, unused
-//!  24      __cur_writer            the write holder's thread id, 0 when none
+//!  24      __cur_writer            the write holder's thread id as glibc records it
+//!                                  (module thread_id), 0 when none
 //!                                  (glibc's meaning)
 //!  28      __shared                0; glibc's init puts 1 there for a
 //!                                  process-shared lock: forwarded
@@ -511,7 +512,7 @@ fn read_contended(
 ) -> c_int {
     // Relaxed: __cur_writer holds our id only while we hold the write lock
     // (module doc, "Memory ordering").
-    if seen.write_locked() && l.cur_writer.load(Ordering::Relaxed) == crate::mutex::tid() {
+    if seen.write_locked() && l.cur_writer.load(Ordering::Relaxed) == crate::thread_id::current() {
         return EDEADLK;
     }
     let deadline = match deadline() {
@@ -559,7 +560,7 @@ unsafe fn wrlock(
     // SAFETY: caller's contract.
     let l = unsafe { lock(rw) };
     if view(l).try_write() {
-        set_writer(l, crate::mutex::tid());
+        set_writer(l, crate::thread_id::current());
         return 0;
     }
     write_contended(l, deadline)
@@ -574,7 +575,7 @@ fn set_writer(l: &Lock, me: u32) {
 
 #[cold]
 fn write_contended(l: &Lock, deadline: impl FnOnce() -> Result<Deadline, c_int>) -> c_int {
-    let me = crate::mutex::tid();
+    let me = crate::thread_id::current();
     let rw = view(l);
     // Relaxed: __cur_writer holds our id only while we hold the write lock
     // (module doc, "Memory ordering"); the state is a guess.
@@ -794,7 +795,7 @@ pub unsafe extern "C-unwind" fn pthread_rwlock_trywrlock(rw: *mut pthread_rwlock
     // SAFETY: caller's contract.
     let l = unsafe { lock(rw) };
     if view(l).try_write() {
-        set_writer(l, crate::mutex::tid());
+        set_writer(l, crate::thread_id::current());
         0
     } else {
         EBUSY
@@ -871,7 +872,7 @@ pub unsafe extern "C-unwind" fn pthread_rwlock_unlock(rw: *mut pthread_rwlock_t)
     let s = word.state();
     if s.write_locked() {
         // Relaxed: module doc, "Memory ordering".
-        if l.cur_writer.load(Ordering::Relaxed) == crate::mutex::tid() {
+        if l.cur_writer.load(Ordering::Relaxed) == crate::thread_id::current() {
             return write_unlock(l);
         }
         return EPERM;

@@ -63,6 +63,22 @@ fn mutex_static_initializers() {
 }
 
 #[test]
+fn lock_owner_ids_are_glibcs_even_after_a_raw_clone() {
+    // The ids glibc itself records (checked natively), which a program
+    // cloned without glibc's fork reads back and corrects (Chromium's
+    // zygote does, for every renderer): tests/c/owner_id.c.
+    let exe = compile("owner_id");
+    for mut cmd in [native(&exe), preloaded(&exe)] {
+        let out = run_ok(&mut cmd);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "owner ids as glibc's"
+        );
+    }
+    under_every_policy("owner_id", &[]);
+}
+
+#[test]
 fn c11_mutexes_and_condition_variables_under_every_policy() {
     // C11's mtx_* and cnd_*, which glibc runs on its internal pthread entry
     // points: the interposer defines them, and their waits are its own.
