@@ -21,6 +21,11 @@
 //! Ratios are against parking_lot and `pthread_mutex` measured in the same
 //! run (`> 1` is better for throughput, `< 1` for latency).
 //!
+//! `parking_lot again`, always measured, is parking_lot a second time, as
+//! a candidate of its own (an A/A control): its ratios to parking_lot are
+//! the noise of the medians in that run, so another lock's ratio within
+//! the same distance of 1.00 is a tie, not a win or a loss.
+//!
 //! Two references bound what a FIFO lock can reach here: `spin-ticket`, a
 //! bare ticket spin lock (no policy, no sleep, no skipping: every contended
 //! acquisition goes to the next ticket's thread), and the one-way
@@ -34,6 +39,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 use waitwise_platform::cpu_time::{describe_split, process_cpu_secs, CpuSplit, CpuTicks};
+
+/// The A/A control's name: parking_lot measured a second time.
+const CONTROL: &str = "parking_lot again";
 
 /// A contended run in which the process got less than this share of the
 /// CPUs' time is listed as disturbed.
@@ -356,6 +364,7 @@ fn main() {
         candidate::<waitwise::mutex::TicketMutex<u64>>("TicketMutex"),
         candidate::<waitwise::mutex::McsMutex<u64>>("McsMutex"),
         candidate::<Pl>("parking_lot"),
+        candidate::<Pl>(CONTROL),
         candidate::<PthreadMutex>("pthread"),
         candidate::<StdMutex>("std"),
         candidate::<SpinTicket>("spin-ticket"),
@@ -364,6 +373,7 @@ fn main() {
         .into_iter()
         .filter(|c| {
             c.name == "parking_lot"
+                || c.name == CONTROL
                 || c.name == "pthread"
                 || only
                     .as_deref()
