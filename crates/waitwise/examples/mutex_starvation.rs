@@ -48,6 +48,11 @@
 //!   outlier can be told from the lock's own doing;
 //! - *throughput*: acquisitions per second, all threads, Mops/s.
 //!
+//! `parking_lot again` is parking_lot measured a second time, as a
+//! candidate of its own (an A/A control): its ratios to parking_lot show
+//! how far one parking_lot run lands from another in the same invocation,
+//! the distance within which another lock's ratio is a tie.
+//!
 //! `--detail` also prints every run's threads to stderr: acquisitions
 //! (and their share of the most served thread's), CPU seconds, main CPU,
 //! and the mean time of its calls that did not wait (how fast its CPU ran
@@ -531,7 +536,8 @@ fn main() {
         candidate::<waitwise::mutex::TicketMutex<u64>>("TicketMutex"),
         candidate::<waitwise::mutex::McsMutex<u64>>("McsMutex"),
     ];
-    // parking_lot last: the ratios' base.
+    // The A/A control, then parking_lot last: the ratios' base.
+    cands.push(candidate::<Pl>("parking_lot again"));
     cands.push(candidate::<Pl>("parking_lot"));
     // Interleaved runs (run 1 of each, then run 2 of each, ...): machine
     // drift hits all alike.
