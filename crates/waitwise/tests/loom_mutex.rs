@@ -550,9 +550,9 @@ fn rwlock_two_writers_and_a_reader() {
     });
 }
 
-/// A release that runs late (preempted after reading `next`) must not move
-/// a slot back: with one slot under loom, the late write for ticket 1 could
-/// land after ticket 1's own release wrote ticket 2, stranding its waiter.
+/// A release that runs late (preempted after reading `next`) must not strand
+/// a later waiter: with one slot under loom, ticket 1's release and ticket
+/// 2's waiter share the slot that a late release for ticket 1 still wakes.
 #[test]
 fn ticket_late_release_does_not_strand_a_later_waiter() {
     // The interleaving needs four preemptions (found by loom before the fix

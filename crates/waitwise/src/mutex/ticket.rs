@@ -1,40 +1,38 @@
-//! [`RawTicketMutex`]: a ticket lock whose waiters wait on per-slot
-//! [`WaitWord`]s, so a release wakes the next ticket's holder and not every
-//! waiter, and whose releases skip waiters that are not running
-//! (time-published, as the MCS lock: `liveness.rs`), who take a new ticket.
+//! [`RawTicketMutex`]: a ticket lock whose waiters poll the served ticket
+//! and sleep on per-slot [`WaitWord`]s, so a release wakes the next
+//! ticket's holder and not every sleeper, and whose releases skip waiters
+//! that are not running (time-published, as the MCS lock: `liveness.rs`),
+//! who take a new ticket.
 //!
 //! # State
 //!
 //! ```text
 //!  next            tickets handed out (wrapping u32)
 //!  serving         the ticket that holds the lock, or the next one to serve
-//!                  when the lock is free (a WaitWord: timed attempts wait on it)
-//!  slots[t % SLOTS]  the latest ticket of this slot that a release decided
-//!                  about (served or skipped); only ever advances; ticket t's
-//!                  holder waits on this word only
+//!                  when the lock is free; only ever advances (a WaitWord:
+//!                  polling waiters and timed attempts wait on it)
+//!  slots[t % SLOTS]  where ticket t's waiter sleeps; the value is only a
+//!                  futex epoch (a release changes it before waking)
 //!  beats[t % BEATS]  ticket t's waiter's beat (tag t), `liveness.rs`
 //! ```
 //!
 //! The lock is free when `next == serving`. Transitions:
 //! - lock: `t = next++`; if `serving == t`, held. Else wait until
-//!   `slots[t % SLOTS]` reaches `t` (the waiter polls its own slot's line,
-//!   written once per `SLOTS` releases, so waiters do not hammer the hot
-//!   word: Lim & Agarwal section 6.3), then read `serving`: `t` means
-//!   served, a later ticket means skipped: take a new ticket (patient after
+//!   `serving` reaches `t` or passes it (decided): polling `serving`, then
+//!   asleep on `slots[t % SLOTS]`; `serving == t` means served, a later
+//!   ticket means skipped: take a new ticket (patient after
 //!   [`MAX_PASSES`](super::liveness::MAX_PASSES) skips).
 //! - unlock(t): choose the next owner `c` among the tickets taken, `t + 1
 //!   ..next` (at most [`WINDOW`] of them): the first
 //!   whose waiter runs, or has not published a beat, or is patient; `next`
 //!   itself (nobody: free the lock) when every taken ticket in the window
 //!   is skipped; the ticket after the window (`t + 1 + WINDOW`, taken)
-//!   when every ticket in the window is skipped and more are taken.
-//!   `serving = c`; advance `slots[c]` to `c` (if `c` was taken: when `c ==
-//!   next`, after re-reading `next`) and wake it; advance the skipped
-//!   tickets' slots and wake them; pre-wake `slots[c + 1]`. Slots advance,
-//!   never go back: a late release must not undo a later one. A slot
-//!   shared by a skipped ticket and the owner, or by two skipped ones, ends
-//!   at the latest of them, which decides all of them: a waiter that sees
-//!   its slot at or past its ticket reads `serving` to learn which.
+//!   when every ticket in it is skipped and more are taken.
+//!   `serving = c`; wake the sleepers of `c`'s slot (if `c` was taken:
+//!   when `c == next`, after re-reading `next`) and of the skipped
+//!   tickets' slots; pre-wake `slots[c + 1]`. A slot is written only when
+//!   someone sleeps on it, so a release to a polling waiter writes
+//!   `serving` alone.
 //! - try_lock / timed: `next: serving => serving + 1` with one CAS (taking
 //!   the ticket being served); a timed attempt does **not** queue (a ticket,
 //!   once taken, must be decided), it waits for `serving` to change and
@@ -67,8 +65,12 @@
 //! Here the policy's poll limit counts from the last hand-off the waiter
 //! saw: `serving` is the holders' heartbeat (it advances at every
 //! hand-off, at no cost to the holder), and a waiter stops polling only
-//! when no hand-off happened for a whole poll limit. Cost: the waiter reads
-//! `serving` at each poll (a line that changes once per hand-off). And an
+//! when no hand-off happened for a whole poll limit. Cost: every polling
+//! waiter reads `serving`, the line each release writes (one transfer per
+//! hand-off to each poller; Lim & Agarwal's section 6.3 has pollers spin
+//! on lines of their own instead, which saves transfers with many pollers
+//! but costs each hand-off a second line, the slot: a lock here has at
+//! most a few pollers, as many as there are CPUs). And an
 //! unlock that hands the lock to ticket `c` also wakes the sleepers of
 //! ticket `c + 1`'s slot (a pre-wake: a system call only when one sleeps
 //! there), so that the next holder is awake by its turn; a pre-woken
@@ -76,16 +78,20 @@
 //!
 //! # Memory ordering
 //!
-//! `serving`/`slot` stores are the releases and the waiter's loads of them
-//! the acquires of the lock; a release stores `serving` before any slot, so
-//! a waiter that sees its slot reach its ticket reads the decided `serving`
-//! (or a later one, never its own unless served). When the release frees
-//! the lock (`c == next` as read), whether it must write `slots[c]` is a
-//! store-buffering decision: the unlocker writes `serving` then reads
-//! `next`, a new waiter writes `next` then reads `serving`; all four are
-//! `SeqCst` so at least one sees the other (else the waiter would sleep on
-//! a slot nobody writes). Taking a ticket is otherwise unordered. Beats are
-//! `Relaxed` hints (`liveness.rs`).
+//! The `serving` store is the release of the lock and the waiter's load of
+//! it the acquire. Two store-buffering pairs, all four accesses of each
+//! `SeqCst`, so that at least one side sees the other:
+//! - a sleeper registers on its slot, then reads `serving`; a release
+//!   writes `serving`, then reads the slot's sleeper count (and if
+//!   non-zero, changes the slot's value and wakes it). Else a sleeper could
+//!   sleep through its own turn;
+//! - when the release frees the lock (`c == next` as read), the unlocker
+//!   writes `serving` then reads `next`, a new waiter writes `next` then
+//!   reads `serving`. Else a waiter that missed `serving` could sleep on a
+//!   slot that the release does not wake.
+//!
+//! Taking a ticket is otherwise unordered. Beats are `Relaxed` hints
+//! (`liveness.rs`).
 
 use super::liveness::{self, Judge};
 use super::waiting::LockWaits;
@@ -247,21 +253,21 @@ impl RawTicketMutex {
         &self.beats.0[ticket as usize % BEATS]
     }
 
-    /// Advances `ticket`'s slot to `ticket` (unless a later release already
-    /// moved it further) and wakes its sleepers. A plain store could move
-    /// the slot back: this release may run late (preempted after its
-    /// decision while `SLOTS` more tickets were decided) and would strand
-    /// the waiter of the later ticket sharing the slot.
-    fn decide(&self, ticket: u32) {
+    /// Wakes `ticket`'s sleepers after a release decided about it (served
+    /// or skipped), if any sleep on its slot: the slot's value changes first
+    /// so that a sleeper between its re-check and its futex sleep does not
+    /// sleep on (the futex compares the value). A slot nobody sleeps on is
+    /// only read, so a release to a polling waiter costs no write to it.
+    fn wake_decided(&self, ticket: u32) {
         let slot = self.slot(ticket);
-        // SeqCst: the release of the lock (or of the skip) and the write
-        // half of the WaitWord sleeper protocol.
-        let _ = slot
-            .value()
-            .fetch_update(Ordering::SeqCst, Ordering::Relaxed, |cur| {
-                is_after(ticket, cur).then_some(ticket)
-            });
-        slot.wake_all();
+        // SeqCst: the read half of the store-buffering pair with a sleeper
+        // (it registers, then reads `serving`; we stored `serving`, then
+        // read its registration; module docs, "Memory ordering").
+        if slot.has_sleepers() {
+            // SeqCst: the write half of the WaitWord sleeper protocol.
+            slot.value().fetch_add(1, Ordering::SeqCst);
+            slot.wake_all();
+        }
     }
 
     /// Takes a ticket and waits for it to be served.
@@ -313,50 +319,56 @@ impl RawTicketMutex {
         ticket
     }
 
-    /// Waits until a release decides about `ticket` (its slot reaches it),
-    /// publishing the beat; returns the decision and whether it slept.
+    /// Waits until a release decides about `ticket` (`serving` reaches or
+    /// passes it), publishing the beat; returns the decision and whether it
+    /// slept.
     fn wait_for_turn(&self, ticket: u32, patient: bool) -> (Turn, bool) {
         let policy = self.waits.policy();
+        let serving = self.serving.as_ref();
         let slot = self.slot(ticket).as_ref();
         let beat = self.beat(ticket);
-        // Slots only advance: a value at or after `ticket` means decided.
-        let decided = move |v: u32| !is_after(ticket, v);
+        // `serving` only advances: a value at or after `ticket` means decided.
+        let decided = move |s: u32| !is_after(ticket, s);
         let (mut budget, learning) = policy.begin_wait(slot.value() as *const AtomicU32 as usize);
         let mut blocked = false;
         'wait: loop {
-            // POLLING, the limit restarting at each hand-off seen (module
-            // docs). Relaxed: `serving` is only a sign of progress here; the
-            // slot's Acquire load takes the lock.
-            let mut seen = self.serving.value().load(Ordering::Relaxed);
+            // POLLING `serving`, the limit restarting at each hand-off seen
+            // (module docs). Relaxed: the final Acquire load takes the lock.
+            let mut seen = serving.value().load(Ordering::Relaxed);
+            if decided(seen) {
+                break; // decided before we polled (or while we were woken)
+            }
             if !cfg!(loom) && budget.polls() {
                 // Relaxed (every beat store): a hint (`liveness.rs`).
                 beat.store(liveness::polling(ticket, patient), Ordering::Relaxed);
             }
             while !cfg!(loom) && budget.polls() {
                 let out = liveness::poll_beating(
-                    slot,
+                    serving,
                     budget.mechanism,
                     budget.poll_deadline(Deadline::NEVER),
                     beat,
                     ticket,
                     patient,
-                    |v| decided(v) || self.serving.value().load(Ordering::Relaxed) != seen,
+                    |s| s != seen,
                 );
                 if decided(out.value()) {
                     break 'wait; // WAITING => decided while polling
                 }
-                let now = self.serving.value().load(Ordering::Relaxed);
-                if out.timed_out() && now == seen {
+                if out.timed_out() && out.value() == seen {
                     break; // no hand-off for a whole limit: sleep
                 }
-                seen = now;
+                seen = out.value();
             }
-            // ASLEEP until decided, or until a pre-wake. Published first,
-            // so that releases may skip us.
+            // ASLEEP on our slot until decided, or until a pre-wake.
+            // Published first, so that releases may skip us.
             beat.store(liveness::asleep(ticket, patient), Ordering::Relaxed);
             let out = slot.block_until(
                 Deadline::NEVER,
-                &mut |v| decided(v),
+                // SeqCst: the read half of the store-buffering pair with
+                // `wake_decided` (module docs, "Memory ordering"); the slot's
+                // value itself says nothing about the turn.
+                &mut |_| decided(serving.value().load(Ordering::SeqCst)),
                 SleepRules {
                     return_when_woken: true,
                     ..SleepRules::default()
@@ -373,9 +385,9 @@ impl RawTicketMutex {
         if let Some(learning) = learning {
             learning.finish(blocked, false);
         }
-        // Acquire: the slot's load took the critical section already;
-        // `serving` says whether it was ours (module docs, "Memory ordering").
-        let turn = if self.serving.value().load(Ordering::Acquire) == ticket {
+        // Acquire: pairs with the SeqCst (release) store of `serving` that
+        // decided our ticket: `ticket` means served, a later one skipped.
+        let turn = if serving.value().load(Ordering::Acquire) == ticket {
             Turn::Served
         } else {
             Turn::Skipped
@@ -443,29 +455,31 @@ impl RawTicketMutex {
         let end = self.next.load(Ordering::SeqCst);
         let owner = self.choose(first, end);
         // SERVING t => SERVING owner. SeqCst: the release of the lock, and
-        // the write half of the store-buffering pair with `lock` (and of
-        // the WaitWord sleeper protocol for timed waiters).
+        // the write half of the store-buffering pairs with a sleeper (see
+        // `wake_decided`), with `lock` (module docs) and with the WaitWord
+        // sleeper protocol of timed waiters.
         self.serving.value().store(owner, Ordering::SeqCst);
         self.serving.wake_all();
+        // The owner's and the skipped tickets' sleepers wake (a polling
+        // waiter sees `serving` itself). When the release freed the lock
+        // (`owner == end` as read), ticket `owner` may have been taken
+        // since: a store-buffering decision (module docs).
         let taken = owner != end || {
             dekker_fence();
             self.next.load(Ordering::SeqCst) != owner
         };
         if taken {
-            // Ticket `owner` was taken: its holder may wait on its slot.
-            self.decide(owner);
+            self.wake_decided(owner);
         }
         let mut skipped = first;
         while skipped != owner {
-            // Skipped: its waiter sees its slot decided and `serving`
-            // past it, and takes a new ticket.
-            self.decide(skipped);
+            self.wake_decided(skipped);
             skipped = skipped.wrapping_add(1);
         }
         if taken {
             // Pre-wake: ticket `owner + 1`'s waiter, if it sleeps, wakes now
             // and polls while `owner` holds the lock (module docs). Relaxed:
-            // a hint; a pre-woken waiter re-checks its slot.
+            // a hint; a pre-woken waiter re-checks `serving`.
             let after = owner.wrapping_add(1);
             if self.next.load(Ordering::Relaxed) != after {
                 self.slot(after).wake_all();
@@ -552,7 +566,7 @@ impl std::fmt::Debug for RawTicketMutex {
     }
 }
 
-// SAFETY: a thread holds the lock from the moment `serving` (or its slot)
+// SAFETY: a thread holds the lock from the moment `serving`
 // equals its ticket until its `unlock` advances `serving`; tickets are
 // unique (fetch_add / CAS on `next`), so one thread at a time. The guard is
 // the ticket number: forgetting it leaves the lock held, moving or dropping
