@@ -449,10 +449,10 @@ fn rwlock_writer_excludes_reader() {
 
 /// A writer writes twice while a reader waits: the first write unlock
 /// wakes the sleeping reader, and the second may come before the woken
-/// reader runs, with nobody recorded in the word (the reader's request
-/// taken, no writer waiting), and skips its wake-up. The reader, back on
-/// a write-locked word, asks again before it sleeps, so the second unlock
-/// sees it: no lost wake-up in any interleaving (loom reports a deadlock).
+/// reader runs, with `SLEEPING` cleared by the first, and skips its
+/// wake-up. The reader, back on a write-locked word, sets `SLEEPING` again
+/// before it sleeps, so the second unlock sees it: no lost wake-up in any
+/// interleaving (loom reports a deadlock).
 #[test]
 fn rwlock_writer_relocks_before_a_woken_reader_runs() {
     loom::model(|| {
@@ -524,6 +524,31 @@ fn rwlock_beaten_writer_starves_and_keeps_barging_writers_out() {
         assert_eq!(read_count(&s), 1);
         assert!(!s.lock.is_locked());
         starving_seen
+    });
+}
+
+/// Two readers wait behind a writer: the second to sleep may find
+/// `SLEEPING` set by the first and sleep without setting it; the one write
+/// unlock that clears it must wake both (a lost reader is a deadlock).
+#[test]
+fn rwlock_two_readers_sleep_behind_one_write() {
+    loom::model(|| {
+        let s = shared(RawRwLock::with_options(blocking()));
+        assert!(s.lock.try_lock_exclusive());
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let s = s.clone();
+                thread::spawn(move || read_count(&s))
+            })
+            .collect();
+        // SAFETY: write-locked above, by this thread.
+        s.count.with_mut(|c| unsafe { *c += 1 });
+        // SAFETY: this thread holds the write lock.
+        unsafe { s.lock.unlock_exclusive() };
+        for r in readers {
+            assert_eq!(r.join().unwrap(), 1);
+        }
+        assert!(!s.lock.is_locked());
     });
 }
 

@@ -1,6 +1,6 @@
-//! [`RawRwLock`]: a writer-preferring reader-writer lock on one
-//! [`WaitWord`], with a readers' turn after each write that readers waited
-//! for.
+//! [`RawRwLock`]: a writer-preferring reader-writer lock on one state
+//! word, with a readers' turn after each write that readers waited for,
+//! whose waiters poll the state and sleep on a wake epoch beside it.
 //!
 //! # State word
 //!
@@ -11,7 +11,8 @@
 //!  bits 28..26 writers starving (3 bits, at most MAX_WRITERS_STARVING),
 //!              counted among the waiting writers as well
 //!  bits 25..17 writers waiting (9 bits, at most MAX_WRITERS_WAITING)
-//!  bits 16..0  readers holding (17 bits, at most MAX_READERS)
+//!  bit  16     SLEEPING         a waiter may sleep on the wake epoch
+//!  bits 15..0  readers holding (16 bits, at most MAX_READERS)
 //! ```
 //!
 //! Writer-preferring: a reader does not enter while a writer holds *or
@@ -36,7 +37,8 @@
 //!   cleared), then set it again: a reader that did not run during its
 //!   turn, polling or asleep, asks for the next one.
 //! - read unlock: `readers - 1`, clearing `READ_TURN`; if it was the last
-//!   reader and a writer waits, wake the word's sleepers.
+//!   reader (or the lock was full), also clear `SLEEPING` and, if it was
+//!   set, wake the sleepers.
 //! - write lock: `readers == 0 && !WRITE_LOCKED && !READ_TURN &&
 //!   writers_starving == 0 => WRITE_LOCKED` (a barging `try` included);
 //!   otherwise register (`writers_waiting + 1`), wait for `readers == 0
@@ -47,11 +49,14 @@
 //!   [`READ_TURN_GRACE_B`] times `B` (yielding, which runs a woken reader
 //!   on this CPU) for a reader to enter, then takes the lock, clearing
 //!   `READ_TURN` in the same CAS (a turn nobody uses ends: the reader that
-//!   asked for it may have timed out). A timed-out writer unregisters and
-//!   wakes the sleepers (readers it held back may now enter).
+//!   asked for it may have timed out). A timed-out writer unregisters,
+//!   clearing `SLEEPING`, and wakes the sleepers if it was set (readers it
+//!   held back may now enter).
 //! - write unlock: `- WRITE_LOCKED`, and `READERS_WAITING => READ_TURN` if
-//!   writers wait (the bit is cleared either way); wake the sleepers if
-//!   the replaced word records a waiter (below, "Who sleeps").
+//!   writers wait (the bit is cleared either way), `SLEEPING` cleared;
+//!   wake the sleepers if it was set (below, "Who sleeps").
+//! - a waiter about to sleep: `=> | SLEEPING` (unless set already), then
+//!   sleep on the wake epoch.
 //! - a waiting writer beaten to the lock by writers in
 //!   [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds: `writers_starving + 1` (below).
 //!
@@ -81,53 +86,61 @@
 //! waiting writer is passed over for at most about that interval, then
 //! the writers already waiting, before it has the lock.
 //!
-//! Readers and writers sleep on the same word, so a release wakes all
-//! sleepers (`wake_all`, a system call only when somebody sleeps) and those
-//! that still cannot enter sleep again: a herd, but only of threads that
-//! were already blocked, and releasing every waiting reader at once is what
-//! a write unlock must do anyway.
-//!
 //! # Who sleeps
 //!
-//! A reader sleeps only on a word with `READERS_WAITING` set (or on a full
-//! lock, which a read unlock wakes), and a writer only while it counts in
-//! `writers_waiting`; the futex sleeps only while the word still holds
-//! the value the sleeper checked. So a write unlock whose CAS replaced a
-//! word with neither has nobody asleep to wake, and makes no `wake_all`:
-//! the [`WaitWord`]'s sleeper count alone cannot tell, because a woken
-//! thread stays counted until it runs, and on a busy machine the next
-//! write unlocks, before it runs, would each make a `futex_wake` for it
-//! (with 6 readers and 2 writers on 2 CPUs, about a quarter of all write
-//! unlocks did). A recorded sleeper stays recorded until it runs: only a
-//! write unlock clears `READERS_WAITING` (and wakes, having seen it), and
-//! only a writer itself leaves `writers_waiting`, by taking the lock or
-//! giving up (which wakes). So every change that may let a sleeper in (a
-//! write unlock, the last read unlock while writers wait, a writer giving
-//! up) still finds it recorded, and wakes. A waiting writer kept out by a
-//! starving one may sleep on a free word: the starving writer leaves the
-//! count only by taking the lock, whose write unlock then finds the
-//! sleeper counted and wakes it, or by giving up, which wakes.
+//! Waiters poll the state word (the policy's mechanism, `backoff` by
+//! default) and then sleep, but not on the state word: it changes at every
+//! acquisition and release, so a futex sleep on it would be refused again
+//! and again (`EAGAIN`) while the lock is busy, and a sleeper count beside
+//! it would stay above zero through that loop, making almost every release
+//! a `futex_wake` for nobody (with 7 writers and 1 reader on 2 CPUs, 3.8
+//! million wake calls in 2 s, 565 of which woke anyone). Instead a waiter
+//! sets `SLEEPING` in the state (a CAS that also re-checks its condition)
+//! and sleeps on the *wake epoch*, a second word that only wakers change.
+//! Every change that may let a sleeper in clears `SLEEPING` in its own CAS
+//! and, if it was set, advances the epoch and wakes every sleeper: a write
+//! unlock; the last read unlock (writers wait for it), or one that leaves
+//! room in a full lock; a writer giving up (readers it held back, writers
+//! its starving kept out). Nothing else can make a waiter's condition
+//! true: taking the lock, registering, starving and asking for a turn only
+//! keep others out. A woken thread that must wait again sets `SLEEPING`
+//! again. So a release makes a system call only when someone went to sleep
+//! since the last wake-up, and a sleeper wakes only at a change that may
+//! concern it.
 //!
-//! One writer sleeps unrecorded: one that finds `writers_waiting` full
+//! Readers and writers sleep on the same epoch, so a wake-up wakes all of
+//! them and those that still cannot enter sleep again: a herd, but only of
+//! threads that were already blocked, and releasing every waiting reader
+//! at once is what a write unlock must do anyway.
+//!
+//! One writer waits uncounted: one that finds `writers_waiting` full
 //! ([`MAX_WRITERS_WAITING`], thousands of writers waiting at once) and
-//! cannot take the lock waits, uncounted, until the count has room or
-//! the lock may be taken, then tries again. It sleeps only on a word whose
-//! count is full, and the count drops only by a writer giving up (which
-//! wakes) or taking the lock, whose write unlock then replaces a word that
-//! still counts `MAX_WRITERS_WAITING - 1` writers, at least one, and so
-//! wakes; a change that lets it take the lock wakes as for any waiting
-//! writer, the count being above zero. It is woken at most one critical
-//! section late.
+//! cannot take the lock waits until the count has room or the lock may be
+//! taken, then tries again. The count drops only by a writer giving up
+//! (which wakes) or taking the lock, whose write unlock then wakes; it is
+//! woken at most one critical section late.
+//!
+//! A waiter that times out leaves `SLEEPING` set if it set it: the next
+//! release wakes nobody, one system call.
 //!
 //! # Memory ordering
 //!
 //! Every successful acquisition is a `SeqCst` RMW (it includes Acquire,
 //! pairing with the Release of the last unlock), every release a `SeqCst`
-//! RMW: `SeqCst` because releases are the write half of the [`WaitWord`]
-//! sleeper protocol. Failed CASes carry no data and are `Relaxed`, as are
+//! RMW. Failed CASes carry no data and are `Relaxed`, as are
 //! the loads that seed a CAS loop: a stale value only fails the CAS (whose
 //! failure returns the current one) or, in a `try_*`, reports a lock that
 //! was held a moment ago.
+//!
+//! Sleeping needs no more: a sleeper reads the epoch, then sets `SLEEPING`
+//! by an RMW on the state; a waker's RMW that clears it reads that RMW's
+//! value (one modification order), so the waker's epoch advance, after
+//! its RMW, happens after the sleeper's epoch read. The kernel compares
+//! the epoch before sleeping: either the advance came first and the sleep
+//! is refused, or the sleeper is queued and the wake finds it. A waker
+//! that clears `SLEEPING` after a sleeper set it again wakes that sleep
+//! too. The epoch advance is `Release` and the sleeper's read `Acquire`,
+//! so a sleeper that sees the new epoch sees the state it announces.
 //!
 //! # The first guess
 //!
@@ -153,12 +166,15 @@ use super::waiting::{deadline_after, deadline_at};
 use crate::loom_const::const_unless_loom;
 use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
+use crate::policy::idle_extension::Extension;
 use crate::policy::Policy;
 use crate::profile::WaitProfile;
-use crate::wait_word::WaitWord;
+use crate::wait_word::{poll_extended, poll_until, WaitOutcome};
+use std::time::Duration;
 #[cfg(not(loom))]
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use waitwise_platform::clock::Deadline;
+use waitwise_platform::futex::{Futex, FutexWait};
 use waitwise_platform::shim::Ordering;
 
 /// Set while a writer holds the lock.
@@ -167,13 +183,15 @@ const WRITE_LOCKED: u32 = 1 << 31;
 const READ_TURN: u32 = 1 << 30;
 /// A reader waits because a writer holds or waits for the lock.
 const READERS_WAITING: u32 = 1 << 29;
+/// A waiter may sleep on the wake epoch (module doc, "Who sleeps").
+const SLEEPING: u32 = 1 << 16;
 /// One starving writer (module doc, "Bounded unfairness among writers").
 const WRITER_STARVING: u32 = 1 << 26;
 /// One waiting writer.
 const WRITER_WAITING: u32 = 1 << 17;
 /// One reader.
 const READER: u32 = 1;
-const READERS_MASK: u32 = WRITER_WAITING - 1;
+const READERS_MASK: u32 = SLEEPING - 1;
 const WAITING_MASK: u32 = WRITER_STARVING - WRITER_WAITING;
 const STARVING_MASK: u32 = READERS_WAITING - WRITER_STARVING;
 /// Most readers holding the lock at once.
@@ -292,12 +310,22 @@ fn free_for(s: u32, starving: bool) -> bool {
 /// assert_eq!(*lock.read(), 6);
 /// ```
 pub struct RawRwLock {
-    word: WaitWord,
+    words: Words,
     waits: LockWaits,
     /// When a starving writer was last served (module doc, "Bounded
     /// unfairness among writers"); not consulted under loom.
     #[cfg_attr(loom, allow(dead_code))]
     pace: HandOffPace,
+}
+
+/// The state word and the wake epoch, on one line: a release that wakes
+/// changes both.
+#[repr(align(128))]
+struct Words {
+    /// The state (module doc, "State word"); polled, never slept on.
+    state: Futex,
+    /// The wake epoch: sleepers sleep on it, wakers advance it.
+    wakes: Futex,
 }
 
 impl RawRwLock {
@@ -310,7 +338,10 @@ impl RawRwLock {
         /// An unlocked lock waiting as `options` say.
         pub fn with_options(options: WaitOptions) -> Self {
             Self {
-                word: WaitWord::new(0),
+                words: Words {
+                    state: Futex::new(0),
+                    wakes: Futex::new(0),
+                },
                 waits: LockWaits::new(options, Mechanism::Backoff),
                 pace: HandOffPace::new(),
             }
@@ -320,7 +351,7 @@ impl RawRwLock {
     /// Takes a read lock if no writer holds or waits; never waits.
     #[inline]
     pub fn try_lock_shared(&self) -> bool {
-        let w = self.word.value();
+        let w = self.words.state.value();
         // The first guess is the free lock, not a load (module doc, "The
         // first guess"); a CAS failure (Relaxed) gives the next one. The
         // SeqCst CAS acquires (module doc).
@@ -352,7 +383,7 @@ impl RawRwLock {
             // Back to announce when a write unlock took the request (it
             // clears READERS_WAITING): a reader that missed that turn, not
             // having run during it, asks for the next one.
-            let out = self.word.wait_until(&policy, deadline, readable_or_unasked);
+            let out = self.wait(&policy, deadline, readable_or_unasked, false);
             blocked |= out.blocked();
             if self.try_lock_shared() {
                 break true;
@@ -370,7 +401,7 @@ impl RawRwLock {
     /// SeqCst as every RMW on the word; a stale bit (its reader timed out
     /// or got in) costs one unused turn, which a writer ends.
     fn announce_reader(&self) {
-        let w = self.word.value();
+        let w = self.words.state.value();
         // Relaxed load and CAS failure: guesses for the CAS.
         let mut s = w.load(Ordering::Relaxed);
         while !readable(s) && readers(s) < MAX_READERS && s & READERS_WAITING == 0 {
@@ -394,28 +425,28 @@ impl RawRwLock {
     /// `try_lock_shared` and not released since.
     #[inline]
     pub unsafe fn unlock_shared(&self) {
-        let w = self.word.value();
+        let w = self.words.state.value();
         // readers - 1, READ_TURN cleared: the first reader out ends the
         // turn. The first guess is this reader alone, not a load (module
         // doc, "The first guess"); a CAS failure (Relaxed) gives the next.
+        // The last reader out wakes the sleepers (writers wait for it), and
+        // so does a reader leaving a full lock (MAX_READERS: readers slept
+        // for want of room), clearing SLEEPING in the same CAS.
+        let wakes = |s: u32| s & SLEEPING != 0 && (readers(s) == 1 || readers(s) == MAX_READERS);
         let mut s = READER;
         loop {
             debug_assert!(readers(s) > 0, "unlock_shared of an unread RwLock: {s:#x}");
-            match w.compare_exchange_weak(
-                s,
-                (s - READER) & !READ_TURN,
-                Ordering::SeqCst,
-                Ordering::Relaxed,
-            ) {
+            let mut next = (s - READER) & !READ_TURN;
+            if wakes(s) {
+                next &= !SLEEPING;
+            }
+            match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
                 Ok(_) => break,
                 Err(now) => s = now,
             }
         }
-        // The last reader out wakes waiting writers; a reader leaving a full
-        // lock (MAX_READERS) wakes readers that slept for want of room.
-        // `wake_all` makes no system call when nobody sleeps.
-        if (readers(s) == 1 && writers_waiting(s) > 0) || readers(s) == MAX_READERS {
-            self.word.wake_all();
+        if wakes(s) {
+            self.wake_sleepers();
         }
     }
 
@@ -424,7 +455,7 @@ impl RawRwLock {
     pub fn try_lock_exclusive(&self) -> bool {
         // => WRITE_LOCKED while writable (waiting writers do not stop a
         // barging try; a readers' turn does).
-        let w = self.word.value();
+        let w = self.words.state.value();
         // The first guess is the free lock, not a load (module doc, "The
         // first guess"); a CAS failure (Relaxed) gives the next one. The
         // SeqCst CAS acquires (module doc).
@@ -450,7 +481,7 @@ impl RawRwLock {
         let policy = self.waits.policy();
         let profiler = self.waits.profiler();
         let start = profiler.start();
-        let w = self.word.value();
+        let w = self.words.state.value();
         // Register: writers_waiting + 1 (unless the lock turned free).
         // Relaxed load and CAS failures: guesses for the SeqCst CASes,
         // which order (module doc).
@@ -475,9 +506,12 @@ impl RawRwLock {
             if writers_waiting(s) >= MAX_WRITERS_WAITING {
                 // The count is full: wait uncounted until it has room or
                 // the lock may be taken (module doc, "Who sleeps").
-                let out = self.word.wait_until(&policy, deadline, |v| {
-                    writable(v) || writers_waiting(v) < MAX_WRITERS_WAITING
-                });
+                let out = self.wait(
+                    &policy,
+                    deadline,
+                    |v| writable(v) || writers_waiting(v) < MAX_WRITERS_WAITING,
+                    false,
+                );
                 uncounted_blocked |= out.blocked();
                 if out.timed_out() {
                     profiler.finish(start, uncounted_blocked);
@@ -504,9 +538,7 @@ impl RawRwLock {
         let mut lost_rounds = 0u32;
         let acquired = loop {
             // Back after each kernel wake-up, to count the rounds lost.
-            let out = self
-                .word
-                .wait_until_woken(&policy, deadline, |s| free_for(s, starving));
+            let out = self.wait(&policy, deadline, |s| free_for(s, starving), true);
             blocked |= out.blocked();
             let mut s = out.value();
             if free_for(s, starving) && read_turn(s) {
@@ -522,8 +554,9 @@ impl RawRwLock {
                     ((s - leave + WRITE_LOCKED) & !READ_TURN, true)
                 } else if out.timed_out() || deadline.has_passed() {
                     // The last waiting writer leaving ends a turn: readers
-                    // may enter anyway.
-                    let next = s - leave;
+                    // may enter anyway. Leaving wakes the sleepers (readers
+                    // it held back, writers its starving kept out).
+                    let next = (s - leave) & !SLEEPING;
                     if writers_waiting(next) == 0 {
                         (next & !READ_TURN, false)
                     } else {
@@ -548,7 +581,9 @@ impl RawRwLock {
                 Some(false) => {
                     // Readers held back by our registration, and writers
                     // by our starving, may enter now.
-                    self.word.wake_all();
+                    if s & SLEEPING != 0 {
+                        self.wake_sleepers();
+                    }
                     break false;
                 }
                 None => {
@@ -573,7 +608,7 @@ impl RawRwLock {
     /// starving writer only keeps others out.
     #[cold]
     fn join_starving(&self) -> bool {
-        let w = self.word.value();
+        let w = self.words.state.value();
         // Relaxed load and CAS failure: guesses for the SeqCst CAS, which
         // orders as every RMW on the word.
         let mut s = w.load(Ordering::Relaxed);
@@ -620,6 +655,121 @@ impl RawRwLock {
             .mark(waitwise_platform::clock::cycle_clock().now());
     }
 
+    /// Waits until `ready(state)` holds or `deadline` passes: polls the
+    /// state word as `policy` says, then sleeps on the wake epoch, with
+    /// `SLEEPING` set (module doc, "Who sleeps"). With `return_when_woken`,
+    /// a kernel wake-up ends the wait ([`WaitOutcome::Woken`]).
+    fn wait(
+        &self,
+        policy: &Policy,
+        deadline: Deadline,
+        mut ready: impl FnMut(u32) -> bool,
+        return_when_woken: bool,
+    ) -> WaitOutcome {
+        let state = &self.words.state;
+        // Acquire: pairs with the Release half of the last change.
+        let v = state.value().load(Ordering::Acquire);
+        if ready(v) {
+            return WaitOutcome::Ready {
+                value: v,
+                blocked: false,
+            };
+        }
+        // `adapt/b` learns from the wait (keyed by the state's address).
+        let (budget, learning) = policy.begin_wait(state as *const Futex as usize);
+        let mut out = WaitOutcome::TimedOut {
+            value: v,
+            blocked: false,
+        };
+        if !cfg!(loom) && budget.polls() {
+            let mut end = match learning.as_ref().and_then(|l| l.start_ticks()) {
+                Some(at) => budget.poll_deadline_from(at, deadline),
+                None => budget.poll_deadline(deadline),
+            };
+            out = if budget.idle_extension {
+                poll_extended(
+                    state,
+                    budget.mechanism,
+                    &mut end,
+                    deadline,
+                    &mut Extension::new(),
+                    &mut ready,
+                )
+            } else {
+                poll_until(state, budget.mechanism, end, &mut ready)
+            };
+        }
+        if out.timed_out() && !deadline.has_passed() {
+            out = self.sleep_until(deadline, &mut ready, return_when_woken);
+        }
+        if let Some(learning) = learning {
+            learning.finish(out.blocked(), out.timed_out());
+        }
+        out
+    }
+
+    /// The blocking phase of [`wait`](Self::wait): set `SLEEPING` unless
+    /// `ready` holds, sleep while the wake epoch is unchanged, re-check.
+    fn sleep_until(
+        &self,
+        deadline: Deadline,
+        ready: &mut impl FnMut(u32) -> bool,
+        return_when_woken: bool,
+    ) -> WaitOutcome {
+        let Words { state, wakes } = &self.words;
+        let mut blocked = false;
+        loop {
+            // The epoch first: a wake-up after it is read (which needs our
+            // SLEEPING, below, or a later change) leaves the futex sleep at
+            // once. Acquire: pairs with the waker's Release advance.
+            let epoch = wakes.value().load(Ordering::Acquire);
+            // Relaxed load and CAS failure: guesses for the CAS.
+            let mut s = state.value().load(Ordering::Relaxed);
+            while !ready(s) && s & SLEEPING == 0 {
+                // => | SLEEPING. SeqCst as every RMW on the word; the waker
+                // that clears it reads this RMW's value (module doc).
+                match state.value().compare_exchange_weak(
+                    s,
+                    s | SLEEPING,
+                    Ordering::SeqCst,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => s |= SLEEPING,
+                    Err(now) => s = now,
+                }
+            }
+            if ready(s) {
+                return WaitOutcome::Ready { value: s, blocked };
+            }
+            let timeout = deadline.remaining();
+            if timeout == Some(Duration::ZERO) {
+                return WaitOutcome::TimedOut { value: s, blocked };
+            }
+            let slept = wakes.wait(epoch, timeout);
+            blocked = true;
+            // Acquire: pairs with the Release half of the waking change.
+            let s = state.value().load(Ordering::Acquire);
+            if ready(s) {
+                return WaitOutcome::Ready { value: s, blocked };
+            }
+            if slept == FutexWait::Woken && return_when_woken {
+                return WaitOutcome::Woken { value: s };
+            }
+            if slept == FutexWait::TimedOut || deadline.has_passed() {
+                return WaitOutcome::TimedOut { value: s, blocked };
+            }
+        }
+    }
+
+    /// Wakes every sleeper, after a change that cleared `SLEEPING`: advance
+    /// the epoch, then `futex_wake`. Release: a sleeper that reads the new
+    /// epoch sees the change before it (module doc, "Memory ordering").
+    fn wake_sleepers(&self) {
+        let wakes = &self.words.wakes;
+        wakes.value().fetch_add(1, Ordering::Release);
+        wakes.wake_all();
+    }
+
     /// A waiting writer found the lock free in a readers' turn that no
     /// reader has taken: polls (yielding) for [`READ_TURN_GRACE_B`] times
     /// `B`, or until `deadline`, for a reader to take it; returns the word
@@ -632,7 +782,7 @@ impl RawRwLock {
             let ns = READ_TURN_GRACE_B as f64 * crate::policy::block_ns();
             deadline.min(Deadline::after(std::time::Duration::from_nanos(ns as u64)))
         };
-        let out = crate::wait_word::poll_until(self.word.futex(), Mechanism::Yield, grace, |s| {
+        let out = crate::wait_word::poll_until(&self.words.state, Mechanism::Yield, grace, |s| {
             !free(s) || !read_turn(s)
         });
         out.value()
@@ -645,7 +795,7 @@ impl RawRwLock {
     /// The caller holds the write lock of this lock.
     #[inline]
     pub unsafe fn unlock_exclusive(&self) {
-        let w = self.word.value();
+        let w = self.words.state.value();
         // WRITE_LOCKED => 0 (waiting-writer count kept); READERS_WAITING
         // => READ_TURN while writers wait (else readers may enter anyway).
         // The first guess is this writer alone, not a load (module doc,
@@ -656,7 +806,7 @@ impl RawRwLock {
                 write_locked(s),
                 "unlock_exclusive of an unwritten RwLock: {s:#x}"
             );
-            let mut next = s - WRITE_LOCKED;
+            let mut next = (s - WRITE_LOCKED) & !SLEEPING;
             if next & READERS_WAITING != 0 {
                 next &= !READERS_WAITING;
                 if writers_waiting(next) > 0 {
@@ -668,12 +818,8 @@ impl RawRwLock {
                 Err(now) => s = now,
             }
         }
-        // Only a waiter the word records can be asleep (module doc, "Who
-        // sleeps"): with none, the sleeper count can only be threads
-        // already woken that have not run yet, and waking them again
-        // would be a system call for nobody.
-        if s & READERS_WAITING != 0 || writers_waiting(s) > 0 {
-            self.word.wake_all();
+        if s & SLEEPING != 0 {
+            self.wake_sleepers();
         }
     }
 
@@ -681,7 +827,7 @@ impl RawRwLock {
     #[inline]
     pub fn is_locked(&self) -> bool {
         // Relaxed: a snapshot that orders nothing.
-        let s = self.word.value().load(Ordering::Relaxed);
+        let s = self.words.state.value().load(Ordering::Relaxed);
         write_locked(s) || readers(s) > 0
     }
 
@@ -689,7 +835,7 @@ impl RawRwLock {
     #[inline]
     pub fn is_locked_exclusive(&self) -> bool {
         // Relaxed: a snapshot that orders nothing.
-        write_locked(self.word.value().load(Ordering::Relaxed))
+        write_locked(self.words.state.value().load(Ordering::Relaxed))
     }
 
     /// The wait-time histogram, when profiling is on.
@@ -714,7 +860,7 @@ impl Default for RawRwLock {
 impl std::fmt::Debug for RawRwLock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Relaxed: a snapshot for display that orders nothing.
-        let s = self.word.value().load(Ordering::Relaxed);
+        let s = self.words.state.value().load(Ordering::Relaxed);
         f.debug_struct("RawRwLock")
             .field("write_locked", &write_locked(s))
             .field("readers", &readers(s))
@@ -822,7 +968,7 @@ mod tests {
     #[test]
     fn fast_paths_whose_first_guess_misses_act_on_the_word_they_find() {
         let lock = RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block()));
-        let w = lock.word.value();
+        let w = lock.words.state.value();
         // Guessed free, found read-locked twice.
         w.store(2 * READER, Ordering::SeqCst);
         assert!(!lock.try_lock_exclusive());
@@ -860,7 +1006,7 @@ mod tests {
     #[test]
     fn a_write_unlock_gives_waiting_readers_a_turn_that_the_first_reader_out_ends() {
         let lock = RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block()));
-        let w = lock.word.value();
+        let w = lock.words.state.value();
         // Write-locked, a writer waiting, a reader asking for a turn.
         w.store(
             WRITE_LOCKED | WRITER_WAITING | READERS_WAITING,
@@ -896,10 +1042,13 @@ mod tests {
     fn a_waiting_writer_ends_a_turn_nobody_takes() {
         let lock = RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block()));
         // A turn whose reader gave up: free, READ_TURN, nobody waiting.
-        lock.word.value().store(READ_TURN, Ordering::SeqCst);
+        lock.words.state.value().store(READ_TURN, Ordering::SeqCst);
         assert!(!lock.try_lock_exclusive());
         assert!(lock.lock_exclusive_until(Deadline::NEVER));
-        assert_eq!(lock.word.value().load(Ordering::SeqCst), WRITE_LOCKED);
+        assert_eq!(
+            lock.words.state.value().load(Ordering::SeqCst),
+            WRITE_LOCKED
+        );
         // SAFETY: write-locked just above.
         unsafe { lock.unlock_exclusive() };
         assert!(!lock.is_locked());
@@ -908,7 +1057,7 @@ mod tests {
     #[test]
     fn a_starving_writer_keeps_barging_and_waiting_writers_out() {
         let lock = RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block()));
-        let w = lock.word.value();
+        let w = lock.words.state.value();
         // Free, two writers waiting, one of them starving.
         let s = 2 * WRITER_WAITING + WRITER_STARVING;
         w.store(s, Ordering::SeqCst);
@@ -930,7 +1079,7 @@ mod tests {
     #[test]
     fn writers_start_starving_up_to_the_count_s_limit() {
         let lock = RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block()));
-        let w = lock.word.value();
+        let w = lock.words.state.value();
         let waiting = (MAX_WRITERS_STARVING + 2) * WRITER_WAITING;
         w.store(WRITE_LOCKED | waiting, Ordering::SeqCst);
         for n in 1..=MAX_WRITERS_STARVING {
@@ -963,8 +1112,8 @@ mod tests {
         });
         // The waiter registered and asleep: every round below starts with
         // it in the kernel.
-        while writers_waiting(lock.word.value().load(Ordering::SeqCst)) == 0
-            || !lock.word.has_sleepers()
+        while writers_waiting(lock.words.state.value().load(Ordering::SeqCst)) == 0
+            || lock.words.state.value().load(Ordering::SeqCst) & SLEEPING == 0
         {
             std::thread::yield_now();
         }
@@ -999,7 +1148,7 @@ mod tests {
         }
         waiter.join().unwrap();
         assert!(!lock.is_locked());
-        assert_eq!(lock.word.value().load(Ordering::SeqCst), 0);
+        assert_eq!(lock.words.state.value().load(Ordering::SeqCst), 0);
     }
 
     #[test]
@@ -1009,13 +1158,14 @@ mod tests {
         ));
         // A lock that MAX_READERS readers hold (taking a million read locks
         // one by one would only be slower).
-        lock.word
+        lock.words
+            .state
             .value()
             .store(MAX_READERS * READER, Ordering::SeqCst);
         let l2 = lock.clone();
         let reader = std::thread::spawn(move || l2.lock_shared_until(Deadline::NEVER));
         // Let the reader find the lock full and go to sleep.
-        while !lock.word.has_sleepers() {
+        while lock.words.state.value().load(Ordering::SeqCst) & SLEEPING == 0 {
             std::thread::yield_now();
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -1024,7 +1174,7 @@ mod tests {
         unsafe { lock.unlock_shared() };
         assert!(reader.join().unwrap());
         assert_eq!(
-            readers(lock.word.value().load(Ordering::SeqCst)),
+            readers(lock.words.state.value().load(Ordering::SeqCst)),
             MAX_READERS
         );
     }
