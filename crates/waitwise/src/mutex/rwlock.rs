@@ -965,6 +965,47 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
+    /// Releases wake (advance the epoch) only when a waiter set
+    /// `SLEEPING`, and clear it when they do; a counted waiting writer
+    /// that polls costs its releases no wake-up (module doc, "Who sleeps").
+    #[test]
+    fn releases_wake_only_when_a_waiter_announced_its_sleep() {
+        let lock = RawRwLock::new();
+        let Words { state, wakes } = &lock.words;
+        let epoch = || wakes.value().load(Ordering::SeqCst);
+        // A writer holds, another waits (polling): no wake-up.
+        state
+            .value()
+            .store(WRITE_LOCKED | WRITER_WAITING, Ordering::SeqCst);
+        // SAFETY: the word says a writer holds the lock; this releases it.
+        unsafe { lock.unlock_exclusive() };
+        assert_eq!(epoch(), 0);
+        assert_eq!(state.value().load(Ordering::SeqCst), WRITER_WAITING);
+        // The same with a sleeper announced: one wake-up, the bit cleared.
+        state
+            .value()
+            .store(WRITE_LOCKED | WRITER_WAITING | SLEEPING, Ordering::SeqCst);
+        // SAFETY: as above.
+        unsafe { lock.unlock_exclusive() };
+        assert_eq!(epoch(), 1);
+        assert_eq!(state.value().load(Ordering::SeqCst), WRITER_WAITING);
+        // Two readers hold, a writer sleeps: only the last reader out wakes.
+        state
+            .value()
+            .store((2 * READER) | WRITER_WAITING | SLEEPING, Ordering::SeqCst);
+        // SAFETY: the word says two readers hold the lock; these release them.
+        unsafe { lock.unlock_shared() };
+        assert_eq!(epoch(), 1);
+        assert_eq!(
+            state.value().load(Ordering::SeqCst),
+            READER | WRITER_WAITING | SLEEPING
+        );
+        // SAFETY: as above.
+        unsafe { lock.unlock_shared() };
+        assert_eq!(epoch(), 2);
+        assert_eq!(state.value().load(Ordering::SeqCst), WRITER_WAITING);
+    }
+
     #[test]
     fn fast_paths_whose_first_guess_misses_act_on_the_word_they_find() {
         let lock = RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block()));
