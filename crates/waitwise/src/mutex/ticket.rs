@@ -131,7 +131,13 @@ const BEATS: usize = if cfg!(loom) { 1 } else { 64 };
 const WINDOW: usize = if cfg!(loom) { 2 } else { 16 };
 
 /// Whether ticket `a` comes after ticket `b` (wrapping; tickets in use
-/// are far less than 2^31 apart).
+/// are far less than 2^31 apart). A skipped ticket stays in use until its
+/// waiter runs and reads `serving`: a waiter skipped and then kept off
+/// its CPU while 2^31 more tickets are served (about 20 s of acquisitions
+/// at 100 million a second, e.g. a thread stopped under a debugger) would
+/// read the lock's progress as behind its ticket, and could take the lock
+/// when the count came round to its ticket again. The 32-bit futex word
+/// that `serving` is sets this limit.
 #[inline]
 fn is_after(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) > 0
