@@ -266,6 +266,12 @@ impl<'a> WaitWordRef<'a> {
         Self { futex, sleepers }
     }
 
+    /// The futex.
+    #[inline(always)]
+    pub fn futex(&self) -> &'a Futex {
+        self.futex
+    }
+
     /// The word.
     #[inline(always)]
     pub fn value(&self) -> &'a AtomicU32 {

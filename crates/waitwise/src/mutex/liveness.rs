@@ -4,12 +4,15 @@
 //! waiter instead of waiting for a sleeping or preempted one (the convoy).
 //! This is the time-published queue lock of He, Scherer and Scott (HiPC
 //! 2005, MCS-TP / CLH-TP), with the sleep of a two-phase waiter published
-//! too.
+//! too. The RwLock's waiting readers share one beat, so that a writer does
+//! not hold a readers' turn open for a reader that was preempted
+//! ([`Judge::preempted`]; `rwlock.rs`).
 //!
 //! # The beat word (`u64`)
 //!
 //! ```text
-//!  bits 63..32  tag: whose beat it is (the ticket lock's ticket; 0 for MCS nodes)
+//!  bits 63..32  tag: whose beat it is (the ticket lock's ticket; 0 for MCS nodes
+//!               and for the RwLock's readers)
 //!  bits 31..2   time of the beat, in units of 2^UNIT_SHIFT ns (wrapping);
 //!               0 when asleep, or polling but not beaten yet (counts as running)
 //!  bit 1        PATIENT: never pass this waiter over while it sleeps
@@ -42,8 +45,9 @@
 //! nothing; the locks hand over through their own words.
 
 use crate::mechanism::Mechanism;
-use crate::wait_word::{WaitOutcome, WaitWordRef};
+use crate::wait_word::{poll_until, WaitOutcome};
 use waitwise_platform::clock::{cycle_clock, Deadline};
+use waitwise_platform::futex::Futex;
 use waitwise_platform::shim::{AtomicU64, Ordering};
 
 /// How often a polling waiter publishes its beat, ns. Guessed: a clock read
@@ -154,6 +158,23 @@ impl Judge {
         if beat & POLLING == 0 {
             return beat & PATIENT == 0;
         }
+        self.is_stale(beat)
+    }
+
+    /// Whether the waiter tagged `tag`, whose beat is `beat`, was polling
+    /// and has not beaten for [`STALE_NS`]: preempted (not asleep, not
+    /// running), and not patient.
+    #[inline]
+    pub(super) fn preempted(self, beat: u64, tag: u32) -> bool {
+        (beat >> 32) as u32 == tag
+            && beat & POLLING != 0
+            && beat & PATIENT == 0
+            && self.is_stale(beat)
+    }
+
+    /// Whether a polling beat is older than [`STALE_NS`].
+    #[inline]
+    fn is_stale(self, beat: u64) -> bool {
         let stamp = beat as u32 & TIME_MASK;
         // Time 0: arrived, no beat yet (or a beat at the wrap; under loom
         // every polling beat): counts as running. A beat stamped after the
@@ -170,7 +191,7 @@ impl Judge {
 /// [`polling`]`(tag, patient)` into `beat` every [`BEAT_NS`]. Never sleeps.
 #[inline]
 pub(super) fn poll_beating(
-    word: WaitWordRef<'_>,
+    word: &Futex,
     mechanism: Mechanism,
     deadline: Deadline,
     beat: &AtomicU64,
@@ -180,7 +201,7 @@ pub(super) fn poll_beating(
 ) -> WaitOutcome {
     loop {
         let slice = Deadline::at_ticks(cycle_clock().now().saturating_add(BEAT_NS));
-        let out = word.poll_until(mechanism, deadline.min(slice), &mut ready);
+        let out = poll_until(word, mechanism, deadline.min(slice), &mut ready);
         if !out.timed_out() || deadline.has_passed() || cfg!(loom) {
             return out;
         }
@@ -225,6 +246,22 @@ mod tests {
             now: now_field().wrapping_add((((STALE_NS >> UNIT_SHIFT) + 2) as u32) << 2),
         };
         assert!(later.passable(beat, 3));
+    }
+
+    #[test]
+    fn only_an_old_polling_beat_says_preempted() {
+        let later = Judge {
+            now: now_field().wrapping_add((((STALE_NS >> UNIT_SHIFT) + 2) as u32) << 2),
+        };
+        assert!(later.preempted(polling(0, false), 0));
+        assert!(
+            !later.preempted(asleep(0, false), 0),
+            "asleep, not preempted"
+        );
+        assert!(!later.preempted(polling(1, false), 0), "another tag");
+        assert!(!later.preempted(arrived(false), 0), "no beat yet");
+        assert!(!later.preempted(polling(0, true), 0), "patient");
+        assert!(!Judge::now().preempted(polling(0, false), 0), "fresh");
     }
 
     #[test]

@@ -454,7 +454,7 @@ impl RawMcsMutex {
             node.beat
                 .store(liveness::polling(0, patient), Ordering::Relaxed);
             let out = liveness::poll_beating(
-                word,
+                word.futex(),
                 budget.mechanism,
                 budget.poll_deadline(Deadline::NEVER),
                 &node.beat,

@@ -49,7 +49,9 @@
 //!   [`READ_TURN_GRACE_B`] times `B` (yielding, which runs a woken reader
 //!   on this CPU) for a reader to enter, then takes the lock, clearing
 //!   `READ_TURN` in the same CAS (a turn nobody uses ends: the reader that
-//!   asked for it may have timed out). A timed-out writer unregisters,
+//!   asked for it may have timed out). No grace when the waiting readers
+//!   were preempted (below, "A turn for a reader that does not run"). A
+//!   timed-out writer unregisters,
 //!   clearing `SLEEPING`, and wakes the sleepers if it was set (readers it
 //!   held back may now enter).
 //! - write unlock: `- WRITE_LOCKED`, and `READERS_WAITING => READ_TURN` if
@@ -85,6 +87,32 @@
 //! starving writer was last served (the mutex's pace, [`HandOffPace`]): a
 //! waiting writer is passed over for at most about that interval, then
 //! the writers already waiting, before it has the lock.
+//!
+//! # A turn for a reader that does not run
+//!
+//! A readers' turn keeps the writers out until a reader enters, or for the
+//! grace, which is the time a reader woken by the write unlock needs to
+//! run. A reader preempted while it polls needs the scheduler instead (up
+//! to a time slice), and the writers yielding through the grace meanwhile
+//! keep the lock idle. So waiting readers publish a beat, as the FIFO
+//! locks' waiters do (`liveness.rs`): one word for all of them, stored by
+//! each polling reader every [`BEAT_NS`](super::liveness::BEAT_NS) and by
+//! a reader about to sleep. A writer that finds an unused turn skips the
+//! grace when the last beat is a poll older than
+//! [`STALE_NS`](super::liveness::STALE_NS): the last reader to beat was
+//! preempted, and no reader has polled or slept since. The turn ends
+//! unused; the reader asks again when it runs, and a reader that polls
+//! gets in at the next write unlock, which grants its turn while it runs
+//! (its beat fresh, the grace waits for it). A reader that sleeps keeps
+//! the grace. A reader that polls by yielding is off its CPU at almost
+//! every turn and could miss them all; so a reader that has missed
+//! [`MAX_PASSES`](super::liveness::MAX_PASSES) turns in one acquisition
+//! publishes itself *patient*, and a patient beat always keeps the grace,
+//! as in the FIFO locks. A skip therefore costs a reader at most that many
+//! turns while it is the last to beat. Cost: a clock read and a store per
+//! µs of a reader's polling, on a line of its own, and one load when a
+//! turn is unused. A reader polls to its limit only, without the idle
+//! extension (`policy/idle_extension.rs`), which would not beat.
 //!
 //! # Who sleeps
 //!
@@ -159,6 +187,7 @@
 use super::hand_off_pace::HandOffPace;
 #[cfg(not(loom))]
 use super::hand_off_pace::HAND_OFF_PACE_IN_B;
+use super::liveness::{self, Judge};
 use super::ttas::HAND_OFF_AFTER_LOST_ROUNDS;
 use super::waiting::LockWaits;
 #[cfg(not(loom))]
@@ -175,7 +204,7 @@ use std::time::Duration;
 use std::time::Instant;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::futex::{Futex, FutexWait};
-use waitwise_platform::shim::Ordering;
+use waitwise_platform::shim::{AtomicU64, Ordering};
 
 /// Set while a writer holds the lock.
 const WRITE_LOCKED: u32 = 1 << 31;
@@ -311,6 +340,9 @@ fn free_for(s: u32, starving: bool) -> bool {
 /// ```
 pub struct RawRwLock {
     words: Words,
+    /// The latest beat of a waiting reader (module doc, "A turn for a
+    /// reader that does not run").
+    reader_beat: ReaderBeat,
     waits: LockWaits,
     /// When a starving writer was last served (module doc, "Bounded
     /// unfairness among writers"); not consulted under loom.
@@ -328,6 +360,20 @@ struct Words {
     wakes: Futex,
 }
 
+/// What a waiting reader publishes: the lock's reader beat, and whether
+/// it is patient (module doc, "A turn for a reader that does not run").
+#[derive(Clone, Copy)]
+struct ReaderWait<'a> {
+    beat: &'a AtomicU64,
+    patient: bool,
+}
+
+/// A waiting reader's beat (`liveness.rs`, tag 0), on a line of its own:
+/// readers store it every µs while they poll, writers read it only when a
+/// readers' turn is unused.
+#[repr(align(128))]
+struct ReaderBeat(AtomicU64);
+
 impl RawRwLock {
     const_unless_loom! {
         /// An unlocked lock with the default mutex policy.
@@ -342,6 +388,7 @@ impl RawRwLock {
                     state: Futex::new(0),
                     wakes: Futex::new(0),
                 },
+                reader_beat: ReaderBeat(AtomicU64::new(0)),
                 waits: LockWaits::new(options, Mechanism::Backoff),
                 pace: HandOffPace::new(),
             }
@@ -378,12 +425,19 @@ impl RawRwLock {
         let profiler = self.waits.profiler();
         let start = profiler.start();
         let mut blocked = false;
+        // Turns this reader missed: patient after MAX_PASSES (module doc,
+        // "A turn for a reader that does not run").
+        let mut missed = 0;
         let acquired = loop {
             self.announce_reader();
             // Back to announce when a write unlock took the request (it
             // clears READERS_WAITING): a reader that missed that turn, not
             // having run during it, asks for the next one.
-            let out = self.wait(&policy, deadline, readable_or_unasked, false);
+            let beat = ReaderWait {
+                beat: &self.reader_beat.0,
+                patient: liveness::is_patient(missed),
+            };
+            let out = self.wait(&policy, deadline, readable_or_unasked, false, Some(beat));
             blocked |= out.blocked();
             if self.try_lock_shared() {
                 break true;
@@ -391,6 +445,7 @@ impl RawRwLock {
             if out.timed_out() {
                 break false;
             }
+            missed += 1;
         };
         profiler.finish(start, blocked);
         acquired
@@ -511,6 +566,7 @@ impl RawRwLock {
                     deadline,
                     |v| writable(v) || writers_waiting(v) < MAX_WRITERS_WAITING,
                     false,
+                    None,
                 );
                 uncounted_blocked |= out.blocked();
                 if out.timed_out() {
@@ -538,7 +594,7 @@ impl RawRwLock {
         let mut lost_rounds = 0u32;
         let acquired = loop {
             // Back after each kernel wake-up, to count the rounds lost.
-            let out = self.wait(&policy, deadline, |s| free_for(s, starving), true);
+            let out = self.wait(&policy, deadline, |s| free_for(s, starving), true, None);
             blocked |= out.blocked();
             let mut s = out.value();
             if free_for(s, starving) && read_turn(s) {
@@ -658,13 +714,16 @@ impl RawRwLock {
     /// Waits until `ready(state)` holds or `deadline` passes: polls the
     /// state word as `policy` says, then sleeps on the wake epoch, with
     /// `SLEEPING` set (module doc, "Who sleeps"). With `return_when_woken`,
-    /// a kernel wake-up ends the wait ([`WaitOutcome::Woken`]).
+    /// a kernel wake-up ends the wait ([`WaitOutcome::Woken`]). With a
+    /// reader's `beat`, the waiter publishes it while it polls (every
+    /// [`BEAT_NS`](liveness::BEAT_NS)) and before it sleeps.
     fn wait(
         &self,
         policy: &Policy,
         deadline: Deadline,
         mut ready: impl FnMut(u32) -> bool,
         return_when_woken: bool,
+        beat: Option<ReaderWait<'_>>,
     ) -> WaitOutcome {
         let state = &self.words.state;
         // Acquire: pairs with the Release half of the last change.
@@ -686,7 +745,11 @@ impl RawRwLock {
                 Some(at) => budget.poll_deadline_from(at, deadline),
                 None => budget.poll_deadline(deadline),
             };
-            out = if budget.idle_extension {
+            out = if let Some(ReaderWait { beat, patient }) = beat {
+                // Relaxed (every beat store): a hint (`liveness.rs`).
+                beat.store(liveness::polling(0, patient), Ordering::Relaxed);
+                liveness::poll_beating(state, budget.mechanism, end, beat, 0, patient, &mut ready)
+            } else if budget.idle_extension {
                 poll_extended(
                     state,
                     budget.mechanism,
@@ -700,6 +763,10 @@ impl RawRwLock {
             };
         }
         if out.timed_out() && !deadline.has_passed() {
+            if let Some(ReaderWait { beat, patient }) = beat {
+                // Relaxed: a hint (`liveness.rs`).
+                beat.store(liveness::asleep(0, patient), Ordering::Relaxed);
+            }
             out = self.sleep_until(deadline, &mut ready, return_when_woken);
         }
         if let Some(learning) = learning {
@@ -776,6 +843,14 @@ impl RawRwLock {
     /// then. Under loom, one look.
     #[cold]
     fn read_turn_grace(&self, deadline: Deadline) -> u32 {
+        // Relaxed: a hint (`liveness.rs`).
+        let beat = self.reader_beat.0.load(Ordering::Relaxed);
+        if Judge::now().preempted(beat, 0) {
+            // The last reader to beat was preempted while polling, and no
+            // reader has polled or slept since: none is on its way (module
+            // doc, "A turn for a reader that does not run").
+            return self.words.state.value().load(Ordering::Relaxed);
+        }
         let grace = if cfg!(loom) {
             deadline
         } else {
@@ -1004,6 +1079,29 @@ mod tests {
         unsafe { lock.unlock_shared() };
         assert_eq!(epoch(), 2);
         assert_eq!(state.value().load(Ordering::SeqCst), WRITER_WAITING);
+    }
+
+    /// A reader kept out by a writer publishes its beat while it polls (a
+    /// writer reads it before holding a readers' turn open for it).
+    #[test]
+    fn a_waiting_reader_publishes_its_beat() {
+        let lock = Arc::new(RawRwLock::with_options(
+            WaitOptions::new().policy(Policy::always_spin()),
+        ));
+        assert!(lock.try_lock_exclusive());
+        let l2 = lock.clone();
+        let reader = std::thread::spawn(move || {
+            assert!(l2.lock_shared_until(Deadline::NEVER));
+            // SAFETY: read-locked just above.
+            unsafe { l2.unlock_shared() };
+        });
+        while lock.reader_beat.0.load(Ordering::Relaxed) == 0 {
+            std::thread::yield_now();
+        }
+        // SAFETY: write-locked above, by this thread.
+        unsafe { lock.unlock_exclusive() };
+        reader.join().unwrap();
+        assert!(!lock.is_locked());
     }
 
     #[test]

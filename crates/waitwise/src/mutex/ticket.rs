@@ -350,7 +350,7 @@ impl RawTicketMutex {
             }
             while !cfg!(loom) && budget.polls() {
                 let out = liveness::poll_beating(
-                    serving,
+                    serving.futex(),
                     budget.mechanism,
                     budget.poll_deadline(Deadline::NEVER),
                     beat,

@@ -44,10 +44,11 @@
 //! most the cap per wait. The engine runs the slices with the policy's own
 //! mechanism and a `sched_yield` before each (`crate::wait_word`), in the
 //! waits that run a whole polling phase through it: [`crate::WaitWord`]
-//! and [`crate::WaitWordRef`] (events, barriers, condition variables, the
-//! RwLock), the [`Semaphore`](crate::semaphore::Semaphore) and the TTAS
-//! mutex (the default [`crate::Mutex`]). The ticket and MCS locks, the
-//! channel and the pool poll to their limit only.
+//! and [`crate::WaitWordRef`] (events, barriers, condition variables), the
+//! RwLock's writers, the [`Semaphore`](crate::semaphore::Semaphore) and
+//! the TTAS mutex (the default [`crate::Mutex`]). The ticket and MCS
+//! locks, the RwLock's readers, the channel and the pool poll to their
+//! limit only.
 //!
 //! # The bound, per regime
 //!
