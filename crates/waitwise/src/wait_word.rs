@@ -436,24 +436,7 @@ impl<'a> WaitWordRef<'a> {
         // Polling phase (under loom the first load above was the poll: the
         // model explores the blocking protocol, where wake-ups can be lost).
         if !cfg!(loom) && budget.polls() {
-            let mut poll_end = match started {
-                Some(at) => budget.poll_deadline_from(at, deadline),
-                None => budget.poll_deadline(deadline),
-            };
-            let out = poll_from(self.futex, budget.mechanism, v, poll_end, &mut *ready);
-            let out = if out.timed_out() && budget.idle_extension {
-                let mut extension = Extension::new();
-                poll_extended(
-                    self.futex,
-                    budget.mechanism,
-                    &mut poll_end,
-                    deadline,
-                    &mut extension,
-                    &mut *ready,
-                )
-            } else {
-                out
-            };
+            let out = poll_phase(self.futex, budget, started, deadline, v, &mut *ready);
             if !out.timed_out() || deadline.has_passed() {
                 return out;
             }
@@ -600,6 +583,41 @@ pub fn poll_until(
         };
     }
     poll_from(futex, mechanism, v, deadline, ready)
+}
+
+/// The polling phase of a wait with `budget` on `futex`, whose value `v`
+/// `ready` refused: polls to the budget's limit (counted from `started` on
+/// the cycle clock when the caller has read it, else from now), then on
+/// through the idle extension if the budget has one. For waits that sleep
+/// elsewhere than on the word they poll (the RwLock) as for
+/// [`WaitWordRef`]'s own.
+#[inline]
+pub(crate) fn poll_phase(
+    futex: &Futex,
+    budget: crate::policy::PollBudget,
+    started: Option<u64>,
+    deadline: Deadline,
+    v: u32,
+    ready: &mut dyn FnMut(u32) -> bool,
+) -> WaitOutcome {
+    let mut poll_end = match started {
+        Some(at) => budget.poll_deadline_from(at, deadline),
+        None => budget.poll_deadline(deadline),
+    };
+    let out = poll_from(futex, budget.mechanism, v, poll_end, &mut *ready);
+    if out.timed_out() && budget.idle_extension {
+        let mut extension = Extension::new();
+        poll_extended(
+            futex,
+            budget.mechanism,
+            &mut poll_end,
+            deadline,
+            &mut extension,
+            &mut *ready,
+        )
+    } else {
+        out
+    }
 }
 
 /// The polling phase of a budget with the idle extension

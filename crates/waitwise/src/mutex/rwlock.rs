@@ -195,10 +195,9 @@ use super::waiting::{deadline_after, deadline_at};
 use crate::loom_const::const_unless_loom;
 use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
-use crate::policy::idle_extension::Extension;
 use crate::policy::Policy;
 use crate::profile::WaitProfile;
-use crate::wait_word::{poll_extended, poll_until, WaitOutcome};
+use crate::wait_word::{poll_phase, WaitOutcome};
 use std::time::Duration;
 #[cfg(not(loom))]
 use std::time::Instant;
@@ -741,25 +740,17 @@ impl RawRwLock {
             blocked: false,
         };
         if !cfg!(loom) && budget.polls() {
-            let mut end = match learning.as_ref().and_then(|l| l.start_ticks()) {
-                Some(at) => budget.poll_deadline_from(at, deadline),
-                None => budget.poll_deadline(deadline),
-            };
+            let started = learning.as_ref().and_then(|l| l.start_ticks());
             out = if let Some(ReaderWait { beat, patient }) = beat {
+                let end = match started {
+                    Some(at) => budget.poll_deadline_from(at, deadline),
+                    None => budget.poll_deadline(deadline),
+                };
                 // Relaxed (every beat store): a hint (`liveness.rs`).
                 beat.store(liveness::polling(0, patient), Ordering::Relaxed);
                 liveness::poll_beating(state, budget.mechanism, end, beat, 0, patient, &mut ready)
-            } else if budget.idle_extension {
-                poll_extended(
-                    state,
-                    budget.mechanism,
-                    &mut end,
-                    deadline,
-                    &mut Extension::new(),
-                    &mut ready,
-                )
             } else {
-                poll_until(state, budget.mechanism, end, &mut ready)
+                poll_phase(state, budget, started, deadline, v, &mut ready)
             };
         }
         if out.timed_out() && !deadline.has_passed() {
