@@ -11,8 +11,8 @@
 //! # The beat word (`u64`)
 //!
 //! ```text
-//!  bits 63..32  tag: whose beat it is (the ticket lock's ticket; 0 for MCS nodes
-//!               and for the RwLock's readers)
+//!  bits 63..32  tag: whose beat it is (the ticket lock's ticket; the MCS
+//!               waiter's node; 0 for the RwLock's readers)
 //!  bits 31..2   time of the beat, in units of 2^UNIT_SHIFT ns (wrapping);
 //!               0 when asleep, or polling but not beaten yet (counts as running)
 //!  bit 1        PATIENT: never pass this waiter over while it sleeps

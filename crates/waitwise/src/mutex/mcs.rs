@@ -2,7 +2,8 @@
 //! (MCS-TP, He, Scherer and Scott, HiPC 2005). Each waiter polls a
 //! [`WaitWord`] in its own cache-line-aligned node (the natural home of
 //! UMWAIT: the monitored line is written once, by the releaser handing
-//! over), publishes a *beat* while it polls (`liveness.rs`), and sleeps
+//! over), publishes a *beat* while it polls (`liveness.rs`) in its
+//! predecessor's node, beside the link the releaser reads, and sleeps
 //! after the policy's poll limit; a releaser hands the lock to the first
 //! waiter in queue order that is running, passing over the waiters ahead of
 //! it that sleep or were preempted, who rejoin at the tail.
@@ -13,7 +14,8 @@
 //!  tail: *const McsNode   0 = free; else the last node in the queue
 //!  node.word:  WAITING => GRANTED or WAITING => PASSED_OVER, written once by a releaser
 //!  node.next:  0 => successor's node, written once by the successor
-//!  node.beat:  the waiter's liveness (polling at time T / asleep / patient)
+//!  node.succ_beat:  the successor's liveness (polling at time T / asleep /
+//!              patient, tagged with the successor's node), written by the successor
 //! ```
 //!
 //! Transitions:
@@ -51,9 +53,21 @@
 //! while every waiter polls on a CPU of its own.
 //!
 //! Cost (`liveness.rs`): a release reads the clock and one beat per node it
-//! walks (the beat shares the line of `next`, which it reads anyway); a
-//! polling waiter stores its beat every µs; a passed-over sleeper costs its
-//! release a `futex_wake`.
+//! walks. A waiter's beat lives in its predecessor's node, on the line of
+//! the `next` link that leads to the waiter, which the releaser reads
+//! anyway: the common release (the successor just arrived, or polls)
+//! reads one line, its own, before granting, where a beat in the waiter's
+//! own node would cost a second cache miss on the hand-over's path. A
+//! polling waiter stores its beat every µs (to its predecessor's line,
+//! which only the predecessor's releaser reads); a passed-over sleeper
+//! costs its release a `futex_wake`.
+//!
+//! A waiter may store a beat after its predecessor's release, into a node
+//! already recycled for another acquisition; the beat is tagged with the
+//! waiter's node ([`beat_tag`]), and a beat whose tag is not the
+//! successor's counts as running (`liveness.rs`), so a late beat can at
+//! worst make the next releaser grant a sleeper (a wake-up) rather than
+//! pass it over.
 //!
 //! # Where the node lives (and why that is sound)
 //!
@@ -118,12 +132,13 @@ const MAX_WALK: usize = 32;
 const LINK_SPIN_NS: u64 = 1_000;
 
 /// A queue node: its own [`WaitWord`] line, then the successor link and
-/// the waiter's beat on the next line (both read by the releaser).
+/// the successor's beat on the next line (both read by this node's
+/// releaser, both written by the successor).
 #[derive(Debug)]
 struct McsNode {
     word: WaitWord,
     next: AtomicUsize,
-    beat: AtomicU64,
+    succ_beat: AtomicU64,
 }
 
 impl McsNode {
@@ -131,9 +146,18 @@ impl McsNode {
         Self {
             word: WaitWord::new(WAITING),
             next: AtomicUsize::new(0),
-            beat: AtomicU64::new(0),
+            succ_beat: AtomicU64::new(0),
         }
     }
+}
+
+/// The tag of the beats `node`'s waiter publishes (`liveness.rs`): the
+/// node's address, whose low 7 bits are zero (128-byte aligned), so that
+/// a beat stored late into a recycled predecessor node is not read as
+/// another waiter's. Never 0, the tag of a node's reset beat.
+#[inline]
+fn beat_tag(node: &McsNode) -> u32 {
+    ((addr_of(node) >> 7) as u32) | 1
 }
 
 /// The node of a held [`RawMcsMutex`] (its lock_api guard state).
@@ -287,33 +311,35 @@ impl Choice {
         }
     }
 
-    /// Walks from `succ`, the releaser's successor, to the first waiter
-    /// that runs. A successor that just arrived (no beat yet) or is patient
-    /// gets the lock without a clock read.
+    /// Walks from `succ`, the successor of the releaser's node `releaser`,
+    /// to the first waiter that runs. A successor that just arrived (no
+    /// beat yet) or is patient gets the lock without a clock read.
     #[inline]
-    fn walk(succ: &'static McsNode) -> Self {
-        // Relaxed: a hint (`liveness.rs`).
-        if liveness::surely_not_passable(succ.beat.load(Ordering::Relaxed)) {
+    fn walk(releaser: &McsNode, succ: &'static McsNode) -> Self {
+        // Relaxed: a hint (`liveness.rs`); on the line of the link just read.
+        if liveness::surely_not_passable(releaser.succ_beat.load(Ordering::Relaxed)) {
             return Self::to(succ);
         }
-        Self::walk_contended(succ)
+        Self::walk_contended(releaser, succ)
     }
 
     #[cold]
-    fn walk_contended(succ: &'static McsNode) -> Self {
+    fn walk_contended(releaser: &McsNode, succ: &'static McsNode) -> Self {
         let judge = Judge::now();
         let mut choice = Self::to(succ);
+        let mut pred = releaser;
         let mut n = succ;
         for k in 0..MAX_WALK {
             // Relaxed: a hint (`liveness.rs`).
-            if !judge.passable(n.beat.load(Ordering::Relaxed), 0) {
+            let beat = pred.succ_beat.load(Ordering::Relaxed);
+            if !judge.passable(beat, beat_tag(n)) {
                 choice.owner = Some(n);
                 choice.n_passed = k;
                 return choice;
             }
             choice.passed[k] = Some(n);
             // Acquire: pairs with the next node's Release link, so its
-            // initialization (beat included) is visible.
+            // initialization and first beat are visible.
             let next = n.next.load(Ordering::Acquire);
             if next == 0 {
                 // Every node up to `n` (the tail, or a node whose successor
@@ -322,6 +348,7 @@ impl Choice {
                 choice.n_passed = k + 1;
                 return choice;
             }
+            pred = n;
             // SAFETY: `next` holds pool node addresses only.
             n = unsafe { node_at(next) };
         }
@@ -366,12 +393,14 @@ impl RawMcsMutex {
         }
     }
 
-    /// A node not in any queue. Its beat is set when it links behind a
-    /// predecessor (`wait_in_queue`): no releaser reads it before.
+    /// A node not in any queue. Its successor's beat is set by the
+    /// successor before it links (`wait_in_queue`): no releaser reads it
+    /// before.
     fn fresh_node() -> &'static McsNode {
         let node = pool::alloc();
         // Relaxed: published by the Release half of the `tail` swap / CAS.
         node.next.store(0, Ordering::Relaxed);
+        node.succ_beat.store(0, Ordering::Relaxed);
         node.word.value().store(WAITING, Ordering::Relaxed);
         node
     }
@@ -433,14 +462,16 @@ impl RawMcsMutex {
     }
 
     /// Links `node` behind `pred` and waits until a releaser writes it:
-    /// polls (beating) for the policy's limit, then sleeps. Returns what
-    /// was written (`GRANTED` or `PASSED_OVER`) and whether it slept.
+    /// polls (beating into `pred`) for the policy's limit, then sleeps.
+    /// Returns what was written (`GRANTED` or `PASSED_OVER`) and whether it
+    /// slept.
     fn wait_in_queue(&self, pred: &McsNode, node: &McsNode, patient: bool) -> (u32, bool) {
         let policy = self.waits.policy();
+        let beat = &pred.succ_beat;
+        let tag = beat_tag(node);
         // Arrived, no beat yet (counts as running). Relaxed: a hint,
         // published by the Release link below.
-        node.beat
-            .store(liveness::arrived(patient), Ordering::Relaxed);
+        beat.store(liveness::arrived(patient), Ordering::Relaxed);
         // pred.next: 0 => me. Release: our node's initialization first.
         pred.next.store(addr_of(node), Ordering::Release);
         let word = node.word.as_ref();
@@ -451,14 +482,13 @@ impl RawMcsMutex {
         // POLLING: WAITING => GRANTED / PASSED_OVER, beating.
         if !cfg!(loom) && budget.polls() {
             // Relaxed: a hint (`liveness.rs`).
-            node.beat
-                .store(liveness::polling(0, patient), Ordering::Relaxed);
+            beat.store(liveness::polling(tag, patient), Ordering::Relaxed);
             let out = liveness::poll_beating(
                 word.futex(),
                 budget.mechanism,
                 budget.poll_deadline(Deadline::NEVER),
-                &node.beat,
-                0,
+                beat,
+                tag,
                 patient,
                 &mut decided,
             );
@@ -471,8 +501,7 @@ impl RawMcsMutex {
             None => {
                 // ASLEEP: published first, so releasers may pass us over.
                 // Relaxed: a hint (`liveness.rs`).
-                node.beat
-                    .store(liveness::asleep(0, patient), Ordering::Relaxed);
+                beat.store(liveness::asleep(tag, patient), Ordering::Relaxed);
                 let out = word.block_until(Deadline::NEVER, &mut decided, SleepRules::default());
                 blocked = out.blocked();
                 out.value()
@@ -532,7 +561,7 @@ impl RawMcsMutex {
         }
         // SAFETY: `next` holds pool node addresses only.
         let succ = unsafe { node_at(next) };
-        let mut choice = Choice::walk(succ);
+        let mut choice = Choice::walk(node, succ);
         if choice.owner.is_none() {
             let last = choice.last_passed();
             // tail: last => 0: every waiter is passed over, the lock is
@@ -656,5 +685,81 @@ unsafe impl lock_api::RawMutex for RawMcsMutex {
     #[inline]
     fn is_locked(&self) -> bool {
         RawMcsMutex::is_locked(self)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn node() -> &'static McsNode {
+        Box::leak(Box::new(McsNode::new()))
+    }
+
+    /// `releaser -> a -> b`; each waiter's beat lives in its predecessor's
+    /// node, made by `beat` from the waiter's tag.
+    fn queue(a_beat: impl Fn(u32) -> u64, b_beat: impl Fn(u32) -> u64) -> [&'static McsNode; 3] {
+        let [releaser, a, b] = [node(), node(), node()];
+        releaser.next.store(addr(a), Ordering::Relaxed);
+        releaser
+            .succ_beat
+            .store(a_beat(beat_tag(a)), Ordering::Relaxed);
+        a.next.store(addr(b), Ordering::Relaxed);
+        a.succ_beat.store(b_beat(beat_tag(b)), Ordering::Relaxed);
+        [releaser, a, b]
+    }
+
+    fn asleep(tag: u32) -> u64 {
+        liveness::asleep(tag, false)
+    }
+
+    fn polling(tag: u32) -> u64 {
+        liveness::polling(tag, false)
+    }
+
+    #[test]
+    fn a_sleeping_successor_is_passed_over_for_a_polling_one_behind_it() {
+        let [releaser, a, b] = queue(asleep, polling);
+        let choice = Choice::walk(releaser, a);
+        assert!(std::ptr::eq(choice.owner.unwrap(), b));
+        assert_eq!(choice.passed().count(), 1);
+        assert!(std::ptr::eq(choice.last_passed(), a));
+    }
+
+    #[test]
+    fn a_walk_that_passes_every_node_has_no_owner() {
+        let [releaser, a, b] = queue(asleep, asleep);
+        b.next.store(0, Ordering::Relaxed);
+        let choice = Choice::walk(releaser, a);
+        assert!(choice.owner.is_none());
+        assert!(std::ptr::eq(choice.last_passed(), b));
+        assert_eq!(choice.passed().count(), 2);
+    }
+
+    #[test]
+    fn a_beat_tagged_for_another_node_counts_as_running() {
+        // A late beat from the previous user of the releaser's node.
+        let other = beat_tag(node());
+        let [releaser, a, _] = queue(|_| asleep(other), polling);
+        let choice = Choice::walk(releaser, a);
+        assert!(std::ptr::eq(choice.owner.unwrap(), a));
+        assert_eq!(choice.passed().count(), 0);
+    }
+
+    #[test]
+    fn a_successor_that_just_arrived_or_sleeps_patient_is_granted() {
+        for beat in [liveness::arrived(false), liveness::arrived(true)] {
+            let [releaser, a, _] = queue(|_| beat, polling);
+            assert!(std::ptr::eq(Choice::walk(releaser, a).owner.unwrap(), a));
+        }
+        let [releaser, a, _] = queue(|t| liveness::asleep(t, true), polling);
+        assert!(std::ptr::eq(Choice::walk(releaser, a).owner.unwrap(), a));
+    }
+
+    #[test]
+    fn tags_differ_between_nodes_and_are_never_zero() {
+        let (a, b) = (node(), node());
+        assert_ne!(beat_tag(a), beat_tag(b));
+        assert_ne!(beat_tag(a), 0);
     }
 }
