@@ -39,8 +39,9 @@ pub use delay::DelayKind;
 use std::fmt;
 use std::str::FromStr;
 use waitwise_platform::clock::Deadline;
-use waitwise_platform::disable::{self, HwWait};
+use waitwise_platform::disable::{self, DisabledSet, HwWait};
 use waitwise_platform::futex::Futex;
+use waitwise_platform::once::ForkSafeOnce;
 
 /// Why [`Mechanism::wait_for_change`] returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -199,10 +200,15 @@ impl Mechanism {
     /// The mechanism that actually runs: this one if usable, else the first
     /// usable one along the fallback chain.
     pub fn effective_with(self, usable: impl Fn(HwWait) -> Result<(), String>) -> Mechanism {
+        self.first_usable(|hw| usable(hw).is_ok())
+    }
+
+    /// The fallback chain's walk of [`Mechanism::effective_with`].
+    fn first_usable(self, usable: impl Fn(HwWait) -> bool) -> Mechanism {
         let mut m = self;
         loop {
             match m.requires() {
-                Some(hw) if usable(hw).is_err() => match m.fallback() {
+                Some(hw) if !usable(hw) => match m.fallback() {
                     Some(next) => m = next,
                     None => return Mechanism::Pause,
                 },
@@ -211,13 +217,15 @@ impl Mechanism {
         }
     }
 
-    /// [`Mechanism::effective_with`] on this machine.
+    /// [`Mechanism::effective_with`] on this machine. Every wait asks (a
+    /// policy's poll budget, each polling slice): the answer per hardware
+    /// wait is decided once (`hw_wait_runs`).
     #[inline]
     pub fn effective(self) -> Mechanism {
         if self.requires().is_none() {
             return self;
         }
-        self.effective_with(hw_wait_status)
+        self.first_usable(hw_wait_runs)
     }
 
     /// Waits until `futex` no longer holds `current`, or `deadline` passes.
@@ -243,6 +251,29 @@ impl Mechanism {
             Mechanism::Delay(kind) => delay::wait(word, current, deadline, kind),
         }
     }
+}
+
+/// Whether [`hw_wait_status`] is `Ok` for `hw`, decided once per process
+/// (its inputs, the CPU's features and `WAITWISE_DISABLE`, do not change):
+/// the wait path asks at every wait, and the status builds its reason as a
+/// `String`, an allocation per wait on a CPU without the instruction.
+#[inline]
+fn hw_wait_runs(hw: HwWait) -> bool {
+    if cfg!(loom) {
+        return false;
+    }
+    // A DisabledSet used as a plain set, as `disable::hw_wait_usable` does.
+    static RUNS: ForkSafeOnce<DisabledSet> = ForkSafeOnce::new();
+    RUNS.get_or_init(|| {
+        let mut runs = DisabledSet::EMPTY;
+        for w in HwWait::ALL {
+            if hw_wait_status(w).is_ok() {
+                runs.insert(w);
+            }
+        }
+        runs
+    })
+    .contains(hw)
 }
 
 /// Whether a hardware wait may execute here: `Ok` or the reason it may not.
@@ -300,6 +331,16 @@ impl serde::Serialize for Mechanism {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_decided_effective_mechanism_is_the_status_chain_s() {
+        for m in Mechanism::ALL {
+            assert_eq!(m.effective(), m.effective_with(hw_wait_status), "{m}");
+        }
+        for hw in HwWait::ALL {
+            assert_eq!(hw_wait_runs(hw), hw_wait_status(hw).is_ok(), "{hw:?}");
+        }
+    }
 
     fn none_usable(hw: HwWait) -> Result<(), String> {
         Err(match hw {
