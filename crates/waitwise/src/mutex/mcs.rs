@@ -154,7 +154,7 @@ impl McsNode {
 /// The tag of the beats `node`'s waiter publishes (`liveness.rs`): the
 /// node's address, whose low 7 bits are zero (128-byte aligned), so that
 /// a beat stored late into a recycled predecessor node is not read as
-/// another waiter's. Never 0, the tag of a node's reset beat.
+/// another waiter's. Never 0, so a new node's zeroed beat is nobody's.
 #[inline]
 fn beat_tag(node: &McsNode) -> u32 {
     ((addr_of(node) >> 7) as u32) | 1
@@ -400,7 +400,6 @@ impl RawMcsMutex {
         let node = pool::alloc();
         // Relaxed: published by the Release half of the `tail` swap / CAS.
         node.next.store(0, Ordering::Relaxed);
-        node.succ_beat.store(0, Ordering::Relaxed);
         node.word.value().store(WAITING, Ordering::Relaxed);
         node
     }
