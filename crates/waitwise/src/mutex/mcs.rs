@@ -52,6 +52,13 @@
 //! starves while the scheduler runs every thread. The order is strict FIFO
 //! while every waiter polls on a CPU of its own.
 //!
+//! A thread that handed the lock to a waiter queues for it again only
+//! after a cool-down (`hand_off_cooldown.rs`, about half a `B`, at most
+//! 10 µs), so that the new holder runs a batch of acquisitions from its
+//! own cache instead of handing the lock back at each one. The queue order
+//! is unchanged (the cooling thread has not queued yet); the cool-down
+//! bounds how much later than at once it arrives.
+//!
 //! Cost (`liveness.rs`): a release reads the clock and one beat per node it
 //! walks. A waiter's beat lives in its predecessor's node, on the line of
 //! the `next` link that leads to the waiter, which the releaser reads
@@ -100,6 +107,7 @@
 //! hand-over of the critical section. Beats are `Relaxed` hints
 //! (`liveness.rs`).
 
+use super::hand_off_cooldown;
 use super::liveness::{self, Judge};
 use super::waiting::LockWaits;
 use crate::loom_const::const_unless_loom;
@@ -404,9 +412,11 @@ impl RawMcsMutex {
         node
     }
 
-    /// Joins the queue and waits for the lock.
+    /// Joins the queue (after this thread's hand-off cool-down, module
+    /// docs) and waits for the lock.
     #[inline]
     pub fn lock(&self) -> McsGuard {
+        hand_off_cooldown::wait_out(self.addr());
         let node = Self::fresh_node();
         // tail: pred => me. AcqRel: Release publishes our node's
         // initialization to the successor that reads it through `tail`;
@@ -588,12 +598,19 @@ impl RawMcsMutex {
             owner.word.value().store(GRANTED, Ordering::SeqCst);
             // May read a node already recycled (module docs): harmless.
             owner.word.wake_one();
+            hand_off_cooldown::handed_off(self.addr());
         }
         for p in choice.passed() {
             // A passed-over sleeper wakes to join again (same late read).
             p.word.wake_one();
         }
         pool::free(node);
+    }
+
+    /// This lock's address: what its hand-off cool-down is noted under.
+    #[inline]
+    fn addr(&self) -> usize {
+        self as *const Self as usize
     }
 
     /// A successor swapped itself into `tail` but has not linked yet.
@@ -714,6 +731,43 @@ mod tests {
 
     fn polling(tag: u32) -> u64 {
         liveness::polling(tag, false)
+    }
+
+    #[test]
+    fn a_release_to_a_waiter_notes_a_cooldown_and_an_uncontended_one_does_not() {
+        // Waiters that never sleep, so that a release finds them running
+        // (one preempted for long may still be passed over: retried).
+        let lock = RawMcsMutex::with_options(WaitOptions::new().policy(Policy::always_spin()));
+        let guard = lock.lock();
+        // SAFETY: `guard` is this lock's, released once.
+        unsafe { lock.unlock(guard) };
+        assert!(!hand_off_cooldown::noted(lock.addr()));
+        let handed_off = (0..100).any(|_| {
+            let guard = lock.lock();
+            let holder_tail = lock.tail.load(Ordering::Relaxed);
+            std::thread::scope(|s| {
+                let waiter = s.spawn(|| {
+                    let g = lock.lock();
+                    // SAFETY: `g` is this lock's, released once.
+                    unsafe { lock.unlock(g) };
+                });
+                // The waiter has queued once the tail moved past our node.
+                while lock.tail.load(Ordering::Relaxed) == holder_tail {
+                    std::thread::yield_now();
+                }
+                // SAFETY: `guard` is this lock's, released once.
+                unsafe { lock.unlock(guard) };
+                let noted = hand_off_cooldown::noted(lock.addr());
+                waiter.join().unwrap();
+                noted
+            })
+        });
+        assert!(handed_off);
+        // The next lock waits it out (or finds it over) and forgets it.
+        let guard = lock.lock();
+        assert!(!hand_off_cooldown::noted(lock.addr()));
+        // SAFETY: `guard` is this lock's, released once.
+        unsafe { lock.unlock(guard) };
     }
 
     #[test]

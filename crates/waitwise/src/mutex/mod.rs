@@ -9,8 +9,8 @@
 //! |---|---|---|---|---|
 //! | [`Mutex`] | [`RawDefault`] = [`RawTtasMutex`] | `ttas.rs`, `cpu_turns.rs` | unfair, bounded: hand-off to a waiter that asks; turns between CPUs | yes |
 //! | [`TtasMutex`] | [`RawTtasMutex`] | `ttas.rs`, `cpu_turns.rs` | unfair, bounded: hand-off to a waiter that asks; turns between CPUs | yes |
-//! | [`TicketMutex`] | [`RawTicketMutex`] | `ticket.rs` | FIFO among running waiters | yes (does not queue) |
-//! | [`McsMutex`] | [`RawMcsMutex`] | `mcs.rs` | FIFO among running waiters | no (`try_lock` only) |
+//! | [`TicketMutex`] | [`RawTicketMutex`] | `ticket.rs`, `hand_off_cooldown.rs` | FIFO among running waiters; a releaser that handed off queues again after a cool-down | yes (does not queue) |
+//! | [`McsMutex`] | [`RawMcsMutex`] | `mcs.rs`, `hand_off_cooldown.rs` | FIFO among running waiters; a releaser that handed off queues again after a cool-down | no (`try_lock` only) |
 //! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring; waiting readers get a turn after each write; among writers unfair, bounded: a writer beaten in rounds starves the barging ones out | yes |
 //!
 //! The TTAS algorithm itself is [`TtasLockRef`], a view over a borrowed
@@ -90,12 +90,15 @@
 //! counter += 1; unlock`) of every lock beside parking_lot, `std` and
 //! `pthread_mutex`, with ratios to parking_lot, `pthread_mutex` and the
 //! default `Mutex` measured in the same run, and `--example mutex_starvation` the longest wait and the least
-//! and most served threads under oversubscription. The FIFO locks are
-//! bounded by strict alternation between two running threads: one
-//! cache-line hand-off per acquisition (`mutex_bench` prints its time, and
-//! `spin-ticket`, a bare ticket spin lock), far below an unfair lock whose
-//! holder re-acquires from its own cache; they keep their place where
-//! fairness matters, and MCS where many CPUs poll one lock.
+//! and most served threads under oversubscription. A FIFO lock whose
+//! releaser queues again at once alternates between two running threads:
+//! one cache-line hand-off per acquisition (`mutex_bench` prints its time,
+//! and `spin-ticket`, a bare ticket spin lock), far below an unfair lock
+//! whose holder re-acquires from its own cache. The ticket and MCS locks
+//! avoid that with a hand-off cool-down (`hand_off_cooldown.rs`): a thread
+//! that handed the lock to a waiter waits about half a `B` before it
+//! queues for it again, so the new holder runs a batch alone; the queue
+//! order itself stays FIFO among running waiters.
 //!
 //! # Loom
 //!
@@ -106,6 +109,7 @@
 //! name the types but cannot be constructed there.
 
 mod cpu_turns;
+mod hand_off_cooldown;
 mod hand_off_pace;
 mod liveness;
 mod mcs;

@@ -53,6 +53,13 @@
 //! every thread. The order is strict FIFO while every waiter polls on a CPU
 //! of its own.
 //!
+//! A thread that handed the lock to a waiter takes its next ticket only
+//! after a cool-down (`hand_off_cooldown.rs`, about half a `B`, at most
+//! 10 µs), so that the new holder runs a batch of acquisitions from its
+//! own cache instead of handing the lock back at each one. The ticket
+//! order is unchanged (the cooling thread holds no ticket yet); the
+//! cool-down bounds how much later than at once it takes one.
+//!
 //! Cost (`liveness.rs`): a release reads the clock and the beats of the
 //! tickets it considers (one or two lines); a polling waiter stores its
 //! beat every µs; a skipped sleeper costs its release a `futex_wake`.
@@ -93,6 +100,7 @@
 //! Taking a ticket is otherwise unordered. Beats are `Relaxed` hints
 //! (`liveness.rs`).
 
+use super::hand_off_cooldown;
 use super::liveness::{self, Judge};
 use super::waiting::LockWaits;
 #[cfg(not(loom))]
@@ -276,9 +284,11 @@ impl RawTicketMutex {
         }
     }
 
-    /// Takes a ticket and waits for it to be served.
+    /// Takes a ticket (after this thread's hand-off cool-down, module
+    /// docs) and waits for it to be served.
     #[inline]
     pub fn lock(&self) -> TicketGuard {
+        hand_off_cooldown::wait_out(self as *const Self as usize);
         let ticket = self.take_ticket();
         // SeqCst: the read half of the store-buffering pair with `unlock`.
         let ticket = if self.serving.value().load(Ordering::SeqCst) == ticket {
@@ -483,6 +493,7 @@ impl RawTicketMutex {
             skipped = skipped.wrapping_add(1);
         }
         if taken {
+            hand_off_cooldown::handed_off(self as *const Self as usize);
             // Pre-wake: ticket `owner + 1`'s waiter, if it sleeps, wakes now
             // and polls while `owner` holds the lock (module docs). Relaxed:
             // a hint; a pre-woken waiter re-checks `serving`.
@@ -617,5 +628,48 @@ unsafe impl lock_api::RawMutexTimed for RawTicketMutex {
 
     fn try_lock_until(&self, timeout: Instant) -> Option<TicketGuard> {
         RawTicketMutex::try_lock_until(self, deadline_at(timeout))
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_release_to_a_waiter_notes_a_cooldown_and_an_uncontended_one_does_not() {
+        // Waiters that never sleep, so that a release finds them running
+        // (one preempted for long may still be skipped: retried).
+        let lock = RawTicketMutex::with_options(WaitOptions::new().policy(Policy::always_spin()));
+        let addr = &lock as *const RawTicketMutex as usize;
+        let guard = lock.lock();
+        // SAFETY: `guard` is this lock's, released once.
+        unsafe { lock.unlock(guard) };
+        assert!(!hand_off_cooldown::noted(addr));
+        let handed_off = (0..100).any(|_| {
+            let guard = lock.lock();
+            std::thread::scope(|s| {
+                let waiter = s.spawn(|| {
+                    let g = lock.lock();
+                    // SAFETY: `g` is this lock's, released once.
+                    unsafe { lock.unlock(g) };
+                });
+                // The waiter has queued once it took the ticket after ours.
+                // Relaxed: a test's look, ordered by the join below.
+                while lock.next.load(Ordering::Relaxed) == guard.ticket.wrapping_add(1) {
+                    std::thread::yield_now();
+                }
+                // SAFETY: `guard` is this lock's, released once.
+                unsafe { lock.unlock(guard) };
+                let noted = hand_off_cooldown::noted(addr);
+                waiter.join().unwrap();
+                noted
+            })
+        });
+        assert!(handed_off);
+        // The next lock waits it out (or finds it over) and forgets it.
+        let guard = lock.lock();
+        assert!(!hand_off_cooldown::noted(addr));
+        // SAFETY: `guard` is this lock's, released once.
+        unsafe { lock.unlock(guard) };
     }
 }
