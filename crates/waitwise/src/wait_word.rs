@@ -606,8 +606,12 @@ pub(crate) fn poll_phase(
     };
     let out = poll_from(futex, budget.mechanism, v, poll_end, &mut *ready);
     if out.timed_out() && budget.idle_extension {
+        // The limit has passed: straight to the extension's advice (a
+        // second poll to the passed limit would spin a few PAUSEs more
+        // before every block).
         let mut extension = Extension::new();
-        poll_extended(
+        extend_polling(
+            out,
             futex,
             budget.mechanism,
             &mut poll_end,
@@ -621,14 +625,11 @@ pub(crate) fn poll_phase(
 }
 
 /// The polling phase of a budget with the idle extension
-/// ([`crate::policy::idle_extension`]), after its limit `*end` passed:
-/// while the extension advises polling, yields the CPU (a thread runnable
-/// on this CPU takes it), moves `*end` one slice on (never past
-/// `deadline`) and polls to it with `mechanism`. Returns
-/// [`WaitOutcome::Ready`] when `ready` holds, else
-/// [`WaitOutcome::TimedOut`] (the extension advises blocking, or
-/// `deadline` passed). Under loom, one look at the word: the models
-/// explore the blocking protocol, not timing.
+/// ([`crate::policy::idle_extension`]): polls with `mechanism` to `*end`,
+/// then on as [`extend_polling`] says. Returns [`WaitOutcome::Ready`] when
+/// `ready` holds, else [`WaitOutcome::TimedOut`] (the extension advises
+/// blocking, or `deadline` passed). Under loom, one look at the word: the
+/// models explore the blocking protocol, not timing.
 #[inline]
 pub(crate) fn poll_extended(
     futex: &Futex,
@@ -639,9 +640,27 @@ pub(crate) fn poll_extended(
     mut ready: impl FnMut(u32) -> bool,
 ) -> WaitOutcome {
     let out = poll_until(futex, mechanism, *end, &mut ready);
+    extend_polling(out, futex, mechanism, end, deadline, extension, ready)
+}
+
+/// The idle extension after a polling phase that ended with `out`, its
+/// limit `*end` passed: while `out` timed out and the extension advises
+/// polling, yields the CPU (a thread runnable on this CPU takes it), moves
+/// `*end` one slice on (never past `deadline`) and polls to it with
+/// `mechanism`. Returns the last outcome. Under loom, `out` itself.
+#[inline]
+fn extend_polling(
+    out: WaitOutcome,
+    futex: &Futex,
+    mechanism: Mechanism,
+    end: &mut Deadline,
+    deadline: Deadline,
+    extension: &mut Extension,
+    mut ready: impl FnMut(u32) -> bool,
+) -> WaitOutcome {
     #[cfg(loom)]
     {
-        let _ = (deadline, extension);
+        let _ = (futex, mechanism, end, deadline, extension, &mut ready);
         out
     }
     #[cfg(not(loom))]
