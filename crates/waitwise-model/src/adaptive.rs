@@ -207,6 +207,10 @@ pub fn arm_expected_cost(arm: usize, dist: &WaitDistribution, b: f64) -> f64 {
 
 /// The learner of one object: per arm, the decayed sum of its cost on the
 /// waits seen, and the arm with the least (ties keep the current arm).
+/// It records every wait; the library records one in four of the waits
+/// that ended while polling, with four times the weight (the same expected
+/// scores, more variance, a slower turn towards short waits), so on one
+/// sequence the two may pick different arms for a while.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Learner {
     scores: [f64; ARMS],

@@ -96,6 +96,17 @@
 //! timed out counts only when it lasted at least `B` (then every arm's
 //! cost is saturated).
 //!
+//! Waits that ended while polling are sampled: one in
+//! `2^`[`POLLED_SAMPLE_SHIFT`] (4) is recorded, with that many times the
+//! weight ([`sampled`], low bits of the wait's start on the cycle clock),
+//! so each score's expected increment is what recording all of them would
+//! add; the others skip the clock read and the update, the whole of what
+//! learning costs a short wait beyond a static policy. Waits that blocked
+//! or timed out are all recorded (they also teach the object's `B`).
+//! Sampling slows the learning of a change towards short waits (about four
+//! times fewer updates while the waits poll) and adds variance to the
+//! scores; the bound below does not depend on the summary at all.
+//!
 //! # `B`, per object
 //!
 //! The arms' limits and the summary's costs are in units of `B`, and an
@@ -127,7 +138,8 @@
 //! Cost per wait: choosing reads one word (the current arm) and the
 //! object's `B` (one more), and an `F(a)` arm draws like `rand/b` (a
 //! random number and a logarithm; `D` and `D2` need neither); recording
-//! is one clock read, one division (`t / B`) and, per arm, integer work
+//! (every blocked wait, one in four polled ones) is one clock read, one
+//! division (`t / B`) and, per arm, integer work
 //! (a compare or a multiply, a load, a shift, a subtract, an add and a
 //! store), then a 7-way minimum, and for a blocked wait one load and
 //! store of the object's `B`; a wait that polls by yielding divides its
@@ -227,6 +239,19 @@ pub const WORST_CASE_FACTOR: f64 = 16.505_207_994_280_667;
 /// is followed within a few dozen waits.
 pub const DECAY_SHIFT: u32 = 4;
 
+/// A wait that ended while polling is recorded with probability
+/// `2^-POLLED_SAMPLE_SHIFT`, with `2^POLLED_SAMPLE_SHIFT` times the weight
+/// (module docs, "The summary"): the scores' expected increments are those
+/// of recording every such wait, and three in four of them skip the clock
+/// read and the update. Chosen: on a 2-vCPU KVM guest a recorded polled
+/// wait cost about 60-80 ns more CPU than `s/b/1`'s (a scratch harness,
+/// 300-400 ns waits), which put `adapt/b` 0.1-0.4 above `s/b/1` in `model
+/// calibrate`'s `U/B = 0.1` cell; in the model (`waitwise_model::adaptive`
+/// learner, 200 sequences per cell) 1 in 4 leaves the stationary cells'
+/// factors within 0.002 and moves the switching cell from 1.15 to 1.21
+/// (1 in 8: 1.23).
+pub const POLLED_SAMPLE_SHIFT: u32 = 2;
+
 /// Each wake-up sample moves an object's learned `B` by `2^-BLOCK_SHIFT`
 /// of its difference from it: a decayed mean over about the last 8 blocked
 /// waits. Guessed: after a mode change `B` grows by up to 1/8 per block
@@ -256,8 +281,9 @@ pub const BLOCK_RANGE: f64 = 16.0;
 const MAX_WAKE_SAMPLE_NS: f64 = 1_000_000.0;
 
 /// Fixed-point unit of a score: one `B` of cost. A wait adds at most `3B`
-/// (`D2` on a long wait), so a score stays below `3 * SCORE_UNIT *
-/// 2^DECAY_SHIFT`, far from `u32::MAX`.
+/// (`D2` on a long wait) times its weight (at most
+/// `2^POLLED_SAMPLE_SHIFT`), so a score stays below `3 * SCORE_UNIT *
+/// 2^(DECAY_SHIFT + POLLED_SAMPLE_SHIFT)`, far from `u32::MAX`.
 const SCORE_UNIT: f64 = 4096.0;
 
 /// [`SCORE_UNIT`] as an integer: a wait's `x = t / B` in score units.
@@ -521,15 +547,25 @@ impl AdaptiveSummary {
     /// the one with the least score (the current one on a tie).
     #[inline]
     pub fn record(&self, t_ns: f64, b_ns: f64) {
+        self.record_weighted(t_ns, b_ns, 0);
+    }
+
+    /// [`AdaptiveSummary::record`] for a wait that stands for
+    /// `2^weight_shift` waits (a sampled one, [`POLLED_SAMPLE_SHIFT`]):
+    /// every score decays once and gains that many times its arm's cost.
+    /// A `weight_shift` over [`POLLED_SAMPLE_SHIFT`] counts as that.
+    #[inline]
+    pub fn record_weighted(&self, t_ns: f64, b_ns: f64, weight_shift: u32) {
         if !(b_ns > 0.0 && b_ns.is_finite() && t_ns >= 0.0) {
             return;
         }
+        let weight_shift = weight_shift.min(POLLED_SAMPLE_SHIFT);
         let xq = score_units_up((t_ns / b_ns).min(FLAT_BEYOND_B));
         let current = self.arm();
         let mut best = current;
         let mut best_score = u32::MAX;
         for (i, slot) in self.scores.iter().enumerate() {
-            let add = arm_cost_q(i, xq);
+            let add = arm_cost_q(i, xq) << weight_shift;
             // Relaxed load and store, not a read-modify-write: a sample
             // lost to a concurrent record only slows the learning.
             let old = slot.load(Ordering::Relaxed);
@@ -700,6 +736,10 @@ impl Learning {
     /// which also gives one sample of the object's `B`: the stamp to now).
     #[inline]
     pub fn finish(self, blocked: bool, timed_out: bool) {
+        let polled = !blocked && !timed_out;
+        if polled && !sampled(self.start_ticks) {
+            return;
+        }
         let clock = waitwise_platform::clock::cycle_clock();
         let now = clock.now();
         let elapsed = clock.ticks_to_ns(now.saturating_sub(self.start_ticks));
@@ -714,7 +754,8 @@ impl Learning {
                 .record_wake_up(clock.ticks_to_ns(now - at), self.process_b_ns);
         }
         let released = stamp.map(|at| clock.ticks_to_ns(at - self.start_ticks));
-        self.learn(elapsed, blocked, timed_out, released);
+        let weight_shift = if polled { POLLED_SAMPLE_SHIFT } else { 0 };
+        self.learn(elapsed, blocked, timed_out, released, weight_shift);
     }
 
     /// Records a wait that lasted `elapsed_ns` (its waker released it
@@ -723,12 +764,25 @@ impl Learning {
     /// wait's `beta`. The wake-up sample [`Learning::finish`] took is a
     /// block's real cost and is not scaled.
     #[inline]
-    fn learn(self, elapsed_ns: f64, blocked: bool, timed_out: bool, released_ns: Option<f64>) {
+    fn learn(
+        self,
+        elapsed_ns: f64,
+        blocked: bool,
+        timed_out: bool,
+        released_ns: Option<f64>,
+        weight_shift: u32,
+    ) {
         // Most waits poll at full cost (beta 1): no division for them (the
         // scaled path is a call, so the compiler cannot compute both and
         // select).
         if self.beta != 1.0 {
-            return self.learn_switch_spinning(elapsed_ns, blocked, timed_out, released_ns);
+            return self.learn_switch_spinning(
+                elapsed_ns,
+                blocked,
+                timed_out,
+                released_ns,
+                weight_shift,
+            );
         }
         if let Some(t) = observed_wait_ns(
             elapsed_ns,
@@ -738,7 +792,7 @@ impl Learning {
             self.b_ns,
             released_ns,
         ) {
-            self.summary.record(t, self.b_ns);
+            self.summary.record_weighted(t, self.b_ns, weight_shift);
         }
     }
 
@@ -752,6 +806,7 @@ impl Learning {
         blocked: bool,
         timed_out: bool,
         released_ns: Option<f64>,
+        weight_shift: u32,
     ) {
         let beta = self.beta;
         if let Some(t) = observed_wait_ns(
@@ -762,9 +817,20 @@ impl Learning {
             self.b_ns,
             released_ns.map(|ns| ns / beta),
         ) {
-            self.summary.record(t, self.b_ns);
+            self.summary.record_weighted(t, self.b_ns, weight_shift);
         }
     }
+}
+
+/// Whether a wait that began at cycle-clock reading `start_ticks` and
+/// ended while polling is recorded ([`POLLED_SAMPLE_SHIFT`]): low bits of
+/// the reading, folded with higher ones so that a clock whose lowest bits
+/// do not move (a coarse source) still samples. Pure, so the rule is
+/// testable.
+#[inline]
+pub fn sampled(start_ticks: u64) -> bool {
+    let mask = (1u64 << POLLED_SAMPLE_SHIFT) - 1;
+    (start_ticks ^ (start_ticks >> 10) ^ (start_ticks >> 20)) & mask == 0
 }
 
 /// Under loom no wait learns (the table is static, loom's atomics are
@@ -789,6 +855,50 @@ impl Learning {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn about_one_polled_wait_in_four_is_sampled_whatever_the_clock_grain() {
+        let mask = (1u64 << POLLED_SAMPLE_SHIFT) - 1;
+        // A TSC (every value), a µs clock, a 1 ms and a 4 ms tick.
+        for grain in [1u64, 1_000, 1_000_000, 4_000_000] {
+            let n = 40_000u64;
+            let hits = (0..n).filter(|&i| sampled(1_234_567 + i * grain)).count();
+            let share = hits as f64 / n as f64;
+            assert!((0.2..=0.3).contains(&share), "grain {grain}: {share}");
+        }
+        // Exactly one in four over an aligned block of consecutive readings.
+        let hits = (0..1024u64).filter(|&i| sampled(5 << 20 | i)).count();
+        assert_eq!(hits as u64, 1024 / (mask + 1));
+    }
+
+    #[test]
+    fn a_weighted_record_adds_its_weight_times_the_costs_with_one_decay() {
+        let (b, t) = (1000.0, 300.0);
+        let one = AdaptiveSummary::new();
+        one.record(t, b);
+        let four = AdaptiveSummary::new();
+        four.record_weighted(t, b, POLLED_SAMPLE_SHIFT);
+        let w = f64::from(1u32 << POLLED_SAMPLE_SHIFT);
+        for (a, b4) in one.scores().iter().zip(four.scores()) {
+            assert!((a * w - b4).abs() < 1e-9, "{a} {b4}");
+        }
+        // One decay, not four: a second weighted record decays the first by
+        // 2^-DECAY_SHIFT only.
+        four.record_weighted(t, b, POLLED_SAMPLE_SHIFT);
+        let keep = 1.0 - 1.0 / f64::from(1u32 << DECAY_SHIFT);
+        for (a, b4) in one.scores().iter().zip(four.scores()) {
+            assert!(
+                (b4 - a * w * (1.0 + keep)).abs() <= 1.0 / SCORE_UNIT,
+                "{a} {b4}"
+            );
+        }
+        // A larger weight counts as the largest.
+        let big = AdaptiveSummary::new();
+        big.record_weighted(t, b, 30);
+        let largest = AdaptiveSummary::new();
+        largest.record_weighted(t, b, POLLED_SAMPLE_SHIFT);
+        assert_eq!(big.scores(), largest.scores());
+    }
 
     #[test]
     fn the_integer_costs_are_the_costs_in_score_units() {
@@ -1050,7 +1160,7 @@ mod tests {
             for _ in 0..40 {
                 let (limit, learning) = Learning::begin_on(summary, 0, b, beta);
                 assert!(limit <= beta * MAX_LIMIT_IN_B * b, "{limit}");
-                learning.learn(1.2 * b, false, false, None);
+                learning.learn(1.2 * b, false, false, None, 0);
             }
             let (limit, _) = Learning::begin_on(summary, 0, b, beta);
             (summary.arm(), limit)
