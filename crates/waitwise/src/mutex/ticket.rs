@@ -288,7 +288,7 @@ impl RawTicketMutex {
     /// docs) and waits for it to be served.
     #[inline]
     pub fn lock(&self) -> TicketGuard {
-        hand_off_cooldown::wait_out(self as *const Self as usize);
+        hand_off_cooldown::wait_out(self.addr());
         let ticket = self.take_ticket();
         // SeqCst: the read half of the store-buffering pair with `unlock`.
         let ticket = if self.serving.value().load(Ordering::SeqCst) == ticket {
@@ -300,6 +300,12 @@ impl RawTicketMutex {
             ticket,
             not_send: PhantomData,
         }
+    }
+
+    /// This lock's address: what its hand-off cool-down is noted under.
+    #[inline]
+    fn addr(&self) -> usize {
+        self as *const Self as usize
     }
 
     /// `next++`. Taking a ticket orders nothing by itself (SeqCst only for
@@ -493,7 +499,7 @@ impl RawTicketMutex {
             skipped = skipped.wrapping_add(1);
         }
         if taken {
-            hand_off_cooldown::handed_off(self as *const Self as usize);
+            hand_off_cooldown::handed_off(self.addr());
             // Pre-wake: ticket `owner + 1`'s waiter, if it sleeps, wakes now
             // and polls while `owner` holds the lock (module docs). Relaxed:
             // a hint; a pre-woken waiter re-checks `serving`.
@@ -640,7 +646,7 @@ mod tests {
         // Waiters that never sleep, so that a release finds them running
         // (one preempted for long may still be skipped: retried).
         let lock = RawTicketMutex::with_options(WaitOptions::new().policy(Policy::always_spin()));
-        let addr = &lock as *const RawTicketMutex as usize;
+        let addr = lock.addr();
         let guard = lock.lock();
         // SAFETY: `guard` is this lock's, released once.
         unsafe { lock.unlock(guard) };

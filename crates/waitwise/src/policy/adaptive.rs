@@ -759,10 +759,8 @@ impl Learning {
     }
 
     /// Records a wait that lasted `elapsed_ns` (its waker released it
-    /// `released_ns` after it began, when known) in switch-spinning time
-    /// (module docs, "Polling by yielding"): every time divided by the
-    /// wait's `beta`. The wake-up sample [`Learning::finish`] took is a
-    /// block's real cost and is not scaled.
+    /// `released_ns` after it began, when known) with weight
+    /// `2^weight_shift`, as [`Learning::observed_ns`] counts it.
     #[inline]
     fn learn(
         self,
@@ -772,53 +770,59 @@ impl Learning {
         released_ns: Option<f64>,
         weight_shift: u32,
     ) {
+        if let Some(t) = self.observed_ns(elapsed_ns, blocked, timed_out, released_ns) {
+            self.summary.record_weighted(t, self.b_ns, weight_shift);
+        }
+    }
+
+    /// The wait length this wait teaches ([`observed_wait_ns`]) in
+    /// switch-spinning time (module docs, "Polling by yielding"): every
+    /// time divided by the wait's `beta`. The wake-up sample
+    /// [`Learning::finish`] took is a block's real cost and is not scaled.
+    #[inline]
+    fn observed_ns(
+        self,
+        elapsed_ns: f64,
+        blocked: bool,
+        timed_out: bool,
+        released_ns: Option<f64>,
+    ) -> Option<f64> {
         // Most waits poll at full cost (beta 1): no division for them (the
         // scaled path is a call, so the compiler cannot compute both and
         // select).
         if self.beta != 1.0 {
-            return self.learn_switch_spinning(
-                elapsed_ns,
-                blocked,
-                timed_out,
-                released_ns,
-                weight_shift,
-            );
+            return self.observed_switch_spinning_ns(elapsed_ns, blocked, timed_out, released_ns);
         }
-        if let Some(t) = observed_wait_ns(
+        observed_wait_ns(
             elapsed_ns,
             blocked,
             timed_out,
             self.limit_ns,
             self.b_ns,
             released_ns,
-        ) {
-            self.summary.record_weighted(t, self.b_ns, weight_shift);
-        }
+        )
     }
 
-    /// [`Learning::learn`] for a wait that polled by yielding with
+    /// [`Learning::observed_ns`] for a wait that polled by yielding with
     /// `beta > 1`.
     #[cold]
     #[inline(never)]
-    fn learn_switch_spinning(
+    fn observed_switch_spinning_ns(
         self,
         elapsed_ns: f64,
         blocked: bool,
         timed_out: bool,
         released_ns: Option<f64>,
-        weight_shift: u32,
-    ) {
+    ) -> Option<f64> {
         let beta = self.beta;
-        if let Some(t) = observed_wait_ns(
+        observed_wait_ns(
             elapsed_ns / beta,
             blocked,
             timed_out,
             self.limit_ns / beta,
             self.b_ns,
             released_ns.map(|ns| ns / beta),
-        ) {
-            self.summary.record_weighted(t, self.b_ns, weight_shift);
-        }
+        )
     }
 }
 
