@@ -24,7 +24,7 @@ pub const WAITWISE_POLICY_BLOCK: u32 = 3;
 /// `alpha` is ignored.
 pub const WAITWISE_POLICY_RANDOMIZED: u32 = 4;
 /// `adapt/b`: each object polls for a limit drawn per wait from the bounded
-/// law that cost least on its recent waits, then blocks (within 16.5 times
+/// law that cost least on its recent waits, then blocks (within 32.5 times
 /// the off-line optimum on any wait sequence). `alpha` is ignored.
 pub const WAITWISE_POLICY_ADAPTIVE: u32 = 5;
 

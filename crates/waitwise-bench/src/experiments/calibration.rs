@@ -1673,7 +1673,7 @@ impl CalibrationResult {
             _ => String::new(),
         };
         Some(format!(
-            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}).{against_floor} Its worst stationary cell {worst}; its worst stationary cell where its model, with the B the cell's blocks cost, allows {STATIONARY_TARGET} {worst_allowed}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Cells where adapt/b's model with the cell's B is beyond {STATIONARY_TARGET}: {}. A cell's waits are scaled with the process's B but its blocks cost the cell's, so its real lambda*B or U/B is its scale times that ratio; the floor is the least factor any on-line policy can expect there (the best poll limit for the law, known in advance; e/(e-1) = 1.58 at a real exponential lambda*B of 1), and adapt/b's least-polling arm F(1/16) costs 1.032 B on a long wait where always-block costs B, the price of its worst case {:.1}.",
+            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}).{against_floor} Its worst stationary cell {worst}; its worst stationary cell where its model, with the B the cell's blocks cost, allows {STATIONARY_TARGET} {worst_allowed}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Cells where adapt/b's model with the cell's B is beyond {STATIONARY_TARGET}: {}. A cell's waits are scaled with the process's B but its blocks cost the cell's, so its real lambda*B or U/B is its scale times that ratio; the floor is the least factor any on-line policy can expect there (the best poll limit for the law, known in advance; e/(e-1) = 1.58 at a real exponential lambda*B of 1), and adapt/b's least-polling arm {} costs {:.3} B on a long wait where always-block costs B, the price of its worst case {:.1}.",
             adapt.cells,
             adapt.mean_factor,
             if lowest { "below" } else { "NOT below" },
@@ -1686,6 +1686,8 @@ impl CalibrationResult {
             } else {
                 beyond.join(", ")
             },
+            waitwise::policy::adaptive::arm_name(0),
+            waitwise::policy::adaptive::arm_cost(0, f64::INFINITY),
             waitwise::policy::adaptive::WORST_CASE_FACTOR,
         ))
     }
