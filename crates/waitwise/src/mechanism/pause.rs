@@ -22,8 +22,9 @@ pub const CLOCK_CHECK_INTERVAL: u32 = 4;
 ///
 /// The clock is read after the first PAUSE, then every
 /// [`CLOCK_CHECK_INTERVAL`]: a phase whose deadline is already near (the
-/// short limits `adapt/b` draws where its waits block, a few dozen ns)
-/// ends after one PAUSE and one clock read instead of four PAUSEs. On a
+/// short limits `adapt/b` draws where its waits block, up to `B / 32`: a
+/// few dozen to a couple of hundred ns) ends after one PAUSE and one clock
+/// read instead of four PAUSEs. On a
 /// 2-vCPU KVM guest (15 ns PAUSE, 20 ns clock read) a phase with a 0-5 ns
 /// limit took 60-79 ns instead of 124-135 ns (a scratch loop, 3 runs).
 #[inline]
