@@ -713,6 +713,15 @@ struct AdaptiveBlockedDeparture {
     cells: Vec<(String, f64, f64)>,
 }
 
+/// The least, the most and the median of `v` (not empty; sorts it).
+fn least_most_median(v: &mut [f64]) -> (f64, f64, f64) {
+    let (lo, hi) = (
+        v.iter().copied().fold(f64::INFINITY, f64::min),
+        v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
+    (lo, hi, median(v))
+}
+
 /// Sorts `v` and returns its [`KERNEL_CAP_QUANTILE`] quantile (infinity
 /// when empty).
 fn cap_quantile(v: &mut [f64]) -> f64 {
@@ -1755,11 +1764,7 @@ impl CalibrationResult {
             return None;
         }
         let cells = excess.len();
-        let (lo, hi) = (
-            excess.iter().copied().fold(f64::INFINITY, f64::min),
-            excess.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        );
-        let per_wait_ns = median(&mut excess);
+        let (lo, hi, per_wait_ns) = least_most_median(&mut excess);
         // Every adapt/b row's factor with that much less per polled wait.
         let without: Vec<f64> = self
             .measured_rows()
@@ -1809,11 +1814,7 @@ impl CalibrationResult {
             return None;
         }
         let mut excess: Vec<f64> = per_cell.iter().map(|&(_, d)| d).collect();
-        let (lo_ns, hi_ns) = (
-            excess.iter().copied().fold(f64::INFINITY, f64::min),
-            excess.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        );
-        let per_wait_ns = median(&mut excess);
+        let (lo_ns, hi_ns, per_wait_ns) = least_most_median(&mut excess);
         let cells = per_cell
             .iter()
             .filter_map(|&(r, _)| {
@@ -2118,19 +2119,29 @@ mod tests {
         assert!(note.contains("allows 1.25 none"), "{note}");
     }
 
+    /// A tiny run of exponential cells at `scales` with `policies`, every
+    /// row then marked measured (at least one round, available), for
+    /// tests that set the rows' figures by hand.
+    fn exponential_rows(scales: &[f64], policies: &[&str]) -> CalibrationResult {
+        let mut cfg = Config::tiny();
+        cfg.dists = vec![CalibrationDist::Exponential];
+        cfg.scales = scales.to_vec();
+        cfg.policies = policies.iter().map(|&p| p.into()).collect();
+        let mut res = run(&cfg);
+        for r in &mut res.rows {
+            r.rounds = r.rounds.max(1);
+            r.not_available = None;
+        }
+        res
+    }
+
     /// Where adapt/b and s//inf both polled every wait, adapt/b's extra
     /// CPU per wait is its bookkeeping; the note gives it and what the
     /// mean factor would be without it.
     #[test]
     fn adapt_b_bookkeeping_is_read_from_the_cells_where_both_polled() {
-        let mut cfg = Config::tiny();
-        cfg.dists = vec![CalibrationDist::Exponential];
-        cfg.scales = vec![3.0, 10.0];
-        cfg.policies = vec!["s//inf".into(), "adapt/b".into()];
-        let mut res = run(&cfg);
+        let mut res = exponential_rows(&[3.0, 10.0], &["s//inf", "adapt/b"]);
         for r in &mut res.rows {
-            r.rounds = r.rounds.max(1);
-            r.not_available = None;
             r.block_fraction = 0.0;
             r.mean_wait_ns = 400.0;
             let extra = if r.policy == "adapt/b" {
@@ -2175,14 +2186,8 @@ mod tests {
     /// it.
     #[test]
     fn adapt_b_departure_is_read_from_the_cells_where_both_blocked() {
-        let mut cfg = Config::tiny();
-        cfg.dists = vec![CalibrationDist::Exponential];
-        cfg.scales = vec![0.1, 0.3];
-        cfg.policies = vec!["/b/0".into(), "adapt/b".into()];
-        let mut res = run(&cfg);
+        let mut res = exponential_rows(&[0.1, 0.3], &["/b/0", "adapt/b"]);
         for r in &mut res.rows {
-            r.rounds = r.rounds.max(1);
-            r.not_available = None;
             r.block_fraction = 0.99;
             r.mean_optimal_ns = 1000.0;
             let (model, beyond) = match (r.policy.as_str(), r.scale == 0.1) {
@@ -2229,14 +2234,8 @@ mod tests {
     /// is at the floor (nothing left for any on-line policy to win).
     #[test]
     fn a_static_policy_ahead_of_adapt_b_is_set_beside_the_mean_floor() {
-        let mut cfg = Config::tiny();
-        cfg.dists = vec![CalibrationDist::Exponential];
-        cfg.scales = vec![3.0, 10.0];
-        cfg.policies = vec!["s//inf".into(), "s/b/1".into(), "adapt/b".into()];
-        let mut res = run(&cfg);
+        let mut res = exponential_rows(&[3.0, 10.0], &["s//inf", "s/b/1", "adapt/b"]);
         for r in &mut res.rows {
-            r.rounds = r.rounds.max(1);
-            r.not_available = None;
             r.online_floor = Some(if r.scale == 3.0 { 1.02 } else { 1.04 });
             r.measured_factor = Some(match r.policy.as_str() {
                 "s//inf" => 1.05,
