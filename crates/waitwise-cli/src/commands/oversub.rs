@@ -52,6 +52,11 @@ pub struct OversubArgs {
     /// Measured runs per cell.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: Option<u32>,
+    /// Fresh rounds pairing `adapt/b` with the best static choice of each
+    /// loop and condition, run after the measured runs chose that best, on
+    /// which `adapt/b` is judged (0: judge on the measured runs).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub confirm_runs: Option<u32>,
     /// Work per iteration, us, in (0, 1000000].
     #[arg(long)]
     pub work_us: Option<f64>,
@@ -77,6 +82,9 @@ pub fn config(args: &OversubArgs) -> anyhow::Result<Config> {
     }
     if let Some(r) = args.runs {
         c.runs = r as usize;
+    }
+    if let Some(r) = args.confirm_runs {
+        c.confirm_runs = r as usize;
     }
     if let Some(w) = args.work_us {
         anyhow::ensure!(
