@@ -133,7 +133,7 @@ impl Config {
             critical_us: 4.0,
             runs: 7,
             workloads: Vec::new(),
-            confirm_runs: 15,
+            confirm_runs: 25,
         }
     }
 
