@@ -165,6 +165,7 @@ fn negative_numbers_are_read_and_refused_with_the_range() {
         (&["simulate", "--processors", "-5"], "1..=16384"),
         (&["simulate", "--block-cost", "-1"], "> 0"),
         (&["oversub", "--work-us", "-5"], "(0, 1000000]"),
+        (&["oversub", "--confirm-runs", "-1"], "0..=1000"),
         (&["model", "calibrate", "--rounds", "-5"], "1..=1000000"),
     ] {
         let err = ends_with(USAGE, args);

@@ -124,3 +124,38 @@ fn csv_number_columns_hold_numbers_and_reasons_go_to_the_note() {
     assert!(empty[2..].iter().any(String::is_empty), "{csv}");
     assert!(empty.last().unwrap().contains("no waits"), "{csv}");
 }
+
+/// `oversub --confirm-runs N` judges `adapt/b` on N fresh rounds beside the
+/// best static choice (times the loop's run scale); 0 judges it on the
+/// measured runs.
+#[test]
+fn oversub_judges_adapt_b_on_the_confirmation_rounds_asked_for() {
+    let base = [
+        "oversub",
+        "--loop",
+        "barrier",
+        "--multiplier",
+        "1",
+        "--iterations",
+        "20",
+        "--runs",
+        "2",
+        "--work-us",
+        "2",
+        "--json",
+    ];
+    let check = |confirm: &str| {
+        let mut args = base.to_vec();
+        args.extend(["--confirm-runs", confirm]);
+        let v: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+        let c = v["adaptive"][0].clone();
+        (
+            c["fresh_rounds"].as_bool().unwrap(),
+            c["paired_rounds"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(check("3"), (true, 3));
+    let (fresh, rounds) = check("0");
+    assert!(!fresh);
+    assert!(rounds >= 2, "the measured runs: {rounds}");
+}
