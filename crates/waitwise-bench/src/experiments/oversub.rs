@@ -790,6 +790,81 @@ impl OversubResult {
         row.cells.iter().find(|c| c.multiplier == multiplier)
     }
 
+    /// `adapt/b` against the best static choice, per loop and condition
+    /// ([`AdaptiveCheck`]).
+    fn adaptive_table(&self) -> Table {
+        let mut t = Table::new(
+            "oversub_adaptive",
+            format!(
+                "adapt/b against the best static waitwise choice of each loop and condition (target: within {:.0}%)",
+                ADAPTIVE_TOLERANCE * 100.0
+            ),
+            vec![
+                Column::new("loop", None, "the loop"),
+                Column::new(
+                    "condition",
+                    None,
+                    "matched (threads = CPUs) or unmatched (threads per CPU)",
+                ),
+                Column::new(
+                    "best_static",
+                    None,
+                    "the static choice with the least normalized runtime in the measured runs",
+                ),
+                Column::new(
+                    "ratio",
+                    Some("ratio"),
+                    "adapt/b's runtime over the best's: the median over paired rounds of the two runs' ratio",
+                ),
+                Column::new(
+                    "ratio_ci95_low",
+                    Some("ratio"),
+                    "low end of the median's distribution-free 95% interval",
+                ),
+                Column::new(
+                    "ratio_ci95_high",
+                    Some("ratio"),
+                    "high end of the median's distribution-free 95% interval",
+                ),
+                Column::new("rounds", None, "paired rounds in the ratio"),
+                Column::new(
+                    "rounds_kind",
+                    None,
+                    "fresh: confirmation rounds run after the measured runs chose the best; measured: the runs that chose it",
+                ),
+                Column::new(
+                    "verdict",
+                    None,
+                    "within the target, undecided (beyond it, the interval reaching back) or behind (the whole interval beyond)",
+                ),
+            ],
+        );
+        for c in &self.adaptive {
+            let [low, high] = c
+                .ratio_ci95
+                .map_or([None, None], |[l, h]| [Some(l), Some(h)]);
+            t.push_row(
+                vec![
+                    Cell::text(c.workload.name()),
+                    Cell::text(condition(c.multiplier)),
+                    Cell::text(&c.best),
+                    Cell::Number(c.ratio),
+                    Cell::number_or_missing(low, "fewer than two paired rounds"),
+                    Cell::number_or_missing(high, "fewer than two paired rounds"),
+                    Cell::Integer(c.paired_rounds as i64),
+                    Cell::text(if c.fresh_rounds { "fresh" } else { "measured" }),
+                    Cell::text(match c.verdict {
+                        AdaptiveVerdict::Within => "within",
+                        AdaptiveVerdict::Undecided => "undecided",
+                        AdaptiveVerdict::Behind => "behind",
+                    }),
+                ],
+                None,
+            );
+        }
+        t
+    }
+
     fn workload_table(&self, w: Workload) -> Table {
         let mut t = Table::new(
             format!("oversub_{}", w.name().replace('-', "_")),
@@ -888,10 +963,15 @@ impl OversubResult {
 
 impl ExperimentOutput for OversubResult {
     fn tables(&self) -> Vec<Table> {
-        self.workloads()
+        let mut tables: Vec<Table> = self
+            .workloads()
             .into_iter()
             .map(|w| self.workload_table(w))
-            .collect()
+            .collect();
+        if !self.adaptive.is_empty() {
+            tables.push(self.adaptive_table());
+        }
+        tables
     }
 
     fn charts(&self) -> Vec<RenderedChart> {
@@ -1083,7 +1163,7 @@ mod tests {
     fn tiny_run_fills_every_table() {
         let res = run(&Config::tiny());
         let tables = res.tables();
-        assert_eq!(tables.len(), 3);
+        assert_eq!(tables.len(), 4, "three loops and adapt/b's checks");
         for t in &tables {
             crate::export::testing::assert_exports_agree(t);
         }
@@ -1147,6 +1227,8 @@ mod tests {
         // adapt/b is compared in every loop and condition, on fresh
         // rounds run beside the static choice the measured runs chose.
         assert_eq!(res.adaptive.len(), 3 * res.config.multipliers.len());
+        assert_eq!(tables[3].name, "oversub_adaptive");
+        assert_eq!(tables[3].rows.len(), res.adaptive.len());
         for c in &res.adaptive {
             let confirm = res.config.confirm_runs * c.workload.run_scale();
             assert!(c.fresh_rounds, "{c:?}");
