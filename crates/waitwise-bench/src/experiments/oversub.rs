@@ -642,16 +642,20 @@ pub fn run(config: &Config) -> OversubResult {
                 steps,
                 &format!("{} loop, {threads} threads ({m}x CPUs): warm-up", w.name()),
             );
-            for c in &choices {
-                let l = workload::build(w, c.waiting, threads, sizes);
+            // One run of the loop with `waiting`, on a fresh object.
+            let run_with = |waiting: Waiting, iterations: u64| {
+                let l = workload::build(w, waiting, threads, sizes);
                 run_once(
                     l.as_ref(),
                     &placement,
-                    (iterations / 4).max(1),
+                    iterations,
                     config.unit_n,
                     unit_ns,
                     cpus,
-                );
+                )
+            };
+            for c in &choices {
+                run_with(c.waiting, (iterations / 4).max(1));
             }
             let mut raws: Vec<Vec<RunRaw>> = (0..choices.len()).map(|_| Vec::new()).collect();
             let runs = config.runs * w.run_scale();
@@ -663,15 +667,7 @@ pub fn run(config: &Config) -> OversubResult {
                     &format!("{} loop, {threads} threads: run {}/{runs}", w.name(), r + 1),
                 );
                 for (i, c) in choices.iter().enumerate() {
-                    let l = workload::build(w, c.waiting, threads, sizes);
-                    raws[i].push(run_once(
-                        l.as_ref(),
-                        &placement,
-                        iterations,
-                        config.unit_n,
-                        unit_ns,
-                        cpus,
-                    ));
+                    raws[i].push(run_with(c.waiting, iterations));
                 }
             }
             let base = choices
@@ -730,15 +726,7 @@ pub fn run(config: &Config) -> OversubResult {
                         [best, adapt]
                     };
                     for i in order {
-                        let l = workload::build(w, choices[i].waiting, threads, sizes);
-                        let raw = run_once(
-                            l.as_ref(),
-                            &placement,
-                            iterations,
-                            config.unit_n,
-                            unit_ns,
-                            cpus,
-                        );
+                        let raw = run_with(choices[i].waiting, iterations);
                         let cell = wrows[i].cells.last_mut().expect("the cell just pushed");
                         cell.confirm_ms.push(raw.wall_ms);
                         if cell.error.is_none() {
