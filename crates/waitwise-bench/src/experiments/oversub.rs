@@ -69,9 +69,7 @@
 //! (the least of seven or so noisy medians, which sits below that choice's
 //! typical runtime by the luck that picked it), `adapt/b` and that choice
 //! run again, paired round by round in alternating order, and the check
-//! takes the median of those rounds' ratios. Judged on the runs that chose
-//! the best, the same lock loop read 1.07x where 80 fresh rounds read
-//! 1.02x.
+//! takes the median of those rounds' ratios.
 
 mod peers;
 mod workload;
