@@ -1223,10 +1223,7 @@ mod tests {
                 .rows
                 .iter()
                 .filter(|r| r.workload == c.workload)
-                .filter(|r| {
-                    let cell = r.cells.iter().find(|x| x.multiplier == c.multiplier);
-                    !cell.unwrap().confirm_ms.is_empty()
-                })
+                .filter(|r| !cell_at(r, c.multiplier).unwrap().confirm_ms.is_empty())
                 .map(|r| r.waiting.as_str())
                 .collect();
             assert_eq!(confirmed.len(), 2, "{confirmed:?}");
