@@ -56,6 +56,10 @@
 //! one), its real `lambda*B` or `U/B` moves with them, and so does what any
 //! policy can reach there.
 //!
+//! `adapt/b`'s objects start every (law, scale) with no history
+//! ([`waitwise::policy::adaptive::forget_all`]), like the model's learner
+//! it is compared with.
+//!
 //! Every policy sees the same drawn waits for a given law and scale (one
 //! seed per cell), so the policies are compared on identical inputs. They
 //! also see the same machine: the policies of one (law, scale) take turns
@@ -467,6 +471,10 @@ fn measure(
     placement: &PairPlacement,
     deadline: Instant,
 ) -> Vec<Measured> {
+    // Each group's `adapt/b` object starts with no history, as the model's
+    // learner does (`summarize`): a group's events are often allocated
+    // where the last group's were, and would inherit their summaries.
+    waitwise::policy::adaptive::forget_all();
     let events: Vec<Event> = policies
         .iter()
         .chain([&Policy::always_block(), &Policy::always_spin()])

@@ -622,6 +622,18 @@ impl AdaptiveSummary {
         }
     }
 
+    /// Forgets everything: the summary of an object with no history
+    /// ([`AdaptiveSummary::new`]).
+    pub fn reset(&self) {
+        // Relaxed: numbers on their own (module docs); a record racing
+        // with the reset may leave one of its words, as two records may.
+        for s in &self.scores {
+            s.store(0, Ordering::Relaxed);
+        }
+        self.arm.store(START_ARM as u32, Ordering::Relaxed);
+        self.block.store(0, Ordering::Relaxed);
+    }
+
     /// A poll limit for the next wait, ns, drawn from the current arm with
     /// the uniform `u` in `[0, 1)`.
     #[inline]
@@ -652,6 +664,18 @@ impl Default for AdaptiveSummary {
 /// The static table of summaries (module docs).
 #[cfg(not(loom))]
 static SUMMARIES: [AdaptiveSummary; SLOTS] = [const { AdaptiveSummary::new() }; SLOTS];
+
+/// Forgets what every object has learned: each summary of the table
+/// starts again from [`START_ARM`] and the process's `B`. For experiments
+/// that compare objects against a learner with no history (`waitwise
+/// model calibrate`): an object allocated where an earlier one lived, or
+/// hashed to its slot, otherwise starts from that one's summary.
+#[cfg(not(loom))]
+pub fn forget_all() {
+    for s in &SUMMARIES {
+        s.reset();
+    }
+}
 
 /// The slot of a wait word at `addr`: two rounds of Fibonacci hashing
 /// (multiply, fold the high half down, multiply) of the address without
@@ -1103,6 +1127,21 @@ mod tests {
         assert!((s.block_ns(3_000.0) - 3_000.0).abs() < 100.0);
         // The process's B bounds it when that changes.
         assert_eq!(s.block_ns(100.0), 1_600.0);
+    }
+
+    #[test]
+    fn a_reset_summary_is_one_with_no_history() {
+        let s = AdaptiveSummary::new();
+        for _ in 0..40 {
+            s.record(30_000.0, 1000.0);
+            s.record_wake_up(30_000.0, 3_000.0);
+        }
+        assert_ne!(s.arm(), START_ARM);
+        assert_ne!(s.block_ns(3_000.0), 3_000.0);
+        s.reset();
+        assert_eq!(s.arm(), START_ARM);
+        assert_eq!(s.scores(), [0.0; ARMS]);
+        assert_eq!(s.block_ns(3_000.0), 3_000.0);
     }
 
     #[test]
