@@ -1607,6 +1607,15 @@ impl CalibrationResult {
     }
 
     /// `adapt/b` against the static policies, when it ran.
+    /// The static policy with the least measured factor in `r`'s cell
+    /// (same law and scale), and that factor.
+    fn best_static_in(&self, r: &Row) -> Option<(&str, f64)> {
+        self.measured_rows()
+            .filter(|o| o.dist == r.dist && o.scale == r.scale && o.policy != "adapt/b")
+            .filter_map(|o| Some((o.policy.as_str(), o.measured_factor?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
     fn adaptive_note(&self) -> Option<String> {
         let all = self.policy_factors();
         let adapt = all.iter().find(|p| p.policy == "adapt/b")?;
@@ -1678,13 +1687,19 @@ impl CalibrationResult {
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .map_or("none".into(), |(r, f)| {
                 format!(
-                    "{f:.3} ({}; {} {STATIONARY_TARGET})",
+                    "{f:.3} ({}; {} {STATIONARY_TARGET}{}{})",
                     cell(r),
                     if f <= STATIONARY_TARGET {
                         "within"
                     } else {
                         "NOT within"
-                    }
+                    },
+                    r.online_floor
+                        .map_or(String::new(), |floor| format!("; floor {floor:.3}")),
+                    self.best_static_in(r)
+                        .map_or(String::new(), |(p, b)| format!(
+                            ", the cell's best static policy {p} measured {b:.3}"
+                        ))
                 )
             });
         // Where a static policy is ahead, how close it runs to what any
@@ -2106,7 +2121,12 @@ mod tests {
         let note = adaptive_note(&res);
         assert!(note.contains("is beyond 1.25: none here"), "{note}");
         assert!(
-            note.contains("allows 1.25 1.200 (exponential lambda*B=0.3; within 1.25)"),
+            note.contains("allows 1.25 1.200 (exponential lambda*B=0.3; within 1.25; floor "),
+            "{note}"
+        );
+        // Beside it, the best any static policy measured in that cell.
+        assert!(
+            note.contains(", the cell's best static policy /b/0 measured 1.200)"),
             "{note}"
         );
         // Blocks at 3.72 times it (seen on the 2-vCPU guest): the real
