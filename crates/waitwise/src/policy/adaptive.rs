@@ -128,17 +128,7 @@
 //! [`MIN_MEASURED_BLOCK_NS`](super::block_cost::MIN_MEASURED_BLOCK_NS) or
 //! over a millisecond are dropped (no real sleep; a time slice), and the
 //! learned value stays within [`BLOCK_RANGE`] times the process's `B`
-//! either way. An object learns its `B` only from the waits that block,
-//! so a value learned in one regime would outlive it where the waits then
-//! poll: an object whose long sleeps cost 2x the process's `B` keeps
-//! polling waits that blocking would serve better once its sleeps are
-//! shorter and cheaper, and never blocks to find out. So every recorded
-//! wait that ended while polling moves the object's `B` by
-//! `2^-`[`BLOCK_RELAX_SHIFT`] of its difference towards the process's
-//! (which every wake-up of the process keeps current): without news from
-//! its own blocks, an object's `B` returns to the process's within a few
-//! hundred polled waits, and blocks again where that says blocking pays.
-//! A sample is the waiter's whole latency: where threads
+//! either way. A sample is the waiter's whole latency: where threads
 //! outnumber CPUs it includes the woken thread's wait for a CPU (which
 //! the process's learned `B` leaves out by taking a lower quartile), so an
 //! oversubscribed object's `B` runs high; its long waits still choose the
@@ -152,9 +142,8 @@
 //! (every blocked wait, one in four polled ones) is one clock read, one
 //! division (`t / B`) and, per arm, integer work
 //! (a compare or a multiply, a load, a shift, a subtract, an add and a
-//! store), then an 8-way minimum, and one load and store of the object's
-//! `B` (a wake-up sample, or the relaxation of a polled wait); a wait
-//! that polls by yielding divides its
+//! store), then an 8-way minimum, and for a blocked wait one load and
+//! store of the object's `B`; a wait that polls by yielding divides its
 //! times by `beta` and also reads the idle-CPU signal's cache (a clock
 //! read and four loads, and one `/proc/loadavg` read per process every
 //! 100 µs at most). No allocation, no lock, no read-modify-write (but the
@@ -287,17 +276,6 @@ pub const BLOCK_SHIFT: u32 = 3;
 /// on a loaded 2-CPU machine, the learned `B` of long-wait cells drifted
 /// up to several times what their blocks cost on average).
 pub const BLOCK_SAMPLE_CAP: f64 = 2.0;
-
-/// Each recorded wait that ended while polling moves an object's learned
-/// `B` by `2^-BLOCK_RELAX_SHIFT` of its difference towards the process's
-/// (module docs, "`B`, per object"): with one polled wait in four
-/// recorded ([`POLLED_SAMPLE_SHIFT`]), the gap shrinks by `1/e` every
-/// ~64 polled waits. Chosen: slower than a block's sample
-/// ([`BLOCK_SHIFT`], 1/8), so that an object whose waits mix polls and
-/// blocks keeps what its blocks teach; fast enough that `waitwise model
-/// calibrate`'s cells (3,000 waits) leave a stale value within their
-/// first few hundred.
-pub const BLOCK_RELAX_SHIFT: u32 = 4;
 
 /// An object's learned `B` stays within the process's `B` divided or
 /// multiplied by this. Guessed, from `waitwise model calibrate` on a
@@ -521,18 +499,6 @@ pub fn next_block_ns(old_ns: f64, latency_ns: f64, process_ns: f64) -> f64 {
         .max(floor)
 }
 
-/// The object's `B` after one recorded wait that ended while polling
-/// (module docs, "`B`, per object"): `old_ns` moved by
-/// `2^-`[`BLOCK_RELAX_SHIFT`] of its difference towards `process_ns`;
-/// `old_ns` itself when `process_ns` is not a positive number. Pure, so
-/// the rule is testable.
-pub fn relaxed_block_ns(old_ns: f64, process_ns: f64) -> f64 {
-    if !(process_ns > 0.0 && process_ns.is_finite()) {
-        return old_ns;
-    }
-    old_ns + (process_ns - old_ns) / f64::from(1u32 << BLOCK_RELAX_SHIFT)
-}
-
 /// One object's summary: per arm, the decayed sum of its cost on recent
 /// waits, the arm with the least, and the object's learned `B` (module
 /// docs).
@@ -654,26 +620,6 @@ impl AdaptiveSummary {
                 Ordering::Relaxed,
             );
         }
-    }
-
-    /// One recorded wait of this object ended while polling: its learned
-    /// `B`, if it has one, moves towards the process's `process_ns`
-    /// ([`relaxed_block_ns`]).
-    #[inline]
-    pub fn relax_block(&self, process_ns: f64) {
-        // Relaxed: a number on its own (module docs).
-        let old = self.block.load(Ordering::Relaxed);
-        if old == 0 {
-            return;
-        }
-        let next = relaxed_block_ns(f64::from(old), process_ns);
-        // Relaxed load above and store here, not a read-modify-write: a
-        // concurrent wake-up sample may be lost, which only slows the
-        // learning.
-        self.block.store(
-            next.min(f64::from(u32::MAX)).max(1.0) as u32,
-            Ordering::Relaxed,
-        );
     }
 
     /// Forgets everything: the summary of an object with no history
@@ -842,9 +788,6 @@ impl Learning {
                 .record_wake_up(clock.ticks_to_ns(now - at), self.process_b_ns);
         }
         let released = stamp.map(|at| clock.ticks_to_ns(at - self.start_ticks));
-        if polled {
-            self.summary.relax_block(self.process_b_ns);
-        }
         let weight_shift = if polled { POLLED_SAMPLE_SHIFT } else { 0 };
         self.learn(elapsed, blocked, timed_out, released, weight_shift);
     }
@@ -1184,39 +1127,6 @@ mod tests {
         assert!((s.block_ns(3_000.0) - 3_000.0).abs() < 100.0);
         // The process's B bounds it when that changes.
         assert_eq!(s.block_ns(100.0), 1_600.0);
-    }
-
-    #[test]
-    fn a_polled_wait_moves_the_objects_b_a_sixteenth_towards_the_processs() {
-        assert_eq!(relaxed_block_ns(40_000.0, 20_000.0), 38_750.0);
-        assert_eq!(relaxed_block_ns(4_000.0, 20_000.0), 5_000.0);
-        assert_eq!(relaxed_block_ns(20_000.0, 20_000.0), 20_000.0);
-        // A process B that is no number leaves it.
-        for bad in [0.0, -5.0, f64::NAN, f64::INFINITY] {
-            assert_eq!(relaxed_block_ns(40_000.0, bad), 40_000.0);
-        }
-    }
-
-    /// An object that learned expensive blocks, then only polls, does not
-    /// keep that `B` for ever: it returns to the process's, and with it
-    /// the arms that block where that `B` says blocking pays.
-    #[test]
-    fn an_object_whose_waits_stop_blocking_returns_to_the_processs_b() {
-        let s = AdaptiveSummary::new();
-        // No history: nothing to relax, the process's B in force.
-        s.relax_block(20_000.0);
-        assert_eq!(s.block_ns(20_000.0), 20_000.0);
-        for _ in 0..60 {
-            s.record_wake_up(40_000.0, 20_000.0);
-        }
-        assert!(s.block_ns(20_000.0) > 39_000.0);
-        // 100 recorded polled waits (about 400 waits): within 1% of the
-        // process's B.
-        for _ in 0..100 {
-            s.relax_block(20_000.0);
-        }
-        let b = s.block_ns(20_000.0);
-        assert!((b - 20_000.0).abs() < 200.0, "{b}");
     }
 
     #[test]
