@@ -8,7 +8,9 @@
 //! likewise the object's learned `B` under concurrent wake-ups.
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom cargo test -p waitwise --release --test loom_adaptive`
-//! (under a second).
+//! (about three minutes on 2 vCPUs, nearly all of it
+//! `concurrent_records_keep_the_summary_valid`, whose two records of eight
+//! scores each interleave in the most ways).
 #![cfg(loom)]
 
 use loom::thread;

@@ -128,8 +128,18 @@
 //! [`MIN_MEASURED_BLOCK_NS`](super::block_cost::MIN_MEASURED_BLOCK_NS) or
 //! over a millisecond are dropped (no real sleep; a time slice), and the
 //! learned value stays within [`BLOCK_RANGE`] times the process's `B`
-//! either way. A sample is the waiter's whole latency: where threads
-//! outnumber CPUs it includes the woken thread's wait for a CPU (which
+//! either way. Only a wait that blocks teaches it: an object whose waits
+//! then poll keeps the `B` its last blocks taught, even where its blocks
+//! have since become cheaper (on a VM, shorter sleeps wake faster), and
+//! keeps polling waits that blocking would now serve better until one of
+//! them blocks. A known limit, kept: pulling the `B` of an object that
+//! polls towards the process's would bias every object that both polls
+//! and blocks towards a `B` below what its own blocks cost (where blocks
+//! cost more than the process's `B`, the case in which polling pays), so
+//! it would block too often exactly there. Experiments that compare
+//! objects against a learner with no history reset the table
+//! ([`forget_all`]). A sample is the waiter's whole latency: where
+//! threads outnumber CPUs it includes the woken thread's wait for a CPU (which
 //! the process's learned `B` leaves out by taking a lower quartile), so an
 //! oversubscribed object's `B` runs high; its long waits still choose the
 //! arms that block, whose polls grow with `B / 32`. The bound above holds
