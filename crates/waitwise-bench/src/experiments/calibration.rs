@@ -1606,7 +1606,6 @@ impl CalibrationResult {
             .collect()
     }
 
-    /// `adapt/b` against the static policies, when it ran.
     /// The static policy with the least measured factor in `r`'s cell
     /// (same law and scale), and that factor.
     fn best_static_in(&self, r: &Row) -> Option<(&str, f64)> {
@@ -1616,6 +1615,7 @@ impl CalibrationResult {
             .min_by(|a, b| a.1.total_cmp(&b.1))
     }
 
+    /// `adapt/b` against the static policies, when it ran.
     fn adaptive_note(&self) -> Option<String> {
         let all = self.policy_factors();
         let adapt = all.iter().find(|p| p.policy == "adapt/b")?;
