@@ -1606,11 +1606,19 @@ impl CalibrationResult {
             .collect()
     }
 
+    /// The measured rows of `r`'s cell (same law and scale), `r`'s own
+    /// included.
+    fn cell_mates(&self, r: &Row) -> impl Iterator<Item = &Row> + '_ {
+        let (dist, scale) = (r.dist, r.scale);
+        self.measured_rows()
+            .filter(move |o| o.dist == dist && o.scale == scale)
+    }
+
     /// The static policy with the least measured factor in `r`'s cell
     /// (same law and scale), and that factor.
     fn best_static_in(&self, r: &Row) -> Option<(&str, f64)> {
-        self.measured_rows()
-            .filter(|o| o.dist == r.dist && o.scale == r.scale && o.policy != "adapt/b")
+        self.cell_mates(r)
+            .filter(|o| o.policy != "adapt/b")
             .filter_map(|o| Some((o.policy.as_str(), o.measured_factor?)))
             .min_by(|a, b| a.1.total_cmp(&b.1))
     }
@@ -1770,10 +1778,7 @@ impl CalibrationResult {
     /// ([`AdaptiveBookkeeping`]), from the cells where both polled every
     /// wait; `None` without such a cell.
     fn adaptive_bookkeeping(&self) -> Option<AdaptiveBookkeeping> {
-        let row = |r: &Row, policy: &str| {
-            self.measured_rows()
-                .find(|o| o.dist == r.dist && o.scale == r.scale && o.policy == policy)
-        };
+        let row = |r: &Row, policy: &str| self.cell_mates(r).find(|o| o.policy == policy);
         let polled_all = |r: &Row| r.block_fraction <= POLLED_ALL_FRACTION;
         let mut excess: Vec<f64> = self
             .measured_rows()
@@ -1821,12 +1826,10 @@ impl CalibrationResult {
                 && r.dist != CalibrationDist::Switching
                 && r.block_fraction >= BLOCKED_MOST_FRACTION
         }) {
-            let Some(b) = self.measured_rows().find(|o| {
-                o.dist == a.dist
-                    && o.scale == a.scale
-                    && o.policy == "/b/0"
-                    && o.block_fraction >= BLOCKED_MOST_FRACTION
-            }) else {
+            let Some(b) = self
+                .cell_mates(a)
+                .find(|o| o.policy == "/b/0" && o.block_fraction >= BLOCKED_MOST_FRACTION)
+            else {
                 continue;
             };
             if let (Some(da), Some(db)) = (beyond_model(a), beyond_model(b)) {
