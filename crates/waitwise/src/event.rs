@@ -154,6 +154,26 @@ impl Event {
         }
     }
 
+    /// The summary this event's waits learn in under `adapt/b`
+    /// ([`crate::policy::adaptive`]): its arm, its learned `B`, the longest
+    /// poll limit its next wait can draw. The event's own (its
+    /// [`WaitWord`]'s); an event with a static policy leaves it alone.
+    ///
+    /// # Examples
+    /// ```
+    /// use waitwise::{Event, Policy};
+    ///
+    /// let ev = Event::with_policy(Policy::adaptive());
+    /// let b = waitwise::policy::block_ns();
+    /// // Whatever it learned, its next wait polls at most twice its B.
+    /// let summary = ev.adaptive_summary();
+    /// assert!(summary.longest_poll_limit_ns(b) <= 2.0 * summary.block_ns(b));
+    /// ```
+    #[cfg(not(loom))]
+    pub fn adaptive_summary(&self) -> &crate::policy::adaptive::AdaptiveSummary {
+        self.word.adaptive_summary()
+    }
+
     /// The wait-time histogram, when profiling is on.
     ///
     /// # Examples

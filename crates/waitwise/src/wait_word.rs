@@ -47,6 +47,8 @@
 use crate::loom_const::const_unless_loom;
 use crate::mechanism::{Mechanism, MechanismWait};
 #[cfg(not(loom))]
+use crate::policy::adaptive::AdaptiveSummary;
+#[cfg(not(loom))]
 use crate::policy::idle_extension::Advice;
 use crate::policy::idle_extension::Extension;
 use crate::policy::Policy;
@@ -146,6 +148,12 @@ pub struct WaitWord {
     futex: Futex,
     /// Number of threads registered as (about to be) asleep in `futex_wait`.
     sleepers: AtomicU32,
+    /// What this word's `adapt/b` waits learned
+    /// ([`crate::policy::adaptive`]), in the word's own cache line (a test
+    /// checks that it fits): a wait's learning touches no line and no page
+    /// that its word did not. Under loom no wait learns.
+    #[cfg(not(loom))]
+    summary: AdaptiveSummary,
 }
 
 /// Under loom only: a `SeqCst` fence between the Dekker write and read,
@@ -163,6 +171,8 @@ impl WaitWord {
             Self {
                 futex: Futex::new(value),
                 sleepers: AtomicU32::new(0),
+                #[cfg(not(loom))]
+                summary: AdaptiveSummary::new(),
             }
         }
     }
@@ -180,6 +190,14 @@ impl WaitWord {
         &self.futex
     }
 
+    /// The summary this word's waits learn in under `adapt/b`
+    /// ([`crate::policy::adaptive`]), its own, for measurements that look
+    /// at what the word's waits learned.
+    #[cfg(not(loom))]
+    pub fn adaptive_summary(&self) -> &AdaptiveSummary {
+        &self.summary
+    }
+
     /// A borrowed view for code that keeps the word and the sleeper count
     /// elsewhere.
     #[inline(always)]
@@ -187,6 +205,8 @@ impl WaitWord {
         WaitWordRef {
             futex: &self.futex,
             sleepers: &self.sleepers,
+            #[cfg(not(loom))]
+            summary: Some(&self.summary),
         }
     }
 
@@ -256,6 +276,10 @@ impl WaitWord {
 pub struct WaitWordRef<'a> {
     futex: &'a Futex,
     sleepers: &'a AtomicU32,
+    /// The summary `adapt/b` waits learn in: the [`WaitWord`]'s own, or
+    /// `None` for the static table's slot of the futex's address.
+    #[cfg(not(loom))]
+    summary: Option<&'a AdaptiveSummary>,
 }
 
 impl<'a> WaitWordRef<'a> {
@@ -263,7 +287,12 @@ impl<'a> WaitWordRef<'a> {
     /// and waker of the word must use the same pair.
     #[inline(always)]
     pub fn new(futex: &'a Futex, sleepers: &'a AtomicU32) -> Self {
-        Self { futex, sleepers }
+        Self {
+            futex,
+            sleepers,
+            #[cfg(not(loom))]
+            summary: None,
+        }
     }
 
     /// The futex.
@@ -410,8 +439,16 @@ impl<'a> WaitWordRef<'a> {
         rules: SleepRules,
     ) -> WaitOutcome {
         // `adapt/b` learns from the wait: it reads this object's summary
-        // (keyed by the word's address) and records the wait at the end.
-        let (budget, learning) = policy.begin_wait(self.futex as *const Futex as usize);
+        // (the word's own, else the table's for its address) and records
+        // the wait at the end.
+        let addr = self.futex as *const Futex as usize;
+        #[cfg(not(loom))]
+        let (budget, learning) = match self.summary {
+            Some(summary) => policy.begin_wait_in(summary, addr),
+            None => policy.begin_wait(addr),
+        };
+        #[cfg(loom)]
+        let (budget, learning) = policy.begin_wait(addr);
         let started = learning.as_ref().and_then(|l| l.start_ticks());
         let out = self.poll_then_block(budget, started, deadline, v, ready, rules);
         if let Some(learning) = learning {
@@ -763,6 +800,41 @@ mod tests {
     fn layout_owns_a_line() {
         assert_eq!(std::mem::align_of::<WaitWord>(), 128);
         assert_eq!(std::mem::size_of::<WaitWord>(), 128);
+    }
+
+    /// The summary's learning touches no line the wait did not: the word,
+    /// its sleeper count and the summary all lie in the first 64 bytes.
+    #[test]
+    fn the_summary_shares_the_words_cache_line() {
+        use std::mem::{offset_of, size_of};
+        let end = |offset: usize, size: usize| offset + size;
+        assert!(end(offset_of!(WaitWord, futex), size_of::<Futex>()) <= 64);
+        assert!(end(offset_of!(WaitWord, sleepers), size_of::<AtomicU32>()) <= 64);
+        assert!(end(offset_of!(WaitWord, summary), size_of::<AdaptiveSummary>()) <= 64);
+    }
+
+    /// `adapt/b` waits on a `WaitWord` learn in the word's own summary:
+    /// long waits (here timed out, at least `B` each) move it to the arm
+    /// that blocks soonest, and two words learn apart whatever their
+    /// addresses hash to.
+    #[test]
+    fn a_word_learns_in_its_own_summary() {
+        let (long, fresh) = (WaitWord::new(0), WaitWord::new(0));
+        let b = crate::policy::block_ns();
+        let timeout = Duration::from_nanos((4.0 * b) as u64).max(Duration::from_micros(500));
+        for _ in 0..40 {
+            let out = long.wait_until(&Policy::adaptive(), Deadline::after(timeout), |v| v != 0);
+            assert!(out.timed_out());
+        }
+        assert_eq!(long.adaptive_summary().arm(), 0);
+        assert_eq!(
+            fresh.adaptive_summary().arm(),
+            crate::policy::adaptive::START_ARM
+        );
+        assert_eq!(
+            fresh.adaptive_summary().scores(),
+            [0.0; crate::policy::adaptive::ARMS]
+        );
     }
 
     #[test]

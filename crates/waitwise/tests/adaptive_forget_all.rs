@@ -1,5 +1,5 @@
-//! `waitwise::policy::adaptive::forget_all`: every object's summary
-//! starts again with no history. Its own test binary: the reset is
+//! `waitwise::policy::adaptive::forget_all`: every summary of the static
+//! table starts again with no history. Its own test binary: the reset is
 //! process-wide, and a test waiting under `adapt/b` beside it would see
 //! its summaries reset under it.
 #![cfg(not(loom))]

@@ -159,11 +159,20 @@
 //! 100 µs at most). No allocation, no lock, no read-modify-write (but the
 //! cache's refresh claim, one CAS per period).
 //!
-//! Objects do not carry the summary themselves: it lives in a static table
-//! of [`SLOTS`] cache-line-sized summaries indexed by a hash of the wait
-//! word's address (parking_lot hashes addresses to its queues the same
-//! way). Two objects that share a slot share one summary; the bound above
-//! holds regardless, only the learning is shared.
+//! Where the summary lives: a [`crate::WaitWord`] carries its own, in the
+//! cache line of its futex word (its 128-byte alignment leaves the room),
+//! so a wait on it reads and writes no line and no page its word did not
+//! (a blocked wait starts and ends with cold caches, and on a VM each
+//! other line, and each other page's translation, costs a miss). Waits on
+//! words that live elsewhere ([`crate::WaitWordRef::new`], the mutexes,
+//! the semaphore) use a static table of [`SLOTS`] cache-line-sized
+//! summaries indexed by a hash of the word's address (parking_lot hashes
+//! addresses to its queues the same way). Two objects that share a slot
+//! share one summary; the bound above holds regardless, only the learning
+//! is shared. A record writes the word's line once, as its wait ends:
+//! another waiter of the same word that polls it by a hardware monitor
+//! sees that store as a change and looks again (one false wake-up per
+//! recorded wait of a sibling).
 //!
 //! # Which waits learn
 //!
@@ -172,7 +181,9 @@
 //! RwLock, the ticket and MCS locks), every contended acquisition of the
 //! TTAS mutex (the default [`crate::Mutex`]) and of the
 //! [`Semaphore`](crate::semaphore::Semaphore) draws its limit from its
-//! object's summary and records itself there ([`crate::Policy::begin_wait`]).
+//! object's summary and records itself there
+//! ([`crate::Policy::begin_wait_in`] with a word's own summary,
+//! [`crate::Policy::begin_wait`] with the table's).
 //! The channel, which waits through hooks of its own, draws from
 //! [`START_ARM`] (`rand/b`) and does not learn. The MCS lock waits
 //! on per-acquisition queue nodes on the waiter's stack, so its summaries
@@ -513,7 +524,6 @@ pub fn next_block_ns(old_ns: f64, latency_ns: f64, process_ns: f64) -> f64 {
 /// waits, the arm with the least, and the object's learned `B` (module
 /// docs).
 #[derive(Debug)]
-#[repr(align(64))]
 pub struct AdaptiveSummary {
     /// Decayed cost of each arm, in `SCORE_UNIT`s per `B`.
     scores: [AtomicU32; ARMS],
@@ -644,6 +654,17 @@ impl AdaptiveSummary {
         self.block.store(0, Ordering::Relaxed);
     }
 
+    /// The longest poll limit the next wait can draw, ns, with the
+    /// process's `B` `process_ns`: its arm's largest (`aB` for `F(a)`, `B`
+    /// for `D`, `2B` for `D2`) with the object's `B`
+    /// ([`AdaptiveSummary::block_ns`]), for a wait that polls at full cost
+    /// (one that polls by yielding draws `beta` times as long). For
+    /// measurements that bound what a wait could have polled.
+    pub fn longest_poll_limit_ns(&self, process_ns: f64) -> f64 {
+        let arm = self.arm();
+        poll_multiple(arm).unwrap_or_else(|| TRUNCATED_SCALES[arm]) * self.block_ns(process_ns)
+    }
+
     /// A poll limit for the next wait, ns, drawn from the current arm with
     /// the uniform `u` in `[0, 1)`.
     #[inline]
@@ -671,19 +692,27 @@ impl Default for AdaptiveSummary {
     }
 }
 
+/// One summary of the static table, on a cache line of its own: two
+/// objects' records never write the same line.
+#[cfg(not(loom))]
+#[repr(align(64))]
+struct Slot(AdaptiveSummary);
+
 /// The static table of summaries (module docs).
 #[cfg(not(loom))]
-static SUMMARIES: [AdaptiveSummary; SLOTS] = [const { AdaptiveSummary::new() }; SLOTS];
+static SUMMARIES: [Slot; SLOTS] = [const { Slot(AdaptiveSummary::new()) }; SLOTS];
 
-/// Forgets what every object has learned: each summary of the table
-/// starts again from [`START_ARM`] and the process's `B`. For experiments
-/// that compare objects against a learner with no history (`waitwise
-/// model calibrate`): an object allocated where an earlier one lived, or
-/// hashed to its slot, otherwise starts from that one's summary.
+/// Forgets what the static table learned: each of its summaries starts
+/// again from [`START_ARM`] and the process's `B`. For experiments that
+/// compare objects against a learner with no history: an object that
+/// learns in the table, allocated where an earlier one lived or hashed to
+/// its slot, otherwise starts from that one's summary. A
+/// [`crate::WaitWord`]'s own summary is new with the word and not touched
+/// here.
 #[cfg(not(loom))]
 pub fn forget_all() {
     for s in &SUMMARIES {
-        s.reset();
+        s.0.reset();
     }
 }
 
@@ -704,7 +733,7 @@ pub fn slot_of(addr: usize) -> usize {
 #[cfg(not(loom))]
 #[inline]
 pub fn summary_for(addr: usize) -> &'static AdaptiveSummary {
-    &SUMMARIES[slot_of(addr)]
+    &SUMMARIES[slot_of(addr)].0
 }
 
 /// One wait of an object under `adapt/b`, from its poll limit to its
@@ -713,8 +742,8 @@ pub fn summary_for(addr: usize) -> &'static AdaptiveSummary {
 /// records the wait.
 #[cfg(not(loom))]
 #[derive(Clone, Copy, Debug)]
-pub struct Learning {
-    summary: &'static AdaptiveSummary,
+pub struct Learning<'a> {
+    summary: &'a AdaptiveSummary,
     /// The wait word's address (where its wakers stamp their wakes).
     addr: usize,
     start_ticks: u64,
@@ -729,21 +758,27 @@ pub struct Learning {
 }
 
 #[cfg(not(loom))]
-impl Learning {
+impl Learning<'static> {
     /// Starts a wait on the word at `addr` in a process whose block cost
     /// is `process_b_ns`, polling with switch-spinning efficiency `beta`
-    /// ([`switch_spin_beta`]; 1 for a wait that does not poll by yielding);
+    /// ([`switch_spin_beta`]; 1 for a wait that does not poll by yielding),
+    /// learning in the static table's summary of `addr` ([`summary_for`]);
     /// draws with the object's own `B` ([`AdaptiveSummary::block_ns`]) and
     /// returns the poll limit, ns, and the handle to finish with.
     #[inline]
     pub fn begin(addr: usize, process_b_ns: f64, beta: f64) -> (f64, Self) {
         Self::begin_on(summary_for(addr), addr, process_b_ns, beta)
     }
+}
 
-    /// [`Learning::begin`] with the summary given.
+#[cfg(not(loom))]
+impl<'a> Learning<'a> {
+    /// [`Learning::begin`] learning in `summary` (an object's own, such as
+    /// a [`crate::WaitWord`]'s), for the word at `addr` (where its wakers
+    /// stamp their wakes).
     #[inline]
-    fn begin_on(
-        summary: &'static AdaptiveSummary,
+    pub fn begin_on(
+        summary: &'a AdaptiveSummary,
         addr: usize,
         process_b_ns: f64,
         beta: f64,
@@ -885,10 +920,10 @@ pub fn sampled(start_ticks: u64) -> bool {
 /// not): the handle exists so that callers compile the same.
 #[cfg(loom)]
 #[derive(Clone, Copy, Debug)]
-pub struct Learning;
+pub struct Learning<'a>(std::marker::PhantomData<&'a AdaptiveSummary>);
 
 #[cfg(loom)]
-impl Learning {
+impl Learning<'_> {
     /// Nothing under loom.
     #[inline]
     pub fn finish(self, _blocked: bool, _timed_out: bool) {}
@@ -1137,6 +1172,32 @@ mod tests {
         assert!((s.block_ns(3_000.0) - 3_000.0).abs() < 100.0);
         // The process's B bounds it when that changes.
         assert_eq!(s.block_ns(100.0), 1_600.0);
+    }
+
+    #[test]
+    fn the_longest_poll_limit_is_the_arms_with_the_objects_b() {
+        let s = AdaptiveSummary::new();
+        // rand/b, with the process's B before any wake-up.
+        assert_eq!(s.longest_poll_limit_ns(1000.0), 1000.0);
+        for _ in 0..40 {
+            s.record(30_000.0, 1000.0);
+        }
+        assert_eq!(s.arm(), 0);
+        assert_eq!(s.longest_poll_limit_ns(1000.0), 1000.0 / 32.0);
+        // No draw of the arm exceeds it, with the object's own B.
+        for _ in 0..60 {
+            s.record_wake_up(4000.0, 1000.0);
+        }
+        let b = s.block_ns(1000.0);
+        let longest = s.longest_poll_limit_ns(1000.0);
+        assert!((longest - b / 32.0).abs() < 1e-9, "{longest} {b}");
+        assert!(s.poll_limit_ns(0.999_999, b) <= longest);
+        for _ in 0..40 {
+            s.record(300.0, b);
+            s.record(1.3 * b, b);
+        }
+        assert_eq!(s.arm(), ARM_POLL_2B);
+        assert_eq!(s.longest_poll_limit_ns(1000.0), 2.0 * b);
     }
 
     #[test]

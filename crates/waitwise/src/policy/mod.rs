@@ -329,19 +329,41 @@ impl Policy {
 
     /// What one wait on the word at `word_addr` should do, and, for
     /// `adapt/b`, the handle that records the wait in that object's summary
-    /// when it ends ([`adaptive::Learning::finish`]). Other policies: as
+    /// (the static table's, [`adaptive::summary_for`]) when it ends
+    /// ([`adaptive::Learning::finish`]). Other policies: as
     /// [`Policy::poll_budget`], no handle. Under loom no wait learns.
     #[inline]
-    pub fn begin_wait(&self, word_addr: usize) -> (PollBudget, Option<adaptive::Learning>) {
+    pub fn begin_wait(
+        &self,
+        word_addr: usize,
+    ) -> (PollBudget, Option<adaptive::Learning<'static>>) {
         #[cfg(not(loom))]
-        if self.limit == PollLimit::Adaptive && self.mechanism != Mechanism::Block {
+        if self.learns() {
+            return self.begin_wait_in(adaptive::summary_for(word_addr), word_addr);
+        }
+        let _ = word_addr;
+        (self.poll_budget(), None)
+    }
+
+    /// [`Policy::begin_wait`] learning in `summary`: an object's own (a
+    /// [`crate::WaitWord`] carries one beside its word), for the word at
+    /// `word_addr` (where its wakers stamp their wakes).
+    #[inline]
+    pub fn begin_wait_in<'a>(
+        &self,
+        summary: &'a adaptive::AdaptiveSummary,
+        word_addr: usize,
+    ) -> (PollBudget, Option<adaptive::Learning<'a>>) {
+        #[cfg(not(loom))]
+        if self.learns() {
             let mechanism = self.mechanism.effective();
             let beta = if mechanism == Mechanism::Yield {
                 adaptive::switch_spin_beta(idle_extension::runnable_per_cpu())
             } else {
                 1.0
             };
-            let (limit_ns, learning) = adaptive::Learning::begin(word_addr, block_ns(), beta);
+            let (limit_ns, learning) =
+                adaptive::Learning::begin_on(summary, word_addr, block_ns(), beta);
             let budget = PollBudget {
                 mechanism,
                 limit_ns: Some(limit_ns),
@@ -349,8 +371,16 @@ impl Policy {
             };
             return (budget, Some(learning));
         }
-        let _ = word_addr;
+        let _ = (summary, word_addr);
         (self.poll_budget(), None)
+    }
+
+    /// Whether this policy's waits learn (`adapt/b` with a mechanism that
+    /// polls).
+    #[cfg(not(loom))]
+    #[inline]
+    fn learns(&self) -> bool {
+        self.limit == PollLimit::Adaptive && self.mechanism != Mechanism::Block
     }
 
     /// The Lim & Agarwal name: `s//inf`, `/b/0`, `s/b/0.54`, `Ss/b/1`,
