@@ -2740,6 +2740,26 @@ mod tests {
         assert!((f - 2.0 / opt).abs() < 1e-9, "{f}");
     }
 
+    /// The accounting of a cell with `B` = 1 µs (process and cell) whose
+    /// references burned 2 µs of kernel CPU per block (99th percentile 3
+    /// µs) and `hand_off` (median, 99th percentile) per hand-off.
+    fn accounting_1us(hand_off: (f64, f64)) -> Accounting {
+        Accounting {
+            b: 1_000.0,
+            b_cell: 1_000.0,
+            clock_overhead: 0.0,
+            block_cpu: BlockCpu {
+                mean_ns: 2_000.0,
+                median_ns: 2_000.0,
+                cap_ns: 3_000.0,
+            },
+            hand_off: HandOffCpu {
+                median_ns: hand_off.0,
+                cap_ns: hand_off.1,
+            },
+        }
+    }
+
     fn sample(cpu_ns: f64, wait_ns: f64, blocked: bool) -> Sample {
         Sample {
             wait_ns,
@@ -2846,15 +2866,6 @@ mod tests {
     fn blocked_waits_count_at_most_their_poll_limit_plus_the_cap() {
         let alg: WaitingAlgorithm = "s/b/0.5".parse().unwrap();
         let law = WaitDistribution::uniform(10_000.0).unwrap();
-        let block = BlockCpu {
-            mean_ns: 2_000.0,
-            median_ns: 2_000.0,
-            cap_ns: 3_000.0,
-        };
-        let hand_off = HandOffCpu {
-            median_ns: 100.0,
-            cap_ns: 200.0,
-        };
         let mut row = Row::unmeasured(CalibrationDist::Uniform, 1.0, "s/b/0.5");
         // B = 1000: a blocked wait polls at most 500 ns. One normal block
         // (500 + 2000 of CPU), one outlier (1 ms), one polled wait of 300 ns
@@ -2865,13 +2876,7 @@ mod tests {
             sample(400.0, 300.0, false),
             sample(50_000.0, 300.0, false),
         ];
-        let acc = Accounting {
-            b: 1_000.0,
-            b_cell: 1_000.0,
-            clock_overhead: 0.0,
-            block_cpu: block,
-            hand_off,
-        };
+        let acc = accounting_1us((100.0, 200.0));
         summarize(&mut row, &samples, &alg, &law, &law, &[acc]);
         assert_eq!(row.outliers, 2);
         assert_eq!(row.hand_off_cpu_ns, 100.0);
@@ -2890,20 +2895,7 @@ mod tests {
     fn adapt_b_blocks_count_at_most_their_arms_limit_plus_the_cap() {
         let alg = WaitingAlgorithm::Adaptive;
         let law = WaitDistribution::uniform(10_000.0).unwrap();
-        let acc = Accounting {
-            b: 1_000.0,
-            b_cell: 1_000.0,
-            clock_overhead: 0.0,
-            block_cpu: BlockCpu {
-                mean_ns: 2_000.0,
-                median_ns: 2_000.0,
-                cap_ns: 3_000.0,
-            },
-            hand_off: HandOffCpu {
-                median_ns: 100.0,
-                cap_ns: 200.0,
-            },
-        };
+        let acc = accounting_1us((100.0, 200.0));
         let blocked = |cpu: f64, cap: Option<f64>| Sample {
             poll_cap_ns: cap,
             ..sample(cpu, 5_000.0, true)
@@ -2970,20 +2962,7 @@ mod tests {
     fn blocked_waits_are_not_floored_one_by_one() {
         let alg = WaitingAlgorithm::AlwaysBlock;
         let law = WaitDistribution::uniform(10_000.0).unwrap();
-        let acc = Accounting {
-            b: 1_000.0,
-            b_cell: 1_000.0,
-            clock_overhead: 0.0,
-            block_cpu: BlockCpu {
-                mean_ns: 2_000.0,
-                median_ns: 2_000.0,
-                cap_ns: 3_000.0,
-            },
-            hand_off: HandOffCpu {
-                median_ns: 0.0,
-                cap_ns: 0.0,
-            },
-        };
+        let acc = accounting_1us((0.0, 0.0));
         let mut row = Row::unmeasured(CalibrationDist::Uniform, 1.0, "/b/0");
         let samples = [
             sample(1_000.0, 5_000.0, true),
