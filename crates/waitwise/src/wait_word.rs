@@ -142,6 +142,10 @@ pub struct SleepRules {
 /// false wake-ups from neighbours, and no store to a neighbour is mistaken
 /// for a store to the word. The sleeper count shares the line: it changes
 /// only when a waiter is about to sleep, which is when monitoring stopped.
+/// So does the word's `adapt/b` summary
+/// ([`WaitWord::adaptive_summary`]): it is written as a wait ends, once
+/// per recorded wait, which another waiter's monitor sees as a change (it
+/// looks at the word again and finds it as it was).
 #[repr(align(128))]
 #[derive(Debug)]
 pub struct WaitWord {
