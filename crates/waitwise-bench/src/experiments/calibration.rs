@@ -258,7 +258,9 @@ pub struct Config {
     pub seed: u64,
     /// Wall-clock budget of the measurement, seconds: each cell gets an
     /// equal share and stops early (after at least 10 rounds) when its
-    /// share is spent.
+    /// share is spent; its pilot passes (`Group::pilot_block_costs`) each
+    /// stop at an eighth of a share, so a run can take up to 11/8 of the
+    /// budget.
     pub time_budget_s: f64,
 }
 
@@ -700,9 +702,10 @@ const PILOT_WARMUP: usize = 20;
 /// its third pass's `B`.
 const PILOT_PASSES: usize = 3;
 
-/// A pilot's `B` stays within the process's `B` divided or multiplied by
-/// this (a pilot that caught a host stall must not stretch a cell's waits
-/// tenfold). Guessed, like `waitwise::policy::adaptive::BLOCK_RANGE`.
+/// A pilot's `B` is at most the process's `B` times this (a pilot that
+/// caught a host stall must not stretch a cell's waits tenfold). Guessed,
+/// like `waitwise::policy::adaptive::BLOCK_RANGE`; the 2-vCPU KVM guest's
+/// cells reached 3.6.
 const PILOT_RANGE: f64 = 8.0;
 
 /// One (law, scale) group's fixed settings, for its pilot.
@@ -722,12 +725,14 @@ impl Group<'_> {
     /// cycle (every policy and both references, as the cell runs, so the
     /// CPU sleeps and polls as it will), the first with the process's `B`,
     /// each next one with the last one's, never less than the process's
-    /// (a switching cell: one pass, a period of each law). The process's `B` is measured
-    /// with back-to-back hand-offs (short sleeps); a cell sleeps as long as
-    /// its law says, and on a VM a longer sleep wakes slower, so without a
-    /// pilot a cell labelled `U/B = 3` ran at a real `U/B` of 2 or less.
-    /// A law whose pilot saw no block keeps the last `B`. Each pass stops
-    /// at `share / 8` (after the warm-up and [`MIN_ROUNDS`] cycles).
+    /// nor more than [`PILOT_RANGE`] times it (a switching cell: one pass,
+    /// a period of each law). The process's `B` is measured with
+    /// back-to-back hand-offs (short sleeps); a cell sleeps as long as its
+    /// law says, and on a VM a longer sleep wakes slower, so without a
+    /// pilot a cell labelled `U/B = 3` ran at a real `U/B` of 2 or less
+    /// (module docs, "The scale of a cell"). A law whose pilot saw no
+    /// block keeps the last `B`. Each pass stops at `share / 8` (after the
+    /// warm-up and [`MIN_ROUNDS`] cycles).
     fn pilot_block_costs(&self, seed: u64, stream: u64, share: Duration) -> Vec<f64> {
         let b = self.process_b;
         let Ok((laws, period)) = self.dist.laws(self.scale, b) else {
