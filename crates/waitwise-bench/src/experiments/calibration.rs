@@ -381,7 +381,7 @@ pub struct Row {
 
 impl Row {
     /// The `B` this cell's waits were drawn with ([`Row::wait_block_ns`]),
-    /// or `process_b` for a row from before the pilots (none recorded).
+    /// or `process_b` for a row that recorded none (not measured).
     fn drawn_with_ns(&self, process_b: f64) -> f64 {
         if self.wait_block_ns > 0.0 {
             self.wait_block_ns
@@ -1342,8 +1342,9 @@ pub fn run(config: &Config) -> CalibrationResult {
             // The labelled cell, with the process's B: what the theory
             // promises there (`predicted_factor`).
             let label_law = dist.law(scale, b);
-            let (n_laws, period) = match dist.laws(scale, b) {
-                Ok((l, p)) => (l.len().max(1), p),
+            let label_laws = dist.laws(scale, b);
+            let (n_laws, period) = match &label_laws {
+                Ok((l, p)) => (l.len().max(1), *p),
                 Err(_) => (1, usize::MAX),
             };
             let stream = (di * 1000 + si) as u64;
@@ -1425,10 +1426,10 @@ pub fn run(config: &Config) -> CalibrationResult {
                         continue;
                     };
                     summarize(row, &m.samples, alg, law, &drawn_laws[0], &accs);
-                    if let Ok((label_laws, period)) = dist.laws(scale, b) {
+                    if let Ok((label_laws, period)) = &label_laws {
                         if label_laws.len() > 1 {
                             row.predicted_factor =
-                                switching_factor(alg, &label_laws, period, b, config.seed);
+                                switching_factor(alg, label_laws, *period, b, config.seed);
                             row.online_floor = switching_floor(drawn_laws, &accs);
                         }
                     }

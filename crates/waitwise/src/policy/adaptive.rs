@@ -136,9 +136,11 @@
 //! polls towards the process's would bias every object that both polls
 //! and blocks towards a `B` below what its own blocks cost (where blocks
 //! cost more than the process's `B`, the case in which polling pays), so
-//! it would block too often exactly there. Experiments that compare
-//! objects against a learner with no history reset the table
-//! ([`forget_all`]). A sample is the waiter's whole latency: where
+//! it would block too often exactly there. A [`crate::WaitWord`]'s
+//! summary starts with no history with the word; experiments that compare
+//! objects learning in the static table against a learner with no history
+//! reset the table ([`forget_all`]). A sample is the waiter's whole
+//! latency: where
 //! threads outnumber CPUs it includes the woken thread's wait for a CPU (which
 //! the process's learned `B` leaves out by taking a lower quartile), so an
 //! oversubscribed object's `B` runs high; its long waits still choose the
