@@ -121,8 +121,9 @@ const char *waitwise_strerror(int code);
 #define WAITWISE_POLICY_BLOCK 3
 /** Poll for a limit drawn per wait on [0, B], then block. */
 #define WAITWISE_POLICY_RANDOMIZED 4
-/** Per object, poll for a limit drawn per wait from the bounded law that
- *  cost least on its recent waits, then block (adapt/b). */
+/** Per object, poll for a limit drawn per wait from the poll-limit law
+ *  that cost least on its recent waits, then block (adapt/b; within 32.5
+ *  times the off-line optimum on any wait sequence). */
 #define WAITWISE_POLICY_ADAPTIVE 5
 
 /** A waiting policy. Make it with the functions below; a kind not listed

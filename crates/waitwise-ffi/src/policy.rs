@@ -23,9 +23,10 @@ pub const WAITWISE_POLICY_BLOCK: u32 = 3;
 /// `rand/b`: poll for a limit drawn per wait on `[0, B]`, then block.
 /// `alpha` is ignored.
 pub const WAITWISE_POLICY_RANDOMIZED: u32 = 4;
-/// `adapt/b`: each object polls for a limit drawn per wait from the bounded
-/// law that cost least on its recent waits, then blocks (within 32.5 times
-/// the off-line optimum on any wait sequence). `alpha` is ignored.
+/// `adapt/b`: each object polls for a limit drawn per wait from the
+/// poll-limit law that cost least on its recent waits, then blocks (within
+/// 32.5 times the off-line optimum on any wait sequence). `alpha` is
+/// ignored.
 pub const WAITWISE_POLICY_ADAPTIVE: u32 = 5;
 
 /// `waitwise_policy_t`: which policy, and its parameter.

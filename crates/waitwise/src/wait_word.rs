@@ -819,7 +819,7 @@ mod tests {
 
     /// `adapt/b` waits on a `WaitWord` learn in the word's own summary:
     /// long waits (here timed out, at least `B` each) move it to the arm
-    /// that blocks soonest, and two words learn apart whatever their
+    /// that blocks at once, and two words learn apart whatever their
     /// addresses hash to.
     #[test]
     fn a_word_learns_in_its_own_summary() {
@@ -830,7 +830,12 @@ mod tests {
             let out = long.wait_until(&Policy::adaptive(), Deadline::after(timeout), |v| v != 0);
             assert!(out.timed_out());
         }
-        assert_eq!(long.adaptive_summary().arm(), 0);
+        assert_eq!(
+            long.adaptive_summary().arm(),
+            crate::policy::adaptive::ARM_BLOCK
+        );
+        // Timed-out waits earn no credit: they ran F(1/32) in its place.
+        assert_eq!(long.adaptive_summary().credit_ns(), 0.0);
         assert_eq!(
             fresh.adaptive_summary().arm(),
             crate::policy::adaptive::START_ARM

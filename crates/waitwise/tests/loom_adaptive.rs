@@ -1,11 +1,14 @@
 //! Loom models of the `adapt/b` summary ([`waitwise::policy::adaptive`]):
 //! one object's summary recorded into by two waiters at once while a third
-//! thread draws poll limits from it. Every word is touched with `Relaxed`
-//! loads and stores (no read-modify-write), so a concurrent record may be
-//! lost; these models check that nothing worse happens: the arm is always
-//! one of the menu's, every drawn limit lies in `[0, 2B]`, and each score
-//! ends as the result of some subset of the records applied in some order;
-//! likewise the object's learned `B` under concurrent wake-ups.
+//! thread draws poll limits from it. The scores, the arm and the learned
+//! `B` are touched with `Relaxed` loads and stores (no read-modify-write),
+//! so a concurrent record may be lost; these models check that nothing
+//! worse happens: the arm is always one of the menu's, every drawn limit
+//! lies in `[0, 2B]`, and each score ends as the result of some subset of
+//! the records applied in some order; likewise the object's learned `B`
+//! under concurrent wake-ups. The credit that pays for `/b/0` changes by
+//! compare-and-swap only: its model checks that two spends and an
+//! earning at once lose nothing and never overdraw it.
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom cargo test -p waitwise --release --test loom_adaptive`
 //! (about three minutes on 2 vCPUs, nearly all of it
@@ -14,7 +17,7 @@
 #![cfg(loom)]
 
 use loom::thread;
-use waitwise::policy::adaptive::{next_block_ns, AdaptiveSummary, ARMS, MAX_LIMIT_IN_B};
+use waitwise::policy::adaptive::{next_block_ns, AdaptiveSummary, ARMS, ARM_BLOCK, MAX_LIMIT_IN_B};
 use waitwise_platform::shim::Arc;
 
 const B: f64 = 1000.0;
@@ -90,7 +93,7 @@ fn a_reader_sees_a_valid_arm_while_a_waiter_records() {
         }
         writer.join().unwrap();
         assert_eq!(s.scores(), sequential(&[20_000.0, 20_000.0]));
-        assert_eq!(s.arm(), 0);
+        assert_eq!(s.arm(), ARM_BLOCK);
     });
 }
 
@@ -129,5 +132,31 @@ fn concurrent_wake_ups_keep_the_objects_b_valid() {
         }
         let end = s.block_ns(B);
         assert!(outcomes.contains(&end), "{end} not in {outcomes:?}");
+    });
+}
+
+/// Two waits spend a block of credit each while a third thread earns:
+/// with 1.5 blocks to start, the first spend always succeeds, the second
+/// only after the earning (2.2 blocks in all), and the end credit is the
+/// start plus the earning less exactly the spends that succeeded.
+#[test]
+fn concurrent_spends_and_an_earning_keep_the_credit_exact() {
+    loom::model(|| {
+        let s = Arc::new(AdaptiveSummary::new());
+        s.earn_credit(1_500.0, B);
+        let spenders: Vec<_> = (0..2)
+            .map(|_| {
+                let s = s.clone();
+                thread::spawn(move || s.take_block_credit(B))
+            })
+            .collect();
+        s.earn_credit(700.0, B);
+        let spent = spenders
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .filter(|&ok| ok)
+            .count();
+        assert!(spent >= 1);
+        assert_eq!(s.credit_ns(), 2_200.0 - B * spent as f64);
     });
 }

@@ -1,7 +1,8 @@
 //! Stress tests of `adapt/b` ([`waitwise::policy::adaptive`]), as parameter
 //! tables: the per-object summary recorded into by many threads at once
 //! (the arm stays in the menu, drawn limits in `[0, 2B]`, scores bounded;
-//! the object's learned `B` within its range),
+//! the object's learned `B` within its range; its credit spent and earned
+//! with no update lost and never overdrawn),
 //! and real waits under `adapt/b` (an event ping-pong, a counter under a
 //! mutex, a barrier polling by yielding, a token ring of semaphores) that
 //! must complete with nothing lost while their objects learn.
@@ -115,6 +116,49 @@ fn objects_b_moved_by_many_threads_stays_in_range() {
         });
         let b = s.block_ns(PROCESS_B);
         assert!((lo..=hi).contains(&b), "{threads} threads: {b}");
+    }
+}
+
+/// Many threads spend and earn one object's credit at once (`/b/0`'s, the
+/// bound's): every spend that succeeded had credit behind it, and the end
+/// credit is exactly what was earned less what was spent (none lost to a
+/// race), below the cap throughout.
+#[test]
+fn credit_spent_and_earned_by_many_threads_balances() {
+    use waitwise::policy::adaptive::CREDIT_CAP_IN_B;
+    const B: f64 = 1_000.0;
+    for (threads, records) in SUMMARY_CASES {
+        let s = AdaptiveSummary::new();
+        let (spent, earned): (Vec<u64>, Vec<u64>) = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|k| {
+                    let s = &s;
+                    scope.spawn(move || {
+                        let (mut spent, mut earned) = (0u64, 0u64);
+                        for i in 0..records {
+                            // Earn 700 or 1,300 ns once in three, try to
+                            // spend a block twice: the credit runs dry and
+                            // refills, far below the cap (an overdraft
+                            // would wrap far above it).
+                            if (k + i) % 3 == 0 {
+                                let add = if i % 4 < 2 { 700.0 } else { 1_300.0 };
+                                s.earn_credit(add, B);
+                                earned += add as u64;
+                            } else if s.take_block_credit(B) {
+                                spent += B as u64;
+                            }
+                            assert!(s.credit_ns() <= CREDIT_CAP_IN_B * B);
+                        }
+                        (spent, earned)
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).unzip()
+        });
+        let (spent, earned): (u64, u64) = (spent.iter().sum(), earned.iter().sum());
+        assert!(spent > 0, "{threads} threads: nothing spent");
+        let end = s.credit_ns() as u64;
+        assert_eq!(end + spent, earned, "{threads} threads");
     }
 }
 

@@ -1170,8 +1170,9 @@ fn summarize(
         opt_sum += s.wait_ns.min(b_cell);
         pairs.push((cost, s.wait_ns.min(b_cell)));
         model_sum += if *alg == WaitingAlgorithm::Adaptive {
-            let c = adaptive::arm_cost_scaled(learner.arm(), s.wait_ns, b_cell, b_cell);
-            learner.record(s.wait_ns, b_cell);
+            let arm = learner.begin();
+            let c = adaptive::arm_cost_scaled(arm, s.wait_ns, b_cell, b_cell);
+            learner.finish(arm, s.wait_ns, b_cell);
             c
         } else {
             cost_in_cell(alg, s.wait_ns, b, b_cell).unwrap_or(f64::NAN)
@@ -2013,7 +2014,7 @@ impl CalibrationResult {
             _ => String::new(),
         };
         Some(format!(
-            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}).{against_floor} Its worst stationary cell {worst}; its worst stationary cell where its model, with the B the cell's blocks cost, allows {STATIONARY_TARGET} {worst_allowed}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Cells where adapt/b's model with the cell's B is beyond {STATIONARY_TARGET}: {}.{} A cell's waits are drawn in units of the B its pilot measured, so where its blocks then cost more or less, its real lambda*B or U/B is its scale times that ratio; the floor is the least factor any on-line policy can expect there (the best poll limit for the law, known in advance; e/(e-1) = 1.58 at a real exponential lambda*B of 1), and adapt/b's least-polling arm {} costs {:.3} B on a long wait where always-block costs B, the price of its worst case {:.1}.",
+            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}).{against_floor} Its worst stationary cell {worst}; its worst stationary cell where its model, with the B the cell's blocks cost, allows {STATIONARY_TARGET} {worst_allowed}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Cells where adapt/b's model with the cell's B is beyond {STATIONARY_TARGET}: {}.{} A cell's waits are drawn in units of the B its pilot measured, so where its blocks then cost more or less, its real lambda*B or U/B is its scale times that ratio; the floor is the least factor any on-line policy can expect there (the best poll limit for the law, known in advance; e/(e-1) = 1.58 at a real exponential lambda*B of 1), and on long waits adapt/b blocks at once (/b/0, B per wait) while its object's credit pays for that, else runs {}, which costs {:.3} B there: the price of its worst case, {:.1} on any sequence.",
             adapt.cells,
             adapt.mean_factor,
             if lowest { "below" } else { "NOT below" },
@@ -2035,8 +2036,11 @@ impl CalibrationResult {
                     not_judged.join(", ")
                 )
             },
-            waitwise::policy::adaptive::arm_name(0),
-            waitwise::policy::adaptive::arm_cost(0, f64::INFINITY),
+            waitwise::policy::adaptive::arm_name(waitwise::policy::adaptive::CREDIT_FALLBACK_ARM),
+            waitwise::policy::adaptive::arm_cost(
+                waitwise::policy::adaptive::CREDIT_FALLBACK_ARM,
+                f64::INFINITY
+            ),
             waitwise::policy::adaptive::WORST_CASE_FACTOR,
         ))
     }
@@ -2712,6 +2716,18 @@ mod tests {
         assert_eq!(lib::ARM_POLL_B, adaptive::ARM_POLL_B);
         assert_eq!(lib::ARM_POLL_2B, adaptive::ARM_POLL_2B);
         assert_eq!(lib::WORST_CASE_FACTOR, adaptive::WORST_CASE_FACTOR);
+        assert_eq!(lib::ARM_BLOCK, adaptive::ARM_BLOCK);
+        assert_eq!(lib::CREDIT_FALLBACK_ARM, adaptive::CREDIT_FALLBACK_ARM);
+        assert_eq!(lib::CREDIT_CAP_IN_B, adaptive::CREDIT_CAP_IN_B);
+        for arm in 0..lib::ARMS {
+            for x in [1e-6, 0.01, 0.5, 1.0, 1.7, 3.0] {
+                let l = lib::credit_earned(arm, x);
+                assert!(
+                    (l - adaptive::credit_earned(arm, x)).abs() < 1e-12,
+                    "{arm} {x}"
+                );
+            }
+        }
         for arm in 0..lib::ARMS {
             for t in [
                 0.0, 30.0, 200.0, 700.0, 1000.0, 1500.0, 2000.0, 2500.0, 5000.0,

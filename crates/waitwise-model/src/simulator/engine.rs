@@ -97,6 +97,8 @@ pub(crate) struct Sim<'a> {
     learner: Learner,
     /// When each thread's current wait began, cycles (for `adapt/b`).
     wait_started: Vec<f64>,
+    /// The `adapt/b` arm each thread's current wait runs.
+    wait_arm: Vec<usize>,
 }
 
 impl<'a> Sim<'a> {
@@ -144,6 +146,7 @@ impl<'a> Sim<'a> {
             waits: 0,
             learner: Learner::new(),
             wait_started: vec![0.0; cfg.threads as usize],
+            wait_arm: vec![adaptive::START_ARM; cfg.threads as usize],
         }
     }
 
@@ -328,7 +331,7 @@ impl<'a> Sim<'a> {
 
     /// The polling limit of the next wait, cycles (0: block at once), and whether it is
     /// the deadlock timeout standing in for an infinite limit.
-    fn poll_limit_cycles(&mut self) -> (f64, bool) {
+    fn poll_limit_cycles(&mut self, th: u32) -> (f64, bool) {
         let b = self.cfg.machine.block_cost;
         let length = match self.cfg.algorithm {
             WaitingAlgorithm::AlwaysBlock => 0.0,
@@ -338,7 +341,9 @@ impl<'a> Sim<'a> {
             WaitingAlgorithm::SwitchSpinTwoPhase { alpha, beta } => alpha * beta * b,
             WaitingAlgorithm::Randomized => randomized::sample_poll_limit(&mut self.policy_rng, b),
             WaitingAlgorithm::Adaptive => {
-                adaptive::sample_poll_limit(self.learner.arm(), &mut self.policy_rng, b)
+                let arm = self.learner.begin();
+                self.wait_arm[th as usize] = arm;
+                adaptive::sample_poll_limit(arm, &mut self.policy_rng, b)
             }
         };
         match (length.is_infinite(), self.cfg.deadlock_timeout) {
@@ -351,7 +356,7 @@ impl<'a> Sim<'a> {
     fn start_wait(&mut self, th: u32) {
         self.waits += 1;
         self.wait_started[th as usize] = self.now;
-        let (limit, is_timeout) = self.poll_limit_cycles();
+        let (limit, is_timeout) = self.poll_limit_cycles(th);
         if limit <= 0.0 {
             self.threads[th as usize].state = ThreadState::Unloading { woken: false };
             self.start_job(Task::Unload(th));
@@ -430,7 +435,8 @@ impl<'a> Sim<'a> {
         if first_wake && self.cfg.algorithm == WaitingAlgorithm::Adaptive {
             // The wait's condition holds now: its length is known exactly.
             let t = self.now - self.wait_started[th as usize];
-            self.learner.record(t, self.cfg.machine.block_cost);
+            let arm = self.wait_arm[th as usize];
+            self.learner.finish(arm, t, self.cfg.machine.block_cost);
         }
         match state {
             ThreadState::Polling => {

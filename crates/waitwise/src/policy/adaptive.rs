@@ -4,15 +4,18 @@
 //!
 //! # The menu (arms)
 //!
-//! Every arm is a law for the poll limit `L` on `[0, 2B]` whose expected
-//! cost is within a fixed factor of the off-line optimum `min(t, B)` for
-//! *every* wait `t` (`B` = the block cost, [`block_ns`](super::block_ns)):
+//! Every arm is a law for the poll limit `L` on `[0, 2B]`; all but one
+//! cost within a fixed factor of the off-line optimum `min(t, B)` for
+//! *every* wait `t` (`B` = the block cost, [`block_ns`](super::block_ns)),
+//! and that one, `/b/0`, runs only while the object's credit pays for it
+//! (next section):
 //!
 //! | arm | poll limit `L` | expected cost of a wait `t` | worst factor |
 //! |---|---|---|---|
 //! | `F(a)`, `a` in [`TRUNCATED_SCALES`] | density `e^(x/B) / (B (e^a - 1))` on `[0, aB]` | `K(a) min(t, aB)`, `K(a) = 1/(1 - e^-a)` | `K(a)` |
 //! | `D` | `B` (`s/b/1`) | `t` if `t <= B`, else `2B` | 2 |
 //! | `D2` | `2B` (`s/b/2`) | `t` if `t <= 2B`, else `3B` | 3 |
+//! | `/b/0` | 0 (always-block) | `B` | none per wait (credit) |
 //!
 //! `F(1)` is Karlin et al.'s `rand/b` (`K(1) = e/(e-1)`). A smaller `a`
 //! leans towards blocking: `F(1/32)` costs at most `1.016 B` on a long
@@ -23,6 +26,8 @@
 //! other arm blocks and pays the wait's head plus `B`); its factor is 3,
 //! reached by a wait just over `2B` (polls `2B`, blocks `B`, against the
 //! optimum `B`), and between `B` and `2B` its ratio `t / B` is below 2.
+//! `/b/0` is always-block: on long waits it saves the `B/64` that
+//! `F(1/32)` pays, and its wait skips the draw and the polling phase.
 //!
 //! The cost of `F(a)`: for `t <= aB`, polling succeeds when `L > t` and a
 //! blocked wait pays `x + B`, so `E = t P(L > t) + int_0^t (x + B) p(x) dx
@@ -32,21 +37,48 @@
 //!
 //! # The bound (any sequence, adversarial and switching)
 //!
-//! Whatever the summary holds when a wait starts (an adversary may even
-//! choose each wait knowing it), the wait runs one arm, so its expected
-//! cost given everything before it is at most
-//! `R = max(K(1/32), 2, 3) = 1/(1 - e^(-1/32)) ≈ 32.5` ([`WORST_CASE_FACTOR`])
-//! times `min(t, B)`. Summing over the waits (linearity of expectation,
-//! conditioning on the past), the expected total cost of *any* wait
-//! sequence is at most `R` times the off-line optimum, with no additive
-//! term. For comparison `s/b/0.54` is 2.85-competitive, `s/b/1` 2, `s/b/2` 3, and
+//! Let `R = max(K(1/32), 2, 3) = 1/(1 - e^(-1/32)) ≈ 32.5`
+//! ([`WORST_CASE_FACTOR`]). Whatever the summary holds when a wait starts
+//! (an adversary may even choose each wait knowing it), a wait that runs
+//! any arm but `/b/0` has expected cost, given everything before it, at
+//! most `R min(t, B)`. A wait that runs `/b/0` costs `B` whatever `t` is,
+//! so each object keeps a *credit* `C` (ns, [`AdaptiveSummary::credit_ns`]):
+//!
+//! - a wait whose summary says `/b/0` first spends `B` of `C`, and runs
+//!   `/b/0` only if `C` held that much; otherwise it spends nothing and
+//!   runs `F(1/32)` ([`CREDIT_FALLBACK_ARM`]);
+//! - a wait that blocked, and whose release its waker stamped (so `t` is
+//!   known), earns `R min(t, B)` less its arm's expected cost on `t`
+//!   ([`credit_earned`]; a `/b/0` wait earns the whole `R min(t, B)`, its
+//!   block being paid already); every other arm's share is at least 0;
+//! - `C` stays below [`CREDIT_CAP_IN_B`] blocks: what passes the cap is
+//!   dropped.
+//!
+//! Let `Phi_n = sum over the first n waits of (R min(t_i, B_i) - E[cost_i
+//! | past])`. Each wait adds to `C` at most what it adds to `Phi`: a
+//! `/b/0` wait exactly that (`- B` at its start, `+ R min(t, B)` after), any
+//! other wait either that or nothing (it polled, timed out, had no stamp,
+//! or met the cap), and that is never negative. `C` starts at 0 with
+//! `Phi`, so `C <= Phi` after every wait; `C` never goes below 0 (a spend
+//! needs `C >= B`), so neither does `Phi`. That is: after any number of
+//! waits, the expected total cost is at most `R` times the off-line
+//! optimum, for *any* wait sequence (chosen adversarially, even knowing
+//! the summary), at every prefix, with no additive term. Spends round up
+//! and credits round down, and both are a compare-and-swap, so no spend
+//! is lost to a concurrent one. The `t` credited is the release the waker
+//! stamped, as the summary records it. For comparison `s/b/0.54` is 2.85-competitive, `s/b/1` 2, `s/b/2` 3, and
 //! always-block and always-spin are unbounded. `R` is the price of leaning
 //! towards blocking: the Pareto frontier of randomized ski rental (Purohit,
 //! Svitkina and Kumar, NeurIPS 2018; Wei and Zhang, 2020) says that no law
 //! costing `a K(a) B` on long waits can do better than `K(a)` on short
 //! ones, so a menu whose best long-wait arm is close to always-block must
-//! accept a large worst case. The model crate checks the bound with
-//! adversarial and switching sequences
+//! accept a large worst case; the credit lets `/b/0` itself run, its price
+//! paid from what the object's earlier waits saved against `R`. In
+//! steady long waits one `/b/0` wait earns about `R - 1` blocks, so the
+//! credit is never short there; an adversary that answers `/b/0` with
+//! near-zero waits spends a block each and moves the summary to
+//! `F(1/32)` within a wait or two. The model crate checks the bound with
+//! adversarial, switching and credit-draining sequences
 //! (`waitwise_model::adaptive`, its property test).
 //!
 //! The bound is the contended regime's, where every poll costs its time.
@@ -55,7 +87,8 @@
 //! 200 µs): those polls cost no other thread anything, so in the
 //! two-regime model (a poll costs its time only while a runnable thread
 //! could use the CPU) a wait costs at most what it costs without the
-//! extension, and the factor above holds in both regimes; a stale signal
+//! extension, and the factor above holds in both regimes (a wait whose
+//! limit is 0, `/b/0`'s, blocks at once and is not extended); a stale signal
 //! adds at most the signal's age plus one slice per misjudged wait
 //! (`idle_extension`'s module docs; `waitwise_model::adaptive`,
 //! `extended_arm_cost`).
@@ -105,7 +138,8 @@
 //! or timed out are all recorded (they also teach the object's `B`).
 //! Sampling slows the learning of a change towards short waits (about four
 //! times fewer updates while the waits poll) and adds variance to the
-//! scores; the bound below does not depend on the summary at all.
+//! scores; the bound above does not depend on the scores at all (polled
+//! waits earn no credit, sampled or not).
 //!
 //! # `B`, per object
 //!
@@ -145,21 +179,25 @@
 //! the process's learned `B` leaves out by taking a lower quartile), so an
 //! oversubscribed object's `B` runs high; its long waits still choose the
 //! arms that block, whose polls grow with `B / 32`. The bound above holds
-//! for the `B` a wait draws with: each wait costs at most `R` times
-//! `min(t, B_object)`.
+//! for the `B` each wait draws with: the expected total cost is at most
+//! `R` times the sum of `min(t, B_object)` (a `/b/0` wait spends and earns
+//! credit in its own `B`).
 //!
 //! Cost per wait: choosing reads one word (the current arm) and the
 //! object's `B` (one more), and an `F(a)` arm draws like `rand/b` (a
-//! random number and a logarithm; `D` and `D2` need neither); recording
+//! random number and a logarithm; `D`, `D2` and `/b/0` need neither;
+//! `/b/0` spends its credit with one compare-and-swap); recording
 //! (every blocked wait, one in four polled ones) is one clock read, one
 //! division (`t / B`) and, per arm, integer work
 //! (a compare or a multiply, a load, a shift, a subtract, an add and a
-//! store), then an 8-way minimum, and for a blocked wait one load and
-//! store of the object's `B`; a wait that polls by yielding divides its
+//! store), then a 9-way minimum, and for a blocked wait one load and
+//! store of the object's `B` and, with its release stamped, one
+//! compare-and-swap of the credit; a wait that polls by yielding divides its
 //! times by `beta` and also reads the idle-CPU signal's cache (a clock
 //! read and four loads, and one `/proc/loadavg` read per process every
-//! 100 µs at most). No allocation, no lock, no read-modify-write (but the
-//! cache's refresh claim, one CAS per period).
+//! 100 µs at most). No allocation, no lock, and no read-modify-write on a
+//! wait that does not block (but the cache's refresh claim, one CAS per
+//! period); the credit's two are made by waits that block anyway.
 //!
 //! Where the summary lives: a [`crate::WaitWord`] carries its own, in the
 //! cache line of its futex word (its 128-byte alignment leaves the room),
@@ -197,22 +235,19 @@
 //! All accesses are `Relaxed`: the summary publishes no other memory, and
 //! each word is a self-contained number. Two threads recording at once may
 //! lose one sample (load, load, store, store), and a reader may see the
-//! arm of an older summary; both only delay the learning, and every arm
-//! keeps the bound.
+//! arm of an older summary; both only delay the learning, and the bound
+//! does not depend on them. The credit, which the bound does depend on,
+//! changes only by compare-and-swap: no spend or earning is lost.
 
 use waitwise_platform::shim::{AtomicU32, Ordering};
 
 /// The `a` of the truncated-exponential arms `F(a)`, smallest first.
 /// Chosen from the model (`waitwise_model::adaptive`): `1/32` costs
-/// `1.016 B` on a long wait, within 1.6% of always-block, where issue 14
-/// asks for a factor of at most 1.25 and always-block itself is close to
-/// it (exponential `lambda B = 0.3`: always-block 1.157, the menu 1.170;
-/// uniform `U/B = 3`: 1.200 and 1.213). With `1/16` the smallest arm the
-/// menu reached 1.183 and 1.225, which left 2% for everything the model
-/// does not see (`waitwise model calibrate` measured 1.02-1.05 times the
-/// model in those cells: the polling phase's entry and overshoot, the
-/// record after a wake-up), and the cell read over 1.25 in 8 of 10 runs.
-/// Its price is the worst case: 32.5, where `1/16` gave 16.5. The others
+/// `1.016 B` on a long wait, within 1.6% of always-block (exponential
+/// `lambda B = 0.3`: always-block 1.157, `F(1/32)` 1.170; uniform
+/// `U/B = 3`: 1.200 and 1.213), and it is the arm that runs in place of
+/// `/b/0` when the credit is short. Its price is the worst case: 32.5,
+/// where `1/16` gave 16.5. The others
 /// fill the range up to `rand/b` (`a = 1`) in factors of two (`1/16` is
 /// kept for mixed laws: without it a mix of very short and long waits
 /// cost up to 1.3% more).
@@ -238,8 +273,8 @@ const TRUNCATED_EXPM1: [f64; 6] = [
     1.718_281_828_459_045,
 ];
 
-/// Number of arms: the six `F(a)`, `D` and `D2`.
-pub const ARMS: usize = 8;
+/// Number of arms: the six `F(a)`, `D`, `D2` and `/b/0`.
+pub const ARMS: usize = 9;
 
 /// Index of the deterministic arm `D` (poll for `B`).
 pub const ARM_POLL_B: usize = 6;
@@ -250,6 +285,26 @@ pub const ARM_POLL_B: usize = 6;
 /// process's `B`), every arm blocking at `B` cost 1.4-1.5 times the
 /// optimum where always-spin cost 1.1-1.2.
 pub const ARM_POLL_2B: usize = 7;
+
+/// Index of the arm `/b/0` (block at once), which a wait runs only with a
+/// block's worth of the object's credit, else it runs
+/// [`CREDIT_FALLBACK_ARM`] (module docs, "The bound").
+pub const ARM_BLOCK: usize = 8;
+
+/// The arm a wait runs when its object's arm is `/b/0` and its credit is
+/// short of one block: `F(1/32)`, the arm closest to blocking at once
+/// whose cost is bounded per wait.
+pub const CREDIT_FALLBACK_ARM: usize = 0;
+
+/// An object's credit stays below this many times the `B` of the wait that
+/// earns it. Guessed: one long wait under `/b/0` earns about
+/// [`WORST_CASE_FACTOR`] - 1 blocks' worth, so the cap is two such waits;
+/// a burst of short waits spends it one block per wait, and the summary
+/// leaves `/b/0` after one or two of them (each adds `B` to its score,
+/// next to at most `K(1/32) t` to `F(1/32)`'s), so a larger cap would
+/// buy nothing and a smaller one would make `/b/0` fall back after a few
+/// such bursts. The bound holds for any cap.
+pub const CREDIT_CAP_IN_B: f64 = 64.0;
 
 /// The longest poll limit of any arm, in units of `B` (`D2`'s): every
 /// drawn limit lies in `[0, MAX_LIMIT_IN_B * B]`.
@@ -369,6 +424,13 @@ fn score_units_up(x: f64) -> u32 {
 #[inline(always)]
 fn arm_cost_q(arm: usize, xq: u32) -> u32 {
     match arm {
+        ARM_BLOCK => {
+            if xq == 0 {
+                0
+            } else {
+                SCORE_UNIT_Q
+            }
+        }
         ARM_POLL_B => {
             if xq <= SCORE_UNIT_Q {
                 xq
@@ -414,10 +476,11 @@ pub fn switch_spin_beta(runnable_per_cpu: Option<f64>) -> f64 {
 pub const SLOTS: usize = 128;
 
 /// The poll limit of a deterministic arm in units of `B` (1 for `D`, 2
-/// for `D2`), `None` for an `F(a)`.
+/// for `D2`, 0 for `/b/0`), `None` for an `F(a)`.
 #[inline]
 pub fn poll_multiple(arm: usize) -> Option<f64> {
     match arm {
+        ARM_BLOCK => Some(0.0),
         ARM_POLL_B => Some(1.0),
         ARM_POLL_2B => Some(MAX_LIMIT_IN_B),
         _ => None,
@@ -445,9 +508,13 @@ pub fn arm_cost(arm: usize, x: f64) -> f64 {
 
 /// The worst ratio of arm `arm`'s expected cost to `min(t, B)` over all
 /// waits: `K(a)` for `F(a)`, `c + 1` for a deterministic arm polling
-/// `cB` (2 for `D`, 3 for `D2`).
+/// `cB` (2 for `D`, 3 for `D2`), unbounded for `/b/0` (a wait of `t`
+/// near 0 costs `B`; its waits are bounded by the object's credit
+/// instead, module docs, "The bound").
 pub fn arm_worst_factor(arm: usize) -> f64 {
-    if let Some(c) = poll_multiple(arm) {
+    if arm == ARM_BLOCK {
+        f64::INFINITY
+    } else if let Some(c) = poll_multiple(arm) {
         c + 1.0
     } else {
         TRUNCATED_FACTORS[arm]
@@ -467,11 +534,30 @@ pub fn poll_limit_from_uniform(arm: usize, u: f64, b: f64) -> f64 {
 }
 
 /// A short name for arm `arm` (`F(1/32)`, ..., `rand/b`, `s/b/1`,
-/// `s/b/2`).
+/// `s/b/2`, `/b/0`).
 pub fn arm_name(arm: usize) -> &'static str {
     [
-        "F(1/32)", "F(1/16)", "F(1/8)", "F(1/4)", "F(1/2)", "rand/b", "s/b/1", "s/b/2",
+        "F(1/32)", "F(1/16)", "F(1/8)", "F(1/4)", "F(1/2)", "rand/b", "s/b/1", "s/b/2", "/b/0",
     ][arm]
+}
+
+/// The credit a wait of `x = t / B` that blocked earns its object, in
+/// units of `B` (module docs, "The bound"): `R min(x, 1)` less the
+/// expected cost of the arm it ran, except for `/b/0`, whose block was
+/// paid for when the wait began. Never negative: every other arm costs at
+/// most `R min(x, 1)`. Pure, so the rule is testable.
+#[inline]
+pub fn credit_earned(ran_arm: usize, x: f64) -> f64 {
+    // A NaN (or a wait of 0) earns nothing.
+    if x.is_nan() || x <= 0.0 {
+        return 0.0;
+    }
+    let budget = WORST_CASE_FACTOR * x.min(1.0);
+    if ran_arm == ARM_BLOCK {
+        budget
+    } else {
+        (budget - arm_cost(ran_arm, x)).max(0.0)
+    }
 }
 
 /// The wait length a finished wait counts as, ns, or `None` when it
@@ -533,6 +619,9 @@ pub struct AdaptiveSummary {
     arm: AtomicU32,
     /// The object's learned `B`, whole ns; 0 until its first wake-up.
     block: AtomicU32,
+    /// What the object's waits may still spend on `/b/0`, whole ns
+    /// (module docs, "The bound").
+    credit: AtomicU32,
 }
 
 impl AdaptiveSummary {
@@ -549,9 +638,11 @@ impl AdaptiveSummary {
                     AtomicU32::new(0),
                     AtomicU32::new(0),
                     AtomicU32::new(0),
+                    AtomicU32::new(0),
                 ],
                 arm: AtomicU32::new(START_ARM as u32),
                 block: AtomicU32::new(0),
+                credit: AtomicU32::new(0),
             }
         }
     }
@@ -654,6 +745,69 @@ impl AdaptiveSummary {
         }
         self.arm.store(START_ARM as u32, Ordering::Relaxed);
         self.block.store(0, Ordering::Relaxed);
+        self.credit.store(0, Ordering::Relaxed);
+    }
+
+    /// The credit the object's waits may still spend on `/b/0`, ns.
+    pub fn credit_ns(&self) -> f64 {
+        // Relaxed: a number on its own (module docs).
+        f64::from(self.credit.load(Ordering::Relaxed))
+    }
+
+    /// Spends one block's worth of credit (`b_ns`, rounded up) for a wait
+    /// about to run `/b/0`, if the object has it; `false` (and nothing
+    /// spent) if not.
+    #[inline]
+    pub fn take_block_credit(&self, b_ns: f64) -> bool {
+        // Saturating: a NaN asks for 0, an infinity for everything; at
+        // least 1 ns, so that a spend is never free.
+        let need = (b_ns.ceil() as u32).max(1);
+        // Relaxed: the credit publishes no other memory. A compare-and-
+        // swap, unlike the scores' load and store: two waits spending at
+        // once must both be counted, or the object could spend what it
+        // does not have and the bound would not hold.
+        let mut have = self.credit.load(Ordering::Relaxed);
+        loop {
+            if have < need {
+                return false;
+            }
+            match self.credit.compare_exchange_weak(
+                have,
+                have - need,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => have = now,
+            }
+        }
+    }
+
+    /// Adds `ns` of credit (rounded down), up to [`CREDIT_CAP_IN_B`] times
+    /// `b_ns` in all; credit already over that stays.
+    #[inline]
+    pub fn earn_credit(&self, ns: f64, b_ns: f64) {
+        // Saturating casts: a NaN adds nothing.
+        let add = ns as u32;
+        let cap = (CREDIT_CAP_IN_B * b_ns) as u32;
+        // Relaxed: as in take_block_credit; a compare-and-swap so that no
+        // concurrent spend is overwritten.
+        let mut have = self.credit.load(Ordering::Relaxed);
+        loop {
+            if add == 0 || have >= cap {
+                return;
+            }
+            let next = have.saturating_add(add).min(cap);
+            match self.credit.compare_exchange_weak(
+                have,
+                next,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(now) => have = now,
+            }
+        }
     }
 
     /// The longest poll limit the next wait can draw, ns, with the
@@ -663,8 +817,12 @@ impl AdaptiveSummary {
     /// (one that polls by yielding draws `beta` times as long). For
     /// measurements that bound what a wait could have polled.
     pub fn longest_poll_limit_ns(&self, process_ns: f64) -> f64 {
-        let arm = self.arm();
-        poll_multiple(arm).unwrap_or_else(|| TRUNCATED_SCALES[arm]) * self.block_ns(process_ns)
+        let b_ns = self.block_ns(process_ns);
+        let mut arm = self.arm();
+        if arm == ARM_BLOCK && self.credit_ns() < b_ns.ceil() {
+            arm = CREDIT_FALLBACK_ARM;
+        }
+        poll_multiple(arm).unwrap_or_else(|| TRUNCATED_SCALES[arm]) * b_ns
     }
 
     /// A poll limit for the next wait, ns, drawn from the current arm with
@@ -674,17 +832,27 @@ impl AdaptiveSummary {
         poll_limit_from_uniform(self.arm(), u, b_ns)
     }
 
-    /// [`AdaptiveSummary::poll_limit_ns`] with `u` drawn from the calling
-    /// thread's generator only when the current arm is random (a
-    /// deterministic arm's limit needs none).
+    /// The arm the next wait runs and its poll limit, ns: the current arm,
+    /// but `/b/0` only with a block's worth of credit, which it spends
+    /// ([`AdaptiveSummary::take_block_credit`]), else
+    /// [`CREDIT_FALLBACK_ARM`]; `u` drawn from the calling thread's
+    /// generator only when that arm is random (a deterministic arm's limit
+    /// needs none).
     #[cfg(not(loom))]
     #[inline]
-    fn draw_poll_limit_ns(&self, b_ns: f64) -> f64 {
-        let arm = self.arm();
-        match poll_multiple(arm) {
+    fn draw_poll_limit_ns(&self, b_ns: f64) -> (usize, f64) {
+        let mut arm = self.arm();
+        if arm == ARM_BLOCK {
+            if self.take_block_credit(b_ns) {
+                return (ARM_BLOCK, 0.0);
+            }
+            arm = CREDIT_FALLBACK_ARM;
+        }
+        let limit = match poll_multiple(arm) {
             Some(c) => c * b_ns,
             None => poll_limit_from_uniform(arm, super::randomized::next_uniform(), b_ns),
-        }
+        };
+        (arm, limit)
     }
 }
 
@@ -750,6 +918,8 @@ pub struct Learning<'a> {
     addr: usize,
     start_ticks: u64,
     limit_ns: f64,
+    /// The arm this wait runs (`/b/0` only when it spent the credit).
+    arm: usize,
     /// The `B` this wait drew with (the object's).
     b_ns: f64,
     /// The process's `B`, which bounds the object's.
@@ -789,7 +959,8 @@ impl<'a> Learning<'a> {
         // At least 1 (a NaN gives 1); the wait path passes
         // switch_spin_beta's value, already within its range.
         let beta = beta.max(1.0);
-        let limit_ns = beta * summary.draw_poll_limit_ns(b_ns);
+        let (arm, limit_ns) = summary.draw_poll_limit_ns(b_ns);
+        let limit_ns = beta * limit_ns;
         let start_ticks = waitwise_platform::clock::cycle_clock().now();
         (
             limit_ns,
@@ -798,6 +969,7 @@ impl<'a> Learning<'a> {
                 addr,
                 start_ticks,
                 limit_ns,
+                arm,
                 b_ns,
                 process_b_ns,
                 beta,
@@ -814,7 +986,8 @@ impl<'a> Learning<'a> {
 
     /// Records the wait that began here, as [`observed_wait_ns`] counts it
     /// (a blocked wait with its waker's stamp, when that is of this wait,
-    /// which also gives one sample of the object's `B`: the stamp to now).
+    /// which also gives one sample of the object's `B`: the stamp to now,
+    /// and earns the object credit, [`credit_earned`]).
     #[inline]
     pub fn finish(self, blocked: bool, timed_out: bool) {
         let polled = !blocked && !timed_out;
@@ -841,7 +1014,9 @@ impl<'a> Learning<'a> {
 
     /// Records a wait that lasted `elapsed_ns` (its waker released it
     /// `released_ns` after it began, when known) with weight
-    /// `2^weight_shift`, as [`Learning::observed_ns`] counts it.
+    /// `2^weight_shift`, as [`Learning::observed_ns`] counts it; a blocked
+    /// wait with its release known earns the object credit
+    /// ([`credit_earned`]).
     #[inline]
     fn learn(
         self,
@@ -853,6 +1028,12 @@ impl<'a> Learning<'a> {
     ) {
         if let Some(t) = self.observed_ns(elapsed_ns, blocked, timed_out, released_ns) {
             self.summary.record_weighted(t, self.b_ns, weight_shift);
+            // Only a release the waker stamped tells how long a blocked
+            // wait was; one without it earns nothing.
+            if blocked && !timed_out && released_ns.is_some() {
+                let earned = credit_earned(self.arm, t / self.b_ns);
+                self.summary.earn_credit(earned * self.b_ns, self.b_ns);
+            }
         }
     }
 
@@ -1030,8 +1211,15 @@ mod tests {
             assert!((TRUNCATED_EXPM1[i] - a.exp_m1()).abs() < 1e-12);
         }
         assert_eq!(WORST_CASE_FACTOR, TRUNCATED_FACTORS[0]);
-        let worst = (0..ARMS).map(arm_worst_factor).fold(0.0, f64::max);
+        // Per wait, every arm but /b/0 (bounded by the credit instead).
+        let worst = (0..ARMS)
+            .filter(|&arm| arm != ARM_BLOCK)
+            .map(arm_worst_factor)
+            .fold(0.0, f64::max);
         assert_eq!(worst, WORST_CASE_FACTOR);
+        assert_eq!(arm_worst_factor(ARM_BLOCK), f64::INFINITY);
+        assert_eq!(arm_worst_factor(CREDIT_FALLBACK_ARM), WORST_CASE_FACTOR);
+        assert_eq!(arm_name(ARM_BLOCK), "/b/0");
         assert_eq!(arm_name(START_ARM), "rand/b");
         assert_eq!(arm_name(ARM_POLL_B), "s/b/1");
         assert_eq!(arm_name(ARM_POLL_2B), "s/b/2");
@@ -1085,12 +1273,12 @@ mod tests {
         for _ in 0..40 {
             s.record(20_000.0, 1000.0);
         }
-        assert_eq!(s.arm(), 0);
-        assert!(s.poll_limit_ns(0.999, 1000.0) <= 31.25 + 1e-9);
+        assert_eq!(s.arm(), ARM_BLOCK);
+        assert_eq!(s.poll_limit_ns(0.999, 1000.0), 0.0);
         // Bad input is ignored.
         s.record(f64::NAN, 1000.0);
         s.record(10.0, 0.0);
-        assert_eq!(s.arm(), 0);
+        assert_eq!(s.arm(), ARM_BLOCK);
     }
 
     /// Waits that end between `B` and `2B` as often as below `B`: every
@@ -1108,17 +1296,115 @@ mod tests {
         for _ in 0..40 {
             s.record(2100.0, 1000.0);
         }
-        assert_eq!(s.arm(), 0);
+        assert_eq!(s.arm(), ARM_BLOCK);
     }
 
     #[test]
     fn one_odd_wait_does_not_flip_a_settled_arm() {
         let s = AdaptiveSummary::new();
         for _ in 0..64 {
+            s.record(50.0, 1000.0);
+        }
+        assert_eq!(s.arm(), ARM_POLL_B);
+        s.record(30_000.0, 1000.0);
+        assert_eq!(s.arm(), ARM_POLL_B);
+    }
+
+    /// `/b/0` leads `F(1/32)` by `B/64` a wait on long waits, so one wait
+    /// far shorter than `B/32` moves a settled object to `F(1/32)`, the
+    /// bounded arm closest to it, and long waits bring it back.
+    #[test]
+    fn a_tiny_wait_moves_blocking_to_its_bounded_neighbour() {
+        let s = AdaptiveSummary::new();
+        for _ in 0..64 {
             s.record(30_000.0, 1000.0);
         }
+        assert_eq!(s.arm(), ARM_BLOCK);
         s.record(10.0, 1000.0);
-        assert_eq!(s.arm(), 0);
+        assert_eq!(s.arm(), CREDIT_FALLBACK_ARM);
+        for _ in 0..40 {
+            s.record(30_000.0, 1000.0);
+        }
+        assert_eq!(s.arm(), ARM_BLOCK);
+    }
+
+    #[test]
+    fn credit_earned_is_the_bound_less_the_arms_cost() {
+        let r = WORST_CASE_FACTOR;
+        assert_eq!(credit_earned(ARM_BLOCK, 5.0), r);
+        assert!((credit_earned(ARM_BLOCK, 0.01) - 0.01 * r).abs() < 1e-12);
+        let f = credit_earned(CREDIT_FALLBACK_ARM, 5.0);
+        assert!((f - (r - arm_cost(CREDIT_FALLBACK_ARM, 5.0))).abs() < 1e-12);
+        assert!((credit_earned(ARM_POLL_2B, 2.5) - (r - 3.0)).abs() < 1e-12);
+        // Never negative, for every arm and wait.
+        for arm in 0..ARMS {
+            for i in 0..400 {
+                let x = 1e-5 * 1.05f64.powi(i);
+                assert!(credit_earned(arm, x) >= 0.0, "{arm} {x}");
+            }
+        }
+        assert_eq!(credit_earned(ARM_BLOCK, f64::NAN), 0.0);
+    }
+
+    #[test]
+    fn credit_is_spent_a_block_at_a_time_and_capped() {
+        let s = AdaptiveSummary::new();
+        assert!(!s.take_block_credit(1000.0));
+        assert_eq!(s.credit_ns(), 0.0);
+        s.earn_credit(2500.0, 1000.0);
+        assert!(s.take_block_credit(1000.0));
+        assert!(s.take_block_credit(1000.0));
+        // 500 left: not a block's worth, and nothing spent.
+        assert!(!s.take_block_credit(1000.0));
+        assert_eq!(s.credit_ns(), 500.0);
+        // Capped at CREDIT_CAP_IN_B blocks; over the cap it stays.
+        for _ in 0..100 {
+            s.earn_credit(32_000.0, 1000.0);
+        }
+        assert_eq!(s.credit_ns(), CREDIT_CAP_IN_B * 1000.0);
+        s.earn_credit(1000.0, 10.0);
+        assert_eq!(s.credit_ns(), CREDIT_CAP_IN_B * 1000.0);
+        // Bad input spends or adds nothing.
+        s.earn_credit(f64::NAN, 1000.0);
+        s.earn_credit(-5.0, 1000.0);
+        assert_eq!(s.credit_ns(), CREDIT_CAP_IN_B * 1000.0);
+        assert!(!s.take_block_credit(f64::INFINITY));
+        assert!(s.take_block_credit(f64::NAN));
+        assert_eq!(s.credit_ns(), CREDIT_CAP_IN_B * 1000.0 - 1.0);
+        s.reset();
+        assert_eq!(s.credit_ns(), 0.0);
+    }
+
+    /// Waits through [`Learning`], each blocked with its release known:
+    /// long ones until the object runs `/b/0`, then near-instant ones
+    /// while it does (the adversary of the bound). At every prefix the
+    /// expected cost of the arms the waits ran stays within
+    /// [`WORST_CASE_FACTOR`] of the optimum, and `/b/0` did run.
+    #[test]
+    fn blocking_waits_spend_only_what_earlier_waits_earned() {
+        let b = 10_000.0;
+        let s: &'static AdaptiveSummary = Box::leak(Box::new(AdaptiveSummary::new()));
+        let (mut cost, mut optimal, mut blocked_at_once) = (0.0, 0.0, 0);
+        for i in 0..3000 {
+            let (limit, learning) = Learning::begin_on(s, 0, b, 1.0);
+            let t = if learning.arm == ARM_BLOCK {
+                1.0
+            } else {
+                5.0 * b
+            };
+            if learning.arm == ARM_BLOCK {
+                assert_eq!(limit, 0.0);
+                blocked_at_once += 1;
+            }
+            cost += arm_cost(learning.arm, t / b) * b;
+            optimal += t.min(b);
+            learning.learn(t + b, true, false, Some(t), 0);
+            assert!(
+                cost <= WORST_CASE_FACTOR * optimal,
+                "wait {i}: {cost} {optimal}"
+            );
+        }
+        assert!(blocked_at_once > 50, "{blocked_at_once}");
     }
 
     #[test]
@@ -1184,16 +1470,19 @@ mod tests {
         for _ in 0..40 {
             s.record(30_000.0, 1000.0);
         }
-        assert_eq!(s.arm(), 0);
+        // /b/0 without credit runs F(1/32); with credit it polls not at all.
+        assert_eq!(s.arm(), ARM_BLOCK);
         assert_eq!(s.longest_poll_limit_ns(1000.0), 1000.0 / 32.0);
-        // No draw of the arm exceeds it, with the object's own B.
+        s.earn_credit(1000.0, 1000.0);
+        assert_eq!(s.longest_poll_limit_ns(1000.0), 0.0);
+        // No draw of the fallback exceeds it, with the object's own B.
         for _ in 0..60 {
             s.record_wake_up(4000.0, 1000.0);
         }
         let b = s.block_ns(1000.0);
         let longest = s.longest_poll_limit_ns(1000.0);
         assert!((longest - b / 32.0).abs() < 1e-9, "{longest} {b}");
-        assert!(s.poll_limit_ns(0.999_999, b) <= longest);
+        assert!(poll_limit_from_uniform(CREDIT_FALLBACK_ARM, 0.999_999, b) <= longest);
         for _ in 0..40 {
             s.record(300.0, b);
             s.record(1.3 * b, b);
@@ -1275,8 +1564,8 @@ mod tests {
         assert_eq!(switch_spin_beta(Some(40.0)), MAX_SWITCH_SPIN_BETA);
     }
 
-    /// Waits of 1.2 B: polled at full cost they teach blocking (`F(1/32)`
-    /// costs 1.02 B, polling to 2 B costs 1.2 B); polled by yielding with
+    /// Waits of 1.2 B: polled at full cost they teach blocking (`/b/0`
+    /// costs B, polling to 2 B costs 1.2 B); polled by yielding with
     /// 4 runnable threads per CPU they cost 0.3 B, and polling to `B` is
     /// cheapest. The limit drawn grows with `beta` likewise.
     #[test]
@@ -1294,7 +1583,7 @@ mod tests {
             let (limit, _) = Learning::begin_on(summary, 0, b, beta);
             (summary.arm(), limit)
         };
-        assert_eq!(learn_with(1.0).0, 0);
+        assert_eq!(learn_with(1.0).0, ARM_BLOCK);
         let (arm, limit) = learn_with(4.0);
         assert_eq!(arm, ARM_POLL_B);
         assert_eq!(limit, 4.0 * b);

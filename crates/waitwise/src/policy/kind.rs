@@ -34,7 +34,7 @@
 //! polls while the static limit blocks, and in the oversubscribed barrier,
 //! whose yield-polls it prices as switch-spinning). In the mutex loop it
 //! was once level with the static `Ss/b/0.54` (which keeps a narrower
-//! bound, 2.85 against 32.5, and saves the learning's clock read and eight
+//! bound, 2.85 against 32.5, and saves the learning's clock read and nine
 //! score updates per contended wait); once hand-offs were paced
 //! ([`HandOffPace`](crate::mutex::HandOffPace)) it led there too: on a
 //! 16-CPU Intel guest by 3-25% in the mutex loop's runs, matched and 4x,
