@@ -11,8 +11,8 @@
 //! earning at once lose nothing and never overdraw it.
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom cargo test -p waitwise --release --test loom_adaptive`
-//! (about three minutes on 2 vCPUs, nearly all of it
-//! `concurrent_records_keep_the_summary_valid`, whose two records of eight
+//! (about ten minutes on 2 vCPUs, nearly all of it
+//! `concurrent_records_keep_the_summary_valid`, whose two records of nine
 //! scores each interleave in the most ways).
 #![cfg(loom)]
 
