@@ -66,8 +66,10 @@
 //! the summary), at every prefix, with no additive term. Spends round up
 //! and credits round down, and both are a compare-and-swap, so no spend
 //! is lost to a concurrent one. The `t` credited is the release the waker
-//! stamped, as the summary records it. For comparison `s/b/0.54` is 2.85-competitive, `s/b/1` 2, `s/b/2` 3, and
-//! always-block and always-spin are unbounded. `R` is the price of leaning
+//! stamped, as the summary records it.
+//!
+//! For comparison `s/b/0.54` is 2.85-competitive, `s/b/1` 2, `s/b/2` 3,
+//! and always-block and always-spin are unbounded. `R` is the price of leaning
 //! towards blocking: the Pareto frontier of randomized ski rental (Purohit,
 //! Svitkina and Kumar, NeurIPS 2018; Wei and Zhang, 2020) says that no law
 //! costing `a K(a) B` on long waits can do better than `K(a)` on short
