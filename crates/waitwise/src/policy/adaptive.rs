@@ -768,21 +768,11 @@ impl AdaptiveSummary {
         // swap, unlike the scores' load and store: two waits spending at
         // once must both be counted, or the object could spend what it
         // does not have and the bound would not hold.
-        let mut have = self.credit.load(Ordering::Relaxed);
-        loop {
-            if have < need {
-                return false;
-            }
-            match self.credit.compare_exchange_weak(
-                have,
-                have - need,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return true,
-                Err(now) => have = now,
-            }
-        }
+        self.credit
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |have| {
+                have.checked_sub(need)
+            })
+            .is_ok()
     }
 
     /// Adds `ns` of credit (rounded down), up to [`CREDIT_CAP_IN_B`] times
@@ -792,24 +782,16 @@ impl AdaptiveSummary {
         // Saturating casts: a NaN adds nothing.
         let add = ns as u32;
         let cap = (CREDIT_CAP_IN_B * b_ns) as u32;
-        // Relaxed: as in take_block_credit; a compare-and-swap so that no
-        // concurrent spend is overwritten.
-        let mut have = self.credit.load(Ordering::Relaxed);
-        loop {
-            if add == 0 || have >= cap {
-                return;
-            }
-            let next = have.saturating_add(add).min(cap);
-            match self.credit.compare_exchange_weak(
-                have,
-                next,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return,
-                Err(now) => have = now,
-            }
+        if add == 0 {
+            return;
         }
+        // Relaxed: as in take_block_credit; a compare-and-swap so that no
+        // concurrent spend is overwritten. Err: at the cap, nothing to add.
+        let _ = self
+            .credit
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |have| {
+                (have < cap).then(|| have.saturating_add(add).min(cap))
+            });
     }
 
     /// The longest poll limit the next wait can draw, ns, with the
