@@ -109,7 +109,7 @@ pub const START_ARM: usize = 5;
 
 /// Scores keep `1 - 2^-DECAY_SHIFT` of their value per wait (as
 /// `waitwise::policy::adaptive::DECAY_SHIFT`).
-pub const DECAY_SHIFT: u32 = 4;
+pub const DECAY_SHIFT: u32 = 5;
 
 /// `K(1/32) = 1/(1 - e^(-1/32))`: the factor `adapt/b` never exceeds on
 /// any sequence (per wait for every arm but `/b/0`, whose waits the

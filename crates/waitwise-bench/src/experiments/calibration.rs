@@ -2686,7 +2686,7 @@ mod tests {
                 .and_then(|r| r.predicted_factor)
                 .unwrap()
         };
-        // The model: rand/b e/(e-1) on any law; adapt/b about 1.17.
+        // The model: rand/b e/(e-1) on any law; adapt/b about 1.19.
         assert!((predicted("rand/b") - 1.582).abs() < 0.01);
         assert!(predicted("adapt/b") < 1.3, "{}", predicted("adapt/b"));
         let factors = res.policy_factors();

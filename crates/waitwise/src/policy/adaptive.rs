@@ -116,7 +116,7 @@
 //!
 //! The summary of an object's recent waits is, for each arm, the
 //! exponentially decayed sum of what that arm *would have* cost on them
-//! (window [`DECAY_SHIFT`]: the last ~16 waits weigh most): a sufficient
+//! (window [`DECAY_SHIFT`]: the last ~32 waits weigh most): a sufficient
 //! statistic for "the poll limit minimizing expected cost under the recent
 //! wait-time distribution", since each arm's cost is linear in the
 //! empirical law. Every arm's cost is known for every wait, whichever arm
@@ -322,11 +322,16 @@ pub const START_ARM: usize = 5;
 pub const WORST_CASE_FACTOR: f64 = 32.502_604_124_282_18;
 
 /// Each recorded wait keeps `1 - 2^-DECAY_SHIFT` of the old scores: a
-/// window of about 16 waits. Guessed, checked in the model
-/// (`waitwise_model::adaptive`): long enough that the arm does not flip on
-/// one odd wait, short enough that a switch between short and long waits
-/// is followed within a few dozen waits.
-pub const DECAY_SHIFT: u32 = 4;
+/// window of about 32 waits. Chosen: long enough that the arm does not
+/// flip on one odd wait, short enough that a switch between short and long
+/// waits is followed within a few dozen waits. In `waitwise model
+/// calibrate` on a 2-vCPU KVM guest (builds alternated run by run), a
+/// window of 16 left `adapt/b` about 0.015 above the best static policy in
+/// the cells where blocking at once is best (32: about 0.008), where the
+/// arms that poll first are nearly tied with `/b/0` and a short window
+/// picks them after a few short waits; the switching cell measured
+/// 1.12-1.15 with 16 and 1.17-1.23 with 32.
+pub const DECAY_SHIFT: u32 = 5;
 
 /// A wait that ended while polling is recorded with probability
 /// `2^-POLLED_SAMPLE_SHIFT`, with `2^POLLED_SAMPLE_SHIFT` times the weight
@@ -335,10 +340,10 @@ pub const DECAY_SHIFT: u32 = 4;
 /// read and the update. Chosen: on a 2-vCPU KVM guest a recorded polled
 /// wait cost about 60-80 ns more CPU than `s/b/1`'s (a scratch harness,
 /// 300-400 ns waits), which put `adapt/b` 0.1-0.4 above `s/b/1` in `model
-/// calibrate`'s `U/B = 0.1` cell; in the model (`waitwise_model::adaptive`
-/// learner, 200 sequences per cell) 1 in 4 leaves the stationary cells'
-/// factors within 0.002 and moves the switching cell from 1.15 to 1.21
-/// (1 in 8: 1.23).
+/// calibrate`'s `U/B = 0.1` cell; in the model (`waitwise_model::adaptive`'s
+/// learner with this sampling, 200 sequences of 3,000 waits per cell) 1 in
+/// 4 leaves the stationary cells' factors within 0.003 and moves the
+/// switching cell from 1.19 to 1.26 (1 in 8: 1.28).
 pub const POLLED_SAMPLE_SHIFT: u32 = 2;
 
 /// Each wake-up sample moves an object's learned `B` by `2^-BLOCK_SHIFT`
@@ -1245,16 +1250,19 @@ mod tests {
         }
     }
 
+    /// Enough waits of one kind that the older ones weigh less than 2%.
+    const FOUR_WINDOWS: usize = 4 << DECAY_SHIFT;
+
     #[test]
     fn short_waits_choose_polling_and_long_ones_blocking() {
         let s = AdaptiveSummary::new();
         assert_eq!(s.arm(), START_ARM);
-        for _ in 0..40 {
+        for _ in 0..FOUR_WINDOWS {
             s.record(50.0, 1000.0);
         }
         assert_eq!(s.arm(), ARM_POLL_B);
         assert_eq!(s.poll_limit_ns(0.3, 1000.0), 1000.0);
-        for _ in 0..40 {
+        for _ in 0..FOUR_WINDOWS {
             s.record(20_000.0, 1000.0);
         }
         assert_eq!(s.arm(), ARM_BLOCK);
@@ -1451,7 +1459,7 @@ mod tests {
         let s = AdaptiveSummary::new();
         // rand/b, with the process's B before any wake-up.
         assert_eq!(s.longest_poll_limit_ns(1000.0), 1000.0);
-        for _ in 0..40 {
+        for _ in 0..FOUR_WINDOWS {
             s.record(30_000.0, 1000.0);
         }
         // /b/0 without credit runs F(1/32); with credit it polls not at all.
@@ -1467,7 +1475,7 @@ mod tests {
         let longest = s.longest_poll_limit_ns(1000.0);
         assert!((longest - b / 32.0).abs() < 1e-9, "{longest} {b}");
         assert!(poll_limit_from_uniform(CREDIT_FALLBACK_ARM, 0.999_999, b) <= longest);
-        for _ in 0..40 {
+        for _ in 0..FOUR_WINDOWS {
             s.record(300.0, b);
             s.record(1.3 * b, b);
         }
