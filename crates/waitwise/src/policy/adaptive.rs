@@ -330,7 +330,7 @@ pub const WORST_CASE_FACTOR: f64 = 32.502_604_124_282_18;
 /// the cells where blocking at once is best (32: about 0.008), where the
 /// arms that poll first are nearly tied with `/b/0` and a short window
 /// picks them after a few short waits; the switching cell measured
-/// 1.12-1.15 with 16 and 1.17-1.23 with 32.
+/// 1.12-1.15 with 16 and 1.15-1.23 with 32.
 pub const DECAY_SHIFT: u32 = 5;
 
 /// A wait that ended while polling is recorded with probability
