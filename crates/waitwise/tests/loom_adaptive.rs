@@ -6,7 +6,8 @@
 //! worse happens: the arm is always one of the menu's, every drawn limit
 //! lies in `[0, 2B]`, and each score ends as the result of some subset of
 //! the records applied in some order; likewise the object's learned `B`
-//! under concurrent wake-ups. The credit that pays for `/b/0` changes by
+//! under concurrent wake-ups, and a stale `B` ageing while a wake-up
+//! freshens it. The credit that pays for `/b/0` changes by
 //! compare-and-swap only: its model checks that two spends and an
 //! earning at once lose nothing and never overdraw it.
 //! Run with
@@ -17,7 +18,10 @@
 #![cfg(loom)]
 
 use loom::thread;
-use waitwise::policy::adaptive::{next_block_ns, AdaptiveSummary, ARMS, ARM_BLOCK, MAX_LIMIT_IN_B};
+use waitwise::policy::adaptive::{
+    next_block_ns, relaxed_block_ns, AdaptiveSummary, ARMS, ARM_BLOCK, MAX_LIMIT_IN_B,
+    STALE_AFTER_WAITS,
+};
 use waitwise_platform::shim::Arc;
 
 const B: f64 = 1000.0;
@@ -132,6 +136,52 @@ fn concurrent_wake_ups_keep_the_objects_b_valid() {
         }
         let end = s.block_ns(B);
         assert!(outcomes.contains(&end), "{end} not in {outcomes:?}");
+    });
+}
+
+/// A polled wait ages a stale `B` while a blocked one brings a wake-up
+/// sample: the end value is the wake-up's alone, the ageing's alone, or
+/// both in either order (the ageing may also see the sample's reset and
+/// leave it be), and a reader sees the old value or one of those.
+#[test]
+fn ageing_and_a_wake_up_at_once_keep_the_objects_b_valid() {
+    loom::model(|| {
+        let s = Arc::new(AdaptiveSummary::new());
+        // Learned: 8 B (one sample moves it 1/8 of the way, capped at 2x).
+        for _ in 0..40 {
+            s.record_wake_up(8.0 * B, B);
+        }
+        let old = s.block_ns(B);
+        // Stale: that many waits without a sample, in one record.
+        s.age_block(B, 0);
+        for _ in 1..STALE_AFTER_WAITS {
+            s.age_block(B, 0);
+        }
+        assert_eq!(s.block_ns(B), old);
+        let latency = 2.0 * B;
+        let sample = |b: f64| next_block_ns(b, latency, B).trunc();
+        let age = |b: f64| relaxed_block_ns(b, B, 0).trunc();
+        let outcomes = [
+            old,
+            age(old),
+            sample(old),
+            sample(age(old)),
+            age(sample(old)),
+        ];
+        let ager = {
+            let s = s.clone();
+            thread::spawn(move || s.age_block(B, 0))
+        };
+        let waker = {
+            let s = s.clone();
+            thread::spawn(move || s.record_wake_up(latency, B))
+        };
+        let seen = s.block_ns(B);
+        assert!(outcomes.contains(&seen), "{seen} not in {outcomes:?}");
+        ager.join().unwrap();
+        waker.join().unwrap();
+        let end = s.block_ns(B);
+        assert!(outcomes[1..].contains(&end), "{end} not in {outcomes:?}");
     });
 }
 

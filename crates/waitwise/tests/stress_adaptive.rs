@@ -69,7 +69,8 @@ fn summary_touched_by_many_threads_stays_valid() {
 }
 
 /// The per-object `B` moved by many threads' wake-ups at once (cheap and
-/// dear ones, and dropped outliers) while a reader draws with it: it stays
+/// dear ones, and dropped outliers) and aged by their polled waits while
+/// a reader draws with it: it stays
 /// within `BLOCK_RANGE` of the process's `B` (and at least the floor), and
 /// every limit drawn with it lies in `[0, 2 B_object]`.
 #[test]
@@ -97,11 +98,18 @@ fn objects_b_moved_by_many_threads_stays_in_range() {
                     let s = &s;
                     scope.spawn(move || {
                         for i in 0..records {
-                            let latency = match (k + i) % 4 {
+                            let latency = match (k + i) % 5 {
                                 0 => 2_000.0,
                                 1 => 200_000.0,
                                 2 => 50.0,
-                                _ => 5e6,
+                                3 => 5e6,
+                                _ => {
+                                    // A polled wait: ages a stale B.
+                                    for _ in 0..64 {
+                                        s.age_block(PROCESS_B, 2);
+                                    }
+                                    continue;
+                                }
                             };
                             s.record_wake_up(latency, PROCESS_B);
                         }

@@ -164,15 +164,26 @@
 //! [`MIN_MEASURED_BLOCK_NS`](super::block_cost::MIN_MEASURED_BLOCK_NS) or
 //! over a millisecond are dropped (no real sleep; a time slice), and the
 //! learned value stays within [`BLOCK_RANGE`] times the process's `B`
-//! either way. Only a wait that blocks teaches it: an object whose waits
-//! then poll keeps the `B` its last blocks taught, even where its blocks
-//! have since become cheaper (on a VM, shorter sleeps wake faster), and
-//! keeps polling waits that blocking would now serve better until one of
-//! them blocks. A known limit, kept: pulling the `B` of an object that
-//! polls towards the process's would bias every object that both polls
-//! and blocks towards a `B` below what its own blocks cost (where blocks
-//! cost more than the process's `B`, the case in which polling pays), so
-//! it would block too often exactly there. A [`crate::WaitWord`]'s
+//! either way. Only a wait that blocks teaches it, so a `B` that a burst
+//! of slow wake-ups left high could stay high for good: the arms then
+//! price polling too cheaply, `D2`'s limit (`2B`) outlasts every wait,
+//! no wait blocks, and no wake-up comes to correct it (in `waitwise model
+//! calibrate`'s `U/B = 3` cell on a 2-vCPU KVM guest, objects stuck so for
+//! the rest of the cell measured up to 0.4 over `/b/0`). So a `B` goes
+//! stale: once an object's recorded waits have gone
+//! [`STALE_AFTER_WAITS`] without a wake-up sample, each further one moves
+//! its `B`, when above the process's, `2^-`[`BLOCK_RELAX_SHIFT`] of the
+//! way down to it ([`AdaptiveSummary::age_block`]), until a wait blocks
+//! again and its sample takes over. An object that blocks at least once
+//! per [`STALE_AFTER_WAITS`] waits keeps exactly the `B` its blocks teach
+//! (pulling every polled wait's `B` down would bias the objects that both
+//! poll and block, where blocks cost more than the process's `B`, towards
+//! blocking too often exactly where polling pays). The price: an object
+//! that polls all its waits with a `B` well above the process's drifts
+//! down, blocks a few waits to learn its `B` again, and goes back to
+//! polling, about once per [`STALE_AFTER_WAITS`] waits plus the drift
+//! (with the process's `B` pinned at a quarter of the cells' blocks,
+//! `calibrate`'s polling cells measured about 0.01-0.02 more). A [`crate::WaitWord`]'s
 //! summary starts with no history with the word; experiments that compare
 //! objects learning in the static table against a learner with no history
 //! reset the table ([`forget_all`]). A sample is the waiter's whole
@@ -194,7 +205,9 @@
 //! (a compare or a multiply, a load, a shift, a subtract, an add and a
 //! store), then a 9-way minimum, and for a blocked wait one load and
 //! store of the object's `B` and, with its release stamped, one
-//! compare-and-swap of the credit; a wait that polls by yielding divides its
+//! compare-and-swap of the credit; for a recorded polled wait, one load
+//! and store of the count of waits without a wake-up sample (and once
+//! stale, one load and store of the object's `B`); a wait that polls by yielding divides its
 //! times by `beta` and also reads the idle-CPU signal's cache (a clock
 //! read and four loads, and one `/proc/loadavg` read per process every
 //! 100 µs at most). No allocation, no lock, and no read-modify-write on a
@@ -368,6 +381,23 @@ pub const BLOCK_SAMPLE_CAP: f64 = 2.0;
 /// measured with back-to-back hand-offs, in its fast wake-up mode and
 /// with other programs running.
 pub const BLOCK_RANGE: f64 = 16.0;
+
+/// An object whose recorded waits went this many waits without a wake-up
+/// sample has a stale `B` ([`AdaptiveSummary::age_block`]). Chosen: eight
+/// windows ([`DECAY_SHIFT`]); an object that blocks at least that often
+/// keeps the `B` its own blocks teach, untouched, and one whose polls
+/// would serve it better with a `B` above the process's blocks at most
+/// about once per that many waits to learn it again.
+pub const STALE_AFTER_WAITS: u32 = 8 << DECAY_SHIFT;
+
+/// Each wait past [`STALE_AFTER_WAITS`] moves a stale `B` that is above
+/// the process's `2^-BLOCK_RELAX_SHIFT` of the way down to it (module
+/// docs, "`B`, per object"). Chosen: a `B` that a burst of slow wake-ups
+/// left at twice what the object's blocks cost, with the process's `B`
+/// near the latter, is back within reach of blocking about 100 waits after
+/// it went stale; faster drifts make objects that rightly poll block more
+/// often to relearn their `B`.
+pub const BLOCK_RELAX_SHIFT: u32 = 6;
 
 /// Wake-up samples longer than this are dropped, ns: a time slice, not a
 /// wake-up (the limit of `waitwise_platform::wake_latency::MAX_SAMPLE_NS`,
@@ -615,6 +645,20 @@ pub fn next_block_ns(old_ns: f64, latency_ns: f64, process_ns: f64) -> f64 {
         .max(floor)
 }
 
+/// A stale object's `B` after one more wait without a wake-up sample
+/// standing for `2^weight_shift` waits ([`AdaptiveSummary::age_block`]):
+/// `old_ns` moved `2^(weight_shift - BLOCK_RELAX_SHIFT)` of the way down to
+/// the process's `process_ns`; unchanged when not above it (or either is
+/// not a positive number). Pure, so the rule is testable.
+pub fn relaxed_block_ns(old_ns: f64, process_ns: f64, weight_shift: u32) -> f64 {
+    if !(process_ns > 0.0 && old_ns > process_ns && old_ns.is_finite()) {
+        return old_ns;
+    }
+    let step = f64::from(1u32 << weight_shift.min(BLOCK_RELAX_SHIFT))
+        / f64::from(1u32 << BLOCK_RELAX_SHIFT);
+    old_ns - (old_ns - process_ns) * step
+}
+
 /// One object's summary: per arm, the decayed sum of its cost on recent
 /// waits, the arm with the least, and the object's learned `B` (module
 /// docs).
@@ -629,6 +673,8 @@ pub struct AdaptiveSummary {
     /// What the object's waits may still spend on `/b/0`, whole ns
     /// (module docs, "The bound").
     credit: AtomicU32,
+    /// Recorded waits since the object's last wake-up sample (saturating).
+    unsampled: AtomicU32,
 }
 
 impl AdaptiveSummary {
@@ -650,6 +696,7 @@ impl AdaptiveSummary {
                 arm: AtomicU32::new(START_ARM as u32),
                 block: AtomicU32::new(0),
                 credit: AtomicU32::new(0),
+                unsampled: AtomicU32::new(0),
             }
         }
     }
@@ -740,6 +787,44 @@ impl AdaptiveSummary {
                 Ordering::Relaxed,
             );
         }
+        // A sample (one next_block_ns takes): the object's B is fresh.
+        // Relaxed: a number on its own; stored only when it changes.
+        let sample =
+            (super::block_cost::MIN_MEASURED_BLOCK_NS..=MAX_WAKE_SAMPLE_NS).contains(&latency_ns);
+        if sample && self.unsampled.load(Ordering::Relaxed) != 0 {
+            self.unsampled.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// One recorded wait that gave no wake-up sample (it ended while
+    /// polling), standing for `2^weight_shift` waits (as in
+    /// [`AdaptiveSummary::record_weighted`]): past [`STALE_AFTER_WAITS`]
+    /// such waits in a row, moves the object's `B` towards the process's
+    /// `process_ns` when above it ([`relaxed_block_ns`]). Without it an
+    /// object whose `B` was left high would keep polling every wait
+    /// through and never block again to learn that blocks are cheaper.
+    #[inline]
+    pub fn age_block(&self, process_ns: f64, weight_shift: u32) {
+        let weight_shift = weight_shift.min(POLLED_SAMPLE_SHIFT);
+        // Relaxed load and store, not a read-modify-write: a count lost
+        // to a concurrent record only delays the ageing.
+        let waits = self.unsampled.load(Ordering::Relaxed);
+        let waits = waits.saturating_add(1 << weight_shift);
+        self.unsampled.store(waits, Ordering::Relaxed);
+        if waits <= STALE_AFTER_WAITS {
+            return;
+        }
+        let raw = self.block.load(Ordering::Relaxed);
+        if raw == 0 {
+            // Still the process's.
+            return;
+        }
+        let old = f64::from(raw);
+        let next = relaxed_block_ns(old, process_ns, weight_shift);
+        if next < old {
+            // Relaxed: as in record_wake_up.
+            self.block.store(next.max(1.0) as u32, Ordering::Relaxed);
+        }
     }
 
     /// Forgets everything: the summary of an object with no history
@@ -753,6 +838,7 @@ impl AdaptiveSummary {
         self.arm.store(START_ARM as u32, Ordering::Relaxed);
         self.block.store(0, Ordering::Relaxed);
         self.credit.store(0, Ordering::Relaxed);
+        self.unsampled.store(0, Ordering::Relaxed);
     }
 
     /// The credit the object's waits may still spend on `/b/0`, ns.
@@ -1017,6 +1103,9 @@ impl<'a> Learning<'a> {
     ) {
         if let Some(t) = self.observed_ns(elapsed_ns, blocked, timed_out, released_ns) {
             self.summary.record_weighted(t, self.b_ns, weight_shift);
+            if !blocked && !timed_out {
+                self.summary.age_block(self.process_b_ns, weight_shift);
+            }
             // Only a release the waker stamped tells how long a blocked
             // wait was; one without it earns nothing.
             if blocked && !timed_out && released_ns.is_some() {
@@ -1452,6 +1541,151 @@ mod tests {
         assert!((s.block_ns(3_000.0) - 3_000.0).abs() < 100.0);
         // The process's B bounds it when that changes.
         assert_eq!(s.block_ns(100.0), 1_600.0);
+    }
+
+    #[test]
+    fn a_stale_b_moves_towards_the_processes_from_above_only() {
+        let step = 1.0 / f64::from(1u32 << BLOCK_RELAX_SHIFT);
+        assert_eq!(
+            relaxed_block_ns(30_000.0, 10_000.0, 0),
+            30_000.0 - 20_000.0 * step
+        );
+        // A sampled wait standing for four moves four steps' worth at once.
+        assert_eq!(
+            relaxed_block_ns(30_000.0, 10_000.0, 2),
+            30_000.0 - 80_000.0 * step
+        );
+        // Never below the process's, never up, nothing on bad input.
+        assert_eq!(relaxed_block_ns(5_000.0, 10_000.0, 0), 5_000.0);
+        assert_eq!(relaxed_block_ns(10_000.0, 10_000.0, 0), 10_000.0);
+        assert_eq!(relaxed_block_ns(30_000.0, f64::NAN, 0), 30_000.0);
+        assert_eq!(relaxed_block_ns(30_000.0, 0.0, 0), 30_000.0);
+        assert!(relaxed_block_ns(f64::NAN, 10_000.0, 0).is_nan());
+        assert_eq!(relaxed_block_ns(30_000.0, 10_000.0, 99), 10_000.0);
+    }
+
+    /// Waits that end while polling leave the object's `B` alone until
+    /// [`STALE_AFTER_WAITS`] of them have gone by without a wake-up
+    /// sample; then it drifts down to the process's. A sample makes it
+    /// fresh again.
+    #[test]
+    fn a_b_without_wake_ups_goes_stale() {
+        const PROCESS: f64 = 10_000.0;
+        let s = AdaptiveSummary::new();
+        // Never learned: the process's B, and ageing leaves it so.
+        for _ in 0..2 * STALE_AFTER_WAITS {
+            s.age_block(PROCESS, 0);
+        }
+        assert_eq!(s.block_ns(PROCESS), PROCESS);
+        for _ in 0..60 {
+            s.record_wake_up(40_000.0, PROCESS);
+        }
+        let learned = s.block_ns(PROCESS);
+        assert!(learned > 35_000.0, "{learned}");
+        // Sampled polled waits of weight 4: fresh until the count passes.
+        for _ in 0..STALE_AFTER_WAITS / 4 {
+            s.age_block(PROCESS, POLLED_SAMPLE_SHIFT);
+        }
+        assert_eq!(s.block_ns(PROCESS), learned);
+        s.age_block(PROCESS, POLLED_SAMPLE_SHIFT);
+        let aged = s.block_ns(PROCESS);
+        assert!(aged < learned, "{aged} {learned}");
+        for _ in 0..400 {
+            s.age_block(PROCESS, POLLED_SAMPLE_SHIFT);
+        }
+        assert!((s.block_ns(PROCESS) - PROCESS).abs() < 100.0);
+        // One wake-up: fresh, its sample counts, and ageing waits again.
+        s.record_wake_up(40_000.0, PROCESS);
+        let sampled = s.block_ns(PROCESS);
+        assert!(sampled > PROCESS);
+        s.age_block(PROCESS, 0);
+        assert_eq!(s.block_ns(PROCESS), sampled);
+        // A latency that is not a sample (no real sleep) leaves it stale.
+        for _ in 0..STALE_AFTER_WAITS {
+            s.age_block(PROCESS, 0);
+        }
+        s.record_wake_up(10.0, PROCESS);
+        s.age_block(PROCESS, 0);
+        assert!(s.block_ns(PROCESS) < sampled);
+    }
+
+    /// Waits through [`Learning`] that end while polling age the object's
+    /// `B`; they never raise it.
+    #[test]
+    fn polled_waits_through_learning_age_the_objects_b() {
+        const PROCESS: f64 = 5_000.0;
+        let s = AdaptiveSummary::new();
+        for _ in 0..60 {
+            s.record_wake_up(40_000.0, PROCESS);
+        }
+        let learned = s.block_ns(PROCESS);
+        let word = 0u32;
+        let addr = &word as *const u32 as usize;
+        for _ in 0..8 * STALE_AFTER_WAITS {
+            let (_, learning) = Learning::begin_on(&s, addr, PROCESS, 1.0);
+            learning.finish(false, false);
+        }
+        let aged = s.block_ns(PROCESS);
+        assert!(aged < learned, "{aged} {learned}");
+        assert!(aged >= PROCESS);
+    }
+
+    /// The case that made `B` go stale: uniform waits on `[0, 3B]` are
+    /// best served by blocking at once, but a `B` left at twice its real
+    /// value makes `s/b/2` (`2B` of polling, beyond every wait) look best,
+    /// and its waits never block to say otherwise. Ageing brings the
+    /// object back to `/b/0`.
+    #[test]
+    fn an_object_whose_b_was_left_high_goes_back_to_blocking() {
+        const REAL_B: f64 = 25_000.0;
+        let s = AdaptiveSummary::new();
+        for _ in 0..60 {
+            s.record_wake_up(2.0 * REAL_B, REAL_B);
+        }
+        let high = s.block_ns(REAL_B);
+        assert!(high > 1.9 * REAL_B, "{high}");
+        // Waits uniform on [0, 3 REAL_B], recorded as the library does:
+        // one in four polled ones (weight 4), every blocked one, each with
+        // the object's B of the moment.
+        let mut k = 0u32;
+        let mut wait = || {
+            k = k.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            3.0 * REAL_B * f64::from(k >> 8) / f64::from(1u32 << 24)
+        };
+        let mut sampled = 0u32;
+        let mut polled_through = 0u32;
+        for _ in 0..(4 << DECAY_SHIFT) {
+            let t = wait();
+            let b = s.block_ns(REAL_B);
+            assert!(t <= 2.0 * b);
+            sampled += 1;
+            if sampled.is_multiple_of(4) {
+                s.record_weighted(t, b, POLLED_SAMPLE_SHIFT);
+                s.age_block(REAL_B, POLLED_SAMPLE_SHIFT);
+            }
+        }
+        assert_eq!(s.arm(), ARM_POLL_2B, "{:?}", s.scores());
+        // The trap, and the way out: the arm polls every wait through
+        // (2B beyond them all) until the B has aged to where some block.
+        for _ in 0..4 * STALE_AFTER_WAITS {
+            let t = wait();
+            let b = s.block_ns(REAL_B);
+            let limit = s.poll_limit_ns(0.5, b);
+            if t <= limit {
+                polled_through += 1;
+                sampled += 1;
+                if sampled.is_multiple_of(4) {
+                    s.record_weighted(t, b, POLLED_SAMPLE_SHIFT);
+                    s.age_block(REAL_B, POLLED_SAMPLE_SHIFT);
+                }
+            } else {
+                s.record_wake_up(REAL_B, REAL_B);
+                s.record(t, b);
+            }
+        }
+        assert!(polled_through > 0);
+        assert_eq!(s.arm(), ARM_BLOCK, "{:?}", s.scores());
+        assert!(s.block_ns(REAL_B) < 1.2 * REAL_B);
     }
 
     #[test]
