@@ -152,9 +152,9 @@ fn ageing_and_a_wake_up_at_once_keep_the_objects_b_valid() {
             s.record_wake_up(8.0 * B, B);
         }
         let old = s.block_ns(B);
-        // Stale: that many waits without a sample, in one record.
-        s.age_block(B, 0);
-        for _ in 1..STALE_AFTER_WAITS {
+        // Stale: STALE_AFTER_WAITS polled waits without a sample (not yet
+        // aged: only the waits past that count move it).
+        for _ in 0..STALE_AFTER_WAITS {
             s.age_block(B, 0);
         }
         assert_eq!(s.block_ns(B), old);
