@@ -625,6 +625,14 @@ pub fn observed_wait_ns(
     }
 }
 
+/// Whether a wake-up latency is a sample of a block's cost: at least
+/// [`MIN_MEASURED_BLOCK_NS`](super::block_cost::MIN_MEASURED_BLOCK_NS) (a
+/// real sleep) and at most a millisecond (not a time slice); a NaN is not.
+#[inline]
+fn is_wake_sample(latency_ns: f64) -> bool {
+    (super::block_cost::MIN_MEASURED_BLOCK_NS..=MAX_WAKE_SAMPLE_NS).contains(&latency_ns)
+}
+
 /// The object's `B` after one wake-up of `latency_ns` (module docs, "`B`,
 /// per object"): `old_ns` moved by `2^-BLOCK_SHIFT` of the difference,
 /// the sample capped at [`BLOCK_SAMPLE_CAP`] `x old_ns`, the result within
@@ -633,10 +641,10 @@ pub fn observed_wait_ns(
 /// [`MIN_MEASURED_BLOCK_NS`](super::block_cost::MIN_MEASURED_BLOCK_NS),
 /// over a millisecond, or not a number). Pure, so the update is testable.
 pub fn next_block_ns(old_ns: f64, latency_ns: f64, process_ns: f64) -> f64 {
-    let floor = super::block_cost::MIN_MEASURED_BLOCK_NS;
-    if !(latency_ns >= floor && latency_ns <= MAX_WAKE_SAMPLE_NS) {
+    if !is_wake_sample(latency_ns) {
         return old_ns;
     }
+    let floor = super::block_cost::MIN_MEASURED_BLOCK_NS;
     let sample = latency_ns.min(BLOCK_SAMPLE_CAP * old_ns);
     let next = old_ns + (sample - old_ns) / f64::from(1u32 << BLOCK_SHIFT);
     // max then min, not clamp: no panic on a bad `process_ns`.
@@ -789,9 +797,7 @@ impl AdaptiveSummary {
         }
         // A sample (one next_block_ns takes): the object's B is fresh.
         // Relaxed: a number on its own; stored only when it changes.
-        let sample =
-            (super::block_cost::MIN_MEASURED_BLOCK_NS..=MAX_WAKE_SAMPLE_NS).contains(&latency_ns);
-        if sample && self.unsampled.load(Ordering::Relaxed) != 0 {
+        if is_wake_sample(latency_ns) && self.unsampled.load(Ordering::Relaxed) != 0 {
             self.unsampled.store(0, Ordering::Relaxed);
         }
     }
