@@ -90,6 +90,10 @@ fn objects_b_moved_by_many_threads_stays_in_range() {
                     let u = (draws % 1000) as f64 / 1000.0;
                     let l = s.poll_limit_ns(u, b);
                     assert!((0.0..=MAX_LIMIT_IN_B * b).contains(&l), "{l} of {b}");
+                    // The longest limit, exploring or not, with the B of
+                    // the moment (read again: it may have moved).
+                    let longest = s.longest_poll_limit_ns(PROCESS_B);
+                    assert!((0.0..=MAX_LIMIT_IN_B * hi).contains(&longest), "{longest}");
                     draws += 1;
                 }
             });
@@ -104,7 +108,10 @@ fn objects_b_moved_by_many_threads_stays_in_range() {
                                 2 => 50.0,
                                 3 => 5e6,
                                 _ => {
-                                    // A polled wait: ages a stale B.
+                                    // Polled waits: past STALE_AFTER_WAITS
+                                    // the object explores (the next samples
+                                    // take the explored rule), past
+                                    // DRIFT_AFTER_WAITS they age its B.
                                     for _ in 0..64 {
                                         s.age_block(PROCESS_B, 2);
                                     }

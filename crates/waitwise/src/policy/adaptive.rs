@@ -171,19 +171,34 @@
 //! calibrate`'s `U/B = 3` cell on a 2-vCPU KVM guest, objects stuck so for
 //! the rest of the cell measured up to 0.4 over `/b/0`). So a `B` goes
 //! stale: once an object's recorded waits have gone
-//! [`STALE_AFTER_WAITS`] without a wake-up sample, each further one moves
-//! its `B`, when above the process's, `2^-`[`BLOCK_RELAX_SHIFT`] of the
-//! way down to it ([`AdaptiveSummary::age_block`]), until a wait blocks
-//! again and its sample takes over. An object that blocks at least once
-//! per [`STALE_AFTER_WAITS`] waits keeps exactly the `B` its blocks teach
+//! [`STALE_AFTER_WAITS`] without a wake-up sample, the object *explores*
+//! ([`AdaptiveSummary::exploring`]): a wait whose arm is `D2` runs `D`
+//! (a limit of `B`, not `2B`), so the first wait longer than `B` blocks
+//! and samples what a block costs; that sample, when below `B`, moves it
+//! half the way down ([`EXPLORED_BLOCK_SHIFT`]), and any sample ends the
+//! exploring. Running `D` for `D2` keeps every wait within `D`'s factor,
+//! and the wait earns credit as the `D` it ran. An object whose waits
+//! never outlast its `B` cannot sample it that way: once its waits have
+//! gone [`DRIFT_AFTER_WAITS`] without a sample, each further one moves its
+//! `B`, when above the process's, `2^-`[`BLOCK_RELAX_SHIFT`] of the way
+//! down to it ([`AdaptiveSummary::age_block`]), until a wait blocks again
+//! and its sample takes over. An object that blocks at least once per
+//! [`STALE_AFTER_WAITS`] waits keeps exactly the `B` its blocks teach
 //! (pulling every polled wait's `B` down would bias the objects that both
 //! poll and block, where blocks cost more than the process's `B`, towards
 //! blocking too often exactly where polling pays). The price: an object
-//! that polls all its waits with a `B` well above the process's drifts
-//! down, blocks a few waits to learn its `B` again, and goes back to
-//! polling, about once per [`STALE_AFTER_WAITS`] waits plus the drift
-//! (with the process's `B` pinned at a quarter of the cells' blocks,
-//! `calibrate`'s polling cells measured about 0.01-0.02 more). A [`crate::WaitWord`]'s
+//! that polls with `D2` rightly blocks about one wait per
+//! [`STALE_AFTER_WAITS`] to learn its `B` again (at most `D`'s `2B`
+//! against `D2`'s `t`), and one low sample there may leave its `B` low
+//! for a few blocks; one that polls all its waits with a `B` well above
+//! the process's drifts down past [`DRIFT_AFTER_WAITS`] and blocks a few
+//! waits to learn its `B` again. Why explore before drifting: where the
+//! process's `B` is far below the object's blocks (the 2-vCPU KVM guest's
+//! fast wake-up mode measures a tenth of what `calibrate`'s cells' blocks
+//! cost), a drift towards it takes an object that rightly polls well
+//! below its `B` before one of its waits blocks, and every arm is priced
+//! with that low `B` until blocks have taught it again.
+//! A [`crate::WaitWord`]'s
 //! summary starts with no history with the word; experiments that compare
 //! objects learning in the static table against a learner with no history
 //! reset the table ([`forget_all`]). A sample is the waiter's whole
@@ -197,17 +212,20 @@
 //! credit in its own `B`).
 //!
 //! Cost per wait: choosing reads one word (the current arm) and the
-//! object's `B` (one more), and an `F(a)` arm draws like `rand/b` (a
+//! object's `B` (one more; `D2` also reads the count of waits without a
+//! wake-up sample, to know whether it explores), and an `F(a)` arm draws like `rand/b` (a
 //! random number and a logarithm; `D`, `D2` and `/b/0` need neither;
 //! `/b/0` spends its credit with one compare-and-swap); recording
 //! (every blocked wait, one in four polled ones) is one clock read, one
 //! division (`t / B`) and, per arm, integer work
 //! (a compare or a multiply, a load, a shift, a subtract, an add and a
 //! store), then a 9-way minimum, and for a blocked wait one load and
-//! store of the object's `B` and, with its release stamped, one
+//! store of the object's `B` (and one load of that count, and its store
+//! when the sample resets it) and, with its release stamped, one
 //! compare-and-swap of the credit; for a recorded polled wait, one load
 //! and store of the count of waits without a wake-up sample (and once
-//! stale, one load and store of the object's `B`); a wait that polls by yielding divides its
+//! drifting, one load and store of the object's `B`); a wait that polls
+//! by yielding divides its
 //! times by `beta` and also reads the idle-CPU signal's cache (a clock
 //! read and four loads, and one `/proc/loadavg` read per process every
 //! 100 µs at most). No allocation, no lock, and no read-modify-write on a
@@ -383,20 +401,37 @@ pub const BLOCK_SAMPLE_CAP: f64 = 2.0;
 pub const BLOCK_RANGE: f64 = 16.0;
 
 /// An object whose recorded waits went this many waits without a wake-up
-/// sample has a stale `B` ([`AdaptiveSummary::age_block`]). Chosen: eight
-/// windows ([`DECAY_SHIFT`]); an object that blocks at least that often
-/// keeps the `B` its own blocks teach, untouched, and one whose polls
-/// would serve it better with a `B` above the process's blocks at most
-/// about once per that many waits to learn it again.
+/// sample has a stale `B`, and explores ([`AdaptiveSummary::exploring`]).
+/// Chosen: eight windows ([`DECAY_SHIFT`]); an object that blocks at least
+/// that often keeps the `B` its own blocks teach, untouched, and one whose
+/// polls would serve it better blocks about once per that many waits to
+/// learn its `B` again.
 pub const STALE_AFTER_WAITS: u32 = 8 << DECAY_SHIFT;
 
-/// Each wait past [`STALE_AFTER_WAITS`] moves a stale `B` that is above
+/// An object whose recorded waits went this many waits without a wake-up
+/// sample, exploring included, lets its `B` drift down
+/// ([`AdaptiveSummary::age_block`]): none of its waits outlasted `B`, so
+/// exploring could not sample it. Chosen: one more [`STALE_AFTER_WAITS`].
+pub const DRIFT_AFTER_WAITS: u32 = 2 * STALE_AFTER_WAITS;
+
+/// A wake-up sample below an exploring object's `B`
+/// ([`AdaptiveSummary::exploring`]) moves it `2^-EXPLORED_BLOCK_SHIFT` of
+/// the way down ([`explored_block_ns`]). Chosen: a `B` that a burst of
+/// slow wake-ups left at twice its value comes back within reach of
+/// blocking after one sample, and one low sample of a `B` that was right
+/// (the 2-vCPU KVM guest's wake-ups spread over 0.5-2 times their mean)
+/// halves it at worst, which the object's next blocks correct by
+/// `2^-BLOCK_SHIFT` each. Samples above `B` take the usual weight: a
+/// larger one would let one host stall double a `B`.
+pub const EXPLORED_BLOCK_SHIFT: u32 = 1;
+
+/// Each wait past [`DRIFT_AFTER_WAITS`] moves a stale `B` that is above
 /// the process's `2^-BLOCK_RELAX_SHIFT` of the way down to it (module
 /// docs, "`B`, per object"). Chosen: a `B` that a burst of slow wake-ups
 /// left at twice what the object's blocks cost, with the process's `B`
 /// near the latter, is back within reach of blocking about 100 waits after
-/// it went stale; faster drifts make objects that rightly poll block more
-/// often to relearn their `B`.
+/// it starts to drift; faster drifts make objects that rightly poll block
+/// more often to relearn their `B`.
 pub const BLOCK_RELAX_SHIFT: u32 = 6;
 
 /// Wake-up samples longer than this are dropped, ns: a time slice, not a
@@ -653,6 +688,23 @@ pub fn next_block_ns(old_ns: f64, latency_ns: f64, process_ns: f64) -> f64 {
         .max(floor)
 }
 
+/// An exploring object's `B` after one wake-up of `latency_ns`
+/// ([`AdaptiveSummary::exploring`]): a sample below `old_ns` moves it
+/// `2^-EXPLORED_BLOCK_SHIFT` of the way down (what wake-ups taught long
+/// ago gives way), any other as [`next_block_ns`] moves it. Pure, so the
+/// update is testable.
+pub fn explored_block_ns(old_ns: f64, latency_ns: f64, process_ns: f64) -> f64 {
+    if !(is_wake_sample(latency_ns) && latency_ns < old_ns) {
+        return next_block_ns(old_ns, latency_ns, process_ns);
+    }
+    let floor = super::block_cost::MIN_MEASURED_BLOCK_NS;
+    let next = old_ns + (latency_ns - old_ns) / f64::from(1u32 << EXPLORED_BLOCK_SHIFT);
+    // max then min, not clamp: no panic on a bad `process_ns`.
+    next.max(process_ns / BLOCK_RANGE)
+        .min(process_ns * BLOCK_RANGE)
+        .max(floor)
+}
+
 /// A stale object's `B` after one more wait without a wake-up sample
 /// standing for `2^weight_shift` waits ([`AdaptiveSummary::age_block`]):
 /// `old_ns` moved `2^(weight_shift - BLOCK_RELAX_SHIFT)` of the way down to
@@ -782,11 +834,19 @@ impl AdaptiveSummary {
     }
 
     /// One blocked wait of this object woke `latency_ns` after its waker's
-    /// stamp: moves the object's `B` ([`next_block_ns`]).
+    /// stamp: moves the object's `B` ([`next_block_ns`], or
+    /// [`explored_block_ns`] while it explores).
     #[inline]
     pub fn record_wake_up(&self, latency_ns: f64, process_ns: f64) {
         let old = self.block_ns(process_ns);
-        let next = next_block_ns(old, latency_ns, process_ns);
+        // Relaxed: a number on its own (module docs); one load serves the
+        // rule and the reset below.
+        let waits = self.unsampled.load(Ordering::Relaxed);
+        let next = if waits > STALE_AFTER_WAITS {
+            explored_block_ns(old, latency_ns, process_ns)
+        } else {
+            next_block_ns(old, latency_ns, process_ns)
+        };
         if next != old {
             // Relaxed load above and store here, not a read-modify-write:
             // a sample lost to a concurrent one only slows the learning.
@@ -796,19 +856,21 @@ impl AdaptiveSummary {
             );
         }
         // A sample (one next_block_ns takes): the object's B is fresh.
-        // Relaxed: a number on its own; stored only when it changes.
-        if is_wake_sample(latency_ns) && self.unsampled.load(Ordering::Relaxed) != 0 {
+        // Relaxed: as above; stored only when it changes.
+        if is_wake_sample(latency_ns) && waits != 0 {
             self.unsampled.store(0, Ordering::Relaxed);
         }
     }
 
     /// One recorded wait that gave no wake-up sample (it ended while
     /// polling), standing for `2^weight_shift` waits (as in
-    /// [`AdaptiveSummary::record_weighted`]): past [`STALE_AFTER_WAITS`]
+    /// [`AdaptiveSummary::record_weighted`]): counts towards
+    /// [`STALE_AFTER_WAITS`] (exploring) and, past [`DRIFT_AFTER_WAITS`]
     /// such waits in a row, moves the object's `B` towards the process's
     /// `process_ns` when above it ([`relaxed_block_ns`]). Without it an
-    /// object whose `B` was left high would keep polling every wait
-    /// through and never block again to learn that blocks are cheaper.
+    /// object whose `B` was left high, and whose waits all end before it,
+    /// would keep polling every wait through and never block again to
+    /// learn that blocks are cheaper.
     #[inline]
     pub fn age_block(&self, process_ns: f64, weight_shift: u32) {
         let weight_shift = weight_shift.min(POLLED_SAMPLE_SHIFT);
@@ -817,7 +879,7 @@ impl AdaptiveSummary {
         let waits = self.unsampled.load(Ordering::Relaxed);
         let waits = waits.saturating_add(1 << weight_shift);
         self.unsampled.store(waits, Ordering::Relaxed);
-        if waits <= STALE_AFTER_WAITS {
+        if waits <= DRIFT_AFTER_WAITS {
             return;
         }
         let raw = self.block.load(Ordering::Relaxed);
@@ -831,6 +893,17 @@ impl AdaptiveSummary {
             // Relaxed: as in record_wake_up.
             self.block.store(next.max(1.0) as u32, Ordering::Relaxed);
         }
+    }
+
+    /// Whether the object's `B` is stale: its recorded waits went more than
+    /// [`STALE_AFTER_WAITS`] without a wake-up sample. Then a wait whose
+    /// arm is `D2` runs `D` instead (a limit of `B`, not `2B`), so that a
+    /// wait longer than `B` blocks and samples what a block costs, and a
+    /// sample below `B` moves it further ([`explored_block_ns`]).
+    #[inline]
+    pub fn exploring(&self) -> bool {
+        // Relaxed: a number on its own (module docs).
+        self.unsampled.load(Ordering::Relaxed) > STALE_AFTER_WAITS
     }
 
     /// Forgets everything: the summary of an object with no history
@@ -893,7 +966,8 @@ impl AdaptiveSummary {
 
     /// The longest poll limit the next wait can draw, ns, with the
     /// process's `B` `process_ns`: its arm's largest (`aB` for `F(a)`, `B`
-    /// for `D`, `2B` for `D2`) with the object's `B`
+    /// for `D`, `2B` for `D2`, `B` for `D2` while the object explores) with
+    /// the object's `B`
     /// ([`AdaptiveSummary::block_ns`]), for a wait that polls at full cost
     /// (one that polls by yielding draws `beta` times as long). For
     /// measurements that bound what a wait could have polled.
@@ -902,6 +976,9 @@ impl AdaptiveSummary {
         let mut arm = self.arm();
         if arm == ARM_BLOCK && self.credit_ns() < b_ns.ceil() {
             arm = CREDIT_FALLBACK_ARM;
+        }
+        if arm == ARM_POLL_2B && self.exploring() {
+            arm = ARM_POLL_B;
         }
         poll_multiple(arm).unwrap_or_else(|| TRUNCATED_SCALES[arm]) * b_ns
     }
@@ -916,7 +993,8 @@ impl AdaptiveSummary {
     /// The arm the next wait runs and its poll limit, ns: the current arm,
     /// but `/b/0` only with a block's worth of credit, which it spends
     /// ([`AdaptiveSummary::take_block_credit`]), else
-    /// [`CREDIT_FALLBACK_ARM`]; `u` drawn from the calling thread's
+    /// [`CREDIT_FALLBACK_ARM`], and `D` for `D2` while the object explores
+    /// ([`AdaptiveSummary::exploring`]); `u` drawn from the calling thread's
     /// generator only when that arm is random (a deterministic arm's limit
     /// needs none).
     #[cfg(not(loom))]
@@ -928,6 +1006,9 @@ impl AdaptiveSummary {
                 return (ARM_BLOCK, 0.0);
             }
             arm = CREDIT_FALLBACK_ARM;
+        }
+        if arm == ARM_POLL_2B && self.exploring() {
+            arm = ARM_POLL_B;
         }
         let limit = match poll_multiple(arm) {
             Some(c) => c * b_ns,
@@ -1571,7 +1652,7 @@ mod tests {
     }
 
     /// Waits that end while polling leave the object's `B` alone until
-    /// [`STALE_AFTER_WAITS`] of them have gone by without a wake-up
+    /// [`DRIFT_AFTER_WAITS`] of them have gone by without a wake-up
     /// sample; then it drifts down to the process's. A sample makes it
     /// fresh again.
     #[test]
@@ -1588,10 +1669,16 @@ mod tests {
         }
         let learned = s.block_ns(PROCESS);
         assert!(learned > 35_000.0, "{learned}");
-        // Sampled polled waits of weight 4: fresh until the count passes.
+        // Sampled polled waits of weight 4: unmoved until the count passes
+        // DRIFT_AFTER_WAITS (exploring from STALE_AFTER_WAITS on).
         for _ in 0..STALE_AFTER_WAITS / 4 {
             s.age_block(PROCESS, POLLED_SAMPLE_SHIFT);
         }
+        assert!(!s.exploring());
+        for _ in STALE_AFTER_WAITS / 4..DRIFT_AFTER_WAITS / 4 {
+            s.age_block(PROCESS, POLLED_SAMPLE_SHIFT);
+        }
+        assert!(s.exploring());
         assert_eq!(s.block_ns(PROCESS), learned);
         s.age_block(PROCESS, POLLED_SAMPLE_SHIFT);
         let aged = s.block_ns(PROCESS);
@@ -1604,15 +1691,72 @@ mod tests {
         s.record_wake_up(40_000.0, PROCESS);
         let sampled = s.block_ns(PROCESS);
         assert!(sampled > PROCESS);
+        assert!(!s.exploring());
         s.age_block(PROCESS, 0);
         assert_eq!(s.block_ns(PROCESS), sampled);
         // A latency that is not a sample (no real sleep) leaves it stale.
-        for _ in 0..STALE_AFTER_WAITS {
+        for _ in 0..DRIFT_AFTER_WAITS {
             s.age_block(PROCESS, 0);
         }
         s.record_wake_up(10.0, PROCESS);
         s.age_block(PROCESS, 0);
         assert!(s.block_ns(PROCESS) < sampled);
+    }
+
+    /// The sample that ends an exploration moves `B` half the way down
+    /// when below it, else as any other sample; a latency that is no
+    /// sample leaves it.
+    #[test]
+    fn an_explored_sample_below_b_moves_it_half_the_way() {
+        const PROCESS: f64 = 10_000.0;
+        assert_eq!(explored_block_ns(40_000.0, 20_000.0, PROCESS), 30_000.0);
+        assert_eq!(
+            explored_block_ns(40_000.0, 60_000.0, PROCESS),
+            next_block_ns(40_000.0, 60_000.0, PROCESS)
+        );
+        assert_eq!(explored_block_ns(40_000.0, 10.0, PROCESS), 40_000.0);
+        assert_eq!(explored_block_ns(40_000.0, f64::NAN, PROCESS), 40_000.0);
+        // Within BLOCK_RANGE of the process's B, as any learned B.
+        assert_eq!(
+            explored_block_ns(40_000.0, 2_000.0, 400_000.0),
+            400_000.0 / BLOCK_RANGE
+        );
+    }
+
+    /// A stale object explores: a wait of `D2` runs `D`'s limit (and as
+    /// `D`, for the credit it earns), the longest limit says so, the
+    /// first sample below `B` halves the distance, and any sample ends
+    /// it.
+    #[test]
+    fn a_stale_object_runs_d_for_d2_until_a_wait_blocks() {
+        const PROCESS: f64 = 10_000.0;
+        let s = AdaptiveSummary::new();
+        for _ in 0..60 {
+            s.record_wake_up(40_000.0, PROCESS);
+        }
+        let b = s.block_ns(PROCESS);
+        for i in 0..FOUR_WINDOWS {
+            s.record(if i % 2 == 0 { 0.3 * b } else { 1.3 * b }, b);
+        }
+        assert_eq!(s.arm(), ARM_POLL_2B);
+        let word = 0u32;
+        let addr = &word as *const u32 as usize;
+        let (limit, learning) = Learning::begin_on(&s, addr, PROCESS, 1.0);
+        assert_eq!((limit, learning.arm), (2.0 * b, ARM_POLL_2B));
+        for _ in 0..=STALE_AFTER_WAITS {
+            s.age_block(PROCESS, 0);
+        }
+        assert!(s.exploring());
+        assert_eq!(s.block_ns(PROCESS), b);
+        assert_eq!(s.longest_poll_limit_ns(PROCESS), b);
+        let (limit, learning) = Learning::begin_on(&s, addr, PROCESS, 1.0);
+        assert_eq!((limit, learning.arm), (b, ARM_POLL_B));
+        s.record_wake_up(b / 4.0, PROCESS);
+        assert_eq!(s.block_ns(PROCESS), (b - (b - (b / 4.0)) / 2.0).trunc());
+        assert!(!s.exploring());
+        let b = s.block_ns(PROCESS);
+        let (limit, _) = Learning::begin_on(&s, addr, PROCESS, 1.0);
+        assert_eq!(limit, 2.0 * b);
     }
 
     /// Waits through [`Learning`] that end while polling age the object's
@@ -1639,8 +1783,8 @@ mod tests {
     /// The case that made `B` go stale: uniform waits on `[0, 3B]` are
     /// best served by blocking at once, but a `B` left at twice its real
     /// value makes `s/b/2` (`2B` of polling, beyond every wait) look best,
-    /// and its waits never block to say otherwise. Ageing brings the
-    /// object back to `/b/0`.
+    /// and its waits never block to say otherwise. Once stale, the object
+    /// explores (`D`'s limit for `D2`), samples, and goes back to `/b/0`.
     #[test]
     fn an_object_whose_b_was_left_high_goes_back_to_blocking() {
         const REAL_B: f64 = 25_000.0;
@@ -1672,11 +1816,14 @@ mod tests {
         }
         assert_eq!(s.arm(), ARM_POLL_2B, "{:?}", s.scores());
         // The trap, and the way out: the arm polls every wait through
-        // (2B beyond them all) until the B has aged to where some block.
+        // (2B beyond them all) until the B is stale; exploring, D's limit
+        // (B) makes the waits past it block and sample what a block
+        // costs. (The longest limit is each arm's deterministic one, and
+        // the highest an F(a) arm can draw.)
         for _ in 0..4 * STALE_AFTER_WAITS {
             let t = wait();
             let b = s.block_ns(REAL_B);
-            let limit = s.poll_limit_ns(0.5, b);
+            let limit = s.longest_poll_limit_ns(REAL_B);
             if t <= limit {
                 polled_through += 1;
                 sampled += 1;
