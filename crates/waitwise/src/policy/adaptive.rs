@@ -170,12 +170,12 @@
 //! no wait blocks, and no wake-up comes to correct it (in `waitwise model
 //! calibrate`'s `U/B = 3` cell on a 2-vCPU KVM guest, objects stuck so for
 //! the rest of the cell measured up to 0.4 over `/b/0`). So a `B` goes
-//! stale: once an object's recorded waits have gone
-//! [`STALE_AFTER_WAITS`] without a wake-up sample, the object *explores*
-//! ([`AdaptiveSummary::exploring`]): a wait whose arm is `D2` runs `D`
-//! (a limit of `B`, not `2B`), so the first wait longer than `B` blocks
-//! and samples what a block costs; that sample, when below `B`, moves it
-//! half the way down ([`EXPLORED_BLOCK_SHIFT`]), and any sample ends the
+//! stale: once an object's recorded waits have gone [`STALE_AFTER_WAITS`]
+//! without a wake-up sample, the object *explores*
+//! ([`AdaptiveSummary::exploring`]): a wait whose arm is `D2` runs `D` (a
+//! limit of `B`, not `2B`), so the first wait longer than `B` blocks and
+//! samples what a block costs; that sample, when below `B`, moves it half
+//! the way down ([`EXPLORED_BLOCK_SHIFT`]), and any sample ends the
 //! exploring. Running `D` for `D2` keeps every wait within `D`'s factor,
 //! and the wait earns credit as the `D` it ran. An object whose waits
 //! never outlast its `B` cannot sample it that way: once its waits have
@@ -189,48 +189,45 @@
 //! blocking too often exactly where polling pays). The price: an object
 //! that polls with `D2` rightly blocks about one wait per
 //! [`STALE_AFTER_WAITS`] to learn its `B` again (at most `D`'s `2B`
-//! against `D2`'s `t`), and one low sample there may leave its `B` low
-//! for a few blocks; one that polls all its waits with a `B` well above
-//! the process's drifts down past [`DRIFT_AFTER_WAITS`] and blocks a few
-//! waits to learn its `B` again. Why explore before drifting: where the
+//! against `D2`'s `t`), and one low sample there may leave its `B` low for
+//! a few blocks; one that polls all its waits with a `B` well above the
+//! process's drifts down past [`DRIFT_AFTER_WAITS`] and blocks a few waits
+//! to learn its `B` again. Why explore before drifting: where the
 //! process's `B` is far below the object's blocks (the 2-vCPU KVM guest's
 //! fast wake-up mode measures a tenth of what `calibrate`'s cells' blocks
-//! cost), a drift towards it takes an object that rightly polls well
-//! below its `B` before one of its waits blocks, and every arm is priced
-//! with that low `B` until blocks have taught it again.
-//! A [`crate::WaitWord`]'s
+//! cost), a drift towards it takes an object that rightly polls well below
+//! its `B` before one of its waits blocks, and every arm is priced with
+//! that low `B` until blocks have taught it again. A [`crate::WaitWord`]'s
 //! summary starts with no history with the word; experiments that compare
 //! objects learning in the static table against a learner with no history
 //! reset the table ([`forget_all`]). A sample is the waiter's whole
-//! latency: where
-//! threads outnumber CPUs it includes the woken thread's wait for a CPU (which
-//! the process's learned `B` leaves out by taking a lower quartile), so an
-//! oversubscribed object's `B` runs high; its long waits still choose the
-//! arms that block, whose polls grow with `B / 32`. The bound above holds
-//! for the `B` each wait draws with: the expected total cost is at most
-//! `R` times the sum of `min(t, B_object)` (a `/b/0` wait spends and earns
-//! credit in its own `B`).
+//! latency: where threads outnumber CPUs it includes the woken thread's
+//! wait for a CPU (which the process's learned `B` leaves out by taking a
+//! lower quartile), so an oversubscribed object's `B` runs high; its long
+//! waits still choose the arms that block, whose polls grow with `B / 32`.
+//! The bound above holds for the `B` each wait draws with: the expected
+//! total cost is at most `R` times the sum of `min(t, B_object)` (a `/b/0`
+//! wait spends and earns credit in its own `B`).
 //!
 //! Cost per wait: choosing reads one word (the current arm) and the
 //! object's `B` (one more; `D2` also reads the count of waits without a
-//! wake-up sample, to know whether it explores), and an `F(a)` arm draws like `rand/b` (a
-//! random number and a logarithm; `D`, `D2` and `/b/0` need neither;
-//! `/b/0` spends its credit with one compare-and-swap); recording
-//! (every blocked wait, one in four polled ones) is one clock read, one
-//! division (`t / B`) and, per arm, integer work
-//! (a compare or a multiply, a load, a shift, a subtract, an add and a
-//! store), then a 9-way minimum, and for a blocked wait one load and
-//! store of the object's `B` (and one load of that count, and its store
-//! when the sample resets it) and, with its release stamped, one
-//! compare-and-swap of the credit; for a recorded polled wait, one load
-//! and store of the count of waits without a wake-up sample (and once
-//! drifting, one load and store of the object's `B`); a wait that polls
-//! by yielding divides its
-//! times by `beta` and also reads the idle-CPU signal's cache (a clock
-//! read and four loads, and one `/proc/loadavg` read per process every
-//! 100 µs at most). No allocation, no lock, and no read-modify-write on a
-//! wait that does not block (but the cache's refresh claim, one CAS per
-//! period); the credit's two are made by waits that block anyway.
+//! wake-up sample, to know whether it explores), and an `F(a)` arm draws
+//! like `rand/b` (a random number and a logarithm; `D`, `D2` and `/b/0`
+//! need neither; `/b/0` spends its credit with one compare-and-swap);
+//! recording (every blocked wait, one in four polled ones) is one clock
+//! read, one division (`t / B`) and, per arm, integer work (a compare or a
+//! multiply, a load, a shift, a subtract, an add and a store), then a
+//! 9-way minimum, and for a blocked wait one load and store of the
+//! object's `B` (and one load of that count, and its store when the sample
+//! resets it) and, with its release stamped, one compare-and-swap of the
+//! credit; for a recorded polled wait, one load and store of the count of
+//! waits without a wake-up sample (and once drifting, one load and store
+//! of the object's `B`); a wait that polls by yielding divides its times
+//! by `beta` and also reads the idle-CPU signal's cache (a clock read and
+//! four loads, and one `/proc/loadavg` read per process every 100 µs at
+//! most). No allocation, no lock, and no read-modify-write on a wait that
+//! does not block (but the cache's refresh claim, one CAS per period); the
+//! credit's two are made by waits that block anyway.
 //!
 //! Where the summary lives: a [`crate::WaitWord`] carries its own, in the
 //! cache line of its futex word (its 128-byte alignment leaves the room),
@@ -416,13 +413,13 @@ pub const DRIFT_AFTER_WAITS: u32 = 2 * STALE_AFTER_WAITS;
 
 /// A wake-up sample below an exploring object's `B`
 /// ([`AdaptiveSummary::exploring`]) moves it `2^-EXPLORED_BLOCK_SHIFT` of
-/// the way down ([`explored_block_ns`]). Chosen: a `B` that a burst of
-/// slow wake-ups left at twice its value comes back within reach of
-/// blocking after one sample, and one low sample of a `B` that was right
-/// (the 2-vCPU KVM guest's wake-ups spread over 0.5-2 times their mean)
-/// halves it at worst, which the object's next blocks correct by
-/// `2^-BLOCK_SHIFT` each. Samples above `B` take the usual weight: a
-/// larger one would let one host stall double a `B`.
+/// the way down ([`explored_block_ns`]). Guessed: each exploration halves
+/// the excess of a `B` that a burst of slow wake-ups left high (one left
+/// at twice its value is within 1.25 times it after two), while one low
+/// sample of a `B` that was right moves it at most half the way to that
+/// sample, which the object's next blocks correct by `2^-BLOCK_SHIFT`
+/// each. Samples above `B` take the usual weight: a larger one would let
+/// one host stall raise a `B` by half.
 pub const EXPLORED_BLOCK_SHIFT: u32 = 1;
 
 /// Each wait past [`DRIFT_AFTER_WAITS`] moves a stale `B` that is above
