@@ -676,13 +676,20 @@ pub fn next_block_ns(old_ns: f64, latency_ns: f64, process_ns: f64) -> f64 {
     if !is_wake_sample(latency_ns) {
         return old_ns;
     }
-    let floor = super::block_cost::MIN_MEASURED_BLOCK_NS;
     let sample = latency_ns.min(BLOCK_SAMPLE_CAP * old_ns);
-    let next = old_ns + (sample - old_ns) / f64::from(1u32 << BLOCK_SHIFT);
+    moved_towards(old_ns, sample, BLOCK_SHIFT, process_ns)
+}
+
+/// `old_ns` moved `2^-shift` of the way to `sample_ns`, kept within
+/// [`BLOCK_RANGE`] of `process_ns` and at least
+/// [`MIN_MEASURED_BLOCK_NS`](super::block_cost::MIN_MEASURED_BLOCK_NS):
+/// the step of every learned `B`.
+fn moved_towards(old_ns: f64, sample_ns: f64, shift: u32, process_ns: f64) -> f64 {
+    let next = old_ns + (sample_ns - old_ns) / f64::from(1u32 << shift);
     // max then min, not clamp: no panic on a bad `process_ns`.
     next.max(process_ns / BLOCK_RANGE)
         .min(process_ns * BLOCK_RANGE)
-        .max(floor)
+        .max(super::block_cost::MIN_MEASURED_BLOCK_NS)
 }
 
 /// An exploring object's `B` after one wake-up of `latency_ns`
@@ -694,12 +701,7 @@ pub fn explored_block_ns(old_ns: f64, latency_ns: f64, process_ns: f64) -> f64 {
     if !(is_wake_sample(latency_ns) && latency_ns < old_ns) {
         return next_block_ns(old_ns, latency_ns, process_ns);
     }
-    let floor = super::block_cost::MIN_MEASURED_BLOCK_NS;
-    let next = old_ns + (latency_ns - old_ns) / f64::from(1u32 << EXPLORED_BLOCK_SHIFT);
-    // max then min, not clamp: no panic on a bad `process_ns`.
-    next.max(process_ns / BLOCK_RANGE)
-        .min(process_ns * BLOCK_RANGE)
-        .max(floor)
+    moved_towards(old_ns, latency_ns, EXPLORED_BLOCK_SHIFT, process_ns)
 }
 
 /// A stale object's `B` after one more wait without a wake-up sample
@@ -903,6 +905,17 @@ impl AdaptiveSummary {
         self.unsampled.load(Ordering::Relaxed) > STALE_AFTER_WAITS
     }
 
+    /// The arm a wait runs for `arm`: `D` for `D2` while the object
+    /// explores ([`AdaptiveSummary::exploring`]), else `arm` itself.
+    #[inline]
+    fn explored(&self, arm: usize) -> usize {
+        if arm == ARM_POLL_2B && self.exploring() {
+            ARM_POLL_B
+        } else {
+            arm
+        }
+    }
+
     /// Forgets everything: the summary of an object with no history
     /// ([`AdaptiveSummary::new`]).
     pub fn reset(&self) {
@@ -974,9 +987,7 @@ impl AdaptiveSummary {
         if arm == ARM_BLOCK && self.credit_ns() < b_ns.ceil() {
             arm = CREDIT_FALLBACK_ARM;
         }
-        if arm == ARM_POLL_2B && self.exploring() {
-            arm = ARM_POLL_B;
-        }
+        let arm = self.explored(arm);
         poll_multiple(arm).unwrap_or_else(|| TRUNCATED_SCALES[arm]) * b_ns
     }
 
@@ -1004,9 +1015,7 @@ impl AdaptiveSummary {
             }
             arm = CREDIT_FALLBACK_ARM;
         }
-        if arm == ARM_POLL_2B && self.exploring() {
-            arm = ARM_POLL_B;
-        }
+        let arm = self.explored(arm);
         let limit = match poll_multiple(arm) {
             Some(c) => c * b_ns,
             None => poll_limit_from_uniform(arm, super::randomized::next_uniform(), b_ns),
