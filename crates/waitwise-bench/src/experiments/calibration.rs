@@ -77,10 +77,16 @@
 //! arrives while the waiter is still going to sleep, and scaling them down
 //! would only make them shorter still. The policies' poll limits still
 //! follow the process's `B` (the static ones are tuned to it, as in a
-//! program; `adapt/b`'s objects learn their own). A cell's blocks can
-//! still drift from its pilot's while it runs; its floor and its
-//! accounting use the `B` measured beside it, and `cell_block_ns /
-//! wait_block_ns` says how far it moved.
+//! program; `adapt/b`'s objects learn their own). A cell's blocks keep
+//! drifting from its pilot's while it runs (the host adapts its halt
+//! polling to the sleeps: cells ran at a median 1.1 times their pilot's
+//! `B`, 1.3 in the fast wake-up mode), so the cell follows them: each
+//! cycle's wait is its drawn wait stretched to the `B` its references
+//! cost over the last few dozen cycles (`TrackedBlockCost`), the same
+//! for every policy of the cycle. [`Row::wait_block_ns`] is the mean `B`
+//! its waits followed; its floor and its accounting use the `B`
+//! measured beside it, and `cell_block_ns / wait_block_ns` says how far
+//! the two still differ.
 //!
 //! Each group's events are new, and an event's `adapt/b` waits learn in
 //! its own summary, so `adapt/b` starts every (law, scale) with no
@@ -336,11 +342,12 @@ pub struct Row {
     /// switching cell: the mean of its two phases', each priced with its
     /// own).
     pub cell_block_ns: f64,
-    /// The `B` the cell's waits were drawn in units of, ns: what its blocks
-    /// cost in its pilot (`Group::pilot_block_costs`), so that its real
-    /// `lambda*B` or `U/B` is its label (the switching cell: the mean of
-    /// its laws'). `cell_block_ns / wait_block_ns` says how far the cell
-    /// itself then moved.
+    /// The `B` the cell's waits were drawn in units of, ns, so that its
+    /// real `lambda*B` or `U/B` is its label: the mean over its cycles of
+    /// what its references cost lately (`TrackedBlockCost`, starting from
+    /// its pilot's, `Group::pilot_block_costs`; the switching cell: the
+    /// mean of its laws'). `cell_block_ns / wait_block_ns` says how far
+    /// the two still differ.
     pub wait_block_ns: f64,
     /// The kernel's CPU per block subtracted here: the mean of the
     /// reference waits interleaved with this (law, scale)'s cells, their
@@ -483,6 +490,9 @@ struct Sample {
     wait_ns: f64,
     /// Wait drawn, ns.
     drawn_ns: f64,
+    /// The `B` the wait was drawn in units of, ns (its cell's tracked `B`
+    /// at the wait's cycle: [`TrackedBlockCost`]).
+    wait_b_ns: f64,
     /// Consumer thread CPU time across the wait (raw), ns.
     cpu_ns: f64,
     /// Whether the wait blocked.
@@ -508,9 +518,114 @@ struct Measured {
 /// Round number that tells the producer to stop.
 const STOP: u64 = u64::MAX;
 
+/// A cell's drawn waits and the `B` they follow while it runs.
+struct CellWaits<'a> {
+    /// Each cycle's wait, ns, drawn with the `B` of its law in
+    /// `drawn_b_ns`.
+    drawn_ns: &'a [f64],
+    /// The `B` each law's waits were drawn with, ns (the last one for
+    /// laws past its end); each law's tracked `B` starts from it.
+    drawn_b_ns: &'a [f64],
+    /// Cycles per law: cycle `r` is of law `(r / period) % drawn_b_ns.len()`.
+    period: usize,
+    /// The tracked `B`'s bounds, ns: the process's `B` and
+    /// [`DRAWN_B_RANGE`] times it.
+    least_b_ns: f64,
+    most_b_ns: f64,
+}
+
+impl CellWaits<'_> {
+    /// The law (phase) of cycle `r`.
+    fn phase(&self, r: usize) -> usize {
+        (r / self.period.max(1)) % self.drawn_b_ns.len().max(1)
+    }
+
+    /// The `B` law `phase`'s waits were drawn with, ns.
+    fn drawn_b(&self, phase: usize) -> f64 {
+        self.drawn_b_ns
+            .get(phase)
+            .or(self.drawn_b_ns.last())
+            .copied()
+            .unwrap_or(1.0)
+    }
+}
+
+/// The `B` a cell's blocks cost, followed cycle by cycle while it runs,
+/// so that its waits stay in units of it: a cycle's wait is its drawn wait
+/// stretched by this `B` over the one it was drawn with. A pilot finds
+/// where a cell starts, but on a VM the cost of a block keeps moving with
+/// the sleeps (the host's halt polling adapts to them): on the 2-vCPU KVM
+/// guest cells ran at a median 1.10 times their pilot's `B` (the fast
+/// wake-up mode: 1.29), so a cell labelled `U/B = 3` ran at 2.5 or so,
+/// where the least factor any on-line policy can expect is 1.25, not 1.2.
+/// The same estimate as [`cell_block_cost_ns`], as moving means: a
+/// reference `/b/0` wait's wake-up latency less that of the at-once
+/// reference.
+#[derive(Clone, Copy, Debug)]
+struct TrackedBlockCost {
+    /// Moving mean of the `/b/0` references' wake-up latency, ns.
+    block_latency_ns: f64,
+    /// Moving mean of the at-once references' wake-up latency, ns; `None`
+    /// before the first one.
+    hand_off_latency_ns: Option<f64>,
+    least_ns: f64,
+    most_ns: f64,
+}
+
+/// Weight of one reference in [`TrackedBlockCost`]'s moving means.
+/// Guessed: a mean over about 32 cycles, within about 10% on references
+/// whose spread is 30-50% of their mean, and quick enough to follow a
+/// cell's drift over its thousands of cycles.
+const TRACKING_WEIGHT: f64 = 1.0 / 32.0;
+
+/// A `/b/0` reference's wake-up latency counts at most this many times
+/// [`TrackedBlockCost`]'s mean (a host stall must not stretch the next
+/// cycles' waits). Guessed, like the 99th-percentile cap of
+/// [`cell_block_cost_ns`].
+const TRACKING_OUTLIER: f64 = 8.0;
+
+impl TrackedBlockCost {
+    /// Starts at `b_ns`; [`Self::b`] stays within `[least_ns, most_ns]`.
+    fn new(b_ns: f64, least_ns: f64, most_ns: f64) -> Self {
+        Self {
+            block_latency_ns: b_ns,
+            hand_off_latency_ns: None,
+            least_ns,
+            most_ns,
+        }
+    }
+
+    /// The `B` to draw the next cycle's wait in units of, ns.
+    fn b(&self) -> f64 {
+        let b = self.block_latency_ns - self.hand_off_latency_ns.unwrap_or(0.0);
+        // max then min, not clamp: no panic on bad bounds.
+        b.max(self.least_ns).min(self.most_ns)
+    }
+
+    /// An at-once reference woke `latency_ns` after its notify.
+    fn hand_off(&mut self, latency_ns: f64) {
+        match &mut self.hand_off_latency_ns {
+            Some(mean) => *mean += (latency_ns - *mean) * TRACKING_WEIGHT,
+            None => {
+                // The first one. The block latency started as a `B`, which
+                // is a latency less this.
+                self.hand_off_latency_ns = Some(latency_ns);
+                self.block_latency_ns += latency_ns;
+            }
+        }
+    }
+
+    /// A `/b/0` reference blocked and woke `latency_ns` after its notify.
+    fn block(&mut self, latency_ns: f64) {
+        let capped = latency_ns.min(TRACKING_OUTLIER * self.block_latency_ns);
+        self.block_latency_ns += (capped - self.block_latency_ns) * TRACKING_WEIGHT;
+    }
+}
+
 /// Runs the hand-offs of one (law, scale) group: cycle after cycle, one
 /// wait under each of `policies` (each on its own [`Event`]) with the
-/// cycle's drawn wait `waits_ns[r]`, then one reference `/b/0` wait of the
+/// cycle's wait (its drawn wait in units of the `B` the cell's references
+/// cost lately: [`TrackedBlockCost`]), then one reference `/b/0` wait of the
 /// same length, which measures what a block costs (its kernel CPU and its
 /// wake-up latency) in the same stretch of time and for sleeps as long. On
 /// a VM both grow with the sleep: a `/b/0` cell of 10 B waits measured 1.5x
@@ -524,11 +639,12 @@ const STOP: u64 = u64::MAX;
 /// then the hand-off reference's.
 fn measure(
     policies: &[Policy],
-    waits_ns: &[f64],
+    waits: &CellWaits,
     warmup: usize,
     placement: &PairPlacement,
     deadline: Instant,
 ) -> Vec<Measured> {
+    let waits_ns = waits.drawn_ns;
     // New events: each `adapt/b` one starts with no history (its summary
     // is its own), as the model's learner does (`summarize`).
     let events: Vec<Event> = policies
@@ -537,18 +653,10 @@ fn measure(
         .map(|&p| Event::with_options(WaitOptions::new().policy(p).profile(true)))
         .collect();
     let k = events.len();
-    let wait_of = |step: usize| {
-        let (r, j) = (step / k, step % k);
-        // The last event is the at-once reference; every other one (the
-        // policies and the block reference) waits the cycle's wait.
-        if j + 1 == k {
-            0.0
-        } else {
-            waits_ns[r]
-        }
-    };
     let ready = AtomicU64::new(0);
     let start_stamp = AtomicU64::new(0);
+    let wait_ticks = AtomicU64::new(0);
+    let notify_stamp = AtomicU64::new(0);
     let clock = cycle_clock();
     std::thread::scope(|s| {
         let producer = s.spawn(|| {
@@ -580,11 +688,15 @@ fn measure(
                 // step's stamp before it, and the consumer writes the next
                 // stamp only after our notify below.
                 let start = start_stamp.load(Ordering::Relaxed);
-                let target = start + clock.ns_to_ticks(wait_of(step) as u64);
+                // Relaxed: as the start stamp.
+                let target = start + wait_ticks.load(Ordering::Relaxed);
                 while clock.now() < target {
                     std::hint::spin_loop();
                 }
                 let n = clock.now();
+                // Release: the consumer reads the stamp after the wake-up
+                // this notify causes (and checks it is this step's).
+                notify_stamp.store(n, Ordering::Release);
                 events[step % k].notify();
                 notified_at.push((clock.ticks_to_ns(n.saturating_sub(start)), n));
             }
@@ -613,16 +725,31 @@ fn measure(
                 })
             };
             let mut next_cap: Vec<Option<f64>> = (0..events.len()).map(poll_cap).collect();
-            'cycles: for r in 0..waits_ns.len() {
+            // One per law (`phase` is below this).
+            let mut tracked: Vec<TrackedBlockCost> = (0..waits.drawn_b_ns.len().max(1))
+                .map(|p| TrackedBlockCost::new(waits.drawn_b(p), waits.least_b_ns, waits.most_b_ns))
+                .collect();
+            'cycles: for (r, &drawn) in waits_ns.iter().enumerate() {
                 if r >= warmup + MIN_ROUNDS && Instant::now() > deadline {
                     break;
                 }
+                let phase = waits.phase(r);
+                let wait_b = tracked[phase].b();
+                let cycle_wait = drawn * wait_b / waits.drawn_b(phase);
                 for (j, event) in events.iter().enumerate() {
                     let step = r * k + j;
+                    // The last event is the at-once reference; every other
+                    // one (the policies and the block reference) waits the
+                    // cycle's wait.
+                    let at_once = j + 1 == k;
+                    let wait = if at_once { 0.0 } else { cycle_wait };
                     let c0 = thread_cpu_time();
-                    // Relaxed: published by the Release store of `ready`.
-                    start_stamp.store(clock.now(), Ordering::Relaxed);
-                    // Release: publishes the start stamp with the step number.
+                    let start = clock.now();
+                    // Relaxed (both): published by the Release store of `ready`.
+                    wait_ticks.store(clock.ns_to_ticks(wait as u64), Ordering::Relaxed);
+                    start_stamp.store(start, Ordering::Relaxed);
+                    // Release: publishes the start stamp and the wait with
+                    // the step number.
                     ready.store(step as u64 + 1, Ordering::Release);
                     let notified = event.wait_timeout(WAIT_TIMEOUT);
                     let woke = clock.now();
@@ -633,12 +760,26 @@ fn measure(
                     }
                     let cap = std::mem::replace(&mut next_cap[j], poll_cap(j));
                     let blocks = event.wait_profile().map_or(0, |p| p.blocks);
+                    let blocked = blocks > blocks_before[j];
+                    // Acquire: pairs with the producer's Release store
+                    // before its notify. A stamp from before this step's
+                    // start is an earlier step's: no sample.
+                    let notified_at = notify_stamp.load(Ordering::Acquire);
+                    if notified_at >= start {
+                        let latency = clock.ticks_to_ns(woke.saturating_sub(notified_at)) as f64;
+                        if at_once {
+                            tracked[phase].hand_off(latency);
+                        } else if j + 2 == k && blocked {
+                            tracked[phase].block(latency);
+                        }
+                    }
                     raw.push((
                         cap,
                         woke,
-                        wait_of(step),
+                        wait,
+                        wait_b,
                         (c1 - c0).as_nanos() as f64,
-                        blocks > blocks_before[j],
+                        blocked,
                     ));
                     blocks_before[j] = blocks;
                 }
@@ -661,13 +802,16 @@ fn measure(
                 lost_producer,
             })
             .collect();
-        for (step, (&(poll_cap_ns, woke, drawn_ns, cpu_ns, blocked), &(wait_ns, notified))) in
-            raw.iter().zip(&waited).enumerate()
+        for (
+            step,
+            (&(poll_cap_ns, woke, drawn_ns, wait_b_ns, cpu_ns, blocked), &(wait_ns, notified)),
+        ) in raw.iter().zip(&waited).enumerate()
         {
             if step / k >= warmup {
                 out[step % k].samples.push(Sample {
                     wait_ns,
                     drawn_ns,
+                    wait_b_ns,
                     cpu_ns,
                     blocked,
                     wake_latency_ns: clock.ticks_to_ns(woke.saturating_sub(notified)),
@@ -702,11 +846,14 @@ const PILOT_WARMUP: usize = 20;
 /// its third pass's `B`.
 const PILOT_PASSES: usize = 3;
 
-/// A pilot's `B` is at most the process's `B` times this (a pilot that
-/// caught a host stall must not stretch a cell's waits tenfold). Guessed,
-/// like `waitwise::policy::adaptive::BLOCK_RANGE`; the 2-vCPU KVM guest's
-/// cells reached 3.6.
-const PILOT_RANGE: f64 = 8.0;
+/// A cell's waits are drawn in units of a `B` at most the process's `B`
+/// times this, whatever its pilot and its references measured (a host
+/// stall must not stretch a cell's waits a hundredfold). Chosen: on the
+/// 2-vCPU KVM guest the cells' blocks cost up to 3.6 times the process's
+/// `B` in the slow wake-up mode and up to 15 times in the fast one
+/// (process 2.2 µs, cells 22-33 µs), where 8 held the cells at a real
+/// `U/B` of 2.3 and `lambda*B` of 0.45 for their labels' 3 and 0.3.
+const DRAWN_B_RANGE: f64 = 32.0;
 
 /// One (law, scale) group's fixed settings, for its pilot.
 struct Group<'a> {
@@ -725,7 +872,7 @@ impl Group<'_> {
     /// cycle (every policy and both references, as the cell runs, so the
     /// CPU sleeps and polls as it will), the first with the process's `B`,
     /// each next one with the last one's, never less than the process's
-    /// nor more than [`PILOT_RANGE`] times it (a switching cell: one pass,
+    /// nor more than [`DRAWN_B_RANGE`] times it (a switching cell: one pass,
     /// a period of each law). The process's `B` is measured with
     /// back-to-back hand-offs (short sleeps); a cell sleeps as long as its
     /// law says, and on a VM a longer sleep wakes slower, so without a
@@ -753,9 +900,16 @@ impl Group<'_> {
             // A stream of its own: the cell's waits are the seed's.
             let pilot_stream = stream + 1_000_000 * (pass as u64 + 1);
             let waits = draw_waits(&laws, period, warmup + rounds, seed, pilot_stream);
+            let cell = CellWaits {
+                drawn_ns: &waits,
+                drawn_b_ns: &wait_b,
+                period,
+                least_b_ns: b,
+                most_b_ns: b * DRAWN_B_RANGE,
+            };
             let mut measured = measure(
                 self.policies,
-                &waits,
+                &cell,
                 warmup,
                 self.placement,
                 Instant::now() + share / 8,
@@ -771,12 +925,33 @@ impl Group<'_> {
                 let (refs, hands) = (of_phase(&reference.samples), of_phase(&hand_off.samples));
                 if let Some(cell_b) = cell_block_cost_ns(&refs, &hands) {
                     // max then min, not clamp: no panic on a bad B.
-                    *slot = cell_b.max(b).min(b * PILOT_RANGE);
+                    *slot = cell_b.max(b).min(b * DRAWN_B_RANGE);
                 }
             }
         }
         wait_b
     }
+}
+
+/// The mean `B` each law's measured waits were drawn in units of
+/// ([`TrackedBlockCost`]), from the samples of one event (every event
+/// waits every cycle), ns; `start_b[p]` for a law with no sample.
+fn followed_block_costs(samples: &[Sample], start_b: &[f64]) -> Vec<f64> {
+    start_b
+        .iter()
+        .enumerate()
+        .map(|(p, &start)| {
+            let (sum, n) = samples
+                .iter()
+                .filter(|s| s.phase == p)
+                .fold((0.0, 0usize), |(sum, n), s| (sum + s.wait_b_ns, n + 1));
+            if n == 0 {
+                start
+            } else {
+                sum / n as f64
+            }
+        })
+        .collect()
 }
 
 /// The laws of a cell (as [`CalibrationDist::laws`]) with law `p` scaled
@@ -1380,10 +1555,9 @@ pub fn run(config: &Config) -> CalibrationResult {
                     process_b: b,
                 };
                 let wait_b = group.pilot_block_costs(config.seed, stream, share);
-                let drawn = dist_laws_scaled(dist, scale, &wait_b);
-                let waits = match &drawn {
+                let waits = match dist_laws_scaled(dist, scale, &wait_b) {
                     Ok((laws, _)) => draw_waits(
-                        laws,
+                        &laws,
                         period,
                         config.warmup_rounds + config.rounds,
                         config.seed,
@@ -1391,9 +1565,16 @@ pub fn run(config: &Config) -> CalibrationResult {
                     ),
                     Err(_) => Vec::new(),
                 };
+                let cell = CellWaits {
+                    drawn_ns: &waits,
+                    drawn_b_ns: &wait_b,
+                    period,
+                    least_b_ns: b,
+                    most_b_ns: b * DRAWN_B_RANGE,
+                };
                 let mut measured = measure(
                     &policies,
-                    &waits,
+                    &cell,
                     config.warmup_rounds,
                     &placement,
                     Instant::now() + share,
@@ -1401,6 +1582,10 @@ pub fn run(config: &Config) -> CalibrationResult {
                 assign_phases(&mut measured, config.warmup_rounds, period, n_laws);
                 let hand_off = measured.pop().expect("the references are measured last");
                 let reference = measured.pop().expect("the references are measured last");
+                // The laws the measured waits were drawn from: each with the
+                // mean of the B its cycles followed.
+                let followed_b = followed_block_costs(&reference.samples, &wait_b);
+                let drawn = dist_laws_scaled(dist, scale, &followed_b);
                 let accs: Vec<Accounting> = (0..n_laws)
                     .map(|p| {
                         let of_phase = |v: &[Sample]| -> Vec<Sample> {
@@ -1422,7 +1607,7 @@ pub fn run(config: &Config) -> CalibrationResult {
                     }
                     row.block_cpu_ns =
                         accs.iter().map(|a| a.block_cpu.mean_ns).sum::<f64>() / accs.len() as f64;
-                    row.wait_block_ns = wait_b.iter().sum::<f64>() / wait_b.len() as f64;
+                    row.wait_block_ns = followed_b.iter().sum::<f64>() / followed_b.len() as f64;
                     let Ok((drawn_laws, _)) = &drawn else {
                         continue;
                     };
@@ -1725,7 +1910,7 @@ impl ExperimentOutput for CalibrationResult {
         let wait_b: Vec<f64> = self.measured_rows().map(|r| r.drawn_with_ns(b)).collect();
         let waits: usize = self.measured_rows().map(|r| r.rounds).sum();
         n.push(format!(
-            "Cost accounting: thread CPU across each wait, less {:.0} ns of clock reads, less the kernel CPU per block (already part of B) that reference /b/0 waits interleaved with each cell measured: {:.0} ns on average over the cells (median {:.0} ns), plus the cell's own B per block (measured beside it by the references: {:.0}-{:.0} ns; the process's B, which set the poll limits, is {b:.0} ns; the cells' waits were drawn in units of {:.0}-{:.0} ns, the B their pilots measured, never less than the process's). Outliers are counted at a cap, in the references and the cells alike: a block at its poll limit plus the references' 99th percentile, a polled wait at its length plus the hand-off references' 99th percentile ({outliers} of {waits} waits, {blocked:.0} of which blocked).",
+            "Cost accounting: thread CPU across each wait, less {:.0} ns of clock reads, less the kernel CPU per block (already part of B) that reference /b/0 waits interleaved with each cell measured: {:.0} ns on average over the cells (median {:.0} ns), plus the cell's own B per block (measured beside it by the references: {:.0}-{:.0} ns; the process's B, which set the poll limits, is {b:.0} ns; the cells' waits were drawn in units of {:.0}-{:.0} ns, the B their references cost as they ran, from their pilots' on, never less than the process's). Outliers are counted at a cap, in the references and the cells alike: a block at its poll limit plus the references' 99th percentile, a polled wait at its length plus the hand-off references' 99th percentile ({outliers} of {waits} waits, {blocked:.0} of which blocked).",
             self.cpu_clock_overhead_ns,
             self.block_cpu_ns,
             self.block_cpu_median_ns,
@@ -2014,7 +2199,7 @@ impl CalibrationResult {
             _ => String::new(),
         };
         Some(format!(
-            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}).{against_floor} Its worst stationary cell {worst}; its worst stationary cell where its model, with the B the cell's blocks cost, allows {STATIONARY_TARGET} {worst_allowed}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Cells where adapt/b's model with the cell's B is beyond {STATIONARY_TARGET}: {}.{} A cell's waits are drawn in units of the B its pilot measured, so where its blocks then cost more or less, its real lambda*B or U/B is its scale times that ratio; the floor is the least factor any on-line policy can expect there (the best poll limit for the law, known in advance; e/(e-1) = 1.58 at a real exponential lambda*B of 1), and on long waits adapt/b blocks at once (/b/0, B per wait) while its object's credit pays for that, else runs {}, which costs {:.3} B there: the price of its worst case, {:.1} on any sequence.",
+            "Adaptive: adapt/b's mean measured factor over {} cells is {:.3}, {} every static policy's ({}).{against_floor} Its worst stationary cell {worst}; its worst stationary cell where its model, with the B the cell's blocks cost, allows {STATIONARY_TARGET} {worst_allowed}; the switching cell (lambda*B {} and {} every {} waits) {switching}. Cells where adapt/b's model with the cell's B is beyond {STATIONARY_TARGET}: {}.{} A cell's waits are drawn in units of the B its references cost as it runs (from its pilot's on), so where its blocks still cost more or less, its real lambda*B or U/B is its scale times that ratio; the floor is the least factor any on-line policy can expect there (the best poll limit for the law, known in advance; e/(e-1) = 1.58 at a real exponential lambda*B of 1), and on long waits adapt/b blocks at once (/b/0, B per wait) while its object's credit pays for that, else runs {}, which costs {:.3} B there: the price of its worst case, {:.1} on any sequence.",
             adapt.cells,
             adapt.mean_factor,
             if lowest { "below" } else { "NOT below" },
@@ -2391,8 +2576,8 @@ mod tests {
         let mut res = run(&cfg);
         let b = res.block_cost.ns;
         // The floor is the law the waits were drawn from (in units of the
-        // pilot's B, never under the process's) with the B measured beside
-        // the cell.
+        // B the cell's references cost as it ran, never under the
+        // process's) with the B measured beside the cell.
         for r in res.rows.iter().filter(|r| r.rounds > 0) {
             assert!(r.wait_block_ns >= b, "{r:?}");
             let drawn = CalibrationDist::Exponential
@@ -2786,12 +2971,76 @@ mod tests {
         Sample {
             wait_ns,
             drawn_ns: wait_ns,
+            wait_b_ns: 1_000.0,
             cpu_ns,
             blocked,
             wake_latency_ns: 0.0,
             phase: 0,
             poll_cap_ns: None,
         }
+    }
+
+    /// The `B` a cell's waits follow: the `/b/0` references' wake-up
+    /// latency less the at-once ones', as moving means.
+    #[test]
+    fn a_cells_tracked_b_follows_its_references() {
+        let mut t = TrackedBlockCost::new(20_000.0, 2_000.0, 64_000.0);
+        assert_eq!(t.b(), 20_000.0);
+        // The first hand-off does not move B: the start was a B already.
+        t.hand_off(500.0);
+        assert!((t.b() - 20_000.0).abs() < 1e-9, "{}", t.b());
+        // Blocks that cost 30 us (latency 30.5 us): B moves there.
+        for _ in 0..400 {
+            t.block(30_500.0);
+            t.hand_off(500.0);
+        }
+        assert!((t.b() - 30_000.0).abs() < 10.0, "{}", t.b());
+        // One host stall counts at most TRACKING_OUTLIER times the mean,
+        // with one reference's weight.
+        let before = t.b();
+        t.block(1e9);
+        let most = before + (TRACKING_OUTLIER - 1.0) * 30_500.0 * TRACKING_WEIGHT;
+        assert!(t.b() > before && t.b() <= most + 1.0, "{} {most}", t.b());
+        // Within its bounds whatever the references say.
+        for _ in 0..2_000 {
+            t.block(1e6);
+        }
+        assert_eq!(t.b(), 64_000.0);
+        for _ in 0..2_000 {
+            t.block(100.0);
+        }
+        assert_eq!(t.b(), 2_000.0);
+        // Bad bounds or latencies: no panic.
+        let mut t = TrackedBlockCost::new(f64::NAN, 5.0, 1.0);
+        t.block(f64::INFINITY);
+        t.hand_off(-1.0);
+        let _ = t.b();
+    }
+
+    /// The `B` of each law's drawn waits, for its floor: the mean of what
+    /// its measured cycles followed, or where it started without one.
+    #[test]
+    fn a_cells_drawn_b_is_the_mean_its_cycles_followed() {
+        let at = |wait_b_ns: f64, phase: usize| Sample {
+            wait_b_ns,
+            phase,
+            ..sample(0.0, 0.0, true)
+        };
+        let samples = [at(10_000.0, 0), at(20_000.0, 0), at(40_000.0, 1)];
+        assert_eq!(
+            followed_block_costs(&samples, &[1.0, 2.0, 3.0]),
+            [15_000.0, 40_000.0, 3.0]
+        );
+        // The waits of a cycle are its drawn ones in units of its tracked B.
+        let waits = CellWaits {
+            drawn_ns: &[3_000.0, 6_000.0],
+            drawn_b_ns: &[1_000.0, 2_000.0],
+            period: 1,
+            least_b_ns: 1_000.0,
+            most_b_ns: 32_000.0,
+        };
+        assert_eq!((waits.phase(0), waits.phase(1), waits.phase(2)), (0, 1, 0));
+        assert_eq!((waits.drawn_b(1), waits.drawn_b(5)), (2_000.0, 2_000.0));
     }
 
     #[test]
