@@ -534,7 +534,20 @@ struct CellWaits<'a> {
     most_b_ns: f64,
 }
 
-impl CellWaits<'_> {
+impl<'a> CellWaits<'a> {
+    /// `drawn_ns`, drawn with `drawn_b_ns`, `period` cycles per law, in a
+    /// process whose `B` is `process_b_ns` (the tracked `B`'s least, and
+    /// [`DRAWN_B_RANGE`] times it its most).
+    fn new(drawn_ns: &'a [f64], drawn_b_ns: &'a [f64], period: usize, process_b_ns: f64) -> Self {
+        Self {
+            drawn_ns,
+            drawn_b_ns,
+            period,
+            least_b_ns: process_b_ns,
+            most_b_ns: process_b_ns * DRAWN_B_RANGE,
+        }
+    }
+
     /// The law (phase) of cycle `r`.
     fn phase(&self, r: usize) -> usize {
         (r / self.period.max(1)) % self.drawn_b_ns.len().max(1)
@@ -900,16 +913,9 @@ impl Group<'_> {
             // A stream of its own: the cell's waits are the seed's.
             let pilot_stream = stream + 1_000_000 * (pass as u64 + 1);
             let waits = draw_waits(&laws, period, warmup + rounds, seed, pilot_stream);
-            let cell = CellWaits {
-                drawn_ns: &waits,
-                drawn_b_ns: &wait_b,
-                period,
-                least_b_ns: b,
-                most_b_ns: b * DRAWN_B_RANGE,
-            };
             let mut measured = measure(
                 self.policies,
-                &cell,
+                &CellWaits::new(&waits, &wait_b, period, b),
                 warmup,
                 self.placement,
                 Instant::now() + share / 8,
@@ -1565,16 +1571,9 @@ pub fn run(config: &Config) -> CalibrationResult {
                     ),
                     Err(_) => Vec::new(),
                 };
-                let cell = CellWaits {
-                    drawn_ns: &waits,
-                    drawn_b_ns: &wait_b,
-                    period,
-                    least_b_ns: b,
-                    most_b_ns: b * DRAWN_B_RANGE,
-                };
                 let mut measured = measure(
                     &policies,
-                    &cell,
+                    &CellWaits::new(&waits, &wait_b, period, b),
                     config.warmup_rounds,
                     &placement,
                     Instant::now() + share,
@@ -3032,13 +3031,8 @@ mod tests {
             [15_000.0, 40_000.0, 3.0]
         );
         // The waits of a cycle are its drawn ones in units of its tracked B.
-        let waits = CellWaits {
-            drawn_ns: &[3_000.0, 6_000.0],
-            drawn_b_ns: &[1_000.0, 2_000.0],
-            period: 1,
-            least_b_ns: 1_000.0,
-            most_b_ns: 32_000.0,
-        };
+        let waits = CellWaits::new(&[3_000.0, 6_000.0], &[1_000.0, 2_000.0], 1, 1_000.0);
+        assert_eq!((waits.least_b_ns, waits.most_b_ns), (1_000.0, 32_000.0));
         assert_eq!((waits.phase(0), waits.phase(1), waits.phase(2)), (0, 1, 0));
         assert_eq!((waits.drawn_b(1), waits.drawn_b(5)), (2_000.0, 2_000.0));
     }
