@@ -82,7 +82,7 @@
 //! polling to the sleeps: cells ran at a median 1.1 times their pilot's
 //! `B`, 1.3 in the fast wake-up mode), so the cell follows them: each
 //! cycle's wait is its drawn wait stretched to the `B` its references
-//! cost over the last few dozen cycles (`TrackedBlockCost`), the same
+//! cost over the last few hundred cycles (`TrackedBlockCost`), the same
 //! for every policy of the cycle. [`Row::wait_block_ns`] is the mean `B`
 //! its waits followed; its floor and its accounting use the `B`
 //! measured beside it, and `cell_block_ns / wait_block_ns` says how far
@@ -573,11 +573,22 @@ impl<'a> CellWaits<'a> {
 /// where the least factor any on-line policy can expect is 1.25, not 1.2.
 /// The same estimate as [`cell_block_cost_ns`], as moving means: a
 /// reference `/b/0` wait's wake-up latency less that of the at-once
-/// reference.
+/// reference. The `/b/0` mean is a plain mean of the pilot's `B` and the
+/// references so far until it spans [`TRACKING_SPAN`] of them, a moving
+/// one after: quick to find the cell's level, slow to follow its swings.
+/// A cell is priced with one `B` (the mean of its references), so waits
+/// that followed every swing would be a mix of scales, harder than the
+/// law its floor is taken from: following with a span of 32 cycles
+/// raised `/b/0`'s factor on the uniform `U/B = 3` cell's waits over the
+/// law's floor from +0.006 to +0.011 in calm runs, and to +0.08 in one
+/// whose blocks swung.
 #[derive(Clone, Copy, Debug)]
 struct TrackedBlockCost {
-    /// Moving mean of the `/b/0` references' wake-up latency, ns.
+    /// Mean of the pilot's `B` and the `/b/0` references' wake-up
+    /// latencies, ns (moving past [`TRACKING_SPAN`] of them).
     block_latency_ns: f64,
+    /// `/b/0` references counted so far (up to [`TRACKING_SPAN`]).
+    blocks: u32,
     /// Moving mean of the at-once references' wake-up latency, ns; `None`
     /// before the first one.
     hand_off_latency_ns: Option<f64>,
@@ -585,11 +596,17 @@ struct TrackedBlockCost {
     most_ns: f64,
 }
 
-/// Weight of one reference in [`TrackedBlockCost`]'s moving means.
-/// Guessed: a mean over about 32 cycles, within about 10% on references
-/// whose spread is 30-50% of their mean, and quick enough to follow a
-/// cell's drift over its thousands of cycles.
-const TRACKING_WEIGHT: f64 = 1.0 / 32.0;
+/// The number of references [`TrackedBlockCost`]'s means span at most
+/// (one reference weighs `1 / TRACKING_SPAN` in the moving mean). Chosen:
+/// a tenth of a 3000-cycle cell, so that its `B` follows the drift from
+/// its pilot's over the cell, not the swings of a few dozen cycles (see
+/// [`TrackedBlockCost`]).
+const TRACKING_SPAN: u32 = 256;
+
+/// Weight of one at-once reference in [`TrackedBlockCost`]'s mean of
+/// them. Guessed: their latency is a few hundred ns against a `B` of
+/// tens of µs, so its noise hardly moves `B`.
+const HAND_OFF_WEIGHT: f64 = 1.0 / 32.0;
 
 /// A `/b/0` reference's wake-up latency counts at most this many times
 /// [`TrackedBlockCost`]'s mean (a host stall must not stretch the next
@@ -602,6 +619,7 @@ impl TrackedBlockCost {
     fn new(b_ns: f64, least_ns: f64, most_ns: f64) -> Self {
         Self {
             block_latency_ns: b_ns,
+            blocks: 0,
             hand_off_latency_ns: None,
             least_ns,
             most_ns,
@@ -618,7 +636,7 @@ impl TrackedBlockCost {
     /// An at-once reference woke `latency_ns` after its notify.
     fn hand_off(&mut self, latency_ns: f64) {
         match &mut self.hand_off_latency_ns {
-            Some(mean) => *mean += (latency_ns - *mean) * TRACKING_WEIGHT,
+            Some(mean) => *mean += (latency_ns - *mean) * HAND_OFF_WEIGHT,
             None => {
                 // The first one. The block latency started as a `B`, which
                 // is a latency less this.
@@ -631,7 +649,10 @@ impl TrackedBlockCost {
     /// A `/b/0` reference blocked and woke `latency_ns` after its notify.
     fn block(&mut self, latency_ns: f64) {
         let capped = latency_ns.min(TRACKING_OUTLIER * self.block_latency_ns);
-        self.block_latency_ns += (capped - self.block_latency_ns) * TRACKING_WEIGHT;
+        // The pilot's B counts as one reference.
+        self.blocks = (self.blocks + 1).min(TRACKING_SPAN);
+        let weight = 1.0 / f64::from(self.blocks + 1).min(f64::from(TRACKING_SPAN));
+        self.block_latency_ns += (capped - self.block_latency_ns) * weight;
     }
 }
 
@@ -2980,7 +3001,8 @@ mod tests {
     }
 
     /// The `B` a cell's waits follow: the `/b/0` references' wake-up
-    /// latency less the at-once ones', as moving means.
+    /// latency less the at-once ones', a plain mean with the pilot's `B`
+    /// at first, a moving one past `TRACKING_SPAN` references.
     #[test]
     fn a_cells_tracked_b_follows_its_references() {
         let mut t = TrackedBlockCost::new(20_000.0, 2_000.0, 64_000.0);
@@ -2988,24 +3010,32 @@ mod tests {
         // The first hand-off does not move B: the start was a B already.
         t.hand_off(500.0);
         assert!((t.b() - 20_000.0).abs() < 1e-9, "{}", t.b());
-        // Blocks that cost 30 us (latency 30.5 us): B moves there.
-        for _ in 0..400 {
+        // Blocks that cost 30 us (latency 30.5 us): at first the plain
+        // mean of the pilot's and theirs, so the cell's level is found
+        // within a few references.
+        for _ in 0..15 {
+            t.block(30_500.0);
+            t.hand_off(500.0);
+        }
+        let want = (20_000.0 + 15.0 * 30_000.0) / 16.0;
+        assert!((t.b() - want).abs() < 1e-6, "{} {want}", t.b());
+        for _ in 15..1_500 {
             t.block(30_500.0);
             t.hand_off(500.0);
         }
         assert!((t.b() - 30_000.0).abs() < 10.0, "{}", t.b());
-        // One host stall counts at most TRACKING_OUTLIER times the mean,
-        // with one reference's weight.
+        // Past the span, one reference, a host stall too, moves B by at
+        // most 1/TRACKING_SPAN of TRACKING_OUTLIER times the mean.
         let before = t.b();
         t.block(1e9);
-        let most = before + (TRACKING_OUTLIER - 1.0) * 30_500.0 * TRACKING_WEIGHT;
+        let most = before + (TRACKING_OUTLIER - 1.0) * 30_500.0 / f64::from(TRACKING_SPAN);
         assert!(t.b() > before && t.b() <= most + 1.0, "{} {most}", t.b());
         // Within its bounds whatever the references say.
-        for _ in 0..2_000 {
+        for _ in 0..5_000 {
             t.block(1e6);
         }
         assert_eq!(t.b(), 64_000.0);
-        for _ in 0..2_000 {
+        for _ in 0..5_000 {
             t.block(100.0);
         }
         assert_eq!(t.b(), 2_000.0);
