@@ -578,10 +578,10 @@ impl<'a> CellWaits<'a> {
 /// one after: quick to find the cell's level, slow to follow its swings.
 /// A cell is priced with one `B` (the mean of its references), so waits
 /// that followed every swing would be a mix of scales, harder than the
-/// law its floor is taken from: following with a span of 32 cycles
-/// raised `/b/0`'s factor on the uniform `U/B = 3` cell's waits over the
-/// law's floor from +0.006 to +0.011 in calm runs, and to +0.08 in one
-/// whose blocks swung.
+/// law its floor is taken from (with a span of 32 cycles, `/b/0`'s
+/// factor on the uniform `U/B = 3` cell's waits stood 0.011 over the
+/// law's floor in calm runs, against 0.006 for waits that did not
+/// follow, and 0.08 in a run whose blocks swung).
 #[derive(Clone, Copy, Debug)]
 struct TrackedBlockCost {
     /// Mean of the pilot's `B` and the `/b/0` references' wake-up
@@ -598,7 +598,7 @@ struct TrackedBlockCost {
 
 /// The number of references [`TrackedBlockCost`]'s means span at most
 /// (one reference weighs `1 / TRACKING_SPAN` in the moving mean). Chosen:
-/// a tenth of a 3000-cycle cell, so that its `B` follows the drift from
+/// about a tenth of a 3000-cycle cell, so that its `B` follows the drift from
 /// its pilot's over the cell, not the swings of a few dozen cycles (see
 /// [`TrackedBlockCost`]).
 const TRACKING_SPAN: u32 = 256;
