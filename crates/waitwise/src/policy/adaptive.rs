@@ -1293,6 +1293,14 @@ impl Learning<'_> {
 mod tests {
     use super::*;
 
+    /// Enough wake-ups of `latency_ns` for the object's `B` to settle
+    /// there (within its range of the process's `process_ns`).
+    fn settle_block(s: &AdaptiveSummary, latency_ns: f64, process_ns: f64) {
+        for _ in 0..60 {
+            s.record_wake_up(latency_ns, process_ns);
+        }
+    }
+
     #[test]
     fn about_one_polled_wait_in_four_is_sampled_whatever_the_clock_grain() {
         let mask = (1u64 << POLLED_SAMPLE_SHIFT) - 1;
@@ -1617,9 +1625,7 @@ mod tests {
     fn an_object_learns_what_its_blocks_cost() {
         let s = AdaptiveSummary::new();
         assert_eq!(s.block_ns(3_000.0), 3_000.0);
-        for _ in 0..60 {
-            s.record_wake_up(30_000.0, 3_000.0);
-        }
+        settle_block(&s, 30_000.0, 3_000.0);
         let b = s.block_ns(3_000.0);
         assert!((29_000.0..=30_000.0).contains(&b), "{b}");
         // Its limits follow: s/b/1 (the arm D) polls the object's B.
@@ -1628,9 +1634,7 @@ mod tests {
         }
         assert_eq!(s.arm(), ARM_POLL_B);
         assert_eq!(s.poll_limit_ns(0.5, s.block_ns(3_000.0)), b);
-        for _ in 0..60 {
-            s.record_wake_up(3_000.0, 3_000.0);
-        }
+        settle_block(&s, 3_000.0, 3_000.0);
         assert!((s.block_ns(3_000.0) - 3_000.0).abs() < 100.0);
         // The process's B bounds it when that changes.
         assert_eq!(s.block_ns(100.0), 1_600.0);
@@ -1670,9 +1674,7 @@ mod tests {
             s.age_block(PROCESS, 0);
         }
         assert_eq!(s.block_ns(PROCESS), PROCESS);
-        for _ in 0..60 {
-            s.record_wake_up(40_000.0, PROCESS);
-        }
+        settle_block(&s, 40_000.0, PROCESS);
         let learned = s.block_ns(PROCESS);
         assert!(learned > 35_000.0, "{learned}");
         // Sampled polled waits of weight 4: unmoved until the count passes
@@ -1737,9 +1739,7 @@ mod tests {
     fn a_stale_object_runs_d_for_d2_until_a_wait_blocks() {
         const PROCESS: f64 = 10_000.0;
         let s = AdaptiveSummary::new();
-        for _ in 0..60 {
-            s.record_wake_up(40_000.0, PROCESS);
-        }
+        settle_block(&s, 40_000.0, PROCESS);
         let b = s.block_ns(PROCESS);
         for i in 0..FOUR_WINDOWS {
             s.record(if i % 2 == 0 { 0.3 * b } else { 1.3 * b }, b);
@@ -1771,9 +1771,7 @@ mod tests {
     fn polled_waits_through_learning_age_the_objects_b() {
         const PROCESS: f64 = 5_000.0;
         let s = AdaptiveSummary::new();
-        for _ in 0..60 {
-            s.record_wake_up(40_000.0, PROCESS);
-        }
+        settle_block(&s, 40_000.0, PROCESS);
         let learned = s.block_ns(PROCESS);
         let word = 0u32;
         let addr = &word as *const u32 as usize;
@@ -1795,9 +1793,7 @@ mod tests {
     fn an_object_whose_b_was_left_high_goes_back_to_blocking() {
         const REAL_B: f64 = 25_000.0;
         let s = AdaptiveSummary::new();
-        for _ in 0..60 {
-            s.record_wake_up(2.0 * REAL_B, REAL_B);
-        }
+        settle_block(&s, 2.0 * REAL_B, REAL_B);
         let high = s.block_ns(REAL_B);
         assert!(high > 1.9 * REAL_B, "{high}");
         // Waits uniform on [0, 3 REAL_B], recorded as the library does:
@@ -1861,9 +1857,7 @@ mod tests {
         s.earn_credit(1000.0, 1000.0);
         assert_eq!(s.longest_poll_limit_ns(1000.0), 0.0);
         // No draw of the fallback exceeds it, with the object's own B.
-        for _ in 0..60 {
-            s.record_wake_up(4000.0, 1000.0);
-        }
+        settle_block(&s, 4000.0, 1000.0);
         let b = s.block_ns(1000.0);
         let longest = s.longest_poll_limit_ns(1000.0);
         assert!((longest - b / 32.0).abs() < 1e-9, "{longest} {b}");
