@@ -204,8 +204,8 @@ impl SemaphoreWait for PolicySemaphoreWait {
         }
         let mut end = self.budget.poll_deadline(deadline);
         if self.budget.idle_extension {
-            // `adapt/b`: past the limit, on while every runnable thread
-            // has a CPU (`policy::idle_extension`).
+            // `adapt/b`: past the limit, on while no other thread wants
+            // this CPU (`policy::idle_extension`).
             let mut extension = Extension::new();
             poll_extended(
                 futex,

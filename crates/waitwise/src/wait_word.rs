@@ -685,9 +685,9 @@ pub(crate) fn poll_extended(
 }
 
 /// The idle extension after a polling phase that ended with `out`, its
-/// limit `*end` passed: while `out` timed out and the extension advises
-/// polling, yields the CPU (a thread runnable on this CPU takes it), moves
-/// `*end` one slice on (never past `deadline`) and polls to it with
+/// limit `*end` passed: while `out` timed out, yields the CPU (a thread
+/// runnable on this CPU takes it) and, while the extension then advises
+/// polling, moves `*end` one slice on (never past `deadline`) and polls to it with
 /// `mechanism`. Returns the last outcome. Under loom, `out` itself.
 #[inline]
 fn extend_polling(
@@ -706,12 +706,18 @@ fn extend_polling(
     }
     #[cfg(not(loom))]
     {
+        let clock = waitwise_platform::clock::cycle_clock();
         let mut out = out;
         while out.timed_out() && !deadline.has_passed() {
-            let Advice::Poll { ns } = extension.next_slice() else {
+            // The yield lets a thread runnable on this CPU take it, and
+            // how long it took (the clock counts ns) says whether one
+            // did work there.
+            let before = clock.now();
+            waitwise_platform::shim::yield_now();
+            let yield_ns = clock.now().saturating_sub(before);
+            let Advice::Poll { ns } = extension.after_yield(yield_ns) else {
                 break;
             };
-            waitwise_platform::shim::yield_now();
             *end = deadline.min(Deadline::after(std::time::Duration::from_nanos(ns)));
             out = poll_until(futex, mechanism, *end, &mut ready);
         }

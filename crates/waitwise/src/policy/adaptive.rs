@@ -84,8 +84,8 @@
 //! (`waitwise_model::adaptive`, its property test).
 //!
 //! The bound is the contended regime's, where every poll costs its time.
-//! Past its limit a wait may poll on while every runnable thread of the
-//! machine has a CPU ([`idle_extension`](super::idle_extension), at most
+//! Past its limit a wait may poll on while no other thread wants its
+//! CPU ([`idle_extension`](super::idle_extension), at most
 //! 200 µs): those polls cost no other thread anything, so in the
 //! two-regime model (a poll costs its time only while a runnable thread
 //! could use the CPU) a wait costs at most what it costs without the

@@ -1,6 +1,6 @@
 //! `adapt/b`'s idle-CPU extension: a wait that reached its poll limit
-//! keeps polling while every runnable thread of the machine has a CPU of
-//! its own, for at most [`EXTENSION_CAP_NS`].
+//! keeps polling while no other thread wants its CPU, for at most
+//! [`EXTENSION_CAP_NS`].
 //!
 //! # Why
 //!
@@ -12,31 +12,42 @@
 //! poll costs no other thread anything, and a waiter that polls is woken
 //! in ~100 ns instead of a futex wake-up's tens of µs: the static policies
 //! that poll long (`s//inf`, `s/b/1`) win exactly there, in loops whose
-//! threads fit on the CPUs.
+//! threads fit on the CPUs. A waiter that sleeps there also leaves its
+//! CPU empty, and a scheduler that places a woken thread beside its waker
+//! (as a virtualized guest's does when its idle CPUs look preempted)
+//! fills the other CPU again only with threads that sleep there, while
+//! the runnable ones queue on one CPU behind a lock's holder.
 //!
 //! # The signal
 //!
-//! [`cpu_demand`]: the machine's runnable threads (the poller included)
-//! against its online CPUs, from `/proc/loadavg`
-//! ([`waitwise_platform::runnable`]: one `pread`, about 1 µs), cached
-//! process-wide and read again at most every [`SIGNAL_MAX_AGE_NS`], only
-//! on a wait's slow path (its poll limit reached) and when an `adapt/b`
-//! wait that polls by yielding begins, which takes the same read's
-//! runnable threads per CPU ([`runnable_per_cpu`]) as its switch-spinning
-//! efficiency (`adaptive`, "Polling by yielding"). It sees every process,
-//! and counts spinning waiters as the CPU users they are. Not chosen:
-//! a count of this process's runnable waitwise threads kept at
-//! block/unblock (one atomic RMW per block, but blind to other processes
-//! and to this process's threads that block elsewhere); involuntary
-//! context switches of the waiter (`getrusage`, 0.3 µs, but they say a
-//! CPU *was* wanted, after the fact). The count is machine-wide, not per
-//! CPU, so the extension yields the CPU after every slice of
-//! [`SLICE_NS`]: a thread runnable on the poller's own CPU (pinned there,
-//! or placed there by the scheduler) gets it within one slice.
+//! Whether the waiter's own CPU has other work: the extension yields
+//! before each slice and times the yield on the cycle clock
+//! ([`CpuDemand::of_yield`]). A yield that returns within
+//! [`QUICK_YIELD_NS`] found the run queue empty, or gave the CPU only to
+//! threads that gave it straight back (other waiters polling by
+//! yielding): nothing on this CPU wanted its time, and polling on costs
+//! nobody. A thread that does work on the CPU keeps it for its slice,
+//! hundreds of µs to ms, and the yield returns late. The signal is per
+//! CPU, sees every process and the hypervisor's steal alike (both make the
+//! yield late), and costs only the yield the extension makes anyway. It
+//! says the CPU was wanted after the fact, at most one slice late.
+//!
+//! Not chosen: the machine's runnable threads against its CPUs
+//! ([`cpu_demand`], from `/proc/loadavg`; an `adapt/b` wait that polls by
+//! yielding still takes that count, when it begins, as its
+//! switch-spinning efficiency, [`runnable_per_cpu`]). It is
+//! machine-wide, and misses what the extension is for on a guest whose
+//! scheduler places a woken thread beside its waker: two CPUs, three
+//! threads runnable on one behind a lock's holder and the other CPU idle,
+//! count as busy, and the poller on the idle CPU would sleep. The
+//! thread's involuntary context switches (`getrusage`) count a switch to
+//! another poller as a want. [`force_demand`] pins the answer (tests,
+//! experiments).
 //!
 //! # The extension (per wait)
 //!
-//! [`Extension::next_slice`] answers, each time the polling phase ran out:
+//! [`Extension::after_yield`] answers, each time the polling phase ran out
+//! and the waiter yielded:
 //! poll `SLICE_NS` more ([`Advice::Poll`]) while the signal says
 //! [`CpuDemand::Idle`] and the wait has been extended less than
 //! [`EXTENSION_CAP_NS`], else block ([`Advice::Block`]). A long wait
@@ -69,12 +80,14 @@
 //!   and a wait shorter than its limit plus the cap costs only its polls
 //!   before the limit.
 //! - **A misjudged extension** (the CPU became wanted while the waiter
-//!   polled on a stale signal): it polls at most `SIGNAL_MAX_AGE_NS +
-//!   SLICE_NS` of wanted CPU time before it looks again or yields. So on
-//!   any wait sequence,
-//!   `cost <= WORST_CASE_FACTOR * OPT + (SIGNAL_MAX_AGE_NS + SLICE_NS) * m`,
-//!   `m` the number of extended waits the signal misjudged (an additive
-//!   term per such wait, no multiplicative one).
+//!   polled): a thread that became runnable on the poller's CPU during a
+//!   slice gets the CPU at the next yield, at most [`SLICE_NS`] later,
+//!   and the late yield ends the extension. A yield judged quick that
+//!   did run work costs that work at most [`QUICK_YIELD_NS`] of the
+//!   poller's next slice. So on any wait sequence,
+//!   `cost <= WORST_CASE_FACTOR * OPT + SLICE_NS * m`, `m` the number of
+//!   extended waits the signal misjudged (an additive term per such
+//!   wait, no multiplicative one).
 //!
 //! # Memory ordering
 //!
@@ -96,6 +109,17 @@ pub const EXTENSION_CAP_NS: u64 = 200_000;
 /// scheduler's wake-up granularity, long against a `sched_yield` (~1 µs)
 /// so that yielding costs a few % of a CPU that idles anyway.
 pub const SLICE_NS: u64 = 10_000;
+
+/// A `sched_yield` shorter than this, ns, ran no work on the CPU (module
+/// docs, "The signal"). Measured on a 2-vCPU KVM guest (8 threads on a
+/// lock, the yields of the extension in a log2 histogram): a yield to an
+/// empty run queue took 1-2 µs, one to another waiter that yielded
+/// straight back 2-8 µs; a thread that works keeps the CPU until it
+/// waits itself (the lock's holder, 8-64 µs there) or for its slice,
+/// 0.75 ms or more. With the line at 2 µs, waiters that shared a CPU
+/// judged each other busy and slept, and the runnable threads gathered
+/// on one CPU; at 4, 8 and 16 µs they spread over both.
+pub const QUICK_YIELD_NS: u64 = 8_000;
 
 /// The cached signal is read again when older than this, ns: at ~1 µs a
 /// read, at most ~1% of one CPU per process however many threads wait.
@@ -127,6 +151,16 @@ impl CpuDemand {
             1 => CpuDemand::Idle,
             2 => CpuDemand::Busy,
             _ => CpuDemand::Unknown,
+        }
+    }
+
+    /// The demand on a thread's own CPU from how long its `sched_yield`
+    /// took: [`CpuDemand::Idle`] under [`QUICK_YIELD_NS`].
+    pub fn of_yield(yield_ns: u64) -> Self {
+        if yield_ns < QUICK_YIELD_NS {
+            CpuDemand::Idle
+        } else {
+            CpuDemand::Busy
         }
     }
 
@@ -194,11 +228,14 @@ impl Extension {
         advice
     }
 
-    /// The next step with the process's cached signal ([`cpu_demand`]).
+    /// The next step after a yield that took `yield_ns`:
+    /// [`Extension::next_with`] the demand on the waiter's own CPU
+    /// ([`CpuDemand::of_yield`]), unless [`force_demand`] pinned one.
     #[cfg(not(loom))]
     #[inline]
-    pub fn next_slice(&mut self) -> Advice {
-        self.next_with(cpu_demand())
+    pub fn after_yield(&mut self, yield_ns: u64) -> Advice {
+        let demand = forced_demand().unwrap_or(CpuDemand::of_yield(yield_ns));
+        self.next_with(demand)
     }
 }
 
@@ -369,6 +406,32 @@ mod tests {
         for d in [CpuDemand::Idle, CpuDemand::Busy, CpuDemand::Unknown] {
             assert_eq!(CpuDemand::decode(d.encode()), d);
         }
+    }
+
+    #[test]
+    fn demand_of_a_yield() {
+        assert_eq!(CpuDemand::of_yield(0), CpuDemand::Idle);
+        assert_eq!(CpuDemand::of_yield(QUICK_YIELD_NS - 1), CpuDemand::Idle);
+        assert_eq!(CpuDemand::of_yield(QUICK_YIELD_NS), CpuDemand::Busy);
+        assert_eq!(CpuDemand::of_yield(u64::MAX), CpuDemand::Busy);
+    }
+
+    #[test]
+    fn polls_after_quick_yields_and_blocks_after_a_late_one() {
+        let mut e = Extension::new();
+        assert!(matches!(e.after_yield(300), Advice::Poll { ns: SLICE_NS }));
+        assert_eq!(e.after_yield(2_000_000), Advice::Block);
+        assert_eq!(e.extended_ns(), SLICE_NS);
+    }
+
+    #[test]
+    fn a_pinned_demand_wins_over_the_yield() {
+        force_demand(Some(CpuDemand::Busy));
+        assert_eq!(Extension::new().after_yield(0), Advice::Block);
+        force_demand(Some(CpuDemand::Idle));
+        let far = Extension::new().after_yield(u64::MAX);
+        force_demand(None);
+        assert!(matches!(far, Advice::Poll { .. }));
     }
 
     #[test]

@@ -57,8 +57,8 @@ pub enum PollLimit {
     /// Drawn per wait from the law the object's own summary of recent
     /// waits chooses ([`adaptive`]); always in `[0, 2B]` (times the
     /// switch-spinning efficiency, at most 4, for a wait that polls by
-    /// yielding: [`adaptive`], "Polling by yielding"), extended while
-    /// every runnable thread has a CPU ([`idle_extension`]).
+    /// yielding: [`adaptive`], "Polling by yielding"), extended while no
+    /// other thread wants the waiter's CPU ([`idle_extension`]).
     Adaptive,
     /// `s//inf`: poll forever, or until the deadlock-avoidance timeout, then
     /// block.
@@ -97,8 +97,8 @@ pub struct PollBudget {
     pub mechanism: Mechanism,
     /// Poll this many ns; `None` = poll until the wait's own deadline.
     pub limit_ns: Option<f64>,
-    /// Past `limit_ns`, keep polling while every runnable thread has a CPU
-    /// ([`idle_extension`], `adapt/b` only).
+    /// Past `limit_ns`, keep polling while no other thread wants the
+    /// waiter's CPU ([`idle_extension`], `adapt/b` only).
     pub idle_extension: bool,
 }
 
