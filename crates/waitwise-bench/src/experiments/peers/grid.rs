@@ -18,6 +18,7 @@ pub enum Primitive {
     /// `waitwise::Mutex` against parking_lot and std.
     Mutex,
     /// `waitwise::RwLock` against parking_lot and std.
+    #[serde(rename = "rwlock")]
     RwLock,
     /// `waitwise::Condvar` hand-off against parking_lot and std.
     Condvar,
@@ -410,6 +411,9 @@ mod tests {
     fn labels_and_names_read_back() {
         let p = &cells(Primitive::Channel, &axes(), Design::Star, 2)[0];
         assert_eq!(p.label(), "gap=0ns t=2 msg=1w cap=1 B=settled");
+        for p in Primitive::ALL {
+            assert_eq!(serde_json::to_value(p).unwrap(), p.name());
+        }
         for b in [
             BlockSetting::Settled,
             BlockSetting::Low,
