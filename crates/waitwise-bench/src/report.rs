@@ -55,6 +55,10 @@ pub struct ReportConfig {
     pub out_dir: PathBuf,
     /// Run size.
     pub size: Size,
+    /// The `waitwise` binary, for the sections that run part of their
+    /// cells in a child process (`peers`: forced and learned `B`); `None`
+    /// leaves those cells out, with a note.
+    pub program: Option<PathBuf>,
 }
 
 /// One experiment's part of the report.
@@ -444,6 +448,25 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
             findings::from_calibration,
         ));
     }
+    {
+        use crate::experiments::peers::{run, Config};
+        let cfg = Config {
+            program: config.program.clone(),
+            ..config.size.pick(Config::quick, Config::full, Config::tiny)
+        };
+        sections.push(section(
+            "waitwise against its peers",
+            "peers",
+            "Each primitive against the libraries used instead of it (mutex, rwlock and condvar: parking_lot and \
+             std; channel: crossbeam-channel and std::sync::mpsc; barrier: std, pthread and a spin barrier; event: a \
+             spin and a futex hand-off; pool: rayon) over a grid of operating points: critical section, gap between \
+             operations, threads per CPU, message size and capacity, the block cost B, a busy co-runner on every CPU. \
+             Per cell, waitwise's figures over the best peer's (the one with the highest median throughput): \
+             throughput with its 95% interval, p99 and longest wait, least/most served, CPU time per operation.",
+            &format!("waitwise peers{full}"),
+            || run(&cfg),
+        ));
+    }
     sections.push(crate::helpers::experiment::report_section(config.size));
     eprintln!("[report] model figures");
     let figures = crate::experiments::model_figures::run()?;
@@ -521,6 +544,7 @@ mod tests {
         let config = ReportConfig {
             out_dir: dir.clone(),
             size: Size::Tiny,
+            program: None,
         };
         let written = write(
             &config,

@@ -14,6 +14,7 @@ fn tiny_report_is_complete() {
         &ReportConfig {
             out_dir: dir.clone(),
             size: Size::Tiny,
+            program: None,
         },
         "waitwise report --tiny",
     )
@@ -36,6 +37,7 @@ fn tiny_report_is_complete() {
         "mechanisms",
         "wakeup_matrix",
         "calibration",
+        "peers",
         "model",
     ] {
         assert!(results.get(key).is_some(), "results.json lacks {key}");

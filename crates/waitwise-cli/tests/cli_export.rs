@@ -159,3 +159,29 @@ fn oversub_judges_adapt_b_on_the_confirmation_rounds_asked_for() {
     assert!(!fresh);
     assert!(rounds >= 2, "the measured runs: {rounds}");
 }
+
+/// `peers` end to end with the quick grid of one primitive, in 2 ms runs:
+/// a table row per cell, the forced-B cell run in a child process (its B
+/// column says the forced value), and an `--only` that names no primitive
+/// refused.
+#[test]
+fn peers_runs_its_forced_b_cells_in_a_child() {
+    let csv = ok(&[
+        "peers", "--only", "event", "--rounds", "2", "--run-ms", "2", "--csv",
+    ]);
+    assert!(csv.starts_with("# peers_event"), "{csv}");
+    let (header, rows) = records(&csv);
+    assert_eq!(rows.len(), 5, "{csv}");
+    let col = |key: &str| header.iter().position(|h| h == key).unwrap();
+    let (block, b) = (col("block_cost"), col("b_ns"));
+    let low = rows
+        .iter()
+        .find(|r| r[block] == "low")
+        .expect("a low-B row");
+    assert_eq!(low[b], "1000", "{csv}");
+    let settled = rows.iter().find(|r| r[block] == "settled").unwrap();
+    assert_eq!(settled[b], "2000", "{csv}");
+    let o = waitwise(&["peers", "--only", "semaphore"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("matches no primitive"));
+}

@@ -11,6 +11,11 @@ impl EventPair {
     pub fn new(policy: Policy) -> Self {
         Self(Event::with_policy(policy))
     }
+
+    /// An event waiting as `Event::new()` does (its default policy).
+    pub fn with_default_waiting() -> Self {
+        Self(Event::new())
+    }
 }
 
 impl WaitPair for EventPair {

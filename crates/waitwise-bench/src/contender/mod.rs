@@ -9,17 +9,19 @@
 //! | `std::sync::Condvar` | [`std_condvar`] |
 //! | `parking_lot::Condvar` | [`parking_lot_condvar`] |
 //! | `std::thread::park`/`unpark` | [`park`] |
+//! | a futex word: sleep at once, wake only a sleeper | [`futex`] |
 //! | one atomic store to a spun-on flag (the baseline) | [`store`] |
 
 pub mod barrier;
 pub mod event;
+pub mod futex;
 pub mod park;
 pub mod parking_lot_condvar;
 pub mod pthread_cond;
 pub mod std_condvar;
 pub mod store;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use waitwise::mechanism::{Mechanism, WaitpkgState};
 use waitwise::policy::Policy;
@@ -37,7 +39,7 @@ pub trait WaitPair: Send + Sync {
 }
 
 /// Who wrote the implementation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Family {
     /// waitwise itself.
@@ -203,6 +205,26 @@ mod tests {
             }
             t.join().unwrap();
         }
+    }
+
+    #[test]
+    fn futex_pair_hands_off() {
+        let (ping, pong) = (
+            Arc::new(futex::FutexPair::new()),
+            Arc::new(futex::FutexPair::new()),
+        );
+        let (p2, q2) = (ping.clone(), pong.clone());
+        let t = std::thread::spawn(move || {
+            for _ in 0..100 {
+                p2.wait();
+                q2.notify();
+            }
+        });
+        for _ in 0..100 {
+            ping.notify();
+            pong.wait();
+        }
+        t.join().unwrap();
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod load;
 pub mod mechanisms;
 pub mod model_figures;
 pub mod oversub;
+pub mod peers;
 pub mod table_parts;
 pub mod wakeup_matrix;
 

@@ -14,6 +14,7 @@ pub mod model;
 pub mod output;
 pub mod oversub;
 pub mod paths;
+pub mod peers;
 pub mod preset;
 pub mod probe;
 pub mod profile;
@@ -45,6 +46,9 @@ pub enum Command {
     /// Matched vs oversubscribed runs per waiting algorithm (Lim & Agarwal
     /// 1993, Tables 2-5).
     Oversub(oversub::OversubArgs),
+    /// Each primitive against its peers (parking_lot, std, crossbeam,
+    /// pthread, rayon) over a grid of operating points.
+    Peers(peers::PeersArgs),
     /// Wake-up latency for every ordered pair of CPUs (Poenaru 2017, section
     /// 4.1).
     WakeupMatrix(wakeup_matrix::WakeupMatrixArgs),
@@ -81,6 +85,7 @@ impl Command {
             Command::Barriers(a) => barriers::validate(a),
             Command::Asymmetry(a) => asymmetry::validate(a),
             Command::Oversub(a) => oversub::validate(a),
+            Command::Peers(a) => peers::validate(a),
             Command::WakeupMatrix(a) => wakeup_matrix::validate(a),
             Command::Helpers(a) => helpers::validate(a),
             Command::Interference(a) => interference::validate(a),
@@ -107,6 +112,7 @@ impl Command {
             | Command::Helpers(_)
             | Command::Interference(_)
             | Command::Report(_) => true,
+            Command::Peers(args) => !args.learns_block_cost(),
             Command::Model(args) => args.measures(),
             Command::Probe(_) | Command::Simulate(_) | Command::Profile(_) => false,
         };
@@ -130,6 +136,7 @@ impl Command {
             Command::Barriers(a) => barriers::run(a),
             Command::Asymmetry(a) => asymmetry::run(a),
             Command::Oversub(a) => oversub::run(a),
+            Command::Peers(a) => peers::run(a),
             Command::WakeupMatrix(a) => wakeup_matrix::run(a),
             Command::Helpers(a) => helpers::run(a),
             Command::Interference(a) => interference::run(a),

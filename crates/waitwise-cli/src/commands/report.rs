@@ -44,6 +44,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
         &ReportConfig {
             out_dir: args.out.clone(),
             size,
+            program: std::env::current_exe().ok(),
         },
         &command_line.join(" "),
     )?;
