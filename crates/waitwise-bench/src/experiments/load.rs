@@ -3,11 +3,7 @@
 //! high enough to matter), and the busy co-runners an experiment adds on
 //! purpose ([`BusyLoad`]).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
-use waitwise_platform::thread::thread_cpu_time;
 
 /// The 1-minute load average (`/proc/loadavg`), where the OS has one.
 pub fn load_average() -> Option<f64> {
@@ -32,45 +28,66 @@ pub fn load_note(before: Option<f64>, after: Option<f64>, cpus: usize) -> Option
     })
 }
 
-/// Busy co-runners: threads that spin on a spin-loop hint until stopped,
-/// unpinned, at normal priority, so the scheduler shares every CPU between
-/// them and the measured threads.
+/// Busy co-runners: processes that spin until stopped, unpinned, at
+/// normal priority, so the scheduler shares every CPU between them and the
+/// measured threads: another program using the CPUs, as on a busy machine.
+/// Processes, not threads of the measuring process: a waiter that asks
+/// whether its own process is the one using the CPUs
+/// (`waitwise::mechanism::yield_guard`) sees them as the other program
+/// they stand for.
 pub struct BusyLoad {
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<Duration>>,
+    children: Vec<libc::pid_t>,
 }
 
 impl BusyLoad {
-    /// Starts `threads` co-runners (one per CPU puts a busy co-runner on
-    /// every CPU).
-    pub fn start(threads: usize) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let threads = (0..threads)
-            .map(|_| {
-                let stop = Arc::clone(&stop);
-                std::thread::spawn(move || {
-                    let start = thread_cpu_time();
-                    // Relaxed: the flag carries no data; the join orders the
-                    // rest.
-                    while !stop.load(Ordering::Relaxed) {
-                        std::hint::spin_loop();
-                    }
-                    thread_cpu_time().saturating_sub(start)
-                })
-            })
-            .collect();
-        Self { stop, threads }
+    /// Starts `processes` co-runners (one per CPU puts a busy co-runner on
+    /// every CPU). A co-runner that cannot be forked is left out.
+    pub fn start(processes: usize) -> Self {
+        let children = (0..processes).filter_map(|_| fork_spinner()).collect();
+        Self { children }
     }
 
-    /// Stops and joins the co-runners; returns the CPU time they used.
+    /// Stops and reaps the co-runners; returns the CPU time they used.
     pub fn stop(self) -> Duration {
-        // Relaxed: see `start`.
-        self.stop.store(true, Ordering::Relaxed);
-        self.threads
-            .into_iter()
-            .map(|t| t.join().unwrap_or_default())
-            .sum()
+        self.children.iter().map(|&pid| kill_and_reap(pid)).sum()
     }
+}
+
+/// Forks a child that spins until killed; its pid, or `None` if `fork`
+/// failed.
+fn fork_spinner() -> Option<libc::pid_t> {
+    // SAFETY: the child runs only a loop of spin-loop hints (no allocation,
+    // no lock, nothing another thread of the parent could hold) until the
+    // parent kills it, so forking a multi-threaded process is sound here.
+    match unsafe { libc::fork() } {
+        0 => loop {
+            std::hint::spin_loop();
+        },
+        pid if pid > 0 => Some(pid),
+        _ => None,
+    }
+}
+
+/// Kills co-runner `pid` and waits for it; the CPU time it used.
+fn kill_and_reap(pid: libc::pid_t) -> Duration {
+    // SAFETY: `pid` is a child of this process that has not been reaped, so
+    // the signal reaches that child and no other process.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `usage` are valid, writable locals.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if rc == pid {
+            break;
+        }
+        if rc < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return Duration::ZERO;
+        }
+    }
+    let secs = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1_000);
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 #[cfg(test)]

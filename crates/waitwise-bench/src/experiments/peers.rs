@@ -14,7 +14,7 @@
 //! The workloads are in `peers/primitives/`, one file each. A cell is one
 //! operating point ([`grid`]: critical section, gap between operations,
 //! threads per CPU, message size and capacity, the block cost `B`, a busy
-//! co-runner on every CPU or not). Busy work is counted in spin-loop
+//! co-runner process on every CPU or not). Busy work is counted in spin-loop
 //! hints, converted from ns with one rate measured at the start
 //! ([`hints`]).
 //!
@@ -25,7 +25,7 @@
 //! round. Per run ([`figures`]): throughput, the p99 and longest single
 //! wait (each acquisition, send, receive or wait timed on the cycle
 //! clock), least/most served, the process's CPU time per operation
-//! (without the co-runners'), and the CPUs' idle share (`/proc/stat`).
+//! (the co-runners are processes of their own), and the CPUs' idle share (`/proc/stat`).
 //!
 //! # Comparison
 //!

@@ -26,7 +26,7 @@ pub struct RunFigures {
     /// Fewest operations of a competing thread over the most (1 = even);
     /// `None` with fewer than two competing threads.
     pub least_over_most: Option<f64>,
-    /// The process's CPU time (user + system, without the co-runners')
+    /// The process's CPU time (user + system; co-runners are other processes)
     /// per operation, ns.
     pub cpu_ns_per_op: f64,
     /// The machine's CPUs' idle and total clock ticks during the run
@@ -72,8 +72,12 @@ pub fn measure(load: bool, cpus: usize, workload: impl FnOnce() -> RunLog) -> Op
     let ticks_before = CpuTicks::now();
     let log = workload();
     let ticks_after = CpuTicks::now();
-    let corunner_cpu = corunners.map_or(0.0, |c| c.stop().as_secs_f64());
-    let cpu = (process_cpu_secs() - cpu_before - corunner_cpu).max(0.0);
+    // The co-runners are processes of their own: the process's CPU time
+    // is the workload's.
+    let cpu = (process_cpu_secs() - cpu_before).max(0.0);
+    if let Some(c) = corunners {
+        c.stop();
+    }
     figures(&log, cpu, IdleTicks::between(ticks_before, ticks_after))
 }
 

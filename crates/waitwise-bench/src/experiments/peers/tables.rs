@@ -104,7 +104,7 @@ fn axis_column(axis: Axis) -> Column {
             None,
             "B the waitwise objects run with: settled (this process's), low/high (forced), learned",
         ),
-        Axis::Load => Column::new("co_runner", None, "a busy co-runner on every CPU"),
+        Axis::Load => Column::new("co_runner", None, "a busy co-runner process on every CPU"),
     }
 }
 
