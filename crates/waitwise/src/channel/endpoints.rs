@@ -37,6 +37,7 @@ use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind};
 use crate::profile::{Profiler, WaitProfile};
 use std::fmt;
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::shim::{Arc, AtomicUsize, Ordering};
@@ -223,7 +224,9 @@ impl<T> Shared<T> {
 /// channel disconnects when the last clone is dropped.
 ///
 /// `Send` and `Sync` when `T: Send`: values move between threads, they are
-/// never shared.
+/// never shared. `UnwindSafe` and `RefUnwindSafe` for every `T`, as
+/// crossbeam-channel's and std's: a panic never leaves the channel half
+/// changed.
 ///
 /// # Examples
 /// ```
@@ -242,7 +245,8 @@ pub struct Sender<T> {
 /// (each value goes to exactly one of them); the channel disconnects when
 /// the last clone is dropped.
 ///
-/// `Send` and `Sync` when `T: Send`.
+/// `Send` and `Sync` when `T: Send`; `UnwindSafe` and `RefUnwindSafe`, as
+/// [`Sender`].
 ///
 /// # Examples
 /// ```
@@ -538,6 +542,16 @@ impl<T> Drop for Receiver<T> {
         }
     }
 }
+
+// Unwind safety, as crossbeam-channel's and std's channel ends: no
+// operation runs user code while the ring is between states (a value
+// moves in or out whole; the only user code is a value's destructor, run
+// after it left the ring), so a panic caught around an endpoint's use
+// leaves the channel consistent, whatever `T` is.
+impl<T> UnwindSafe for Sender<T> {}
+impl<T> RefUnwindSafe for Sender<T> {}
+impl<T> UnwindSafe for Receiver<T> {}
+impl<T> RefUnwindSafe for Receiver<T> {}
 
 /// What a user can act on: how full the channel is and whether the other
 /// side is gone (a snapshot). The values themselves are not shown (`T`

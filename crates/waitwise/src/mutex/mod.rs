@@ -100,6 +100,30 @@
 //! queues for it again, so the new holder runs a batch alone; the queue
 //! order itself stays FIFO among running waiters.
 //!
+//! # Unwind safety
+//!
+//! A panic in a critical section unlocks the lock (the guard's drop) and
+//! poisons nothing, as with parking_lot. The raw locks are `UnwindSafe`
+//! and `RefUnwindSafe`; [`Mutex<T>`], [`RwLock<T>`] and the FIFO mutexes
+//! are `UnwindSafe` when `T` is, but not `RefUnwindSafe`, as parking_lot's
+//! and unlike std's: their data's `UnsafeCell` lies inside `lock_api`'s
+//! type, and only `lock_api` could declare it. (std declares it because
+//! it poisons: a thread that sees the data a panic left half changed is
+//! told so. Here the data stays as the panic left it.) A closure given
+//! to `catch_unwind` that borrows one states that it accepts this:
+//!
+//! ```
+//! use std::panic::{catch_unwind, AssertUnwindSafe};
+//!
+//! let m = waitwise::Mutex::new(vec![1]);
+//! let r = catch_unwind(AssertUnwindSafe(|| {
+//!     m.lock().push(2);
+//!     panic!("after the push");
+//! }));
+//! assert!(r.is_err());
+//! assert_eq!(*m.lock(), [1, 2]); // unlocked, not poisoned
+//! ```
+//!
 //! # Loom
 //!
 //! `lock_api` needs `const INIT`, and loom's atomics are not `const`: under
