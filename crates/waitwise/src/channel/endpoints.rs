@@ -16,6 +16,10 @@
 //! what is left before they report [`RecvError`]; senders fail at once and
 //! get their value back. The last receiver also drops the values left in
 //! the ring, so their destructors run without waiting for the senders.
+//! If one of those destructors panics, the panic propagates out of that
+//! receiver's drop, once, and the values after it are leaked, as
+//! crossbeam-channel's are: dropping them while the panic unwinds would
+//! abort the process at the next destructor that panics.
 //! An operation that fails because of the disconnection sees everything the
 //! other side's threads did before they dropped their endpoints: the
 //! endpoint counts gather it into the thread that drops the last one, and
@@ -536,9 +540,9 @@ impl<T> Drop for Receiver<T> {
         // AcqRel: see the module's memory-ordering paragraph.
         if self.shared.receivers.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.shared.ring.disconnect();
-            // Nobody can receive any more: drop what is left now. Pushes
-            // fail from the disconnect on, so this ends.
-            while self.shared.ring.try_pop().is_ok() {}
+            // Nobody can receive any more: drop what is left now (leaking
+            // the rest if a destructor panics; module docs).
+            self.shared.ring.drop_remaining();
         }
     }
 }
