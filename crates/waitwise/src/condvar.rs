@@ -301,8 +301,15 @@ impl<'a> CondSeqRef<'a> {
     /// section, as far as the waiters it must wake are concerned).
     #[inline]
     pub fn has_waiters(self) -> bool {
+        self.waiters() != 0
+    }
+
+    /// The threads between enter and leave (a snapshot, exact as
+    /// [`CondSeqRef::has_waiters`]).
+    #[inline]
+    pub fn waiters(self) -> u32 {
         // Relaxed: ordered by the mutex (module doc, "Memory ordering").
-        self.waiters.value().load(Ordering::Relaxed) & !DESTROYING != 0
+        self.waiters.value().load(Ordering::Relaxed) & !DESTROYING
     }
 
     /// Wakes one waiter (and, spuriously, any still polling). Returns
@@ -692,20 +699,70 @@ impl Condvar {
     }
 
     /// Wakes one waiting thread (and, spuriously, any that are still
-    /// polling). Costs one load when no thread waits; else one atomic
-    /// increment, plus a `futex_wake` system call only if a waiter sleeps
-    /// in the kernel.
+    /// polling). Returns whether a thread was in the wait, as
+    /// parking_lot's returns whether it woke one: then at least one
+    /// returns from its wait (one whose timeout is already passing counts).
+    /// Costs one load when no thread waits; else one atomic increment,
+    /// plus a `futex_wake` system call only if a waiter sleeps in the
+    /// kernel.
+    ///
+    /// # Examples
+    /// ```
+    /// let cv = waitwise::Condvar::new();
+    /// assert!(!cv.notify_one()); // nobody waits
+    /// ```
     #[inline]
-    pub fn notify_one(&self) {
-        self.cond_seq().notify_one();
+    pub fn notify_one(&self) -> bool {
+        let cond_seq = self.cond_seq();
+        let waiting = cond_seq.waiters() != 0;
+        if waiting {
+            cond_seq.bump().wake_one();
+        }
+        waiting
     }
 
-    /// Wakes every waiting thread. Costs one load when no thread waits;
-    /// else one atomic increment, plus a `futex_wake` system call only if
-    /// a waiter sleeps in the kernel.
+    /// Wakes every waiting thread. Returns how many threads were in the
+    /// wait, as parking_lot's returns how many it woke: each returns from
+    /// its wait (one whose timeout is already passing counts). Costs one
+    /// load when no thread waits; else one atomic increment, plus a
+    /// `futex_wake` system call only if a waiter sleeps in the kernel.
+    ///
+    /// # Examples
+    /// ```
+    /// use waitwise::{Condvar, Mutex};
+    ///
+    /// let (m, cv) = (Mutex::new(false), Condvar::new());
+    /// assert_eq!(cv.notify_all(), 0);
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..2 {
+    ///         s.spawn(|| cv.wait_while(&mut m.lock(), |go| !*go));
+    ///     }
+    ///     loop {
+    ///         // Waiters enter under the mutex: holding it, we see both
+    ///         // in the wait or wait for them.
+    ///         let mut go = m.lock();
+    ///         if cv.waiters() == 2 {
+    ///             *go = true;
+    ///             assert_eq!(cv.notify_all(), 2);
+    ///             break;
+    ///         }
+    ///     }
+    /// });
+    /// ```
     #[inline]
-    pub fn notify_all(&self) {
-        self.cond_seq().notify_all();
+    pub fn notify_all(&self) -> usize {
+        let cond_seq = self.cond_seq();
+        let waiting = cond_seq.waiters();
+        if waiting != 0 {
+            cond_seq.bump().wake_all();
+        }
+        waiting as usize
+    }
+
+    /// The threads in a wait now (a snapshot; exact for a caller holding
+    /// the mutex, as far as threads that wait for that holder's notify go).
+    pub fn waiters(&self) -> u32 {
+        self.cond_seq().waiters()
     }
 }
 
@@ -719,10 +776,8 @@ impl Default for Condvar {
 /// and the policy by name.
 impl fmt::Debug for Condvar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Relaxed: a snapshot for display that orders nothing.
-        let waiters = self.waiters.value().load(Ordering::Relaxed) & !DESTROYING;
         f.debug_struct("Condvar")
-            .field("waiters", &waiters)
+            .field("waiters", &self.waiters())
             .field("policy", &format_args!("{}", self.policy().name()))
             .finish()
     }
@@ -862,11 +917,81 @@ mod tests {
         assert!(cv.wait_timeout(&mut m2.lock(), Duration::ZERO).timed_out());
     }
 
+    /// parking_lot's `condvar::tests::notify_one_return_true`.
+    #[test]
+    fn notify_one_return_true_like_parking_lot() {
+        let m = Arc::new(crate::Mutex::new(()));
+        let m2 = m.clone();
+        let c = Arc::new(Condvar::new());
+        let c2 = c.clone();
+
+        let mut g = m.lock();
+        let t = std::thread::spawn(move || {
+            let _g = m2.lock();
+            assert!(c2.notify_one());
+        });
+        c.wait(&mut g);
+        drop(g);
+        t.join().unwrap();
+    }
+
+    /// parking_lot's `condvar::tests::notify_one_return_false`.
+    #[test]
+    fn notify_one_return_false_like_parking_lot() {
+        let m = Arc::new(crate::Mutex::new(()));
+        let c = Arc::new(Condvar::new());
+
+        let t = std::thread::spawn(move || {
+            let _g = m.lock();
+            assert!(!c.notify_one());
+        });
+        t.join().unwrap();
+    }
+
+    /// parking_lot's `condvar::tests::notify_all_return`.
+    #[test]
+    fn notify_all_return_like_parking_lot() {
+        const N: usize = 10;
+
+        let data = Arc::new((crate::Mutex::new(0), Condvar::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..N {
+            let data = data.clone();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let (lock, cond) = &*data;
+                let mut cnt = lock.lock();
+                *cnt += 1;
+                if *cnt == N {
+                    tx.send(()).unwrap();
+                }
+                while *cnt != 0 {
+                    cond.wait(&mut cnt);
+                }
+                tx.send(()).unwrap();
+            });
+        }
+        drop(tx);
+
+        let (lock, cond) = &*data;
+        rx.recv().unwrap();
+        let mut cnt = lock.lock();
+        *cnt = 0;
+        assert_eq!(cond.notify_all(), N);
+        drop(cnt);
+
+        for _ in 0..N {
+            rx.recv().unwrap();
+        }
+
+        assert_eq!(cond.notify_all(), 0);
+    }
+
     #[test]
     fn notify_without_waiters_makes_no_syscall() {
         let cv = Condvar::new();
-        cv.notify_one();
-        cv.notify_all();
+        assert!(!cv.notify_one());
+        assert_eq!(cv.notify_all(), 0);
         assert!(!cv.seq.has_sleepers());
         // No waiter: the sequence did not even move.
         assert_eq!(cv.seq.value().load(Ordering::SeqCst), 0);
