@@ -236,7 +236,8 @@ pub type RwLock<T> = lock_api::RwLock<RawRwLock, T>;
 /// });
 /// ```
 pub type RwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawRwLock, T>;
-/// Exclusive guard of [`RwLock`].
+/// Exclusive guard of [`RwLock`]. `RwLockWriteGuard::downgrade` turns it
+/// into a read guard without letting a writer in between.
 pub type RwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawRwLock, T>;
 
 #[cfg(all(test, not(loom)))]
@@ -294,6 +295,44 @@ mod tests {
         let w = l.write();
         assert!(format!("{raw:?}").contains("write_locked: true, readers: 0"));
         drop(w);
+    }
+
+    /// parking_lot's `rwlock::tests::test_rwlock_downgrade`.
+    #[test]
+    fn test_rwlock_downgrade_like_parking_lot() {
+        let x = std::sync::Arc::new(RwLock::new(0));
+        let mut handles = Vec::new();
+        for _ in 0..8 {
+            let x = x.clone();
+            handles.push(std::thread::spawn(move || {
+                for _ in 0..100 {
+                    let mut writer = x.write();
+                    *writer += 1;
+                    let cur_val = *writer;
+                    let reader = RwLockWriteGuard::downgrade(writer);
+                    assert_eq!(cur_val, *reader);
+                }
+            }));
+        }
+        for handle in handles {
+            handle.join().unwrap()
+        }
+        assert_eq!(*x.read(), 800);
+    }
+
+    #[test]
+    fn a_downgraded_guard_lets_a_waiting_reader_in() {
+        let l = RwLock::from_raw(RawRwLock::with_options(blocking()), 0);
+        let mut w = l.write();
+        std::thread::scope(|s| {
+            let reader = s.spawn(|| *l.read());
+            *w = 5;
+            let r = RwLockWriteGuard::downgrade(w);
+            // The reader gets in while the downgraded guard is held.
+            assert_eq!(reader.join().unwrap(), 5);
+            assert_eq!(*r, 5);
+        });
+        assert!(!l.is_locked());
     }
 
     #[test]
