@@ -26,6 +26,7 @@
 
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// No value, nobody initializing.
@@ -57,6 +58,11 @@ pub struct ForkSafeOnce<T> {
 // (shared references), so sharing needs `T: Sync`, and a value created on
 // one thread and used on others needs `T: Send`.
 unsafe impl<T: Send + Sync> Sync for ForkSafeOnce<T> {}
+
+// As `std::sync::OnceLock`: an initializer that unwinds leaves the cell
+// empty (the next caller runs its own), so a panic never exposes a value
+// half written; a written value is reached only through `&T`.
+impl<T: RefUnwindSafe + UnwindSafe> RefUnwindSafe for ForkSafeOnce<T> {}
 
 impl<T> Default for ForkSafeOnce<T> {
     fn default() -> Self {
@@ -202,6 +208,12 @@ mod tests {
         assert!(r.is_err());
         assert_eq!(cell.get(), None);
         assert_eq!(*cell.get_or_init(|| 3), 3);
+    }
+
+    #[test]
+    fn is_unwind_safe_like_once_lock() {
+        fn ref_unwind_safe<T: RefUnwindSafe + UnwindSafe>() {}
+        ref_unwind_safe::<ForkSafeOnce<u32>>();
     }
 
     #[test]

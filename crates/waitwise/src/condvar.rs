@@ -49,6 +49,17 @@
 //! the mutex always sees the waiter in `WAITERS` and changes `SEQ` after the
 //! waiter read it (see below).
 //!
+//! # One mutex at a time
+//!
+//! [`Condvar`] panics when a thread waits with a mutex while another is in
+//! a wait with a different one, as parking_lot's does ("attempted to use a
+//! condition variable with more than one mutex"), instead of letting the
+//! two wait for notifies made under the other mutex. It keeps the address
+//! of the mutex that the last thread to enter the wait alone used, and a
+//! thread entering beside others compares its own with it: one load per
+//! wait, and a store only when the mutex changes (`Condvar::check_mutex`).
+//! [`CondSeqRef`] does not check (its callers bring their own mutex).
+//!
 //! # Crowded waits
 //!
 //! A waiter of the default policy polls with PAUSE while the waiters
@@ -93,7 +104,7 @@ use std::fmt;
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::futex::Futex;
-use waitwise_platform::shim::Ordering;
+use waitwise_platform::shim::{AtomicUsize, Ordering};
 
 /// `WAITERS`: a destroyer sleeps on the word until the count is zero; the
 /// waiter whose decrement leaves this bit alone wakes it.
@@ -290,8 +301,15 @@ impl<'a> CondSeqRef<'a> {
     /// section, as far as the waiters it must wake are concerned).
     #[inline]
     pub fn has_waiters(self) -> bool {
+        self.waiters() != 0
+    }
+
+    /// The threads between enter and leave (a snapshot, exact as
+    /// [`CondSeqRef::has_waiters`]).
+    #[inline]
+    pub fn waiters(self) -> u32 {
         // Relaxed: ordered by the mutex (module doc, "Memory ordering").
-        self.waiters.value().load(Ordering::Relaxed) & !DESTROYING != 0
+        self.waiters.value().load(Ordering::Relaxed) & !DESTROYING
     }
 
     /// Wakes one waiter (and, spuriously, any still polling). Returns
@@ -427,6 +445,10 @@ pub struct Condvar {
     seq: WaitWord,
     /// `WAITERS` (module docs).
     waiters: Futex,
+    /// The address of the mutex that the threads in the wait use, as the
+    /// last one to enter it alone recorded it (0 before the first wait):
+    /// [`Condvar::check_mutex`].
+    mutex: AtomicUsize,
     waits: LazyWaits,
 }
 
@@ -455,6 +477,7 @@ impl Condvar {
             Self {
                 seq: WaitWord::new(0),
                 waiters: Futex::new(0),
+                mutex: AtomicUsize::new(0),
                 waits: LazyWaits::new(options, SyncKind::ProducerConsumer),
             }
         }
@@ -498,6 +521,33 @@ impl Condvar {
     /// }
     /// assert_eq!(queue.pop(), Some(7));
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// If another thread is in a wait on this condition variable with a
+    /// different mutex (as parking_lot's; such a wait would never be
+    /// notified under the right mutex). A thread is in the wait from its
+    /// call until the call returns; the check may miss two such threads
+    /// entering at the same instant. Every wait method checks.
+    ///
+    /// ```
+    /// use std::panic::{catch_unwind, AssertUnwindSafe};
+    /// use waitwise::{condvar::Condvar, Mutex};
+    ///
+    /// let (m1, m2, cv) = (Mutex::new(false), Mutex::new(()), Condvar::new());
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let mut waiting = m1.lock();
+    ///         *waiting = true;
+    ///         cv.wait_while(&mut waiting, |waiting| *waiting);
+    ///     });
+    ///     while !*m1.lock() {} // the waiter is in its wait with `m1`
+    ///     let misuse = catch_unwind(AssertUnwindSafe(|| cv.wait(&mut m2.lock())));
+    ///     assert!(misuse.is_err());
+    ///     *m1.lock() = false;
+    ///     cv.notify_all();
+    /// });
+    /// ```
     pub fn wait<R: RawMutex, T: ?Sized>(&self, guard: &mut MutexGuard<'_, R, T>) {
         self.wait_deadline(guard, Deadline::NEVER);
     }
@@ -539,6 +589,10 @@ impl Condvar {
     }
 
     /// Like [`Condvar::wait`], but gives up at `deadline`.
+    ///
+    /// # Panics
+    ///
+    /// As [`Condvar::wait`], when used with two mutexes at once.
     pub fn wait_deadline<R: RawMutex, T: ?Sized>(
         &self,
         guard: &mut MutexGuard<'_, R, T>,
@@ -546,6 +600,13 @@ impl Condvar {
     ) -> WaitTimeoutResult {
         let cond_seq = self.cond_seq();
         let ticket = cond_seq.enter();
+        let mutex = (MutexGuard::mutex(guard) as *const lock_api::Mutex<R, T>)
+            .cast::<()>()
+            .addr();
+        if !self.check_mutex(mutex, ticket) {
+            cond_seq.leave();
+            panic!("attempted to use a condition variable with more than one mutex");
+        }
         let profiler = self.waits.profiler();
         let start = profiler.start();
         // The waiters and a notifier (crowding's threads of the wait).
@@ -606,21 +667,102 @@ impl Condvar {
         WaitTimeoutResult::Woken
     }
 
-    /// Wakes one waiting thread (and, spuriously, any that are still
-    /// polling). Costs one load when no thread waits; else one atomic
-    /// increment, plus a `futex_wake` system call only if a waiter sleeps
-    /// in the kernel.
+    /// Whether `mutex` (an address) is the mutex of the threads in the
+    /// wait that `ticket` entered; records it when this thread entered the
+    /// wait alone. The check behind [`Condvar::wait`]'s panic.
+    ///
+    /// A thread counts as in the wait from its call until its wait
+    /// returns, as POSIX binds a condition variable to a mutex, so a
+    /// thread notified with one mutex and still on its way out also
+    /// counts (parking_lot forgets a waiter once it is notified).
+    ///
+    /// No false alarm: threads of one mutex enter the wait one at a time
+    /// under it, so each sees the address recorded by the one before, and
+    /// the address changes only when a thread enters alone or when threads
+    /// of two mutexes are in the wait at once. A misuse whose threads
+    /// enter at the same time may go unseen (nothing orders them).
+    ///
+    /// Relaxed, both accesses: a diagnostic that orders nothing; between
+    /// threads of one mutex, the mutex orders them (above).
     #[inline]
-    pub fn notify_one(&self) {
-        self.cond_seq().notify_one();
+    fn check_mutex(&self, mutex: usize, ticket: WaitTicket) -> bool {
+        let recorded = self.mutex.load(Ordering::Relaxed);
+        if recorded == mutex {
+            return true;
+        }
+        if ticket.waiters() == 1 {
+            // Alone in the wait: what is recorded is an earlier wait's.
+            self.mutex.store(mutex, Ordering::Relaxed);
+            return true;
+        }
+        false
     }
 
-    /// Wakes every waiting thread. Costs one load when no thread waits;
-    /// else one atomic increment, plus a `futex_wake` system call only if
-    /// a waiter sleeps in the kernel.
+    /// Wakes one waiting thread (and, spuriously, any that are still
+    /// polling). Returns whether a thread was in the wait, as
+    /// parking_lot's returns whether it woke one: then at least one
+    /// returns from its wait (one whose timeout is already passing counts).
+    /// Costs one load when no thread waits; else one atomic increment,
+    /// plus a `futex_wake` system call only if a waiter sleeps in the
+    /// kernel.
+    ///
+    /// # Examples
+    /// ```
+    /// let cv = waitwise::Condvar::new();
+    /// assert!(!cv.notify_one()); // nobody waits
+    /// ```
     #[inline]
-    pub fn notify_all(&self) {
-        self.cond_seq().notify_all();
+    pub fn notify_one(&self) -> bool {
+        let cond_seq = self.cond_seq();
+        let waiting = cond_seq.waiters() != 0;
+        if waiting {
+            cond_seq.bump().wake_one();
+        }
+        waiting
+    }
+
+    /// Wakes every waiting thread. Returns how many threads were in the
+    /// wait, as parking_lot's returns how many it woke: each returns from
+    /// its wait (one whose timeout is already passing counts). Costs one
+    /// load when no thread waits; else one atomic increment, plus a
+    /// `futex_wake` system call only if a waiter sleeps in the kernel.
+    ///
+    /// # Examples
+    /// ```
+    /// use waitwise::{Condvar, Mutex};
+    ///
+    /// let (m, cv) = (Mutex::new(false), Condvar::new());
+    /// assert_eq!(cv.notify_all(), 0);
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..2 {
+    ///         s.spawn(|| cv.wait_while(&mut m.lock(), |go| !*go));
+    ///     }
+    ///     loop {
+    ///         // Waiters enter under the mutex: holding it, we see both
+    ///         // in the wait or wait for them.
+    ///         let mut go = m.lock();
+    ///         if cv.waiters() == 2 {
+    ///             *go = true;
+    ///             assert_eq!(cv.notify_all(), 2);
+    ///             break;
+    ///         }
+    ///     }
+    /// });
+    /// ```
+    #[inline]
+    pub fn notify_all(&self) -> usize {
+        let cond_seq = self.cond_seq();
+        let waiting = cond_seq.waiters();
+        if waiting != 0 {
+            cond_seq.bump().wake_all();
+        }
+        waiting as usize
+    }
+
+    /// The threads in a wait now (a snapshot; exact for a caller holding
+    /// the mutex, as far as threads that wait for that holder's notify go).
+    pub fn waiters(&self) -> u32 {
+        self.cond_seq().waiters()
     }
 }
 
@@ -634,10 +776,8 @@ impl Default for Condvar {
 /// and the policy by name.
 impl fmt::Debug for Condvar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Relaxed: a snapshot for display that orders nothing.
-        let waiters = self.waiters.value().load(Ordering::Relaxed) & !DESTROYING;
         f.debug_struct("Condvar")
-            .field("waiters", &waiters)
+            .field("waiters", &self.waiters())
             .field("policy", &format_args!("{}", self.policy().name()))
             .finish()
     }
@@ -694,11 +834,164 @@ mod tests {
         assert_eq!(cv.waits.policy_for_threads(allowed_cpus() + 1), explicit);
     }
 
+    /// parking_lot's `condvar::tests::two_mutexes`: a wait with a second
+    /// mutex while a thread waits with the first panics (instead of
+    /// waiting forever).
+    #[test]
+    #[should_panic(expected = "more than one mutex")]
+    fn two_mutexes_panics_like_parking_lot() {
+        let m = Arc::new(crate::Mutex::new(()));
+        let m2 = m.clone();
+        let m3 = Arc::new(crate::Mutex::new(()));
+        let c = Arc::new(Condvar::new());
+        let c2 = c.clone();
+
+        // Lets the waiter go when the test panics.
+        struct PanicGuard<'a>(&'a Condvar);
+        impl Drop for PanicGuard<'_> {
+            fn drop(&mut self) {
+                self.0.notify_one();
+            }
+        }
+
+        let (tx, rx) = std::sync::mpsc::channel();
+        let g = m.lock();
+        let _t = std::thread::spawn(move || {
+            let mut g = m2.lock();
+            tx.send(()).unwrap();
+            c2.wait(&mut g);
+        });
+        drop(g);
+        rx.recv().unwrap();
+        let _g = m.lock();
+        let _guard = PanicGuard(&c);
+        c.wait(&mut m3.lock());
+    }
+
+    /// parking_lot's `condvar::tests::two_mutexes_disjoint`: a second
+    /// mutex once the first one's waits have returned is fine.
+    #[test]
+    fn two_mutexes_disjoint_like_parking_lot() {
+        let m = Arc::new(crate::Mutex::new(()));
+        let m2 = m.clone();
+        let m3 = Arc::new(crate::Mutex::new(()));
+        let c = Arc::new(Condvar::new());
+        let c2 = c.clone();
+
+        let mut g = m.lock();
+        let t = std::thread::spawn(move || {
+            let _g = m2.lock();
+            c2.notify_one();
+        });
+        c.wait(&mut g);
+        drop(g);
+
+        let _ = c.wait_timeout(&mut m3.lock(), Duration::from_millis(1));
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn a_mutex_misuse_leaves_the_wait_and_the_mutex_usable() {
+        let (m1, m2) = (crate::Mutex::new(false), crate::Mutex::new(()));
+        let cv = Condvar::new();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut waiting = m1.lock();
+                *waiting = true;
+                cv.wait_while(&mut waiting, |waiting| *waiting);
+            });
+            while !*m1.lock() {
+                std::thread::yield_now();
+            }
+            let misuse = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                cv.wait(&mut m2.lock());
+            }));
+            assert!(misuse.is_err());
+            // The panicking thread left the wait: one waiter is counted.
+            assert_eq!(cv.waiters.value().load(Ordering::Relaxed), 1);
+            assert!(!m2.is_locked());
+            *m1.lock() = false;
+            cv.notify_all();
+        });
+        // Once every wait returned, another mutex may be used.
+        assert!(cv.wait_timeout(&mut m2.lock(), Duration::ZERO).timed_out());
+    }
+
+    /// parking_lot's `condvar::tests::notify_one_return_true`.
+    #[test]
+    fn notify_one_return_true_like_parking_lot() {
+        let m = Arc::new(crate::Mutex::new(()));
+        let m2 = m.clone();
+        let c = Arc::new(Condvar::new());
+        let c2 = c.clone();
+
+        let mut g = m.lock();
+        let t = std::thread::spawn(move || {
+            let _g = m2.lock();
+            assert!(c2.notify_one());
+        });
+        c.wait(&mut g);
+        drop(g);
+        t.join().unwrap();
+    }
+
+    /// parking_lot's `condvar::tests::notify_one_return_false`.
+    #[test]
+    fn notify_one_return_false_like_parking_lot() {
+        let m = Arc::new(crate::Mutex::new(()));
+        let c = Arc::new(Condvar::new());
+
+        let t = std::thread::spawn(move || {
+            let _g = m.lock();
+            assert!(!c.notify_one());
+        });
+        t.join().unwrap();
+    }
+
+    /// parking_lot's `condvar::tests::notify_all_return`.
+    #[test]
+    fn notify_all_return_like_parking_lot() {
+        const N: usize = 10;
+
+        let data = Arc::new((crate::Mutex::new(0), Condvar::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..N {
+            let data = data.clone();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let (lock, cond) = &*data;
+                let mut cnt = lock.lock();
+                *cnt += 1;
+                if *cnt == N {
+                    tx.send(()).unwrap();
+                }
+                while *cnt != 0 {
+                    cond.wait(&mut cnt);
+                }
+                tx.send(()).unwrap();
+            });
+        }
+        drop(tx);
+
+        let (lock, cond) = &*data;
+        rx.recv().unwrap();
+        let mut cnt = lock.lock();
+        *cnt = 0;
+        assert_eq!(cond.notify_all(), N);
+        drop(cnt);
+
+        for _ in 0..N {
+            rx.recv().unwrap();
+        }
+
+        assert_eq!(cond.notify_all(), 0);
+    }
+
     #[test]
     fn notify_without_waiters_makes_no_syscall() {
         let cv = Condvar::new();
-        cv.notify_one();
-        cv.notify_all();
+        assert!(!cv.notify_one());
+        assert_eq!(cv.notify_all(), 0);
         assert!(!cv.seq.has_sleepers());
         // No waiter: the sequence did not even move.
         assert_eq!(cv.seq.value().load(Ordering::SeqCst), 0);

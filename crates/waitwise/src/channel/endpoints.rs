@@ -16,6 +16,10 @@
 //! what is left before they report [`RecvError`]; senders fail at once and
 //! get their value back. The last receiver also drops the values left in
 //! the ring, so their destructors run without waiting for the senders.
+//! If one of those destructors panics, the panic propagates out of that
+//! receiver's drop, once, and the values after it are leaked, as
+//! crossbeam-channel's are: dropping them while the panic unwinds would
+//! abort the process at the next destructor that panics.
 //! An operation that fails because of the disconnection sees everything the
 //! other side's threads did before they dropped their endpoints: the
 //! endpoint counts gather it into the thread that drops the last one, and
@@ -37,6 +41,7 @@ use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind};
 use crate::profile::{Profiler, WaitProfile};
 use std::fmt;
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::shim::{Arc, AtomicUsize, Ordering};
@@ -223,7 +228,9 @@ impl<T> Shared<T> {
 /// channel disconnects when the last clone is dropped.
 ///
 /// `Send` and `Sync` when `T: Send`: values move between threads, they are
-/// never shared.
+/// never shared. `UnwindSafe` and `RefUnwindSafe` for every `T`, as
+/// crossbeam-channel's and std's: a panic never leaves the channel half
+/// changed.
 ///
 /// # Examples
 /// ```
@@ -242,7 +249,8 @@ pub struct Sender<T> {
 /// (each value goes to exactly one of them); the channel disconnects when
 /// the last clone is dropped.
 ///
-/// `Send` and `Sync` when `T: Send`.
+/// `Send` and `Sync` when `T: Send`; `UnwindSafe` and `RefUnwindSafe`, as
+/// [`Sender`].
 ///
 /// # Examples
 /// ```
@@ -532,12 +540,22 @@ impl<T> Drop for Receiver<T> {
         // AcqRel: see the module's memory-ordering paragraph.
         if self.shared.receivers.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.shared.ring.disconnect();
-            // Nobody can receive any more: drop what is left now. Pushes
-            // fail from the disconnect on, so this ends.
-            while self.shared.ring.try_pop().is_ok() {}
+            // Nobody can receive any more: drop what is left now (leaking
+            // the rest if a destructor panics; module docs).
+            self.shared.ring.drop_remaining();
         }
     }
 }
+
+// Unwind safety, as crossbeam-channel's and std's channel ends: no
+// operation runs user code while the ring is between states (a value
+// moves in or out whole; the only user code is a value's destructor, run
+// after it left the ring), so a panic caught around an endpoint's use
+// leaves the channel consistent, whatever `T` is.
+impl<T> UnwindSafe for Sender<T> {}
+impl<T> RefUnwindSafe for Sender<T> {}
+impl<T> UnwindSafe for Receiver<T> {}
+impl<T> RefUnwindSafe for Receiver<T> {}
 
 /// What a user can act on: how full the channel is and whether the other
 /// side is gone (a snapshot). The values themselves are not shown (`T`

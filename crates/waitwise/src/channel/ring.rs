@@ -403,6 +403,30 @@ impl<T> Ring<T> {
         tail & self.mark_bit == 0
     }
 
+    /// Pops and drops every value left; call it after [`Ring::disconnect`]
+    /// (pushes fail from then on, so it ends). When a value's destructor
+    /// panics, the values after it are popped and leaked instead, and the
+    /// panic goes on: dropping them while it unwinds would abort the
+    /// process at the next destructor that panics (crossbeam-channel's
+    /// array flavor leaks them too).
+    pub(crate) fn drop_remaining(&self) {
+        /// Pops and forgets what is left when dropped, which happens only
+        /// while a destructor's panic unwinds.
+        struct LeakRest<'a, T>(&'a Ring<T>);
+        impl<T> Drop for LeakRest<'_, T> {
+            fn drop(&mut self) {
+                while let Ok(value) = self.0.try_pop() {
+                    std::mem::forget(value);
+                }
+            }
+        }
+        let leak_rest = LeakRest(self);
+        while let Ok(value) = self.try_pop() {
+            drop(value);
+        }
+        std::mem::forget(leak_rest);
+    }
+
     /// Whether the ring is disconnected.
     #[inline]
     pub(crate) fn is_disconnected(&self) -> bool {
@@ -447,6 +471,10 @@ impl<T> Drop for Ring<T> {
         let head = self.head.value().load(Ordering::Relaxed);
         let tail = self.tail.value().load(Ordering::Relaxed);
         let first = (head & (self.mark_bit - 1)) as usize;
+        // A destructor that panics ends the loop: the values after it are
+        // leaked (the slots are `MaybeUninit`), as in `drop_remaining`. The
+        // channel's last receiver empties the ring with `drop_remaining`,
+        // so this loop finds values only in a ring used on its own.
         for i in 0..self.len_between(head, tail) {
             let index = (first + i) % self.cap;
             // SAFETY: every position in [head, tail) was pushed and not

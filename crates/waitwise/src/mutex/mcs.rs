@@ -178,12 +178,18 @@ fn beat_tag(node: &McsNode) -> u32 {
 /// let m = waitwise::mutex::McsMutex::new(0);
 /// send(m.lock());
 /// ```
+///
+/// `Sync`, as std's and parking_lot's guards: a shared `McsGuard` gives
+/// access to nothing (the node is private and only `unlock`, which takes
+/// the guard by value, uses it), so an
+/// [`McsMutexGuard`](super::McsMutexGuard) is `Sync` whenever the data is.
 #[derive(Debug)]
 pub struct McsGuard {
     node: &'static McsNode,
     /// Not `Send`: the thread that locked unlocks (and takes its node back
     /// to its own free list), as with std's and parking_lot's guards.
-    not_send: PhantomData<*const ()>,
+    /// `Sync` (lock_api's `GuardNoSend` is `!Send + Sync`).
+    not_send: PhantomData<lock_api::GuardNoSend>,
 }
 
 /// Node free lists: per thread, spilling into a global list at thread exit.

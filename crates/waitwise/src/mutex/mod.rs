@@ -100,6 +100,30 @@
 //! queues for it again, so the new holder runs a batch alone; the queue
 //! order itself stays FIFO among running waiters.
 //!
+//! # Unwind safety
+//!
+//! A panic in a critical section unlocks the lock (the guard's drop) and
+//! poisons nothing, as with parking_lot. The raw locks are `UnwindSafe`
+//! and `RefUnwindSafe`; [`Mutex<T>`], [`RwLock<T>`] and the FIFO mutexes
+//! are `UnwindSafe` when `T` is, but not `RefUnwindSafe`, as parking_lot's
+//! and unlike std's: their data's `UnsafeCell` lies inside `lock_api`'s
+//! type, and only `lock_api` could declare it. (std declares it because
+//! it poisons: a thread that sees the data a panic left half changed is
+//! told so. Here the data stays as the panic left it.) A closure given
+//! to `catch_unwind` that borrows one states that it accepts this:
+//!
+//! ```
+//! use std::panic::{catch_unwind, AssertUnwindSafe};
+//!
+//! let m = waitwise::Mutex::new(vec![1]);
+//! let r = catch_unwind(AssertUnwindSafe(|| {
+//!     m.lock().push(2);
+//!     panic!("after the push");
+//! }));
+//! assert!(r.is_err());
+//! assert_eq!(*m.lock(), [1, 2]); // unlocked, not poisoned
+//! ```
+//!
 //! # Loom
 //!
 //! `lock_api` needs `const INIT`, and loom's atomics are not `const`: under
@@ -212,7 +236,8 @@ pub type RwLock<T> = lock_api::RwLock<RawRwLock, T>;
 /// });
 /// ```
 pub type RwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawRwLock, T>;
-/// Exclusive guard of [`RwLock`].
+/// Exclusive guard of [`RwLock`]. `RwLockWriteGuard::downgrade` turns it
+/// into a read guard without letting a writer in between.
 pub type RwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawRwLock, T>;
 
 #[cfg(all(test, not(loom)))]
@@ -270,6 +295,44 @@ mod tests {
         let w = l.write();
         assert!(format!("{raw:?}").contains("write_locked: true, readers: 0"));
         drop(w);
+    }
+
+    /// parking_lot's `rwlock::tests::test_rwlock_downgrade`.
+    #[test]
+    fn test_rwlock_downgrade_like_parking_lot() {
+        let x = std::sync::Arc::new(RwLock::new(0));
+        let mut handles = Vec::new();
+        for _ in 0..8 {
+            let x = x.clone();
+            handles.push(std::thread::spawn(move || {
+                for _ in 0..100 {
+                    let mut writer = x.write();
+                    *writer += 1;
+                    let cur_val = *writer;
+                    let reader = RwLockWriteGuard::downgrade(writer);
+                    assert_eq!(cur_val, *reader);
+                }
+            }));
+        }
+        for handle in handles {
+            handle.join().unwrap()
+        }
+        assert_eq!(*x.read(), 800);
+    }
+
+    #[test]
+    fn a_downgraded_guard_lets_a_waiting_reader_in() {
+        let l = RwLock::from_raw(RawRwLock::with_options(blocking()), 0);
+        let mut w = l.write();
+        std::thread::scope(|s| {
+            let reader = s.spawn(|| *l.read());
+            *w = 5;
+            let r = RwLockWriteGuard::downgrade(w);
+            // The reader gets in while the downgraded guard is held.
+            assert_eq!(reader.join().unwrap(), 5);
+            assert_eq!(*r, 5);
+        });
+        assert!(!l.is_locked());
     }
 
     #[test]

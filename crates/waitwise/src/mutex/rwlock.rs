@@ -57,6 +57,8 @@
 //! - write unlock: `- WRITE_LOCKED`, and `READERS_WAITING => READ_TURN` if
 //!   writers wait (the bit is cleared either way), `SLEEPING` cleared;
 //!   wake the sleepers if it was set (below, "Who sleeps").
+//! - downgrade: the write unlock with `readers + 1` in the same CAS (the
+//!   writer now holds a read lock; no writer gets in between).
 //! - a waiter about to sleep: `=> | SLEEPING` (unless set already), then
 //!   sleep on the wake epoch.
 //! - a waiting writer beaten to the lock by writers in
@@ -861,18 +863,43 @@ impl RawRwLock {
     /// The caller holds the write lock of this lock.
     #[inline]
     pub unsafe fn unlock_exclusive(&self) {
+        self.release_write(0);
+    }
+
+    /// Turns the write lock into a read lock without letting a writer in
+    /// between (lock_api's `RwLockWriteGuard::downgrade`): the write
+    /// unlock with this thread counted as a reader in the same CAS.
+    /// Waiting readers get in beside it (ahead of waiting writers, with a
+    /// readers' turn, as after a write unlock; if this thread is the first
+    /// reader out, it ends the turn, as any first reader out does).
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the write lock of this lock; afterwards it holds a
+    /// read lock instead, which it releases with `unlock_shared`.
+    #[inline]
+    pub unsafe fn downgrade(&self) {
+        self.release_write(READER);
+    }
+
+    /// The write unlock, adding `readers` (0 or [`READER`]) to the readers
+    /// in the same CAS.
+    #[inline]
+    fn release_write(&self, readers_after: u32) {
         let w = self.words.state.value();
-        // WRITE_LOCKED => 0 (waiting-writer count kept); READERS_WAITING
-        // => READ_TURN while writers wait (else readers may enter anyway).
-        // The first guess is this writer alone, not a load (module doc,
-        // "The first guess"); a CAS failure (Relaxed) gives the next.
+        // WRITE_LOCKED => readers_after (waiting-writer count kept; no
+        // reader holds a write-locked lock, so the count has room);
+        // READERS_WAITING => READ_TURN while writers wait (else readers may
+        // enter anyway). The first guess is this writer alone, not a load
+        // (module doc, "The first guess"); a CAS failure (Relaxed) gives
+        // the next.
         let mut s = WRITE_LOCKED;
         loop {
             debug_assert!(
-                write_locked(s),
-                "unlock_exclusive of an unwritten RwLock: {s:#x}"
+                write_locked(s) && readers(s) == 0,
+                "write unlock of an unwritten RwLock: {s:#x}"
             );
-            let mut next = (s - WRITE_LOCKED) & !SLEEPING;
+            let mut next = (s - WRITE_LOCKED + readers_after) & !SLEEPING;
             if next & READERS_WAITING != 0 {
                 next &= !READERS_WAITING;
                 if writers_waiting(next) > 0 {
@@ -994,6 +1021,19 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
     #[inline]
     fn is_locked_exclusive(&self) -> bool {
         RawRwLock::is_locked_exclusive(self)
+    }
+}
+
+// SAFETY: `downgrade` moves the state from WRITE_LOCKED with no readers to
+// one reader in one SeqCst CAS: no writer can enter in between (it needs
+// `readers == 0 && !WRITE_LOCKED`), and readers enter only after it.
+#[cfg(not(loom))]
+unsafe impl lock_api::RawRwLockDowngrade for RawRwLock {
+    #[inline]
+    unsafe fn downgrade(&self, _guard: Self::ExclusiveGuard) -> Self::SharedGuard {
+        // SAFETY: forwarded from the caller.
+        unsafe { RawRwLock::downgrade(self) };
+        lock_api::GuardNoSend::new()
     }
 }
 

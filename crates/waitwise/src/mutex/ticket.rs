@@ -209,6 +209,10 @@ enum Turn {
 
 /// The ticket held by a [`RawTicketMutex`] acquisition. Not `Send`: the
 /// thread that locked unlocks, as with std's and parking_lot's guards.
+/// `Sync`, as theirs: a shared `TicketGuard` gives access to nothing (the
+/// ticket is private and only `unlock`, which takes the guard by value,
+/// reads it), so a [`TicketMutexGuard`](super::TicketMutexGuard) is `Sync`
+/// whenever the data is.
 ///
 /// ```compile_fail,E0277
 /// fn send<T: Send>(_: T) {}
@@ -218,7 +222,8 @@ enum Turn {
 #[derive(Debug)]
 pub struct TicketGuard {
     ticket: u32,
-    not_send: PhantomData<*const ()>,
+    /// `!Send + Sync` (lock_api's `GuardNoSend` is `Sync`).
+    not_send: PhantomData<lock_api::GuardNoSend>,
 }
 
 impl RawTicketMutex {
