@@ -30,7 +30,7 @@
 //! # Comparison
 //!
 //! waitwise against the peer with the highest median throughput in the
-//! cell ([`compare`]): every figure as the median over rounds of the two
+//! cell ([`mod@compare`]): every figure as the median over rounds of the two
 //! runs' ratio in the same round, the throughput ratio with its 95%
 //! interval (order statistics). A cell meets the targets when throughput
 //! is at least [`compare::TARGET_THROUGHPUT_AT_LEAST`] of the best peer's,

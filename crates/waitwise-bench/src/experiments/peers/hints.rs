@@ -7,11 +7,11 @@ use std::time::Instant;
 
 /// Hints timed per calibration pass. Guessed: a few ms at 10-150 ns a
 /// hint, long enough that the clock's resolution does not matter.
-const CALIBRATION_HINTS: u32 = 100_000;
+pub const CALIBRATION_HINTS: u32 = 100_000;
 
 /// Calibration passes; the fastest is kept (a pass the scheduler
 /// interrupted runs slow, never fast).
-const CALIBRATION_PASSES: usize = 3;
+pub const CALIBRATION_PASSES: usize = 3;
 
 /// The cost of one spin-loop hint on this machine.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

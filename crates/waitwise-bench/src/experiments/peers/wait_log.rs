@@ -8,7 +8,7 @@ use waitwise_platform::clock::{cycle_clock, CycleClock};
 /// Sub-buckets per power of two, as a power of two: 8 buckets per
 /// doubling, so a quantile read from the histogram is within 12.5% of
 /// the sample's value.
-const SUB_BUCKET_BITS: u32 = 3;
+pub const SUB_BUCKET_BITS: u32 = 3;
 /// Sub-buckets per power of two.
 const SUB_BUCKETS: u64 = 1 << SUB_BUCKET_BITS;
 /// Buckets for every `u64`: the exact values below `2 * SUB_BUCKETS`,
