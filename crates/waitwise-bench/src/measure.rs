@@ -14,8 +14,10 @@ use waitwise_platform::thread::thread_cpu_time;
 pub struct Timing {
     /// In nanoseconds.
     pub ns: Summary,
-    /// In clock ticks (TSC cycles when the clock is the TSC; equal to `ns`
-    /// on the monotonic fallback).
+    /// In TSC cycles: `ns` at the TSC's rate. The cycle clock counts
+    /// nanoseconds (it scales the TSC when it reads it), so cycles are
+    /// converted back with the rate; on the monotonic fallback, where no
+    /// TSC rate is known, equal to `ns` ([`clock_name`] says which).
     pub cycles: Summary,
 }
 
@@ -25,15 +27,22 @@ pub struct Timing {
 pub fn timing_from_ticks(ticks: &[u64]) -> Option<Timing> {
     let clock = cycle_clock();
     let overhead = clock.read_overhead_ticks();
-    let cycles: Vec<f64> = ticks
+    let intervals: Vec<f64> = ticks
         .iter()
         .map(|&t| t.saturating_sub(overhead) as f64)
         .collect();
-    let c = summarize_trimmed(&cycles)?;
-    Some(Timing {
-        ns: c.scaled(1.0 / (clock.hz() as f64 / 1e9)),
-        cycles: c,
-    })
+    let ns = summarize_trimmed(&intervals)?.scaled(1e9 / clock.hz() as f64);
+    Some(timing_from_ns(ns, clock.tsc_hz()))
+}
+
+/// A timing from its nanosecond summary: cycles at `tsc_hz`, or the same
+/// figures when no TSC rate is known.
+pub fn timing_from_ns(ns: Summary, tsc_hz: Option<u64>) -> Timing {
+    let cycles_per_ns = tsc_hz.map_or(1.0, |hz| hz as f64 / 1e9);
+    Timing {
+        ns,
+        cycles: ns.scaled(cycles_per_ns),
+    }
 }
 
 /// Summarizes plain nanosecond samples (wall or CPU times measured with the
@@ -86,6 +95,28 @@ pub fn clock_name() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cycles_are_ns_at_the_tsc_rate() {
+        let ns = summarize_trimmed(&[100.0, 200.0, 300.0]).unwrap();
+        let t = timing_from_ns(ns, Some(2_596_000_000));
+        assert!((t.cycles.median - 2.596 * t.ns.median).abs() < 1e-9);
+        assert!((t.cycles.mean - 2.596 * t.ns.mean).abs() < 1e-9);
+        let no_tsc = timing_from_ns(ns, None);
+        assert_eq!(no_tsc.cycles.median, no_tsc.ns.median);
+    }
+
+    #[test]
+    fn measured_cycles_follow_this_machines_tsc_rate() {
+        let t = timing_from_ticks(&[1_000, 2_000, 3_000]).unwrap();
+        match cycle_clock().tsc_hz() {
+            Some(hz) => {
+                let rate = t.cycles.median / t.ns.median;
+                assert!((rate - hz as f64 / 1e9).abs() < 1e-6, "{rate} vs {hz} Hz");
+            }
+            None => assert_eq!(t.cycles.median, t.ns.median),
+        }
+    }
 
     #[test]
     fn cpu_share_is_a_fraction() {

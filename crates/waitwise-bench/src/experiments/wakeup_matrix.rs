@@ -993,7 +993,7 @@ impl ExperimentOutput for WakeupMatrixResult {
                 Column::new("mean_ci95", Some("ns"), "half-width of the 95% CI of the mean"),
                 Column::new("median", Some("ns"), "median wake-up latency"),
                 Column::new("median_ci95", Some("ns"), "half the width of the 95% CI of the median (order statistics)"),
-                Column::new("mean", Some("cycles"), "mean wake-up latency in clock ticks"),
+                Column::new("mean", Some("cycles"), "mean wake-up latency in TSC cycles (the ns figure at the TSC rate)"),
                 Column::new("call_median", Some("ns"), "normal setup: median time in the store and wake_one"),
                 Column::new("samples", None, "samples summarized (after trimming)"),
                 Column::new("noisy", None, "yes when the median's 95% CI is wider than 20% of the median"),
