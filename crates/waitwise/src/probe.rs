@@ -272,6 +272,7 @@ fn costs() -> Costs {
         } => Some(round_trips::RoundTrips {
             spin_ns: spin_round_trip_ns,
             futex_ns: futex_round_trip_ns,
+            cpus: None,
         }),
         _ => round_trips::measure(CALIBRATION_BUDGET),
     };

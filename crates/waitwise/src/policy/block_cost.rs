@@ -272,6 +272,7 @@ pub fn measure_block_cost_settled(repeats: usize, pause: Duration) -> Option<Blo
     Some(cost_from_round_trips(round_trips::RoundTrips {
         spin_ns: spin,
         futex_ns,
+        cpus: used.first().and_then(|m| m.cpus),
     }))
 }
 
@@ -325,6 +326,47 @@ pub mod round_trips {
         pub spin_ns: f64,
         /// Futex hand-offs, each side asleep before it is woken.
         pub futex_ns: f64,
+        /// The CPUs the measuring thread and its partner ran on when the
+        /// round trips started, where the kernel could say.
+        pub cpus: Option<(usize, usize)>,
+    }
+
+    /// The CPUs the two threads of a measurement are pinned to: the first
+    /// two this thread may use, so that a polling hand-off is one between
+    /// two running threads. Left to the scheduler, the partner thread
+    /// starts beside the thread that spawned it (a guest's scheduler
+    /// places a woken thread on its waker's CPU while the other CPU looks
+    /// preempted), and the two take turns on one CPU: a "polling" round
+    /// trip then costs two yields, tens of µs. `None` with one CPU.
+    pub fn pinned_cpus() -> Option<(usize, usize)> {
+        match waitwise_platform::affinity::allowed_cpus().ok()?.as_slice() {
+            [a, b, ..] => Some((*a, *b)),
+            _ => None,
+        }
+    }
+
+    /// Runs both hand-off kinds within `budget` and returns their medians,
+    /// the two threads pinned to [`pinned_cpus`] where there are two (the
+    /// driving side runs on a thread of its own, so the caller's affinity
+    /// is left as it was).
+    pub fn measure(budget: Duration) -> Option<RoundTrips> {
+        let Some(cpus) = pinned_cpus() else {
+            return measure_from(budget, None);
+        };
+        std::thread::Builder::new()
+            .name("waitwise-calibrate".into())
+            .spawn(move || measure_from(budget, Some(cpus)))
+            .ok()?
+            .join()
+            .ok()?
+    }
+
+    /// Pins the calling thread to `cpu`; unpinned, the round trips are
+    /// only slower.
+    fn pin_to(cpu: Option<usize>) {
+        if let Some(cpu) = cpu {
+            let _ = waitwise_platform::affinity::pin_current_thread(cpu);
+        }
     }
 
     const MODE_SPIN: u32 = 0;
@@ -335,6 +377,8 @@ pub mod round_trips {
         ping: Futex,
         pong: Futex,
         mode: AtomicU32,
+        /// The partner's CPU once it is pinned, plus one (0: not known).
+        partner_cpu: AtomicU32,
     }
 
     /// Polls `f` until it differs from `old`; yields now and then so the
@@ -367,18 +411,28 @@ pub mod round_trips {
         }
     }
 
-    /// Runs both hand-off kinds within `budget` and returns their medians.
-    pub fn measure(budget: Duration) -> Option<RoundTrips> {
+    /// [`measure`] from the calling thread and a partner, pinned to
+    /// `cpus` (the calling thread's, the partner's) when given. The
+    /// partner pins itself before the caller does: a thread starts with
+    /// its spawner's CPUs, and one pinned already would leave it no other.
+    fn measure_from(budget: Duration, cpus: Option<(usize, usize)>) -> Option<RoundTrips> {
         let shared = Arc::new(Shared {
             ping: Futex::new(0),
             pong: Futex::new(0),
             mode: AtomicU32::new(MODE_SPIN),
+            partner_cpu: AtomicU32::new(0),
         });
         let partner = {
             let s = shared.clone();
             std::thread::Builder::new()
                 .name("waitwise-calibrate".into())
                 .spawn(move || {
+                    pin_to(cpus.map(|c| c.1));
+                    let cpu =
+                        waitwise_platform::affinity::current_cpu().map_or(0, |c| c as u32 + 1);
+                    // Relaxed: read after the first round trip, whose
+                    // Release/Acquire pair orders it.
+                    s.partner_cpu.store(cpu, Ordering::Relaxed);
                     let mut seen = 0;
                     loop {
                         // Acquire: pairs with the main thread's Release
@@ -408,6 +462,8 @@ pub mod round_trips {
                 })
                 .ok()?
         };
+        pin_to(cpus.map(|c| c.0));
+        let own_cpu = waitwise_platform::affinity::current_cpu();
         let start = Instant::now();
         let mut token = 0u32;
         let mut round = |futex: bool| -> f64 {
@@ -449,10 +505,14 @@ pub mod round_trips {
         shared.ping.value().store(token, Ordering::Release);
         shared.ping.wake_one();
         partner.join().ok()?;
+        // Relaxed: the partner stored it before its first pong, which the
+        // rounds above acquired.
+        let partner_cpu = shared.partner_cpu.load(Ordering::Relaxed).checked_sub(1);
         // The first round of each kind includes thread start-up / mode switch.
         Some(RoundTrips {
             spin_ns: spin.iter().skip(1).copied().reduce(f64::min)?,
             futex_ns: median_skip_first(&mut futex)?,
+            cpus: own_cpu.zip(partner_cpu.map(|c| c as usize)),
         })
     }
 
@@ -494,6 +554,26 @@ mod tests {
     }
 
     #[test]
+    fn round_trips_pin_two_cpus_and_leave_the_callers_affinity() {
+        let before = waitwise_platform::affinity::allowed_cpus().unwrap();
+        match round_trips::pinned_cpus() {
+            Some((a, b)) => {
+                assert_ne!(a, b);
+                assert!(before.contains(&a) && before.contains(&b));
+            }
+            None => assert!(before.len() < 2),
+        }
+        let m = round_trips::measure(Duration::from_millis(5)).expect("partner thread");
+        if let (Some(pinned), Some(ran)) = (round_trips::pinned_cpus(), m.cpus) {
+            assert_eq!(
+                ran, pinned,
+                "the two threads ran on the CPUs they were pinned to"
+            );
+        }
+        assert_eq!(waitwise_platform::affinity::allowed_cpus().unwrap(), before);
+    }
+
+    #[test]
     fn the_starting_cost_is_read_once_and_never_measured() {
         let start = starting_block_cost();
         assert!(std::ptr::eq(start, starting_block_cost()));
@@ -521,6 +601,7 @@ mod tests {
             cost_from_round_trips(round_trips::RoundTrips {
                 spin_ns: spin_round_trip_ns,
                 futex_ns: futex_round_trip_ns,
+                cpus: None,
             })
         );
     }
@@ -530,18 +611,21 @@ mod tests {
         let b = cost_from_round_trips(round_trips::RoundTrips {
             spin_ns: 100.0,
             futex_ns: 40_100.0,
+            cpus: None,
         });
         assert_eq!(b.ns, 20_000.0);
         // Polling slower than blocking: the machine is busy, all of it counts.
         let b = cost_from_round_trips(round_trips::RoundTrips {
             spin_ns: 50_000.0,
             futex_ns: 40_000.0,
+            cpus: None,
         });
         assert_eq!(b.ns, 20_000.0);
         // Floored.
         let b = cost_from_round_trips(round_trips::RoundTrips {
             spin_ns: 100.0,
             futex_ns: 300.0,
+            cpus: None,
         });
         assert_eq!(b.ns, MIN_MEASURED_BLOCK_NS);
     }
