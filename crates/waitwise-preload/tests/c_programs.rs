@@ -217,6 +217,41 @@ fn spinlocks() {
 }
 
 #[test]
+fn spinlock_words_hold_glibcs_values() {
+    // The lock word after init, lock, trylock and unlock, private and
+    // process-shared: the interposer's values are glibc's, which the same
+    // program prints natively.
+    let exe = compile("spin");
+    let glibc = run_ok(native(&exe).arg("values")).stdout;
+    let ours = run_ok(preloaded(&exe).arg("values")).stdout;
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&glibc),
+        "lock word values under the interposer (left) and glibc (right)"
+    );
+}
+
+#[test]
+fn process_shared_spinlock_between_a_preloaded_and_a_native_process() {
+    // Two processes take turns on one spin lock in shared memory, one
+    // under the interposer and one on glibc's functions, each way round;
+    // different lock word values make each see the other's free lock as
+    // held (a hang, turned into a failure by the limit).
+    let exe = compile("spin");
+    let limit = std::time::Duration::from_secs(60);
+    let preloaded_parent = run_ok_within(preloaded(&exe).arg("mixed"), limit);
+    let native_parent = run_ok_within(
+        native(&exe)
+            .arg("mixed")
+            .env("SPIN_CHILD_PRELOAD", preload_so()),
+        limit,
+    );
+    for out in [preloaded_parent, native_parent] {
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok");
+    }
+}
+
+#[test]
 fn process_shared_robust_and_pi_objects_are_forwarded() {
     run_ok(&mut preloaded(compile("pshared")));
 }
