@@ -60,7 +60,6 @@ const YIELD_AFTER_NS: u64 = 10_000;
 #[cfg_attr(loom, allow(dead_code))]
 const CLOCK_CHECK_INTERVAL: u32 = 64;
 
-
 /// The spin lock over a borrowed word (module docs: states, ordering): the
 /// one copy of the algorithm, for every front end whose word lives
 /// elsewhere (the interposer's `pthread_spinlock_t`). Every thread that
