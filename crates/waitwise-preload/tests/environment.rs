@@ -6,9 +6,10 @@
 
 mod common;
 
-use common::{compile, preloaded, read_profile, run_ok, scratch_dir};
+use common::{compile, make_fifo, preloaded, read_profile, run_ok, run_within, scratch_dir};
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 /// One bad value per variable that has a range (`WAITWISE_PROFILE` takes
 /// any value).
@@ -167,4 +168,41 @@ fn a_process_without_waits_leaves_a_shared_profile_alone() {
     run_ok(preloaded("true").env("WAITWISE_PROFILE", &path));
     assert_eq!(read_profile(&path).len(), 0);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A FIFO at the saved machine profile's path (where a preloaded process
+/// reads its starting `B`) is not a profile: a preloaded program ignores
+/// it with one line on stderr and runs, instead of blocking in the open
+/// before `main` for a writer that never comes.
+#[test]
+fn a_fifo_at_the_machine_profile_path_is_ignored() {
+    let cache = scratch_dir().join(format!("machine-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let dir = cache.join("waitwise");
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = waitwise_platform::machine::MachineId::current().key();
+    let fifo = dir.join(format!("machine-{key}.txt"));
+    make_fifo(&fifo);
+    let barrier = compile("barrier");
+    for (what, mut cmd) in [
+        ("true", preloaded("true")),
+        ("barrier 2 100", {
+            let mut c = preloaded(&barrier);
+            c.args(["2", "100"]);
+            c
+        }),
+    ] {
+        let out = run_within(cmd.env("XDG_CACHE_HOME", &cache), Duration::from_secs(10));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{what}: {}\n{stderr}", out.status);
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert!(
+            lines.len() == 1
+                && lines.iter().all(|l| l.starts_with("waitwise: ")
+                    && l.contains(&*fifo.to_string_lossy())
+                    && l.contains("not a regular file")),
+            "{what}: expected the one line about the FIFO:\n{stderr}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&cache);
 }
