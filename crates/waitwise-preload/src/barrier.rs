@@ -118,15 +118,15 @@ unsafe fn view<'a>(b: *mut pthread_barrier_t) -> CentralBarrierRef<'a> {
     )
 }
 
-/// `pthread_barrier_init`: `EINVAL` for a count of 0; process-shared
-/// barriers are forwarded.
+/// `pthread_barrier_init`: `EINVAL` for a count of 0 or of `INT_MAX` and
+/// above (glibc's limit); process-shared barriers are forwarded.
 #[no_mangle]
 pub unsafe extern "C-unwind" fn pthread_barrier_init(
     b: *mut pthread_barrier_t,
     attr: *const pthread_barrierattr_t,
     count: u32,
 ) -> c_int {
-    if b.is_null() || count == 0 || count > i32::MAX as u32 {
+    if b.is_null() || count == 0 || count >= i32::MAX as u32 {
         return EINVAL;
     }
     let mut pshared = libc::PTHREAD_PROCESS_PRIVATE;

@@ -401,8 +401,8 @@ unsafe fn lock_other(
         let deadline = match timeout {
             None => Deadline::NEVER,
             // SAFETY: caller's contract; validated only now that the lock
-            // must be waited for (POSIX allows either).
-            Some((clock, abstime)) => match unsafe { time::deadline(clock, abstime) } {
+            // must be waited for (POSIX allows either; glibc does so).
+            Some((clock, abstime)) => match unsafe { time::mutex_deadline(clock, abstime) } {
                 Ok(d) => d,
                 Err(e) => return e,
             },

@@ -22,7 +22,10 @@
 //! such as `timeout` and the program it runs, jobs started in parallel)
 //! each replace the file whole when they exit (written beside it, then
 //! renamed: never a mix of two), except one that recorded no wait, which
-//! leaves an existing file alone; the last to exit with waits wins.
+//! leaves an existing file alone; the last to exit with waits wins. A
+//! symlink at `PATH` is followed (its target is replaced, the link stays),
+//! and anything but a regular file there (a FIFO, `/dev/null`) is written
+//! into, never replaced ([`write_profile`]).
 //!
 //! `kind` is the object's type: `mutex`, `rwlock` (read and write locks
 //! alike), `cond`, `barrier`, `sem` or `spin`.
@@ -326,13 +329,62 @@ pub fn write_at_exit() {
     };
     let result = serde_json::to_vec_pretty(&file)
         .map_err(std::io::Error::other)
-        .and_then(|json| write_replacing(&path, &json, pid));
+        .and_then(|json| write_profile(&path, &json, pid));
     if let Err(e) = result {
         eprintln!(
             "waitwise: cannot write the profile to {}: {e}",
             path.display()
         );
     }
+}
+
+/// Writes the profile `bytes` to `path` as a user who names a path
+/// expects:
+/// - a regular file, or nothing: replaced whole ([`write_replacing`]);
+/// - a symlink: followed, so its target is replaced whole (or created)
+///   and the link stays;
+/// - anything else (a FIFO, `/dev/null`, a terminal): written into, never
+///   replaced or truncated ([`write_into`]).
+fn write_profile(path: &std::path::Path, bytes: &[u8], pid: libc::pid_t) -> std::io::Result<()> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => write_into(path, bytes),
+        Ok(_) if is_link => write_replacing(&std::fs::canonicalize(path)?, bytes, pid),
+        // A dangling symlink: its target is created.
+        Err(e) if is_link && e.kind() == std::io::ErrorKind::NotFound => write_into(path, bytes),
+        _ => write_replacing(path, bytes, pid),
+    }
+}
+
+/// Writes `bytes` into the existing `path` (following a symlink, and
+/// creating a missing target of one) without replacing or truncating it.
+/// The open does not block: a FIFO with no reader is an error ("no
+/// reader") instead of a process that never exits; the writes then block
+/// as usual while a reader drains the FIFO.
+fn write_into(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => std::io::Error::other("a FIFO with no reader"),
+            _ => e,
+        })?;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is the open descriptor `file` owns; F_GETFL/F_SETFL
+    // only read and set its status flags.
+    let cleared = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+    };
+    if !cleared {
+        return Err(std::io::Error::last_os_error());
+    }
+    file.write_all(bytes)
 }
 
 /// Writes `bytes` to `path` whole or not at all: to a file of its own

@@ -267,7 +267,8 @@ pub unsafe extern "C-unwind" fn sem_trywait(s: *mut sem_t) -> c_int {
 }
 
 /// `sem_timedwait`: `abstime` on `CLOCK_REALTIME`; `ETIMEDOUT`, or
-/// `EINVAL` for a bad `abstime` when the semaphore is at zero.
+/// `EINVAL` for a bad `abstime`, checked before the semaphore is looked at
+/// (as glibc: an available semaphore keeps its count).
 #[no_mangle]
 pub unsafe extern "C-unwind" fn sem_timedwait(s: *mut sem_t, abstime: *const timespec) -> c_int {
     if s.is_null() {
@@ -284,12 +285,12 @@ pub unsafe extern "C-unwind" fn sem_timedwait(s: *mut sem_t, abstime: *const tim
         };
     }
     // SAFETY: caller's contract (for `abstime` too).
-    unsafe { wait(s, || time::deadline(libc::CLOCK_REALTIME, abstime)) }
+    unsafe { timed_wait(s, libc::CLOCK_REALTIME, abstime) }
 }
 
 /// `sem_clockwait` (glibc 2.30, CPython's timed locks): `abstime` on
-/// `clock` (`CLOCK_REALTIME` or `CLOCK_MONOTONIC`; another clock is
-/// `EINVAL` when the semaphore is at zero).
+/// `clock` (`CLOCK_REALTIME` or `CLOCK_MONOTONIC`; another clock, or a bad
+/// `abstime`, is `EINVAL` whatever the count, as [`sem_timedwait`]).
 #[no_mangle]
 pub unsafe extern "C-unwind" fn sem_clockwait(
     s: *mut sem_t,
@@ -308,6 +309,22 @@ pub unsafe extern "C-unwind" fn sem_clockwait(
                 fn(*mut sem_t, libc::clockid_t, *const timespec) -> c_int
             )(s, clock, abstime)
         };
+    }
+    // SAFETY: caller's contract (for `abstime` too).
+    unsafe { timed_wait(s, clock, abstime) }
+}
+
+/// The body of `sem_timedwait` and `sem_clockwait`: the arguments are
+/// checked first, as glibc does, so a bad one is `EINVAL` with the count
+/// kept even when the semaphore is available.
+///
+/// # Safety
+///
+/// `s` is a live native semaphore; `abstime` null or readable.
+unsafe fn timed_wait(s: *mut sem_t, clock: libc::clockid_t, abstime: *const timespec) -> c_int {
+    // SAFETY: caller's contract.
+    if let Err(e) = unsafe { time::checked(clock, abstime) } {
+        return fail(e);
     }
     // SAFETY: caller's contract (for `abstime` too).
     unsafe { wait(s, || time::deadline(clock, abstime)) }

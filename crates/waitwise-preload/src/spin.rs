@@ -1,7 +1,9 @@
 //! `pthread_spin_*`: waitwise's test-and-test-and-set spin lock
 //! ([`SpinLockRef`], module `waitwise::mutex::spin`, checked by the loom
 //! models in `crates/waitwise/tests/loom_spin.rs`) in the caller's 4-byte
-//! `pthread_spinlock_t` (0 free, 1 held; glibc's values).
+//! `pthread_spinlock_t`, with glibc's x86-64 values (1 free, anything
+//! else held): a process-shared lock can be shared with a process that
+//! runs glibc's own `pthread_spin_*`.
 //!
 //! A spin lock never sleeps, by definition; while the lock is held the
 //! waiter polls with PAUSE and, after 10 µs of it, yields the CPU between
@@ -49,7 +51,7 @@ pub unsafe extern "C-unwind" fn pthread_spin_init(
     // Relaxed: init runs before the lock is shared; whatever shares it
     // orders this store before other threads' accesses.
     // SAFETY: caller's contract.
-    unsafe { word(l) }.store(0, Ordering::Relaxed);
+    unsafe { word(l) }.store(SpinLockRef::FREE, Ordering::Relaxed);
     0
 }
 

@@ -6,9 +6,10 @@
 
 mod common;
 
-use common::{compile, preloaded, read_profile, run_ok, scratch_dir};
+use common::{compile, make_fifo, preloaded, read_profile, run_ok, run_within, scratch_dir};
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 /// One bad value per variable that has a range (`WAITWISE_PROFILE` takes
 /// any value).
@@ -166,5 +167,190 @@ fn a_process_without_waits_leaves_a_shared_profile_alone() {
     std::fs::remove_file(&path).unwrap();
     run_ok(preloaded("true").env("WAITWISE_PROFILE", &path));
     assert_eq!(read_profile(&path).len(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A FIFO at the saved machine profile's path (where a preloaded process
+/// reads its starting `B`) is not a profile: a preloaded program ignores
+/// it with one line on stderr and runs, instead of blocking in the open
+/// before `main` for a writer that never comes.
+#[test]
+fn a_fifo_at_the_machine_profile_path_is_ignored() {
+    let cache = scratch_dir().join(format!("machine-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let dir = cache.join("waitwise");
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = waitwise_platform::machine::MachineId::current().key();
+    let fifo = dir.join(format!("machine-{key}.txt"));
+    make_fifo(&fifo);
+    let barrier = compile("barrier");
+    for (what, mut cmd) in [
+        ("true", preloaded("true")),
+        ("barrier 2 100", {
+            let mut c = preloaded(&barrier);
+            c.args(["2", "100"]);
+            c
+        }),
+    ] {
+        let out = run_within(cmd.env("XDG_CACHE_HOME", &cache), Duration::from_secs(10));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{what}: {}\n{stderr}", out.status);
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert!(
+            lines.len() == 1
+                && lines.iter().all(|l| l.starts_with("waitwise: ")
+                    && l.contains(&*fifo.to_string_lossy())
+                    && l.contains("not a regular file")),
+            "{what}: expected the one line about the FIFO:\n{stderr}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// The profile written through `WAITWISE_PROFILE=LINK`, where LINK is a
+/// symlink: the file it points to gets the profile (created if missing),
+/// and LINK stays a symlink.
+#[test]
+fn profile_through_a_symlink_lands_in_its_target() {
+    let dir = scratch_dir().join(format!("profile-symlink-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("link.json");
+    let target = dir.join("target.json");
+    std::os::unix::fs::symlink("target.json", &link).unwrap();
+    // Missing target first (a dangling link), then one to replace.
+    for round in ["missing target", "existing target"] {
+        run_ok(
+            preloaded(compile("barrier"))
+                .args(["2", "1000"])
+                .env("WAITWISE_PROFILE", &link),
+        );
+        let meta = std::fs::symlink_metadata(&link).unwrap();
+        assert!(meta.file_type().is_symlink(), "{round}: link replaced");
+        assert!(
+            read_profile(&target).iter().any(|o| o["kind"] == "barrier"),
+            "{round}"
+        );
+    }
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        ["link.json", "target.json"],
+        "files beside the profile"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `WAITWISE_PROFILE=FIFO`: the profile goes into the FIFO, to the reader
+/// that has it open, and the FIFO stays a FIFO; with no reader the program
+/// exits anyway, saying in one line that the profile was not written.
+#[test]
+fn profile_to_a_fifo_goes_to_its_reader() {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let dir = scratch_dir().join(format!("profile-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("profile.fifo");
+    make_fifo(&fifo);
+    // Opened before the program runs, without blocking for a writer; the
+    // profile (a few KiB) fits in the pipe, and is read after the exit.
+    let mut reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let out = run_within(
+        preloaded(compile("barrier"))
+            .args(["2", "1000"])
+            .env("WAITWISE_PROFILE", &fifo),
+        Duration::from_secs(10),
+    );
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut text = Vec::new();
+    reader.read_to_end(&mut text).unwrap();
+    drop(reader);
+    let copy = dir.join("read.json");
+    std::fs::write(&copy, &text).unwrap();
+    assert!(read_profile(&copy).iter().any(|o| o["kind"] == "barrier"));
+    let meta = std::fs::symlink_metadata(&fifo).unwrap();
+    assert!(
+        meta.file_type().is_fifo(),
+        "the FIFO was replaced: {meta:?}"
+    );
+    // No reader now.
+    let out = run_within(
+        preloaded(compile("barrier"))
+            .args(["2", "1000"])
+            .env("WAITWISE_PROFILE", &fifo),
+        Duration::from_secs(10),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("waitwise: cannot write the profile to") && stderr.contains("no reader"),
+        "{stderr}"
+    );
+    let meta = std::fs::symlink_metadata(&fifo).unwrap();
+    assert!(
+        meta.file_type().is_fifo(),
+        "the FIFO was replaced: {meta:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `WAITWISE_PROFILE=/dev/null` must leave `/dev/null` a device (a root
+/// process could replace it). Checked on a null device node of the test's
+/// own (same device numbers), never on `/dev/null` itself; skipped where
+/// the test may not make device nodes (not root, or no `CAP_MKNOD`).
+#[test]
+fn profile_to_a_character_device_leaves_it_a_device() {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch_dir().join(format!("profile-device-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let null = dir.join("null");
+    let c = std::ffi::CString::new(null.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that outlives the call.
+    let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+    if rc != 0 {
+        eprintln!(
+            "skipped: cannot make a device node here ({}); needs root with CAP_MKNOD",
+            std::io::Error::last_os_error()
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    let out = run_within(
+        preloaded(compile("barrier"))
+            .args(["2", "1000"])
+            .env("WAITWISE_PROFILE", &null),
+        Duration::from_secs(10),
+    );
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta = std::fs::symlink_metadata(&null).unwrap();
+    assert!(
+        meta.file_type().is_char_device(),
+        "the device node was replaced: {meta:?}"
+    );
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(files, ["null"], "files beside the device node");
     let _ = std::fs::remove_dir_all(&dir);
 }

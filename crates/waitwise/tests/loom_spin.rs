@@ -25,7 +25,7 @@ struct Shared {
 impl Shared {
     fn new() -> Arc<Self> {
         Arc::new(Self {
-            word: AtomicU32::new(0),
+            word: AtomicU32::new(SpinLockRef::FREE),
             count: AtomicU32::new(0),
         })
     }

@@ -29,7 +29,7 @@ unsafe impl Sync for Guarded {}
 fn exclusion(threads: u64, spins: u32, try_every: u64) {
     let per_thread = TOTAL_OPS.div_ceil(threads);
     let mut g = Guarded {
-        word: AtomicU32::new(0),
+        word: AtomicU32::new(SpinLockRef::FREE),
         count: UnsafeCell::new(0),
     };
     let start = Barrier::new(threads as usize);

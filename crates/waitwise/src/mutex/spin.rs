@@ -5,9 +5,16 @@
 //! # State word
 //!
 //! ```text
-//!  FREE  0  not held
-//!  HELD  1  held (glibc's values for pthread_spinlock_t)
+//!  FREE  1  not held
+//!  HELD  0  held; any value but FREE reads as held
 //! ```
+//!
+//! These are glibc's values for `pthread_spinlock_t` on x86-64 (its init
+//! and unlock store 1, its lock decrements the word and owns the lock
+//! when that leaves 0, its waiters poll until the word is positive), so a
+//! process-shared lock works between a process on glibc's functions and
+//! one on these: glibc's failed decrements leave a held lock's word
+//! negative, which reads as held here too.
 //!
 //! Transitions:
 //! - lock: `FREE => HELD` (swap); a waiter that finds it `HELD` polls the
@@ -53,22 +60,19 @@ const YIELD_AFTER_NS: u64 = 10_000;
 #[cfg_attr(loom, allow(dead_code))]
 const CLOCK_CHECK_INTERVAL: u32 = 64;
 
-/// Not held.
-const FREE: u32 = 0;
-/// Held.
-const HELD: u32 = 1;
-
 /// The spin lock over a borrowed word (module docs: states, ordering): the
 /// one copy of the algorithm, for every front end whose word lives
 /// elsewhere (the interposer's `pthread_spinlock_t`). Every thread that
-/// uses the word must go through this view. A fresh lock's word is 0.
+/// uses the word must go through this view, or through glibc's x86-64
+/// `pthread_spin_*` (module docs). A fresh lock's word is
+/// [`SpinLockRef::FREE`].
 ///
 /// # Examples
 /// ```
 /// use waitwise::mutex::SpinLockRef;
 /// use std::sync::atomic::AtomicU32;
 ///
-/// let word = AtomicU32::new(0);
+/// let word = AtomicU32::new(SpinLockRef::FREE);
 /// let lock = SpinLockRef::new(&word);
 /// lock.lock();
 /// assert!(!lock.try_lock());
@@ -82,7 +86,13 @@ pub struct SpinLockRef<'a> {
 }
 
 impl<'a> SpinLockRef<'a> {
-    /// A view over `word` (0: free).
+    /// The word of a lock that is not held.
+    pub const FREE: u32 = 1;
+    /// The word of a held lock as this view writes it (glibc's lock may
+    /// leave it negative: every value but [`SpinLockRef::FREE`] is held).
+    pub const HELD: u32 = 0;
+
+    /// A view over `word` ([`SpinLockRef::FREE`]: not held).
     #[inline(always)]
     pub fn new(word: &'a AtomicU32) -> Self {
         Self { word }
@@ -92,7 +102,7 @@ impl<'a> SpinLockRef<'a> {
     #[inline]
     pub fn is_locked(self) -> bool {
         // Relaxed: a snapshot that orders nothing.
-        self.word.load(Ordering::Relaxed) != FREE
+        self.word.load(Ordering::Relaxed) != Self::FREE
     }
 
     /// Takes the lock if it is free now; never waits. One load, and one
@@ -101,7 +111,7 @@ impl<'a> SpinLockRef<'a> {
     pub fn try_lock(self) -> bool {
         // Relaxed load first: a held lock costs no exclusive line transfer;
         // the swap acquires (FREE => HELD).
-        self.word.load(Ordering::Relaxed) == FREE && self.try_swap()
+        self.word.load(Ordering::Relaxed) == Self::FREE && self.try_swap()
     }
 
     /// Takes the lock, polling while it is held (module docs).
@@ -123,7 +133,7 @@ impl<'a> SpinLockRef<'a> {
         #[cfg(not(loom))]
         let mut polls = 0u32;
         loop {
-            while self.peek() != FREE {
+            while self.peek() != Self::FREE {
                 #[cfg(not(loom))]
                 {
                     polls = polls.wrapping_add(1);
@@ -147,11 +157,11 @@ impl<'a> SpinLockRef<'a> {
     pub fn unlock(self) {
         // Release: publishes the critical section to the next holder.
         #[cfg(not(loom))]
-        self.word.store(FREE, Ordering::Release);
+        self.word.store(Self::FREE, Ordering::Release);
         // Under loom a swap (the same transition): with a plain store loom
         // lets a waiter poll the stale HELD for ever (module docs).
         #[cfg(loom)]
-        self.word.swap(FREE, Ordering::Release);
+        self.word.swap(Self::FREE, Ordering::Release);
     }
 
     /// The word as a waiter polls it.
@@ -168,9 +178,10 @@ impl<'a> SpinLockRef<'a> {
     #[inline(always)]
     pub fn try_swap(self) -> bool {
         // Acquire: pairs with the last unlock's Release. A swap, not a
-        // CAS: HELD => HELD changes nothing, and the swap never fails
+        // CAS: on a held word it writes HELD over HELD or over a glibc
+        // waiter's negative value, both still held, and it never fails
         // spuriously.
-        self.word.swap(HELD, Ordering::Acquire) == FREE
+        self.word.swap(Self::HELD, Ordering::Acquire) == Self::FREE
     }
 }
 
@@ -180,22 +191,22 @@ mod tests {
 
     #[test]
     fn lock_try_lock_unlock() {
-        let word = AtomicU32::new(0);
+        let word = AtomicU32::new(SpinLockRef::FREE);
         let l = SpinLockRef::new(&word);
         assert!(!l.is_locked());
         l.lock();
         assert!(l.is_locked());
-        assert_eq!(word.load(Ordering::Relaxed), HELD);
+        assert_eq!(word.load(Ordering::Relaxed), SpinLockRef::HELD);
         assert!(!l.try_lock());
         l.unlock();
-        assert_eq!(word.load(Ordering::Relaxed), FREE);
+        assert_eq!(word.load(Ordering::Relaxed), SpinLockRef::FREE);
         assert!(l.try_lock());
         l.unlock();
     }
 
     #[test]
     fn a_waiter_gets_the_lock_when_the_holder_lets_go() {
-        let word = AtomicU32::new(0);
+        let word = AtomicU32::new(SpinLockRef::FREE);
         let l = SpinLockRef::new(&word);
         l.lock();
         std::thread::scope(|s| {

@@ -81,13 +81,25 @@ pub fn parse(text: &str, machine: &MachineId) -> Option<u64> {
 /// This machine's saved `B` and the file it came from, if there is one.
 /// Where no profile was ever saved (no `waitwise` cache directory) this
 /// costs one `stat`, and no CPUID instruction.
+///
+/// Only a regular file is read: anything else at the path (a FIFO, a
+/// device) is ignored with one line on stderr, and it is opened without
+/// blocking, so a FIFO with no writer cannot stop the process (which may
+/// be before `main`, under the interposer).
 pub fn load() -> Option<(u64, PathBuf)> {
     if !cache_dir()?.is_dir() {
         return None;
     }
     let machine = MachineId::current();
     let path = path_for(&machine)?;
-    let text = std::fs::read_to_string(&path).ok()?;
+    let text = match waitwise_platform::file::read_regular(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            eprintln!("waitwise: machine profile {} ignored: {e}", path.display());
+            return None;
+        }
+        Err(_) => return None,
+    };
     parse(&text, &machine).map(|ns| (ns, path))
 }
 
