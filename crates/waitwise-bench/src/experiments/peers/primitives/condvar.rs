@@ -56,47 +56,36 @@ fn empty(slot: &mut Slot) -> Option<u64> {
     (!slot.stop).then_some(slot.value)
 }
 
-#[derive(Default)]
-struct WaitwiseBox(waitwise::Mutex<Slot>, waitwise::Condvar);
+/// A mailbox on a `lock_api`-style mutex (whose `lock` returns the guard)
+/// and a condvar whose `wait_while` takes the guard by `&mut`: waitwise's
+/// and parking_lot's, the same code on two pairs of types.
+macro_rules! lock_api_mailbox {
+    ($name:ident, $mutex:ty, $condvar:ty) => {
+        #[derive(Default)]
+        struct $name($mutex, $condvar);
 
-impl Mailbox for WaitwiseBox {
-    fn put(&self, value: u64, stop: bool) {
-        let mut g = self.0.lock();
-        self.1.wait_while(&mut g, |s| s.full);
-        fill(&mut g, value, stop);
-        drop(g);
-        self.1.notify_one();
-    }
-    fn take(&self) -> Option<u64> {
-        let mut g = self.0.lock();
-        self.1.wait_while(&mut g, |s| !s.full);
-        let v = empty(&mut g);
-        drop(g);
-        self.1.notify_one();
-        v
-    }
+        impl Mailbox for $name {
+            fn put(&self, value: u64, stop: bool) {
+                let mut g = self.0.lock();
+                self.1.wait_while(&mut g, |s| s.full);
+                fill(&mut g, value, stop);
+                drop(g);
+                self.1.notify_one();
+            }
+            fn take(&self) -> Option<u64> {
+                let mut g = self.0.lock();
+                self.1.wait_while(&mut g, |s| !s.full);
+                let v = empty(&mut g);
+                drop(g);
+                self.1.notify_one();
+                v
+            }
+        }
+    };
 }
 
-#[derive(Default)]
-struct ParkingLotBox(parking_lot::Mutex<Slot>, parking_lot::Condvar);
-
-impl Mailbox for ParkingLotBox {
-    fn put(&self, value: u64, stop: bool) {
-        let mut g = self.0.lock();
-        self.1.wait_while(&mut g, |s| s.full);
-        fill(&mut g, value, stop);
-        drop(g);
-        self.1.notify_one();
-    }
-    fn take(&self) -> Option<u64> {
-        let mut g = self.0.lock();
-        self.1.wait_while(&mut g, |s| !s.full);
-        let v = empty(&mut g);
-        drop(g);
-        self.1.notify_one();
-        v
-    }
-}
+lock_api_mailbox!(WaitwiseBox, waitwise::Mutex<Slot>, waitwise::Condvar);
+lock_api_mailbox!(ParkingLotBox, parking_lot::Mutex<Slot>, parking_lot::Condvar);
 
 #[derive(Default)]
 struct StdBox(std::sync::Mutex<Slot>, std::sync::Condvar);
