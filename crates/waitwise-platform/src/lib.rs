@@ -18,7 +18,7 @@
 //! | [`pause_time`] | pausing for a time (never a PAUSE count), and the PAUSE cost measured per CPU |
 //! | [`once`] | a lazily computed value that a `fork()` at any moment cannot leave half done |
 //! | [`machine`] | which machine this is (CPU model, kernel, hypervisor), for keying measurements |
-//! | [`file`] | reading a small regular file without blocking on a FIFO or device at its path |
+//! | [`mod@file`] | reading a small regular file without blocking on a FIFO or device at its path |
 //! | [`wake_latency`] | the wake-up latency of futex sleeps, learned from the program's own wake-ups (`B`) |
 //! | [`runnable`] | how many threads want a CPU right now, machine-wide (`/proc/loadavg`), against the CPUs online |
 //! | [`cancel`] | POSIX thread cancellation at the waits that are cancellation points |

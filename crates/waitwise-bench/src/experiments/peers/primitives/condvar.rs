@@ -85,7 +85,11 @@ macro_rules! lock_api_mailbox {
 }
 
 lock_api_mailbox!(WaitwiseBox, waitwise::Mutex<Slot>, waitwise::Condvar);
-lock_api_mailbox!(ParkingLotBox, parking_lot::Mutex<Slot>, parking_lot::Condvar);
+lock_api_mailbox!(
+    ParkingLotBox,
+    parking_lot::Mutex<Slot>,
+    parking_lot::Condvar
+);
 
 #[derive(Default)]
 struct StdBox(std::sync::Mutex<Slot>, std::sync::Condvar);
