@@ -687,8 +687,9 @@ pub(crate) fn poll_extended(
 /// The idle extension after a polling phase that ended with `out`, its
 /// limit `*end` passed: while `out` timed out, yields the CPU (a thread
 /// runnable on this CPU takes it) and, while the extension then advises
-/// polling, moves `*end` one slice on (never past `deadline`) and polls to it with
-/// `mechanism`. Returns the last outcome. Under loom, `out` itself.
+/// polling, moves `*end` one slice on (never past `deadline`) and polls
+/// to it with `mechanism`. Returns the last outcome. Under loom, `out`
+/// itself.
 #[inline]
 fn extend_polling(
     out: WaitOutcome,

@@ -82,9 +82,10 @@
 //! - **A misjudged extension** (the CPU became wanted while the waiter
 //!   polled): a thread that became runnable on the poller's CPU during a
 //!   slice gets the CPU at the next yield, at most [`SLICE_NS`] later,
-//!   and the late yield ends the extension. A yield judged quick that
-//!   did run work costs that work at most [`QUICK_YIELD_NS`] of the
-//!   poller's next slice. So on any wait sequence,
+//!   and the late yield ends the extension. A thread that worked less
+//!   than [`QUICK_YIELD_NS`] during a yield, and so was judged no work,
+//!   waits at most one slice more when it wants the CPU again. So on any
+//!   wait sequence,
 //!   `cost <= WORST_CASE_FACTOR * OPT + SLICE_NS * m`, `m` the number of
 //!   extended waits the signal misjudged (an additive term per such
 //!   wait, no multiplicative one).
