@@ -105,7 +105,7 @@ pub fn to_text(probe: &Probe) -> String {
         Some(ns) => {
             let _ = writeln!(
                 s,
-                "  B learned                 {} (median wake-up of {} sampled in this process)",
+                "  B learned                 {} (lower quartile of the {} wake-ups sampled in this process)",
                 fmt_ns(ns),
                 c.block_learned_samples
             );
