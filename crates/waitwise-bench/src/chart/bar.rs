@@ -78,6 +78,30 @@ impl BarChart {
     /// [`ChartError::Shape`] when a series does not have one value per
     /// category; [`ChartError::Draw`] if plotters fails.
     pub fn to_svg(&self) -> Result<String, ChartError> {
+        let values = self
+            .series
+            .iter()
+            .flat_map(|(_, v)| v.iter().flatten().copied());
+        let ends = self
+            .intervals
+            .iter()
+            .flatten()
+            .flatten()
+            .flat_map(|&(lo, hi)| [lo, hi]);
+        let largest = values.chain(ends).fold(0.0, |m: f64, v| m.max(v.abs()));
+        let (y_label, divisor) = style::time_axis(&self.y_label, largest);
+        if divisor != 1.0 {
+            let mut scaled = self.clone();
+            scaled.y_label = y_label;
+            for (_, values) in &mut scaled.series {
+                values.iter_mut().flatten().for_each(|v| *v /= divisor);
+            }
+            for (lo, hi) in scaled.intervals.iter_mut().flatten().flatten() {
+                *lo /= divisor;
+                *hi /= divisor;
+            }
+            return scaled.to_svg();
+        }
         let categories = self.categories.len();
         for (name, values) in &self.series {
             if values.len() != categories {
@@ -309,6 +333,24 @@ impl Bars<'_, '_, '_> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_time_axis_in_thousands_of_its_unit_reads_in_the_next_unit() {
+        let chart = BarChart {
+            title: "wake-up".into(),
+            y_label: "latency (us)".into(),
+            categories: vec!["futex".into()],
+            series: vec![("median".into(), vec![Some(3830.0)])],
+            intervals: vec![vec![Some((3000.0, 4000.0))]],
+            y_log: false,
+        };
+        let svg = chart.to_svg().unwrap();
+        assert!(svg.contains("latency (ms)"), "the axis says ms");
+        assert!(
+            svg.contains("3.83") && !svg.contains("3.83k"),
+            "the bar's value in ms"
+        );
+    }
     use super::*;
 
     fn chart(categories: &[&str], series: Vec<(&str, Vec<Option<f64>>)>, y_log: bool) -> BarChart {

@@ -85,6 +85,32 @@ impl LineChart {
         &self,
         intervals: &[Vec<(f64, f64, f64)>],
     ) -> Result<String, ChartError> {
+        let values = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1));
+        let ends = intervals.iter().flatten().flat_map(|&(_, lo, hi)| [lo, hi]);
+        let largest = values
+            .chain(ends)
+            .filter(|v| v.is_finite())
+            .fold(0.0, |m: f64, v| m.max(v.abs()));
+        let (y_label, divisor) = style::time_axis(&self.y_label, largest);
+        if divisor != 1.0 {
+            let mut scaled = self.clone();
+            scaled.y_label = y_label;
+            for series in &mut scaled.series {
+                series.points.iter_mut().for_each(|p| p.1 /= divisor);
+            }
+            let intervals: Vec<Vec<(f64, f64, f64)>> = intervals
+                .iter()
+                .map(|ends| {
+                    ends.iter()
+                        .map(|&(x, lo, hi)| (x, lo / divisor, hi / divisor))
+                        .collect()
+                })
+                .collect();
+            return scaled.to_svg_with_intervals(&intervals);
+        }
         let drawable = |v: f64, log: bool| v.is_finite() && (!log || v > 0.0);
         let whiskers: Vec<Vec<(f64, f64, f64)>> = intervals
             .iter()

@@ -147,6 +147,38 @@ pub(super) fn truncate_label(label: &str) -> String {
 /// A number for a tick, a bar end or a cell: three significant digits, SI
 /// suffix from a thousand up (`1.23k`, `45M`), trailing zeros dropped,
 /// scientific notation below 0.001.
+/// Time units of a value axis, smallest first, as the report spells them.
+const TIME_UNITS: [&str; 4] = ["ns", "us", "ms", "s"];
+
+/// A value axis labelled in a time unit (a label ending in "(ns)", "(us)",
+/// "(µs)" or "(ms)") whose `largest` value reaches 1000 of that unit, in
+/// the unit that keeps it below 1000: "latency (us)" with values up to
+/// 3830 becomes "latency (ms)" with the values divided by 1000, so its
+/// ticks read 3.83, not "3.83k" µs. Returns the label and the divisor;
+/// any other label, or smaller values, comes back as it was with 1.
+pub(super) fn time_axis(label: &str, largest: f64) -> (String, f64) {
+    let unchanged = (label.to_owned(), 1.0);
+    let Some(open) = label.rfind('(') else {
+        return unchanged;
+    };
+    let Some(unit) = label[open + 1..].strip_suffix(')') else {
+        return unchanged;
+    };
+    let unit = if unit == "µs" { "us" } else { unit };
+    let Some(mut step) = TIME_UNITS[..3].iter().position(|u| *u == unit) else {
+        return unchanged;
+    };
+    let mut divisor = 1.0;
+    while largest.is_finite() && largest / divisor >= 1000.0 && step + 1 < TIME_UNITS.len() {
+        divisor *= 1000.0;
+        step += 1;
+    }
+    if divisor == 1.0 {
+        return unchanged;
+    }
+    (format!("{}({})", &label[..open], TIME_UNITS[step]), divisor)
+}
+
 pub(super) fn format_value(value: f64) -> String {
     if !value.is_finite() {
         return format!("{value}");
@@ -365,6 +397,43 @@ pub(super) fn draw_no_data(area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn time_axes_step_up_their_unit_at_a_thousand() {
+        assert_eq!(
+            time_axis("latency (us)", 3830.0),
+            ("latency (ms)".to_owned(), 1000.0)
+        );
+        assert_eq!(
+            time_axis("T_call, median (ns)", 2.5e6),
+            ("T_call, median (ms)".to_owned(), 1e6)
+        );
+        assert_eq!(
+            time_axis("wait (µs)", 1500.0),
+            ("wait (ms)".to_owned(), 1000.0)
+        );
+        assert_eq!(
+            time_axis("total (ms)", 2e6),
+            ("total (s)".to_owned(), 1000.0)
+        );
+        assert_eq!(
+            time_axis("total (s)", 5000.0),
+            ("total (s)".to_owned(), 1.0)
+        );
+        assert_eq!(
+            time_axis("latency (us)", 999.0),
+            ("latency (us)".to_owned(), 1.0)
+        );
+        assert_eq!(
+            time_axis("ratio (x)", 5000.0),
+            ("ratio (x)".to_owned(), 1.0)
+        );
+        assert_eq!(time_axis("no unit", 5000.0), ("no unit".to_owned(), 1.0));
+        assert_eq!(
+            time_axis("latency (us)", f64::NAN),
+            ("latency (us)".to_owned(), 1.0)
+        );
+    }
     use super::*;
 
     #[test]
