@@ -316,14 +316,28 @@ impl<'a> CondSeqRef<'a> {
     /// whether a `futex_wake` system call was made.
     #[inline]
     pub fn notify_one(self) -> bool {
-        self.has_waiters() && self.bump().wake_one()
+        self.notify(false).1
     }
 
     /// Wakes every waiter. Returns whether a `futex_wake` system call was
     /// made.
     #[inline]
     pub fn notify_all(self) -> bool {
-        self.has_waiters() && self.bump().wake_all()
+        self.notify(true).1
+    }
+
+    /// The notify itself: the threads in the wait and, if any, `SEQ + 1`
+    /// and a wake of one or all sleepers. Returns those threads and
+    /// whether a `futex_wake` system call was made.
+    #[inline]
+    fn notify(self, all: bool) -> (u32, bool) {
+        let waiting = self.waiters();
+        if waiting == 0 {
+            return (0, false);
+        }
+        let seq = self.bump();
+        let woke = if all { seq.wake_all() } else { seq.wake_one() };
+        (waiting, woke)
     }
 
     /// `SEQ => SEQ + 1`. SeqCst: the Dekker write before the sleeper check
@@ -713,12 +727,7 @@ impl Condvar {
     /// ```
     #[inline]
     pub fn notify_one(&self) -> bool {
-        let cond_seq = self.cond_seq();
-        let waiting = cond_seq.waiters() != 0;
-        if waiting {
-            cond_seq.bump().wake_one();
-        }
-        waiting
+        self.cond_seq().notify(false).0 != 0
     }
 
     /// Wakes every waiting thread. Returns how many threads were in the
@@ -751,12 +760,7 @@ impl Condvar {
     /// ```
     #[inline]
     pub fn notify_all(&self) -> usize {
-        let cond_seq = self.cond_seq();
-        let waiting = cond_seq.waiters();
-        if waiting != 0 {
-            cond_seq.bump().wake_all();
-        }
-        waiting as usize
+        self.cond_seq().notify(true).0 as usize
     }
 
     /// The threads in a wait now (a snapshot; exact for a caller holding
