@@ -90,11 +90,7 @@ pub fn to_text(probe: &Probe) -> String {
         "  futex round trip          {}",
         opt(c.futex_round_trip_ns)
     );
-    let _ = writeln!(
-        s,
-        "  B measured now            {}  (futex - spin round trip) / 2",
-        opt(c.block_measured_ns)
-    );
+    let _ = writeln!(s, "  B measured now            {}", block_measured_text(c));
     let _ = writeln!(
         s,
         "  B started from            {} ({})",
@@ -155,10 +151,43 @@ pub fn to_text(probe: &Probe) -> String {
             );
         }
     }
+    if c.block_stability.machine_busy() {
+        let _ = writeln!(
+            s,
+            "\nwarning: {} other threads wanted a CPU on {} CPUs while the probe ran: the costs above were measured on a busy machine",
+            c.block_stability.other_runnable_threads.unwrap_or(0),
+            c.block_stability.cpus
+        );
+    }
     for e in &probe.env_errors {
         let _ = writeln!(s, "\nwarning: {e}");
     }
     s
+}
+
+/// The measured `B` with how far it can be trusted: the median of the
+/// agreeing measurements and their spread, or "unstable" with the range
+/// and the reason.
+pub fn block_measured_text(c: &waitwise::probe::Costs) -> String {
+    let st = &c.block_stability;
+    let n = st.measurements.len();
+    let range = || {
+        let bs = st.measurements.iter().map(|m| m.block_ns);
+        let lo = bs.clone().fold(f64::INFINITY, f64::min);
+        let hi = bs.fold(f64::NEG_INFINITY, f64::max);
+        format!("{} to {}", fmt_ns(lo), fmt_ns(hi))
+    };
+    match (st.block_ns, st.instability) {
+        (Some(b), None) => format!(
+            "{}  stable: (futex - spin round trip) / 2, median of {} agreeing measurements (spread {:.2}x; {n} taken)",
+            fmt_ns(b),
+            waitwise::probe::block_stability::STABLE_RUN,
+            st.spread
+        ),
+        (_, Some(why)) if n > 0 => format!("unstable: {} over {n} measurements; {why}", range()),
+        (_, Some(why)) => format!("not measured: {why}"),
+        (None, None) => "not measured".into(),
+    }
 }
 
 /// `ns` in the unit that reads best (ns, us, ms; "inf" when infinite).

@@ -54,6 +54,13 @@ fn probe_json_has_the_stable_keys() {
         assert!(get(key).is_number() || get(key).is_null(), "{key}");
     }
     assert!(get("topology.smt_siblings").is_array());
+    // How far the measured B can be trusted.
+    let stability = get("costs.block_stability");
+    assert!(stability["measurements"]
+        .as_array()
+        .is_some_and(|m| !m.is_empty()));
+    assert!(stability["spread"].as_f64().is_some_and(|s| s >= 1.0));
+    assert!(stability["instability"].is_null() || stability["instability"].is_string());
     assert!(get("costs.block_ns").as_f64().unwrap() > 0.0);
     for kind in ["producer-consumer", "barrier", "mutex", "unknown"] {
         assert!(
@@ -239,7 +246,7 @@ fn a_saved_machine_profile_is_where_b_starts() {
     let cache = std::env::temp_dir().join(format!("waitwise-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cache);
     let out = waitwise()
-        .args(["probe", "--json", "--save"])
+        .args(["probe", "--json", "--save", "--force"])
         .env("XDG_CACHE_HOME", &cache)
         .env_remove("WAITWISE_BLOCK_NS")
         .output()
@@ -265,5 +272,38 @@ fn a_saved_machine_profile_is_where_b_starts() {
         v["costs"]["block_start_ns"].as_f64().unwrap(),
         measured.round()
     );
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// `probe --save` keeps a stable B and refuses an unstable one unless
+/// forced: either it saved (and said B was stable), or it failed naming
+/// `--force` and wrote nothing.
+#[test]
+fn save_refuses_an_unstable_b_unless_forced() {
+    let cache =
+        std::env::temp_dir().join(format!("waitwise-cache-unstable-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let out = waitwise()
+        .args(["probe", "--json", "--save"])
+        .env("XDG_CACHE_HOME", &cache)
+        .env_remove("WAITWISE_BLOCK_NS")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let saved = cache.join("waitwise").read_dir().map_or(0, |d| d.count());
+    if out.status.success() {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            v["costs"]["block_stability"]["instability"].is_null(),
+            "{stderr}"
+        );
+        assert_eq!(saved, 1);
+    } else {
+        assert!(
+            stderr.contains("unstable") && stderr.contains("--force"),
+            "{stderr}"
+        );
+        assert_eq!(saved, 0);
+    }
     let _ = std::fs::remove_dir_all(&cache);
 }

@@ -1,4 +1,4 @@
-//! `waitwise probe [--json] [--save]`
+//! `waitwise probe [--json] [--save [--force]]`
 
 use super::stdout::{errln, outln, write};
 
@@ -13,6 +13,11 @@ pub struct ProbeArgs {
     /// programs on this machine then start from.
     #[arg(long)]
     pub save: bool,
+    /// With --save: save B even when the probe found it unstable
+    /// (consecutive measurements disagreed, or the two threads never ran at
+    /// once).
+    #[arg(long, requires = "save")]
+    pub force: bool,
 }
 
 /// Runs the probe and prints it.
@@ -24,10 +29,17 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
         write(&waitwise_bench::probe::to_text(&probe))?;
     }
     if args.save {
+        let stability = &probe.costs.block_stability;
         let ns = probe
             .costs
             .block_measured_ns
             .ok_or_else(|| anyhow::anyhow!("B could not be measured: nothing saved"))?;
+        if let Some(why) = stability.instability.filter(|_| !args.force) {
+            anyhow::bail!(
+                "B is unstable ({why}; {}): nothing saved. Rerun on a quieter machine, or add --force to save it anyway",
+                waitwise_bench::probe::block_measured_text(&probe.costs)
+            );
+        }
         let path = waitwise::policy::machine_profile::save(ns.round() as u64)
             .map_err(|e| anyhow::anyhow!("saving the machine profile: {e}"))?;
         errln!(

@@ -17,13 +17,21 @@
 //! `costs.block_ns` (B), `policy.poll_limit_ns` (kind -> L_poll),
 //! `mechanisms` (name -> {available, fallback}).
 //!
+//! `costs.block_stability` says whether the measured `B` can be trusted
+//! ([`block_stability`]).
+//!
 //! The whole probe takes well under 5 seconds (the round trips are budgeted
-//! at [`CALIBRATION_BUDGET`], each cost loop at a few ms).
+//! at [`CALIBRATION_BUDGET`](block_cost::CALIBRATION_BUDGET) per measurement, at most
+//! [`block_stability::MAX_MEASUREMENTS`] of them, each cost loop at a few
+//! ms).
+
+pub mod block_stability;
 
 use crate::env;
 use crate::mechanism::Mechanism;
-use crate::policy::block_cost::{self, round_trips, BlockCostSource, CALIBRATION_BUDGET};
+use crate::policy::block_cost::{self, BlockCostSource};
 use crate::policy::{Policy, SyncKind};
+use block_stability::BlockStability;
 use std::collections::BTreeMap;
 use std::time::Instant;
 use waitwise_platform::affinity;
@@ -149,9 +157,14 @@ pub struct Costs {
     /// "environment", "machine_profile" or "fallback".
     pub block_source: &'static str,
     /// B measured by this probe from the round trips above
-    /// (`(futex - polling round trip) / 2`); what `waitwise probe --save`
-    /// saves.
+    /// (`(futex - polling round trip) / 2`, the median of the agreeing
+    /// measurements; see `block_stability`); what `waitwise probe --save`
+    /// saves when it is stable.
     pub block_measured_ns: Option<f64>,
+    /// How far `block_measured_ns` can be trusted: every measurement,
+    /// whether consecutive ones agreed, their spread, and whether other
+    /// threads wanted every CPU.
+    pub block_stability: BlockStability,
     /// The B this process started from.
     pub block_start_ns: f64,
     /// Where the starting B came from: "environment", "machine_profile" or
@@ -260,23 +273,15 @@ fn clock_info() -> ClockInfo {
     }
 }
 
-/// The measured costs. The round trips are those `B` was measured from when
-/// a tool fixed it, else a fresh measurement (whose futex wake-ups also
-/// teach the learned `B`).
+/// The measured costs. The round trips are measured afresh until
+/// consecutive measurements agree ([`block_stability::measure`]); their
+/// futex wake-ups also teach the learned `B`. The round-trip figures are
+/// those of the measurement `B` is the median of.
 fn costs() -> Costs {
-    let fixed = block_cost::block_cost();
-    let round_trips = match fixed.source {
-        BlockCostSource::Measured {
-            futex_round_trip_ns,
-            spin_round_trip_ns,
-        } => Some(round_trips::RoundTrips {
-            spin_ns: spin_round_trip_ns,
-            futex_ns: futex_round_trip_ns,
-            cpus: None,
-        }),
-        _ => round_trips::measure(CALIBRATION_BUDGET),
-    };
-    let measured = round_trips.map(block_cost::cost_from_round_trips);
+    let stability = block_stability::measure();
+    let chosen = stability
+        .block_ns
+        .and_then(|b| stability.measurements.iter().find(|m| m.block_ns == b));
     let in_force = block_cost::block_cost();
     let start = block_cost::starting_block_cost();
     let learned = block_cost::learned_block_cost();
@@ -290,11 +295,12 @@ fn costs() -> Costs {
         futex_wake_no_waiter_ns: per_op_ns(FUTEX_WAKE_OPS, || {
             futex.wake(1);
         }),
-        spin_round_trip_ns: round_trips.map(|rt| rt.spin_ns),
-        futex_round_trip_ns: round_trips.map(|rt| rt.futex_ns),
+        spin_round_trip_ns: chosen.map(|m| m.spin_round_trip_ns),
+        futex_round_trip_ns: chosen.map(|m| m.futex_round_trip_ns),
         block_ns: in_force.ns,
         block_source: in_force.source.name(),
-        block_measured_ns: measured.map(|b| b.ns),
+        block_measured_ns: stability.block_ns,
+        block_stability: stability,
         block_start_ns: start.ns,
         block_start_source: start.source.name(),
         block_learned_ns: learned.as_ref().map(|b| b.ns),
