@@ -14,9 +14,11 @@ use std::fmt;
 
 use crate::experiments::barriers::BarriersResult;
 use crate::experiments::calibration::CalibrationResult;
+use crate::experiments::interference::InterferenceResult;
 use crate::experiments::mechanisms::MechanismsResult;
 use crate::experiments::oversub::OversubResult;
 use crate::export::{Cell, Table};
+use crate::helpers::experiment::HelpersResult;
 use crate::probe::Probe;
 use crate::stats::median_ci_ranks;
 
@@ -90,6 +92,44 @@ pub enum Finding {
         /// What waitwise runs in their place (`pause`), each once.
         fallbacks: Vec<String>,
     },
+    /// The best helper-thread speed-up over serial among the helper waits
+    /// and workloads.
+    HelperSpeedup {
+        /// The workload and input, in words.
+        workload: String,
+        /// The helpers' wait.
+        wait: String,
+        /// Median speed-up (serial over with helpers; above 1 helps).
+        median: f64,
+        /// Lower end of its median's 95% CI.
+        low: f64,
+        /// Upper end.
+        high: f64,
+    },
+    /// The active thread's slowdown with a co-runner waiting on its SMT
+    /// sibling: by spinning, and by the best other mechanism.
+    SiblingSlowdown {
+        /// Time factor with a spinning co-runner (1 + slowdown).
+        spin_factor: f64,
+        /// The mechanism that slowed it least.
+        best: String,
+        /// Its time factor.
+        best_factor: f64,
+    },
+    /// Two threads on SMT siblings against one thread alone (seed 004's
+    /// 1.33), median over kernels.
+    SmtPairThroughput {
+        /// Both together over one alone.
+        pair: f64,
+    },
+    /// A hardware wait's wake-up for a notify within the poll limit over
+    /// spinning's.
+    HardwareWaitWakeup {
+        /// The mechanism (`umwait`, `mwaitx`).
+        mechanism: String,
+        /// Its median wake-up over spin's.
+        ratio: f64,
+    },
     /// Measured rows whose median's 95% CI is wider than 20% of it.
     NoisyRows {
         /// Rows flagged noisy.
@@ -109,6 +149,9 @@ impl Finding {
             Finding::SpinOversubscribed { .. } => "oversub",
             Finding::ModelOrdering { .. } => "calibration",
             Finding::HardwareWaitsMissing { .. } => "machine",
+            Finding::HelperSpeedup { .. } => "helpers",
+            Finding::SiblingSlowdown { .. } | Finding::SmtPairThroughput { .. } => "interference",
+            Finding::HardwareWaitWakeup { .. } => "mechanisms",
             Finding::NoisyRows { .. } => "summary",
         }
     }
@@ -172,8 +215,7 @@ impl fmt::Display for Finding {
             } => write!(
                 f,
                 "With {multiplier}x as many threads as CPUs, always-spin runs the {workload} loop in {:.1}x the time \
-                 of the default waiting ({spin_ms:.0} vs {default_ms:.0} ms, medians): spinning waiters hold CPUs \
-                 the threads they wait for need.",
+                 of the default waiting ({spin_ms:.0} vs {default_ms:.0} ms, medians).",
                 spin_ms / default_ms
             ),
             Finding::ModelOrdering {
@@ -200,6 +242,35 @@ impl fmt::Display for Finding {
                 }
                 write!(f, ".")
             }
+            Finding::HelperSpeedup {
+                workload,
+                wait,
+                median,
+                low,
+                high,
+            } => write!(
+                f,
+                "The best helper-thread speed-up over serial is {median:.2}x ({workload}, helpers waiting with {wait}; \
+                 95% CI {low:.2} to {high:.2})."
+            ),
+            Finding::SiblingSlowdown {
+                spin_factor,
+                best,
+                best_factor,
+            } => write!(
+                f,
+                "A co-runner spinning on the SMT sibling slows the active thread {:.0}%; waiting with {best}, {:.0}%.",
+                100.0 * (spin_factor - 1.0),
+                100.0 * (best_factor - 1.0)
+            ),
+            Finding::SmtPairThroughput { pair } => write!(
+                f,
+                "Two threads on SMT siblings run {pair:.2}x one thread's throughput (median over kernels)."
+            ),
+            Finding::HardwareWaitWakeup { mechanism, ratio } => write!(
+                f,
+                "{mechanism} wakes in {ratio:.2}x spinning's time for a notify within the poll limit (medians)."
+            ),
             Finding::NoisyRows { noisy, measured } => {
                 // The largest sample count whose interval is the whole range.
                 let whole_range_up_to = (1..64)
@@ -234,6 +305,14 @@ fn ns(v: f64) -> String {
 /// producer-consumer default) and PAUSE against the plain loop.
 pub fn from_mechanisms(r: &MechanismsResult, default_policy: &str) -> Vec<Finding> {
     let mut found = Vec::new();
+    for hw in ["umwait", "mwaitx"] {
+        if let (Some(t), Some(spin)) = (r.short_wakeup_ns(hw), r.short_wakeup_ns("spin")) {
+            found.push(Finding::HardwareWaitWakeup {
+                mechanism: hw.to_owned(),
+                ratio: t / spin,
+            });
+        }
+    }
     let two_phase = r
         .rows
         .iter()
@@ -293,8 +372,7 @@ pub fn from_barriers(r: &BarriersResult) -> Vec<Finding> {
 }
 
 /// The oversubscription experiment's findings: always-spin (`s//inf`)
-/// against the default waiting at the largest multiplier, per loop where
-/// spinning took at least twice as long.
+/// against the default waiting at the largest multiplier, per loop.
 pub fn from_oversub(r: &OversubResult) -> Vec<Finding> {
     let Some(&multiplier) = r.config.multipliers.iter().max().filter(|&&m| m > 1) else {
         return Vec::new();
@@ -310,7 +388,7 @@ pub fn from_oversub(r: &OversubResult) -> Vec<Finding> {
         .filter_map(|w| {
             let runtime = |waiting| r.cell(w, waiting, multiplier)?.runtime_ms.map(|s| s.median);
             let (spin_ms, default_ms) = (runtime(Some("s//inf"))?, runtime(None)?);
-            (spin_ms >= 2.0 * default_ms).then(|| Finding::SpinOversubscribed {
+            Some(Finding::SpinOversubscribed {
                 workload: w.name().to_owned(),
                 multiplier,
                 spin_ms,
@@ -332,6 +410,48 @@ pub fn from_calibration(r: &CalibrationResult) -> Vec<Finding> {
         decided,
         cells: r.ordering.len(),
     }]
+}
+
+/// The helpers experiment's finding: the best speed-up measured.
+pub fn from_helpers(r: &HelpersResult) -> Vec<Finding> {
+    r.rows
+        .iter()
+        .filter_map(|row| Some((row, row.speedup.as_ref()?)))
+        .max_by(|a, b| a.1.median.total_cmp(&b.1.median))
+        .map(|(row, s)| Finding::HelperSpeedup {
+            workload: row.input.clone(),
+            wait: row.wait.clone(),
+            median: s.median,
+            low: s.median_ci95_low,
+            high: s.median_ci95_high,
+        })
+        .into_iter()
+        .collect()
+}
+
+/// The interference experiment's findings, where the machine has SMT
+/// siblings: what a waiting sibling costs, and the pair's throughput.
+pub fn from_interference(r: &InterferenceResult) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let factors = &r.sibling_slowdown_factors;
+    let spin = factors.iter().find(|(m, _)| m == "spin").map(|(_, f)| *f);
+    let best = factors
+        .iter()
+        .filter(|(m, _)| m != "spin")
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    if let (Some(spin_factor), Some((best, best_factor))) = (spin, best) {
+        found.push(Finding::SiblingSlowdown {
+            spin_factor,
+            best: best.clone(),
+            best_factor: *best_factor,
+        });
+    }
+    let mut pairs: Vec<f64> = r.smt.iter().filter_map(|s| s.pair).collect();
+    pairs.sort_by(f64::total_cmp);
+    if let Some(&pair) = pairs.get(pairs.len() / 2) {
+        found.push(Finding::SmtPairThroughput { pair });
+    }
+    found
 }
 
 /// The probe's finding: the hardware waits this CPU lacks.

@@ -25,24 +25,33 @@ use crate::export::{Cell, Table};
 /// rows, charts scaled to the page.
 const CSS: &str = "
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; color: #222;
-       max-width: 1200px; margin: 2em auto; padding: 0 1em; line-height: 1.45; }
+       max-width: 1340px; margin: 2em auto; padding: 0 1em; line-height: 1.45; }
 h1 { border-bottom: 2px solid #4e79a7; padding-bottom: 0.2em; }
 h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
 nav ol { columns: 2; }
 pre { background: #f6f8fa; border: 1px solid #ddd; padding: 0.8em; overflow-x: auto; }
 .table-wrap { overflow-x: auto; margin: 1em 0; }
-table { border-collapse: collapse; font-size: 0.92em; }
+table { border-collapse: collapse; font-size: 0.88em; }
 caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 caption .file { font-weight: normal; color: #666; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
-th { background: #eef2f7; text-align: left; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.45em; }
+th { background: #eef2f7; text-align: left; overflow-wrap: anywhere; }
+td { overflow-wrap: anywhere; }
+td.num { white-space: nowrap; }
 th[title] { text-decoration: underline dotted; cursor: help; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.missing { color: #777; font-style: italic; }
 td.missing[colspan] { text-align: center; }
 tbody tr:nth-child(even) { background: #fafafa; }
 tr.noted, tbody tr.noted:nth-child(even) { background: #fff3cd; }
-td.note { color: #8a6d3b; }
+td sup.mark { color: #8a6d3b; }
+ol.notes { color: #8a6d3b; font-size: 0.85em; margin: 0.2em 0 0.8em; }
+details.evidence > summary { cursor: pointer; }
+details.evidence > summary h2 { display: inline; border: none; }
+section.evidence { margin-top: 0.6em; }
+td.holds { color: #2e7d32; font-weight: bold; }
+td.fails { color: #c62828; font-weight: bold; }
+td.cannot { color: #777; }
 details { margin: 0.3em 0 1em; font-size: 0.9em; }
 dt { font-family: monospace; font-weight: bold; }
 dd { margin: 0 0 0.3em 1.5em; }
@@ -65,6 +74,9 @@ struct PageSection {
     heading: String,
     /// Its content, in order.
     body: Vec<Markup>,
+    /// Whether its content is folded under its heading (`<details>`): the
+    /// evidence under a report's first screen.
+    collapsed: bool,
 }
 
 /// Builds the HTML report page.
@@ -127,8 +139,61 @@ impl HtmlReport {
             id: id.to_owned(),
             heading: heading.to_owned(),
             body: Vec::new(),
+            collapsed: false,
         });
         self
+    }
+
+    /// Like [`section_with_id`](Self::section_with_id), its content folded
+    /// under the heading until the reader opens it (a link to `#id` opens
+    /// it in browsers that support it).
+    pub fn collapsed_section(&mut self, heading: &str, id: &str) -> &mut Self {
+        self.section_with_id(heading, id);
+        if let Some(s) = self.sections.last_mut() {
+            s.collapsed = true;
+        }
+        self
+    }
+
+    /// Adds a table of text whose rows may each link to a section: a
+    /// caption, column headings, rows of cells and, per row, an optional
+    /// `(id, label)` link written in a last "evidence" column. A cell
+    /// whose text starts with "holds", "does not hold" or "cannot run" is
+    /// coloured as a verdict.
+    pub fn linked_table(
+        &mut self,
+        caption: &str,
+        headings: &[&str],
+        rows: &[(Vec<String>, Option<(String, String)>)],
+    ) -> &mut Self {
+        let has_links = rows.iter().any(|(_, link)| link.is_some());
+        self.push(html! {
+            div.table-wrap {
+                table {
+                    caption { (caption) }
+                    thead {
+                        tr {
+                            @for h in headings { th scope="col" { (h) } }
+                            @if has_links { th scope="col" { "evidence" } }
+                        }
+                    }
+                    tbody {
+                        @for (cells, link) in rows {
+                            tr {
+                                @for c in cells { td class=[verdict_class(c)] { (c) } }
+                                @if has_links {
+                                    td {
+                                        @if let Some((id, label)) = link {
+                                            a href={ "#" (id) } { (label) }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        })
     }
 
     /// Appends `markup` to the current section (or the preamble).
@@ -265,9 +330,18 @@ impl HtmlReport {
                     main {
                         @for m in &self.preamble { (m) }
                         @for s in &self.sections {
-                            section id=(s.id) {
-                                h2 { (s.heading) }
-                                @for m in &s.body { (m) }
+                            @if s.collapsed {
+                                section.evidence id=(s.id) {
+                                    details.evidence {
+                                        summary { h2 { (s.heading) } }
+                                        @for m in &s.body { (m) }
+                                    }
+                                }
+                            } @else {
+                                section id=(s.id) {
+                                    h2 { (s.heading) }
+                                    @for m in &s.body { (m) }
+                                }
                             }
                         }
                     }
@@ -315,9 +389,31 @@ fn cell_runs(row: &[Cell]) -> Vec<CellRun<'_>> {
     runs
 }
 
-/// The `<div>` with `table` and its folded column docs.
+/// The `<div>` with `table`, its row notes as numbered footnotes under it
+/// (a note shared by rows is numbered once; one that only repeats a
+/// spanning cell's reason is not written), and its folded column docs.
 fn table_markup(table: &Table) -> Markup {
-    let has_notes = table.row_notes.iter().any(Option::is_some);
+    let rows = merged_rows(table);
+    let mut notes: Vec<&str> = Vec::new();
+    let marks: Vec<Option<usize>> = rows
+        .iter()
+        .map(|(row, note)| {
+            let note = (*note)?;
+            let repeated = cell_runs(row)
+                .iter()
+                .any(|r| r.span > 1 && matches!(r.cell, Cell::Missing(reason) if reason == note));
+            if repeated {
+                return None;
+            }
+            Some(match notes.iter().position(|n| *n == note) {
+                Some(i) => i + 1,
+                None => {
+                    notes.push(note);
+                    notes.len()
+                }
+            })
+        })
+        .collect();
     html! {
         @if let Err(error) = table.validate() {
             p.warning { (error.to_string()) }
@@ -328,41 +424,138 @@ fn table_markup(table: &Table) -> Markup {
                 thead {
                     tr {
                         @for column in &table.columns {
-                            th scope="col" title=(column.doc) { (column.display_name()) }
+                            th scope="col" title=(column.doc) { (breakable(&column.display_name())) }
                         }
-                        @if has_notes { th scope="col" { "note" } }
                     }
                 }
                 tbody {
-                    @for (index, row) in table.rows.iter().enumerate() {
+                    @for ((row, note), mark) in rows.iter().zip(&marks) {
                         @let runs = cell_runs(row);
-                        @let note = table.row_note(index);
-                        // A note that only repeats a spanning cell's reason
-                        // is not written twice.
-                        @let repeated = note.is_some_and(|n| runs.iter().any(|r| {
-                            r.span > 1 && matches!(r.cell, Cell::Missing(reason) if reason == n)
-                        }));
                         tr class=[note.map(|_| "noted")] {
-                            @for run in &runs { (cell_markup(run)) }
-                            @if has_notes {
-                                td.note { @if !repeated { (note.unwrap_or("")) } }
+                            @for (i, run) in runs.iter().enumerate() {
+                                @if i == 0 && mark.is_some() {
+                                    (cell_markup_marked(run, mark.unwrap_or(0)))
+                                } @else {
+                                    (cell_markup(run))
+                                }
                             }
                         }
                     }
                 }
             }
-            @if !table.columns.is_empty() {
-                details {
-                    summary { "Columns" }
-                    dl {
-                        @for column in &table.columns {
-                            dt { (column.header_key()) }
-                            dd { (column.doc) }
-                        }
+        }
+        @if !notes.is_empty() {
+            ol.notes {
+                @for note in &notes { li { (note) } }
+            }
+        }
+        @if !table.columns.is_empty() {
+            details {
+                summary { "Columns" }
+                dl {
+                    @for column in &table.columns {
+                        dt { (column.header_key()) }
+                        dd { (column.doc) }
                     }
                 }
             }
         }
+    }
+}
+
+/// `text` with a line-break opportunity after each underscore, so that long
+/// column keys (`t_wakeup_median_ci95`) wrap inside a narrow column.
+fn breakable(text: &str) -> Markup {
+    let parts: Vec<&str> = text.split_inclusive('_').collect();
+    html! {
+        @for (i, part) in parts.iter().enumerate() {
+            (part)
+            @if i + 1 < parts.len() { wbr; }
+        }
+    }
+}
+
+/// The rows of `table` to draw, with their notes: consecutive rows that
+/// only say a value is missing for one reason ("n/a: CPU lacks WAITPKG" in
+/// every figure column) and differ in one text column are drawn as one
+/// row, that column listing their values.
+fn merged_rows(table: &Table) -> Vec<(Vec<Cell>, Option<&str>)> {
+    let mut out: Vec<(Vec<Cell>, Option<&str>)> = Vec::new();
+    for (index, row) in table.rows.iter().enumerate() {
+        let note = table.row_note(index);
+        if let Some((last, last_note)) = out.last_mut() {
+            if *last_note == note {
+                if let Some(column) = mergeable(last, row) {
+                    if let (Cell::Text(a), Cell::Text(b)) = (&mut last[column], &row[column]) {
+                        a.push_str(", ");
+                        a.push_str(b);
+                        continue;
+                    }
+                }
+            }
+        }
+        out.push((row.clone(), note));
+    }
+    out
+}
+
+/// The one text column two missing-only rows differ in, when they can be
+/// drawn as one: same length, every non-text cell missing for one and the
+/// same reason, text in the same columns.
+fn mergeable(a: &[Cell], b: &[Cell]) -> Option<usize> {
+    if a.len() != b.len() || !only_missing(a) || !only_missing(b) {
+        return None;
+    }
+    let mut differing = None;
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        match (x, y) {
+            (Cell::Text(p), Cell::Text(q)) if p != q => {
+                if differing.replace(i).is_some() {
+                    return None;
+                }
+            }
+            (Cell::Text(_), Cell::Text(_)) => {}
+            (Cell::Missing(p), Cell::Missing(q)) if p == q => {}
+            _ => return None,
+        }
+    }
+    differing
+}
+
+/// Whether every non-text cell of `row` is missing, all for one reason
+/// (and at least one is).
+fn only_missing(row: &[Cell]) -> bool {
+    let mut reasons = row.iter().filter(|c| !matches!(c, Cell::Text(_)));
+    match reasons.next() {
+        Some(Cell::Missing(first)) => reasons.all(|c| matches!(c, Cell::Missing(r) if r == first)),
+        _ => false,
+    }
+}
+
+/// The CSS class of a verdict cell in a [`HtmlReport::linked_table`].
+fn verdict_class(text: &str) -> Option<&'static str> {
+    if text.starts_with("holds") {
+        Some("holds")
+    } else if text.starts_with("does not hold") {
+        Some("fails")
+    } else if text.starts_with("cannot run") || text.starts_with("not measured") {
+        Some("cannot")
+    } else {
+        None
+    }
+}
+
+/// [`cell_markup`] with a footnote mark after the cell's content.
+fn cell_markup_marked(run: &CellRun<'_>, mark: usize) -> Markup {
+    let colspan = (run.span > 1).then_some(run.span);
+    let sup = html! { sup.mark { (mark) } };
+    match run.cell {
+        Cell::Text(text) => html! { td { (text) (sup) } },
+        Cell::Number(value) => html! {
+            td.num title=(value) { (format_number(*value)) (sup) }
+        },
+        Cell::Integer(value) => html! { td.num { (value) (sup) } },
+        Cell::Missing(reason) => html! { td.missing colspan=[colspan] { (reason) (sup) } },
     }
 }
 
@@ -467,12 +660,13 @@ mod tests {
             "href=\"#section-2\"",
             "Condition &lt;wait&gt; &amp; notify",
             "mechanisms.csv",
-            "t_wakeup (ns)",
+            "t_<wbr>wakeup (ns)",
             "title=\"waiting &quot;mechanism&quot;\"",
             "<td class=\"num\" title=\"81.523\">81.52</td>",
             "<td class=\"missing\">n/a: CPU lacks WAITPKG</td>",
             "<tr class=\"noted\">",
-            "<td class=\"note\">not run, CPU lacks WAITPKG</td>",
+            "<sup class=\"mark\">1</sup>",
+            "<ol class=\"notes\"><li>not run, CPU lacks WAITPKG</li></ol>",
             "<dt>t_wakeup_ns</dt>",
             "cpu0 &lt;-&gt; cpu1",
             "Sweep",
@@ -563,9 +757,9 @@ mod tests {
         let html = report.finish();
         // One cell, once: not four, and not again in the note column.
         assert_eq!(html.matches("n/a: CPU lacks WAITPKG").count(), 1, "{html}");
-        assert!(html.contains(
-            "<td class=\"missing\" colspan=\"4\">n/a: CPU lacks WAITPKG</td><td class=\"note\"></td>"
-        ));
+        assert!(
+            html.contains("<td class=\"missing\" colspan=\"4\">n/a: CPU lacks WAITPKG</td></tr>")
+        );
         assert!(html.contains("<td class=\"missing\" colspan=\"2\">no data</td>"));
         assert!(html.contains("<td class=\"missing\">other</td>"));
         // The row keeps its highlight.
@@ -596,6 +790,70 @@ mod tests {
             "<td class=\"missing\" colspan=\"2\" title=\"n/a: CPU lacks WAITPKG\"></td><td>umwait</td>\
              <td class=\"missing\" colspan=\"3\">n/a: CPU lacks WAITPKG</td>"
         ));
+    }
+
+    #[test]
+    fn rows_missing_for_one_reason_are_drawn_once() {
+        let mut table = crate::export::Table::new(
+            "p",
+            "Park/resume",
+            ["mechanism", "placement", "park", "resume"]
+                .iter()
+                .map(|k| crate::export::Column::new(*k, None, ""))
+                .collect(),
+        );
+        let na = || Cell::missing("n/a: no SMT siblings");
+        for m in ["spin", "pause", "block"] {
+            table.push_row(vec![Cell::text(m), Cell::text("sibling"), na(), na()], None);
+        }
+        table.push_row(
+            vec![
+                Cell::text("spin"),
+                Cell::text("core"),
+                Cell::Number(1.0),
+                Cell::Number(2.0),
+            ],
+            None,
+        );
+        let mut report = HtmlReport::new("t");
+        report.table(&table);
+        let html = report.finish();
+        assert!(
+            html.contains("<td>spin, pause, block</td><td>sibling</td>"),
+            "{html}"
+        );
+        assert_eq!(html.matches("n/a: no SMT siblings").count(), 1);
+        assert_eq!(html.matches("<tr>").count(), 3, "{html}");
+    }
+
+    #[test]
+    fn collapsed_sections_fold_under_their_heading() {
+        let mut report = HtmlReport::new("t");
+        report
+            .section_with_id("First", "first")
+            .paragraph("open")
+            .collapsed_section("Evidence", "ev")
+            .paragraph("folded")
+            .linked_table(
+                "claims",
+                &["claim", "verdict"],
+                &[
+                    (
+                        vec!["a".into(), "holds".into()],
+                        Some(("ev".into(), "Evidence".into())),
+                    ),
+                    (vec!["b".into(), "cannot run here: no SMT".into()], None),
+                ],
+            );
+        let html = report.finish();
+        assert!(html.contains(
+            "<section class=\"evidence\" id=\"ev\"><details class=\"evidence\"><summary><h2>Evidence</h2></summary><p>folded</p>"
+        ));
+        assert!(
+            html.contains("<td class=\"holds\">holds</td><td><a href=\"#ev\">Evidence</a></td>")
+        );
+        assert!(html.contains("<td class=\"cannot\">cannot run here: no SMT</td><td></td>"));
+        assert!(html.contains("<section id=\"first\"><h2>First</h2><p>open</p>"));
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! [`export`] (CSV/JSON files) and [`html`] (`index.html`).
 
 pub mod chart;
+pub mod claims;
 pub mod contender;
 pub mod experiments;
 pub mod export;

@@ -14,6 +14,7 @@
 //! findings ([`section_with_findings`]): the summary lists them in section
 //! order.
 
+use crate::claims;
 use crate::experiments::{ExperimentOutput, RenderedChart};
 use crate::export::{CsvExporter, Exporter, Table};
 use crate::findings::{self, Finding};
@@ -130,11 +131,6 @@ pub struct Written {
     pub csvs: Vec<PathBuf>,
 }
 
-/// The machine description at the top of the report.
-fn machine_text(p: &Probe) -> String {
-    probe::to_text(p)
-}
-
 /// Keys of the sections whose tables flag noisy rows: the share of their
 /// measured rows flagged is a finding.
 const NOISE_FLAGGED_SECTIONS: [&str; 5] = [
@@ -158,71 +154,161 @@ fn fmt_ns(ns: f64) -> String {
     }
 }
 
-/// The summary's facts: machine, `B`, default poll limits.
+/// The hardware waits that run here, or why none does.
+fn hardware_waits(p: &Probe) -> String {
+    let hardware = ["umwait", "tpause", "mwaitx"];
+    let available: Vec<&str> = hardware
+        .iter()
+        .copied()
+        .filter(|m| p.mechanisms.get(m).is_some_and(|i| i.available))
+        .collect();
+    if available.is_empty() {
+        "not available on this CPU (no WAITPKG, no MONITORX): waitwise polls with PAUSE instead"
+            .into()
+    } else {
+        available.join(", ")
+    }
+}
+
+/// The first screen's facts: machine, SMT, hardware waits, `B` with its
+/// stability, load, run.
 fn summary_facts(p: &Probe, size: Size, seconds: f64) -> Vec<(String, String)> {
     let t = &p.topology;
     let smt = if t.smt_siblings.is_empty() {
         "no SMT siblings".to_string()
     } else {
-        format!("{} SMT sets", t.smt_siblings.len())
+        format!("{} sets of siblings", t.smt_siblings.len())
     };
-    let limits: Vec<String> = p
+    let mut facts = vec![
+        (
+            "Machine".into(),
+            format!(
+                "{} ({}), {} CPUs, {} cores, {} packages",
+                p.cpu.model, p.cpu.vendor, t.cpus, t.cores, t.packages
+            ),
+        ),
+        ("SMT".into(), smt),
+        ("Hardware waits".into(), hardware_waits(p)),
+        (
+            "B (cost of blocking)".into(),
+            format!(
+                "{} in force ({}); measured now: {}",
+                fmt_ns(p.costs.block_ns),
+                p.costs.block_source,
+                probe::block_measured_text(&p.costs)
+            ),
+        ),
+    ];
+    let st = &p.costs.block_stability;
+    if st.machine_busy() {
+        facts.push((
+            "Load".into(),
+            format!(
+                "busy: {} other threads wanted a CPU on {} CPUs when the probe ran; figures are those of a busy machine",
+                st.other_runnable_threads.unwrap_or(0),
+                st.cpus
+            ),
+        ));
+    }
+    facts.push((
+        "Run".into(),
+        format!("{size:?} configuration, {seconds:.0} s of experiments"),
+    ));
+    facts
+}
+
+/// A link to section `key` labelled with its title, when the page has it.
+fn link(sections: &[Section], key: &str) -> Option<(String, String)> {
+    match key {
+        "machine" => Some(("machine".into(), "Machine".into())),
+        _ => sections
+            .iter()
+            .find(|s| s.key == key)
+            .map(|s| (key.to_string(), s.title.clone())),
+    }
+}
+
+/// The first screen's recommendation: per synchronization kind the policy
+/// and poll limit, the default lock and barrier, hardware waits, helper
+/// threads and SMT placement, each linked to its evidence.
+fn recommendations(
+    p: &Probe,
+    sections: &[Section],
+    findings: &[Finding],
+) -> Vec<(Vec<String>, Option<(String, String)>)> {
+    let mut rows: Vec<(Vec<String>, Option<(String, String)>)> = p
         .policy
         .names
         .iter()
         .map(|(kind, name)| {
             let limit = p.policy.poll_limit_ns.get(kind).copied();
-            format!(
-                "{kind}: {name}, L_poll {}",
-                limit.map_or("?".into(), fmt_ns)
+            (
+                vec![
+                    format!("{kind} waits"),
+                    format!("{name}, L_poll {}", limit.map_or("?".into(), fmt_ns)),
+                ],
+                link(sections, "calibration"),
             )
         })
         .collect();
-    vec![
-        (
-            "Machine".into(),
+    rows.push((
+        vec![
+            "waitwise::Mutex".into(),
+            waitwise::mutex::RawTtasMutex::new().policy().describe(),
+        ],
+        link(sections, "peers"),
+    ));
+    rows.push((
+        vec![
+            "Barrier".into(),
             format!(
-                "{} ({}), {} CPUs, {} cores, {} packages, {smt}",
-                p.cpu.model, p.cpu.vendor, t.cpus, t.cores, t.packages
+                "{} while the threads fit on the CPUs, {} beyond",
+                waitwise::barrier::default_policy(1).describe(),
+                waitwise::barrier::default_policy(usize::MAX).describe()
             ),
-        ),
-        (
-            "B (cost of blocking)".into(),
-            format!("{} ({})", fmt_ns(p.costs.block_ns), p.costs.block_source),
-        ),
-        ("Default poll limits (alpha * B)".into(), limits.join("; ")),
-        (
-            "Run".into(),
-            format!("{size:?} configuration, {seconds:.0} s of experiments"),
-        ),
-    ]
+        ],
+        link(sections, "barriers"),
+    ));
+    rows.push((
+        vec!["Hardware waits".into(), hardware_waits(p)],
+        link(sections, "machine"),
+    ));
+    let helpers = match claims::helpers_pay(findings) {
+        Some(true) => "pay here: use helper threads for prefetching work",
+        Some(false) => "do not pay here: no helper speed-up above 1 within its interval",
+        None => "not measured in this run",
+    };
+    rows.push((
+        vec!["Helper threads".into(), helpers.into()],
+        link(sections, "helpers"),
+    ));
+    let smt = if p.topology.smt_siblings.is_empty() {
+        "nothing to place: no SMT siblings".to_string()
+    } else {
+        "one thread per core first, siblings last and parked while their work's utilization is below 0.5".into()
+    };
+    rows.push((
+        vec!["SMT placement".into(), smt],
+        link(sections, "interference"),
+    ));
+    rows
 }
 
-/// Every finding for the summary: the probe's, each section's in order,
-/// and the share of noisy rows; each with a link to its section when the
-/// page has it.
-fn summary_findings(p: &Probe, sections: &[Section]) -> Vec<(String, Option<(String, String)>)> {
+/// Every finding: the probe's and each section's, in section order.
+fn all_findings(p: &Probe, sections: &[Section]) -> Vec<Finding> {
     let mut all: Vec<Finding> = sections.iter().flat_map(|s| s.findings.clone()).collect();
     all.extend(findings::from_probe(p));
+    all
+}
+
+/// The share of noisy rows over the sections that flag them.
+fn noise_finding(sections: &[Section]) -> Option<Finding> {
     let flagged: Vec<Table> = sections
         .iter()
         .filter(|s| NOISE_FLAGGED_SECTIONS.contains(&s.key.as_str()))
         .flat_map(|s| s.output.tables())
         .collect();
-    all.extend(findings::noisy_rows(&flagged));
-    all.iter()
-        .map(|f| {
-            let key = f.section();
-            let title = match key {
-                "machine" => Some("Machine".to_string()),
-                _ => sections
-                    .iter()
-                    .find(|s| s.key == key)
-                    .map(|s| s.title.clone()),
-            };
-            (f.to_string(), title.map(|t| (key.to_string(), t)))
-        })
-        .collect()
+    findings::noisy_rows(&flagged)
 }
 
 /// `command_line` with the program named as a user types it (`waitwise`,
@@ -241,6 +327,128 @@ fn as_typed(command_line: &str) -> String {
     }
 }
 
+/// The first screen: the machine, the recommended configuration, the
+/// papers' claims judged here, and the experiments' headlines (the peers'
+/// heatmaps).
+fn first_screen(
+    page: &mut HtmlReport,
+    config: &ReportConfig,
+    probe: &Probe,
+    sections: &[Section],
+    command_line: &str,
+) {
+    let findings = all_findings(probe, sections);
+    let seconds: f64 = sections.iter().map(|s| s.seconds).sum();
+    page.paragraph(&format!(
+        "Generated by `{command_line}`. Every figure was measured on this machine in this run. The evidence \
+         behind each line is in the folded sections below the first screen: click a heading, or follow a link."
+    ));
+    page.section_with_id("This machine", "summary");
+    page.facts(&summary_facts(probe, config.size, seconds));
+    page.subsection("Recommended here");
+    page.linked_table(
+        "What waitwise uses on this machine",
+        &["what", "recommended here"],
+        &recommendations(probe, sections, &findings),
+    );
+    page.subsection("The papers' claims, measured here");
+    let claims: Vec<(Vec<String>, Option<(String, String)>)> = claims::judge(probe, &findings)
+        .into_iter()
+        .map(|c| {
+            let link = link(sections, c.section);
+            (
+                vec![
+                    c.claim.to_string(),
+                    c.paper.to_string(),
+                    c.measured,
+                    c.verdict.to_string(),
+                ],
+                link,
+            )
+        })
+        .collect();
+    page.linked_table(
+        "Each claim of the seed papers, and what this run says of it",
+        &["claim", "paper", "measured here", "verdict"],
+        &claims,
+    );
+    for s in sections {
+        let headline = s.output.headline();
+        if headline.tables.is_empty() && headline.charts.is_empty() {
+            continue;
+        }
+        page.subsection(&s.title);
+        for t in &headline.tables {
+            page.table(t);
+        }
+        for RenderedChart { caption, svg } in &headline.charts {
+            page.svg_with_caption(svg, caption);
+        }
+    }
+}
+
+/// The evidence: one folded section per experiment, after the machine
+/// description and how to read the tables. Returns the CSVs written.
+fn evidence(
+    page: &mut HtmlReport,
+    dir: &Path,
+    probe: &Probe,
+    sections: &[Section],
+) -> anyhow::Result<Vec<PathBuf>> {
+    page.collapsed_section("How to read the tables", "reading");
+    page.paragraph(
+        "Timings are medians after dropping warm-up and the first and last 10% of rounds. Columns ending in \
+         median_ci95 hold half the width of the 95% confidence interval of the median (order statistics, whatever \
+         the distribution; the interval's ends are in results.json), and charts draw that interval as whiskers. A \
+         row is flagged noisy when the interval is wider than 20% of the median; notes are numbered under each \
+         table. Mechanisms this CPU lacks are listed once, never run.",
+    );
+    if let Some(noise) = noise_finding(sections) {
+        page.paragraph(&noise.to_string());
+    }
+    page.collapsed_section("Machine", "machine");
+    page.preformatted(&probe::to_text(probe));
+    let machine_findings: Vec<(String, Option<(String, String)>)> = findings::from_probe(probe)
+        .iter()
+        .map(|f| (f.to_string(), None))
+        .collect();
+    page.findings(&machine_findings);
+    let mut csvs = Vec::new();
+    for s in sections {
+        page.collapsed_section(&s.title, &s.key);
+        page.paragraph(&s.intro);
+        page.preformatted(&format!(
+            "Reproduce: {}\n(took {:.1} s in this run)",
+            s.command, s.seconds
+        ));
+        if !s.findings.is_empty() {
+            let shown: Vec<(String, Option<(String, String)>)> =
+                s.findings.iter().map(|f| (f.to_string(), None)).collect();
+            page.findings(&shown);
+        }
+        for note in s.output.notes() {
+            page.paragraph(&note);
+        }
+        for t in s.output.tables() {
+            page.table(&t);
+            csvs.push(write_csv(dir, &t)?);
+        }
+        let headline: Vec<String> = s
+            .output
+            .headline()
+            .charts
+            .into_iter()
+            .map(|c| c.caption)
+            .collect();
+        for RenderedChart { caption, svg } in s.output.charts() {
+            if !headline.contains(&caption) {
+                page.svg_with_caption(&svg, &caption);
+            }
+        }
+    }
+    Ok(csvs)
+}
+
 /// Writes the report for already-run sections.
 pub fn write(
     config: &ReportConfig,
@@ -253,44 +461,9 @@ pub fn write(
         .with_context(|| format!("creating the report directory {}", dir.display()))?;
     let command_line = as_typed(command_line);
     let mut page = HtmlReport::new("waitwise report");
-    page.section_with_id("Summary", "summary");
-    page.paragraph(&format!(
-        "Generated by `{command_line}`. Every figure below was measured on this machine in this run; other \
-         programs running at the same time widen the intervals."
-    ));
-    let seconds: f64 = sections.iter().map(|s| s.seconds).sum();
-    page.facts(&summary_facts(probe, config.size, seconds));
-    page.subsection("Findings");
-    page.findings(&summary_findings(probe, sections));
-    page.paragraph(
-        "How to read the tables: timings are medians after dropping warm-up and the first and last 10% of rounds. \
-         Columns ending in median_ci95 hold half the width of the 95% confidence interval of the median \
-         (order statistics, whatever the distribution; the interval's ends are in results.json), and charts draw \
-         that interval as whiskers. A row is flagged noisy when the interval is wider than 20% of the median. \
-         Mechanisms this CPU lacks are listed once per row, never run.",
-    );
-    page.section_with_id("Machine", "machine");
-    page.preformatted(&machine_text(probe));
-    let mut csvs = Vec::new();
-    for s in sections {
-        page.section_with_id(&s.title, &s.key);
-        page.paragraph(&s.intro);
-        page.preformatted(&format!(
-            "Reproduce: {}\n(took {:.1} s in this run)",
-            s.command, s.seconds
-        ));
-        for note in s.output.notes() {
-            page.paragraph(&note);
-        }
-        for t in s.output.tables() {
-            page.table(&t);
-            csvs.push(write_csv(dir, &t)?);
-        }
-        for RenderedChart { caption, svg } in s.output.charts() {
-            page.svg_with_caption(&svg, &caption);
-        }
-    }
-    page.section("How to reproduce");
+    first_screen(&mut page, config, probe, sections, &command_line);
+    let csvs = evidence(&mut page, dir, probe, sections)?;
+    page.collapsed_section("How to reproduce", "reproduce");
     let mut cmds = format!("{command_line}\n");
     for s in sections {
         cmds.push_str(&s.command);
@@ -402,7 +575,7 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
     {
         use crate::experiments::interference::{run, Config};
         let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section(
+        sections.push(section_with_findings(
             "What a waiting thread costs its neighbour (UltraSPARC T2 spin-loop study; Poenaru 2017)",
             "interference",
             "An active thread runs a kernel (integer chain, FP divide/multiply, streaming sweep, pointer chase, \
@@ -413,6 +586,7 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
              mechanism where the machine has SMT.",
             &format!("waitwise interference{full}"),
             || run(&cfg),
+            findings::from_interference,
         ));
     }
     {
@@ -467,7 +641,23 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
             || run(&cfg),
         ));
     }
-    sections.push(crate::helpers::experiment::report_section(config.size));
+    {
+        use crate::helpers::experiment::{run, Config};
+        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
+        sections.push(section_with_findings(
+            "Helper threads (Anastopoulos & Koziris 2008, section 4.4; Anastopoulos 2009, part II)",
+            "helpers",
+            "Each application serially and with helper threads under each helper wait: SPR (speculative \
+             precomputation: one helper a phase ahead prefetches what the worker will read) for sparse matrix-vector \
+             multiply, blocked LU and blocked transitive closure, and Dijkstra with helpers speculatively relaxing \
+             the next minimum vertices (atomic fetch-min in place of transactional memory). Speed-up is serial time \
+             over helper time per run; interference is the worker's time with a helper that only waits over serial; \
+             NAS BT is not ported.",
+            &format!("waitwise helpers{full}"),
+            || run(&cfg),
+            findings::from_helpers,
+        ));
+    }
     eprintln!("[report] model figures");
     let figures = crate::experiments::model_figures::run()?;
     sections.push(section(
@@ -555,26 +745,37 @@ mod tests {
         .unwrap();
         let html = std::fs::read_to_string(&written.index).unwrap();
         let at = |text: &str| html.find(text).unwrap_or_else(|| panic!("no {text}"));
-        // The summary comes first, before the machine and the sections.
-        assert!(at("<section id=\"summary\">") < at("<section id=\"machine\">"));
-        assert!(at("<section id=\"machine\">") < at("<section id=\"mechanisms\">"));
+        // The first screen comes first, then the folded evidence.
+        assert!(at("<section id=\"summary\">") < at("<section class=\"evidence\" id=\"machine\">"));
+        assert!(
+            at("<section class=\"evidence\" id=\"machine\">")
+                < at("<section class=\"evidence\" id=\"mechanisms\">")
+        );
+        assert!(html.contains(
+            "<details class=\"evidence\"><summary><h2>Condition wait / notify</h2></summary>"
+        ));
         for fact in [
             "Machine",
+            "Hardware waits",
             "B (cost of blocking)",
-            "Default poll limits",
-            "producer-consumer",
+            "Recommended here",
+            "producer-consumer waits",
+            "The papers' claims, measured here",
         ] {
             at(fact);
         }
-        // Findings link to their sections; the noisy share is counted.
-        at(&format!(
-            "{} (<a href=\"#mechanisms\">Condition wait / notify</a>)",
-            pause
-        ));
+        // The claim the finding answers is judged and links to its
+        // evidence, where the finding itself is written.
+        at("PAUSE loop wakes in 0.80x the plain loop's time");
+        at("<td class=\"fails\">does not hold</td><td><a href=\"#mechanisms\">Condition wait / notify</a></td>");
+        assert!(at(&pause.to_string()) > at("id=\"mechanisms\""));
         at("1 of 1 measured rows (100%) are flagged noisy");
         // The n/a row reads once, in one cell across the figure columns.
         assert_eq!(html.matches("n/a: CPU lacks WAITPKG").count(), 1);
         at("colspan=\"3\"");
+        // Notes are numbered footnotes, not a column.
+        at("<ol class=\"notes\"><li>");
+        assert!(!html.contains("class=\"note\""));
         // Commands as a user of the installed tool types them.
         at("Generated by `waitwise report --tiny`");
         at("Reproduce: waitwise mechanisms");

@@ -43,6 +43,21 @@ pub trait ExperimentOutput {
     fn charts(&self) -> Vec<RenderedChart>;
     /// Findings in words (placement, what was not available, checks).
     fn notes(&self) -> Vec<String>;
+    /// What belongs on the report's first screen; the report shows it there
+    /// and leaves these charts out of the experiment's own section. None by
+    /// default.
+    fn headline(&self) -> Headline {
+        Headline::default()
+    }
+}
+
+/// An experiment's part of the report's first screen.
+#[derive(Clone, Debug, Default)]
+pub struct Headline {
+    /// Short tables (a few rows each).
+    pub tables: Vec<Table>,
+    /// Charts.
+    pub charts: Vec<RenderedChart>,
 }
 
 /// A progress line on stderr: `[experiment] step/total what`.

@@ -21,7 +21,6 @@ use super::HelperWork;
 use crate::chart::BarChart;
 use crate::experiments::{not_available_note, progress, ExperimentOutput, RenderedChart};
 use crate::export::{Cell, Column, Table};
-use crate::report::{section, Section, Size};
 use crate::stats::{summarize, Summary};
 use serde::Serialize;
 use std::time::Instant;
@@ -1133,23 +1132,6 @@ impl ExperimentOutput for HelpersResult {
         }
         notes
     }
-}
-
-/// The report's section: [`Config::quick`] (or the preset of `size`).
-pub fn report_section(size: Size) -> Section {
-    let cfg = size.pick(Config::quick, Config::full, Config::tiny);
-    let full = if size == Size::Full { " --full" } else { "" };
-    section(
-        "Helper threads (Anastopoulos & Koziris 2008, section 4.4; Anastopoulos 2009, part II)",
-        "helpers",
-        "Each application serially and with helper threads under each helper wait: SPR (speculative precomputation: \
-         one helper a phase ahead prefetches what the worker will read) for sparse matrix-vector multiply, blocked \
-         LU and blocked transitive closure, and Dijkstra with helpers speculatively relaxing the next minimum \
-         vertices (atomic fetch-min in place of transactional memory). Speed-up is serial time over helper time per \
-         run; interference is the worker's time with a helper that only waits over serial; NAS BT is not ported.",
-        &format!("waitwise helpers{full}"),
-        || run(&cfg),
-    )
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use super::grid::{Axis, Primitive};
 use super::{CellResult, PeersResult, PrimitiveResult};
 use crate::chart::Heatmap;
 use crate::experiments::load::load_note;
-use crate::experiments::{ExperimentOutput, RenderedChart};
+use crate::experiments::{ExperimentOutput, Headline, RenderedChart};
 use crate::export::{Cell, Column, Table};
 use std::fmt;
 
@@ -249,6 +249,13 @@ impl ExperimentOutput for PeersResult {
             .collect()
     }
 
+    fn headline(&self) -> Headline {
+        Headline {
+            tables: vec![target_table(&self.primitives)],
+            charts: self.charts(),
+        }
+    }
+
     fn notes(&self) -> Vec<String> {
         let mut n: Vec<String> = self
             .primitives
@@ -280,6 +287,38 @@ impl ExperimentOutput for PeersResult {
         ));
         n
     }
+}
+
+/// Per primitive, how many cells meet every target and how many are at
+/// [`AHEAD_THROUGHPUT_AT_LEAST`] or more of the best peer's throughput.
+fn target_table(primitives: &[PrimitiveResult]) -> Table {
+    let columns = vec![
+        Column::new("primitive", None, "the waitwise primitive"),
+        Column::new("cells", None, "operating points in its grid"),
+        Column::new("compared", None, "cells where waitwise and a peer both completed runs"),
+        Column::new("meet_targets", None, "compared cells meeting every target (throughput, p99, longest wait, CPU per operation)"),
+        Column::new("ahead", None, "compared cells at 1.2x the best peer's throughput or more"),
+    ];
+    let mut t = Table::new(
+        "peers_targets",
+        "waitwise against its peers: cells meeting the targets, cells ahead",
+        columns,
+    );
+    for p in primitives {
+        let c = TargetCount::of(p);
+        let n = |v: usize| Cell::Integer(v as i64);
+        t.push_row(
+            vec![
+                Cell::text(p.primitive.name()),
+                n(c.cells),
+                n(c.compared),
+                n(c.meeting),
+                n(c.ahead),
+            ],
+            None,
+        );
+    }
+    t
 }
 
 /// What the interval of `rounds` paired ratios covers, in words.
