@@ -314,3 +314,28 @@ fn simulate_prints_the_grid_and_validates() {
     fails(&["simulate", "--processors", "16384", "--contexts", "64"]);
     fails(&["simulate", "--kind", "semaphore"]);
 }
+
+#[test]
+fn profile_recommends_only_with_evidence() {
+    // Five waits: the table shows no alpha and the note says why.
+    let few = profile_json("barrier", &uniform_buckets(40_000.0, 5));
+    let path = temp_file(
+        "few.json",
+        &serde_json::json!({ "objects": [few] }).to_string(),
+    );
+    let text = ok(&["profile", path.to_str().unwrap()]);
+    assert!(text.contains("no recommendation"), "{text}");
+    assert!(!text.contains("suggests alpha"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["profile", path.to_str().unwrap(), "--json"])).unwrap();
+    assert_eq!(json["kinds"][0]["fit"]["recommends"], false);
+    // Thousands of waits of one law: a recommendation.
+    let many = profile_json("barrier", &uniform_buckets(40_000.0, 5_000));
+    let path = temp_file(
+        "many.json",
+        &serde_json::json!({ "objects": [many] }).to_string(),
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["profile", path.to_str().unwrap(), "--json"])).unwrap();
+    assert_eq!(json["kinds"][0]["fit"]["recommends"], true);
+}

@@ -36,6 +36,12 @@ pub const MIN_REGRESSION_COUNT: u64 = 10;
 /// profile. Guessed: about what 100 samples of the true law reach 1% of the time.
 pub const POOR_FIT_DISTANCE: f64 = 0.16;
 
+/// Fewer waits than this are too few to recommend an alpha from: the fit
+/// stands, but the recommendation stays the kind's default. Guessed: with
+/// 100 waits a KS distance below [`POOR_FIT_DISTANCE`] is unlikely by
+/// chance for the wrong law.
+pub const MIN_WAITS_TO_RECOMMEND: u64 = 100;
+
 /// One synchronization object's recorded waits. Unknown fields are ignored.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ObjectProfile {
@@ -177,6 +183,11 @@ pub struct FitResult {
     pub recommended_algorithm: String,
     /// Why, in one sentence.
     pub reason: String,
+    /// Whether the profile itself is the evidence for `recommended_alpha`:
+    /// at least [`MIN_WAITS_TO_RECOMMEND`] waits and a law that fits.
+    /// `false`: `recommended_alpha` is the kind's default, kept for want of
+    /// evidence, and `reason` says why.
+    pub recommends: bool,
     /// With a block cost: the best alpha for this very histogram.
     pub profile_alpha: Option<ProfileAlpha>,
 }
@@ -221,14 +232,16 @@ pub fn fit_object(object: &ObjectProfile, block_cost_ns: Option<f64>) -> Result<
         recommended_alpha: 0.0,
         recommended_algorithm: String::new(),
         reason: String::new(),
+        recommends: false,
         profile_alpha: None,
     };
+    let kind_default = if object.kind.contains("barrier") {
+        ALPHA_UNIFORM
+    } else {
+        ALPHA_EXPONENTIAL
+    };
     if total_waits == 0 {
-        let alpha = if object.kind.contains("barrier") {
-            ALPHA_UNIFORM
-        } else {
-            ALPHA_EXPONENTIAL
-        };
+        let alpha = kind_default;
         result.recommended_alpha = alpha;
         result.recommended_algorithm = WaitingAlgorithm::TwoPhase { alpha }.name();
         result.reason = format!(
@@ -246,8 +259,20 @@ pub fn fit_object(object: &ObjectProfile, block_cost_ns: Option<f64>) -> Result<
     } else {
         (FittedModel::Uniform, uni.ks_distance)
     };
-    let (alpha, reason) = if best_ks > POOR_FIT_DISTANCE {
-        (ALPHA_UNIFORM, format!("neither model fits (KS {best_ks:.3}); the uniform alpha has the lowest worst case over both"))
+    let (alpha, reason) = if total_waits < MIN_WAITS_TO_RECOMMEND {
+        (
+            kind_default,
+            format!(
+                "only {total_waits} waits (fewer than {MIN_WAITS_TO_RECOMMEND}): no recommendation; the kind's default stays"
+            ),
+        )
+    } else if best_ks > POOR_FIT_DISTANCE {
+        (
+            kind_default,
+            format!(
+                "neither law fits (KS {best_ks:.3}): no recommendation; the kind's default stays"
+            ),
+        )
     } else if best == FittedModel::Exponential {
         (
             ALPHA_EXPONENTIAL,
@@ -265,6 +290,7 @@ pub fn fit_object(object: &ObjectProfile, block_cost_ns: Option<f64>) -> Result<
     result.recommended_alpha = alpha;
     result.recommended_algorithm = WaitingAlgorithm::TwoPhase { alpha }.name();
     result.reason = reason;
+    result.recommends = total_waits >= MIN_WAITS_TO_RECOMMEND && best_ks <= POOR_FIT_DISTANCE;
     if let Some(b) = block_cost_ns {
         result.profile_alpha = Some(profile_alpha(&hist, b, alpha)?);
     }
@@ -399,7 +425,35 @@ mod tests {
         let e = r.exponential.as_ref().unwrap();
         assert!((e.mean_ns / 5000.0 - 1.0).abs() < 0.25, "{e:?}");
         assert_eq!(r.recommended_algorithm, "s/b/0.541");
+        assert!(r.recommends);
         assert!(r.profile_alpha.is_some());
+    }
+
+    #[test]
+    fn few_waits_or_no_fitting_law_recommend_nothing() {
+        let d = WaitDistribution::uniform(20_000.0).unwrap();
+        let few = ObjectProfile {
+            kind: "barrier".into(),
+            buckets: record(&d, 5, 2),
+            ..Default::default()
+        };
+        let r = fit_object(&few, Some(2000.0)).unwrap();
+        assert!(!r.recommends);
+        assert!(r.reason.contains("only 5 waits"), "{}", r.reason);
+        assert_eq!(r.recommended_algorithm, "s/b/0.618");
+        // Two far-apart clusters: neither law describes them.
+        let mut buckets = vec![0u64; 30];
+        buckets[3] = 5000;
+        buckets[25] = 5000;
+        let bimodal = ObjectProfile {
+            kind: "mutex".into(),
+            buckets,
+            ..Default::default()
+        };
+        let r = fit_object(&bimodal, Some(2000.0)).unwrap();
+        assert!(!r.recommends, "{r:?}");
+        assert!(r.reason.contains("neither law fits"), "{}", r.reason);
+        assert_eq!(r.recommended_algorithm, "s/b/0.541");
     }
 
     #[test]

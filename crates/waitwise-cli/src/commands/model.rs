@@ -334,7 +334,11 @@ fn fit_table(r: &FitReport) -> Table {
                 no_waits_or(u.map(|u| u.ks_distance)),
                 f.best_model
                     .map_or_else(none, |m| Cell::text(format!("{m:?}").to_lowercase())),
-                Cell::Number(f.recommended_alpha),
+                if f.recommends {
+                    Cell::Number(f.recommended_alpha)
+                } else {
+                    Cell::missing("no recommendation")
+                },
                 static_alpha_cell(&f.kind),
                 no_waits_or(f.profile_alpha.as_ref().map(|p| p.alpha)),
             ],

@@ -302,7 +302,11 @@ fn table(report: &ProfileReport) -> Table {
                     Cell::text(format!("{m:?}").to_lowercase())
                 }),
                 no_waits_or(ks),
-                Cell::Number(f.recommended_alpha),
+                if f.recommends {
+                    Cell::Number(f.recommended_alpha)
+                } else {
+                    Cell::missing("no recommendation")
+                },
                 static_alpha_cell(&k.kind),
                 no_waits_or(f.profile_alpha.as_ref().map(|p| p.alpha)),
                 no_waits_or(f.profile_alpha.as_ref().map(|p| p.factor)),
@@ -339,6 +343,10 @@ pub fn run(args: &ProfileArgs) -> anyhow::Result<()> {
                 None => Some(format!(
                     "{}: these waits never sleep (they poll with PAUSE, then yield), so no alpha applies to them.",
                     k.kind
+                )),
+                Some(_) if !k.fit.recommends => Some(format!(
+                    "{}: no recommendation: {}.",
+                    k.kind, k.fit.reason
                 )),
                 Some(a) if (k.fit.recommended_alpha - a).abs() > 0.01 => Some(format!(
                     "{}: the profile suggests alpha {:.3} instead of the static {:.3} (set it per object with WaitOptions::policy, or WAITWISE_ALPHA for all).",
