@@ -184,7 +184,11 @@ pub fn block_measured_text(c: &waitwise::probe::Costs) -> String {
             waitwise::probe::block_stability::STABLE_RUN,
             st.spread
         ),
-        (_, Some(why)) if n > 0 => format!("unstable: {} over {n} measurements; {why}", range()),
+        (Some(b), Some(why)) if n > 0 => format!(
+            "unstable: {} (range {} over {n} measurements): {why}",
+            fmt_ns(b),
+            range()
+        ),
         (_, Some(why)) => format!("not measured: {why}"),
         (None, None) => "not measured".into(),
     }

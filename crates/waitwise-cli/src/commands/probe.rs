@@ -34,9 +34,9 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<()> {
             .costs
             .block_measured_ns
             .ok_or_else(|| anyhow::anyhow!("B could not be measured: nothing saved"))?;
-        if let Some(why) = stability.instability.filter(|_| !args.force) {
+        if !stability.is_stable() && !args.force {
             anyhow::bail!(
-                "B is unstable ({why}; {}): nothing saved. Rerun on a quieter machine, or add --force to save it anyway",
+                "B is {}; nothing saved. Rerun on a quieter machine, or add --force to save it anyway",
                 waitwise_bench::probe::block_measured_text(&probe.costs)
             );
         }

@@ -17,7 +17,8 @@
 //! [`measure`] repeats the measurement until [`STABLE_RUN`] consecutive
 //! clean ones agree within [`STABLE_SPREAD`], at most [`MAX_MEASUREMENTS`]
 //! times, and [`BlockStability`] says which happened, with the spread, and
-//! whether more threads wanted a CPU than there are CPUs while it ran.
+//! whether other threads wanted every CPU while it ran (then it is not
+//! stable either: it measured a busy machine).
 //! `waitwise probe --save` keeps only a stable `B`.
 
 use crate::policy::block_cost::{cost_from_round_trips, round_trips, CALIBRATION_BUDGET};
@@ -81,6 +82,12 @@ pub enum Instability {
     /// Clean measurements, but no [`STABLE_RUN`] consecutive ones agreed
     /// within [`STABLE_SPREAD`].
     Spread,
+    /// The clean measurements agreed, but measurements where the threads
+    /// did not run at once kept breaking their runs.
+    Interrupted,
+    /// Other threads wanted every CPU while the probe ran: whatever it
+    /// measured, it measured a busy machine.
+    Busy,
     /// The round trips could not run (no second thread).
     NotMeasured,
 }
@@ -92,6 +99,10 @@ impl std::fmt::Display for Instability {
                 "the two threads never ran at once (another program held a CPU)"
             }
             Instability::Spread => "consecutive measurements disagreed",
+            Instability::Interrupted => {
+                "other threads took a CPU during some measurements (the two threads did not run at once)"
+            }
+            Instability::Busy => "other threads wanted every CPU while the probe ran",
             Instability::NotMeasured => "a second thread could not be started",
         })
     }
@@ -111,8 +122,8 @@ pub struct BlockStability {
     /// Largest over smallest `B` of the measurements `block_ns` is the
     /// median of (1 for one).
     pub spread: f64,
-    /// Runnable threads machine-wide before the measurements, other than
-    /// the prober, where `/proc` says.
+    /// Runnable threads machine-wide other than the prober, the median of
+    /// a sample before each measurement, where `/proc` says.
     pub other_runnable_threads: Option<u32>,
     /// CPUs online.
     pub cpus: u32,
@@ -126,7 +137,7 @@ impl BlockStability {
 
     /// Whether other threads wanted every CPU while the probe ran.
     pub fn machine_busy(&self) -> bool {
-        self.other_runnable_threads.is_some_and(|n| n >= self.cpus)
+        busy(self.other_runnable_threads, self.cpus)
     }
 
     /// The verdict over `measurements` (taken with `other_runnable_threads`
@@ -149,10 +160,16 @@ impl BlockStability {
                 } else if clean.is_empty() {
                     let all = measurements.iter().map(|m| m.block_ns).collect();
                     (all, Some(Instability::NeverConcurrent))
+                } else if spread(&clean) <= STABLE_SPREAD {
+                    (clean, Some(Instability::Interrupted))
                 } else {
                     (clean, Some(Instability::Spread))
                 }
             }
+        };
+        let instability = match instability {
+            None if busy(other_runnable_threads, cpus) => Some(Instability::Busy),
+            other => other,
         };
         BlockStability {
             block_ns: median(&used),
@@ -171,6 +188,11 @@ fn stable_run(measurements: &[Measurement]) -> Option<Vec<f64>> {
     let tail = measurements.get(measurements.len().checked_sub(STABLE_RUN)?..)?;
     let run: Vec<f64> = tail.iter().map(|m| m.block_ns).collect();
     (tail.iter().all(|m| m.concurrent) && spread(&run) <= STABLE_SPREAD).then_some(run)
+}
+
+/// Whether `other` runnable threads want every one of `cpus` CPUs.
+fn busy(other: Option<u32>, cpus: u32) -> bool {
+    other.is_some_and(|n| n >= cpus)
 }
 
 /// Largest over smallest of `v` (1 when empty or one).
@@ -194,10 +216,13 @@ fn median(v: &[f64]) -> Option<f64> {
 /// Measures `B` until it is stable or [`MAX_MEASUREMENTS`] are spent.
 #[cfg(not(loom))]
 pub fn measure() -> BlockStability {
-    // The prober itself is one of the runnable threads counted.
-    let other = runnable::runnable_threads().map(|n| n.saturating_sub(1));
     let mut measurements = Vec::with_capacity(MAX_MEASUREMENTS);
+    let mut others = Vec::with_capacity(MAX_MEASUREMENTS);
     while measurements.len() < MAX_MEASUREMENTS {
+        // The prober itself is one of the runnable threads counted.
+        if let Some(n) = runnable::runnable_threads() {
+            others.push(n.saturating_sub(1));
+        }
         let Some(rt) = round_trips::measure(CALIBRATION_BUDGET) else {
             break;
         };
@@ -206,6 +231,8 @@ pub fn measure() -> BlockStability {
             break;
         }
     }
+    others.sort_unstable();
+    let other = others.get(others.len() / 2).copied();
     BlockStability::judge(measurements, other, runnable::online_cpus())
 }
 
@@ -261,10 +288,29 @@ mod tests {
         let s = BlockStability::judge(vec![shared_cpu(1e3); 7], Some(2), 2);
         assert_eq!(s.instability, Some(Instability::NeverConcurrent));
         assert!(s.machine_busy());
-        // One shared-CPU measurement among clean ones breaks a run.
-        let s = BlockStability::judge(vec![clean(20e3), shared_cpu(20e3), clean(21e3)], None, 2);
-        assert_eq!(s.instability, Some(Instability::Spread));
-        assert_eq!(s.block_ns, Some(21e3));
+        // Shared-CPU measurements among agreeing clean ones break the runs.
+        let s = BlockStability::judge(
+            vec![
+                clean(20e3),
+                shared_cpu(20e3),
+                clean(21e3),
+                shared_cpu(5e3),
+                clean(20e3),
+            ],
+            None,
+            2,
+        );
+        assert_eq!(s.instability, Some(Instability::Interrupted));
+        assert_eq!(s.block_ns, Some(20e3));
+    }
+
+    #[test]
+    fn agreeing_measurements_on_a_busy_machine_are_not_stable() {
+        let s = BlockStability::judge(vec![clean(20e3), clean(21e3), clean(20e3)], Some(2), 2);
+        assert_eq!(s.instability, Some(Instability::Busy));
+        assert_eq!(s.block_ns, Some(20e3));
+        let s = BlockStability::judge(vec![clean(20e3), clean(21e3), clean(20e3)], Some(1), 2);
+        assert!(s.is_stable());
     }
 
     #[test]
