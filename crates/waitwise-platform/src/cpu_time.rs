@@ -103,6 +103,58 @@ pub fn describe_split(split: Option<CpuSplit>, own: f64) -> String {
     )
 }
 
+/// The CPU time of this process's waited-for children so far (their own
+/// waited-for children included), seconds: `getrusage(RUSAGE_CHILDREN)`.
+pub fn children_cpu_secs() -> f64 {
+    // SAFETY: an all-zero `rusage` is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable rusage for the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// The machine's busy CPU time so far that was not this process's nor its
+/// waited-for children's, read together: compare two readings to learn
+/// what other programs used during a span.
+#[derive(Clone, Copy, Debug)]
+pub struct OthersCpu {
+    /// The machine's busy ticks.
+    ticks: CpuTicks,
+    /// This process's and its children's CPU time, seconds.
+    own_secs: f64,
+    /// When read.
+    at: std::time::Instant,
+}
+
+impl OthersCpu {
+    /// A reading now; `None` where `/proc/stat` cannot be read.
+    pub fn now() -> Option<Self> {
+        Some(Self {
+            ticks: CpuTicks::now()?,
+            own_secs: process_cpu_secs() + children_cpu_secs(),
+            at: std::time::Instant::now(),
+        })
+    }
+
+    /// How many CPUs other programs kept busy on average since `before`
+    /// (busy ticks at the kernel's `USER_HZ`, less this process's and its
+    /// children's CPU time, over the wall time); `None` for an empty span.
+    pub fn average_cpus_since(&self, before: &Self) -> Option<f64> {
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        let wall = self.at.duration_since(before.at).as_secs_f64();
+        if hz <= 0 || wall <= 0.0 {
+            return None;
+        }
+        let busy = self.ticks.since(before.ticks).busy as f64 / hz as f64;
+        let own = self.own_secs - before.own_secs;
+        Some(((busy - own) / wall).max(0.0))
+    }
+}
+
 /// This process's CPU time so far, all its threads, seconds.
 pub fn process_cpu_secs() -> f64 {
     let mut ts = libc::timespec {
@@ -120,6 +172,25 @@ pub fn process_cpu_secs() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn own_work_is_not_counted_as_others() {
+        let before = OthersCpu::now().unwrap();
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < std::time::Duration::from_millis(300) {
+            x = x.wrapping_mul(31).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let others = OthersCpu::now()
+            .unwrap()
+            .average_cpus_since(&before)
+            .unwrap();
+        // Whatever else runs, this process's 300 ms of spinning is not
+        // in the figure: it stays within the machine's CPUs.
+        assert!(others >= 0.0);
+        assert!(others <= std::thread::available_parallelism().unwrap().get() as f64 + 0.2);
+    }
 
     #[test]
     fn the_aggregate_line_splits_into_busy_idle_and_steal() {

@@ -55,7 +55,6 @@ mod tables;
 pub mod wait_log;
 
 use super::is_selected;
-use super::load::load_average;
 use child::{run_in_child, ChildJob};
 use compare::{compare, Comparison};
 use figures::{measure, RunFigures};
@@ -65,6 +64,7 @@ use primitives::{contenders, RunSettings};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use waitwise_platform::cpu_time::OthersCpu;
 
 /// Settings of one run.
 #[derive(Clone, Debug, Serialize)]
@@ -216,8 +216,9 @@ pub struct PeersResult {
     pub block_ns: f64,
     /// Where it came from.
     pub block_source: String,
-    /// 1-minute load average before and after the run (other processes).
-    pub load_average: [Option<f64>; 2],
+    /// CPUs other programs kept busy on average during the run (this
+    /// process, its child cells and its co-runners left out).
+    pub others_cpus: Option<f64>,
     /// One entry per primitive run.
     pub primitives: Vec<PrimitiveResult>,
     /// Wall time of the whole run, s.
@@ -233,7 +234,7 @@ pub fn cpus() -> usize {
 /// the others in child processes.
 pub fn run(config: &Config) -> PeersResult {
     let started = Instant::now();
-    let before = load_average();
+    let before = OthersCpu::now();
     let hints = HintRate::calibrate();
     let cpus = cpus();
     let plan: Vec<(Primitive, Vec<Point>)> = config
@@ -262,7 +263,9 @@ pub fn run(config: &Config) -> PeersResult {
         hints,
         block_ns: b.ns,
         block_source: b.source.name().into(),
-        load_average: [before, load_average()],
+        others_cpus: before
+            .zip(OthersCpu::now())
+            .and_then(|(b, a)| a.average_cpus_since(&b)),
         primitives: assemble(&plan, results),
         seconds: started.elapsed().as_secs_f64(),
     }

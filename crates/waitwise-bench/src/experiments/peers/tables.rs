@@ -8,7 +8,6 @@ use super::compare::{
 use super::grid::{Axis, Primitive};
 use super::{CellResult, PeersResult, PrimitiveResult};
 use crate::chart::Heatmap;
-use crate::experiments::load::load_note;
 use crate::experiments::{ExperimentOutput, Headline, RenderedChart};
 use crate::export::{Cell, Column, Table};
 use std::fmt;
@@ -280,11 +279,7 @@ impl ExperimentOutput for PeersResult {
             super::grid::FORCED_LOW_BLOCK_NS,
             super::grid::FORCED_HIGH_BLOCK_NS
         ));
-        n.extend(load_note(
-            self.load_average[0],
-            self.load_average[1],
-            self.cpus,
-        ));
+        n.extend(others_note(self.others_cpus, self.cpus));
         n
     }
 }
@@ -319,6 +314,20 @@ fn target_table(primitives: &[PrimitiveResult]) -> Table {
         );
     }
     t
+}
+
+/// A note when other programs used the CPUs during the run: how many CPUs
+/// they kept busy on average (this process, its child cells and its
+/// co-runners left out).
+fn others_note(others_cpus: Option<f64>, cpus: usize) -> Option<String> {
+    /// Below this, what other programs used is within the noise of the
+    /// tick counts. Guessed.
+    const NOTICEABLE_CPUS: f64 = 0.1;
+    let others = others_cpus.filter(|&c| c >= NOTICEABLE_CPUS)?;
+    Some(format!(
+        "Other programs kept {others:.2} of the {cpus} CPUs busy on average during this run (this process, its child \
+         cells and its co-runners left out); every figure includes their interference."
+    ))
 }
 
 /// What the interval of `rounds` paired ratios covers, in words.
