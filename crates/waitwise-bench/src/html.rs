@@ -210,9 +210,12 @@ impl HtmlReport {
         self.push(html! { h3 { (heading) } })
     }
 
-    /// Adds a paragraph of plain text (escaped; no markup).
+    /// Adds a paragraph of plain text (escaped; no markup), a span between
+    /// backticks set as code (`waitwise probe`), as in the notes'
+    /// Markdown-like wording.
     pub fn paragraph(&mut self, text: &str) -> &mut Self {
-        self.push(html! { p { (text) } })
+        let markup = with_code_spans(text);
+        self.push(html! { p { (markup) } })
     }
 
     /// Adds preformatted text in a monospace block (escaped): command lines,
@@ -463,6 +466,20 @@ fn table_markup(table: &Table) -> Markup {
     }
 }
 
+/// `text` with each span between a pair of backticks set as `<code>`; an
+/// unpaired backtick is kept as it is.
+fn with_code_spans(text: &str) -> Markup {
+    let parts: Vec<&str> = text.split('`').collect();
+    if parts.len() % 2 == 0 {
+        return html! { (text) };
+    }
+    html! {
+        @for (i, part) in parts.iter().enumerate() {
+            @if i % 2 == 1 { code { (part) } } @else { (part) }
+        }
+    }
+}
+
 /// `text` with a line-break opportunity after each underscore, so that long
 /// column keys (`t_wakeup_median_ci95`) wrap inside a narrow column.
 fn breakable(text: &str) -> Markup {
@@ -679,6 +696,20 @@ mod tests {
         for external in ["<link", "<script", "src=", "@import"] {
             assert!(!html.contains(external), "found {external}");
         }
+    }
+
+    #[test]
+    fn backticks_in_paragraphs_set_code() {
+        let mut report = HtmlReport::new("t");
+        report
+            .paragraph("run `waitwise probe` then `a<b`")
+            .paragraph("one ` alone");
+        let html = report.finish();
+        assert!(
+            html.contains("<p>run <code>waitwise probe</code> then <code>a&lt;b</code></p>"),
+            "{html}"
+        );
+        assert!(html.contains("<p>one ` alone</p>"));
     }
 
     #[test]
