@@ -169,7 +169,7 @@ impl fmt::Display for Finding {
                 spin_long_cpu_pct,
             } => write!(
                 f,
-                "Two-phase waiting ({policy}, the producer-consumer default) wakes in {:.2}x spinning's time \
+                "Two-phase waiting ({policy}) wakes in {:.2}x spinning's time \
                  when the notify comes within its poll limit ({short_wakeup_ns:.0} vs {spin_short_wakeup_ns:.0} ns, medians), \
                  and burns {long_cpu_pct:.2}% of a CPU during a {long_wait_ms} ms wait, where spinning burns {spin_long_cpu_pct:.0}%.",
                 short_wakeup_ns / spin_short_wakeup_ns
@@ -302,6 +302,8 @@ fn ns(v: f64) -> String {
 
 /// The mechanisms experiment's findings: two-phase waiting against
 /// spinning (the row whose policy is `default_policy`, the
+/// producer-consumer default, else the static two-phase policy with the
+/// producer-consumer alpha when the default has no row of its own; the
 /// producer-consumer default) and PAUSE against the plain loop.
 pub fn from_mechanisms(r: &MechanismsResult, default_policy: &str) -> Vec<Finding> {
     let mut found = Vec::new();
@@ -313,10 +315,14 @@ pub fn from_mechanisms(r: &MechanismsResult, default_policy: &str) -> Vec<Findin
             });
         }
     }
-    let two_phase = r
-        .rows
-        .iter()
-        .find(|row| row.policy.as_deref() == Some(default_policy) && row.not_available.is_none());
+    let static_two_phase =
+        waitwise::policy::Policy::fixed_alpha(waitwise::policy::SyncKind::ProducerConsumer).name();
+    let measured = |policy: &str| {
+        r.rows
+            .iter()
+            .find(|row| row.policy.as_deref() == Some(policy) && row.not_available.is_none())
+    };
+    let two_phase = measured(default_policy).or_else(|| measured(&static_two_phase));
     let short_wakeup = |name: &str| r.short_wakeup_ns(name);
     let long_cpu = |name: &str| {
         let s = r.row(name)?.sleep.as_ref()?.waiter_cpu_fraction?;
@@ -330,7 +336,7 @@ pub fn from_mechanisms(r: &MechanismsResult, default_policy: &str) -> Vec<Findin
             long_cpu("spin"),
         ) {
             found.push(Finding::TwoPhaseWaiting {
-                policy: default_policy.to_owned(),
+                policy: row.policy.clone().unwrap_or_default(),
                 short_wakeup_ns: short,
                 spin_short_wakeup_ns: spin_short,
                 long_wait_ms: r.config.sleep_ms,
@@ -591,6 +597,13 @@ mod tests {
             .to_string()
             .contains("wakes faster than the plain load loop"));
         assert_eq!(found[0].section(), "mechanisms");
+        // A default without a row of its own (adapt/b): the static
+        // two-phase row with the producer-consumer alpha stands for it.
+        let found = from_mechanisms(&r, "adapt/b");
+        assert!(
+            matches!(&found[0], Finding::TwoPhaseWaiting { policy, .. } if policy == "s/b/0.54"),
+            "{found:?}"
+        );
     }
 
     #[test]
