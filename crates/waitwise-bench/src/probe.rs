@@ -16,8 +16,20 @@ pub fn run() -> anyhow::Result<Probe> {
 pub fn to_text(probe: &Probe) -> String {
     use std::fmt::Write;
     let mut s = String::new();
+    machine_text(&mut s, probe);
+    costs_text(&mut s, probe);
+    policies_text(&mut s, probe);
+    mechanisms_text(&mut s, probe);
+    for e in &probe.env_errors {
+        let _ = writeln!(s, "\nwarning: {e}");
+    }
+    s
+}
+
+/// CPU, features, topology and clock.
+fn machine_text(s: &mut String, probe: &Probe) {
+    use std::fmt::Write;
     let yes = |b: bool| if b { "yes" } else { "no" };
-    let opt = |v: Option<f64>| v.map_or("n/a".to_string(), fmt_ns);
     let _ = writeln!(
         s,
         "CPU            {} ({})",
@@ -62,6 +74,12 @@ pub fn to_text(probe: &Probe) -> String {
         "Clock          {clock}, read overhead {}",
         fmt_ns(probe.clock.read_overhead_ns)
     );
+}
+
+/// The measured costs and `B`.
+fn costs_text(s: &mut String, probe: &Probe) {
+    use std::fmt::Write;
+    let opt = |v: Option<f64>| v.map_or("n/a".to_string(), fmt_ns);
     let c = &probe.costs;
     let _ = writeln!(s, "\nCosts");
     let _ = writeln!(s, "  pause                     {}", fmt_ns(c.pause_ns));
@@ -120,6 +138,11 @@ pub fn to_text(probe: &Probe) -> String {
         fmt_ns(c.block_ns),
         c.block_source
     );
+}
+
+/// The default policies and their poll limits.
+fn policies_text(s: &mut String, probe: &Probe) {
+    use std::fmt::Write;
     let _ = writeln!(
         s,
         "\nDefault policies (L_poll = alpha * B; adapt/b: where an object starts, rand/b's mean B/(e-1), before it learns)"
@@ -138,6 +161,12 @@ pub fn to_text(probe: &Probe) -> String {
             waitwise::barrier::default_policy(1).describe(),
             waitwise::barrier::default_policy(usize::MAX).describe()
         );
+}
+
+/// Which mechanisms run here, and the warnings.
+fn mechanisms_text(s: &mut String, probe: &Probe) {
+    use std::fmt::Write;
+    let c = &probe.costs;
     let _ = writeln!(s, "\nMechanisms");
     for (name, m) in &probe.mechanisms {
         if m.available {
@@ -159,10 +188,6 @@ pub fn to_text(probe: &Probe) -> String {
             c.block_stability.cpus
         );
     }
-    for e in &probe.env_errors {
-        let _ = writeln!(s, "\nwarning: {e}");
-    }
-    s
 }
 
 /// The measured `B` with how far it can be trusted: the median of the

@@ -497,170 +497,191 @@ fn write_csv(dir: &Path, t: &Table) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-/// Runs the probe and every experiment at `config.size`, then writes the
-/// report. Progress goes to stderr.
-pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written> {
-    eprintln!("[report] probe");
-    let probe = probe::run()?;
-    let full = if config.size == Size::Full {
+/// ` --full` for a full run, else nothing: the sections' commands.
+fn full_flag(size: Size) -> &'static str {
+    if size == Size::Full {
         " --full"
     } else {
         ""
+    }
+}
+
+/// The report's section of `experiments::mechanisms`.
+fn mechanisms_section(config: &ReportConfig, default_policy: &str) -> Section {
+    use crate::experiments::mechanisms::{run, Config};
+    let full = full_flag(config.size);
+    let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
+    section_with_findings(
+        "Condition wait / notify (Anastopoulos & Koziris 2008, Table 1)",
+        "mechanisms",
+        "A worker runs a floating-point kernel and then notifies a waiter waiting on another CPU (its SMT sibling \
+         when there is one). T_work is the worker's time (interference), T_wakeup the time from notify to the \
+         waiter running, T_call the time inside notify; the short table notifies inside the default poll limit, \
+         the sleep table shows the CPU a long wait burns.",
+        &format!("waitwise mechanisms{full}"),
+        || run(&cfg),
+        |r| findings::from_mechanisms(r, default_policy),
+    )
+}
+
+/// The report's section of `experiments::wakeup_matrix`.
+fn wakeup_matrix_section(config: &ReportConfig) -> Section {
+    use crate::experiments::wakeup_matrix::{run, Config};
+    let full = full_flag(config.size);
+    let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
+    section(
+        "Wake-up latency between CPUs (Poenaru 2017, section 4.1)",
+        "wakeup_matrix",
+        "Wake-up latency for every ordered pair of CPUs, per mechanism. Normal setup: the waker and the woken \
+         thread each take a timestamp, with roles alternated every round so clock offsets cancel. Reduced \
+         setup: the waker takes both stamps around a wake-up and the woken thread's reply.",
+        &format!("waitwise wakeup-matrix{full}"),
+        || run(&cfg),
+    )
+}
+
+/// The report's section of `experiments::barriers`.
+fn barriers_section(config: &ReportConfig) -> Section {
+    use crate::experiments::barriers::{run, Config};
+    let full = full_flag(config.size);
+    let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
+    section_with_findings(
+        "Barriers (Anastopoulos & Koziris 2008, Table 2)",
+        "barriers",
+        "A worker runs a floating-point kernel and then arrives at a barrier where a helper thread has been waiting \
+         since the previous episode. T_work is the worker's time (interference), T_wakeup the time from the \
+         worker's arrival to the helper leaving, T_call the worker's time inside wait. The episode table gives \
+         the wall time of one episode with threads calling wait back to back, with one thread per CPU and with \
+         twice as many threads as CPUs (time-budgeted runs).",
+        &format!("waitwise barriers{full}"),
+        || run(&cfg),
+        findings::from_barriers,
+    )
+}
+
+/// The report's section of `experiments::asymmetry`.
+fn asymmetry_section(config: &ReportConfig) -> Section {
+    use crate::experiments::asymmetry::{run, Config};
+    let full = full_flag(config.size);
+    let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
+    section(
+        "Barriers under workload asymmetry (Anastopoulos & Koziris 2008, Fig. 4)",
+        "asymmetry",
+        "Two threads loop with a barrier between iterations; the unit of work is a 10x10 floating-point matrix \
+         multiply, the heavy thread does 10 units per iteration and the light thread 0 to 10. The total time of \
+         the loop per barrier implementation and light load, and each implementation's speed-up over \
+         pthread_barrier_wait.",
+        &format!("waitwise asymmetry{full}"),
+        || run(&cfg),
+    )
+}
+
+/// The report's section of `experiments::interference`.
+fn interference_section(config: &ReportConfig) -> Section {
+    use crate::experiments::interference::{run, Config};
+    let full = full_flag(config.size);
+    let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
+    section_with_findings(
+        "What a waiting thread costs its neighbour (UltraSPARC T2 spin-loop study; Poenaru 2017)",
+        "interference",
+        "An active thread runs a kernel (integer chain, FP divide/multiply, streaming sweep, pointer chase, \
+         10x10 matrix multiply) while a co-runner waits on an unchanging word with each mechanism, per \
+         placement (SMT sibling, same CPU time-shared, another core, another package; n/a with the reason). \
+         Slowdown against alone, the co-runner's CPU use and its wake-up latency when released; the charts \
+         put slowdown against wake-up latency (the trade-off frontier). SMT throughput and park/resume per \
+         mechanism where the machine has SMT.",
+        &format!("waitwise interference{full}"),
+        || run(&cfg),
+        findings::from_interference,
+    )
+}
+
+/// The report's section of `experiments::oversub`.
+fn oversub_section(config: &ReportConfig) -> Section {
+    use crate::experiments::oversub::{run, Config};
+    let full = full_flag(config.size);
+    let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
+    section_with_findings(
+        "Matched and unmatched runs (Lim & Agarwal 1993, Tables 2-5)",
+        "oversub",
+        "A producer-consumer ring, a barrier loop and a mutex loop, each with as many threads as CPUs (matched) \
+         and with 2x and 4x as many (unmatched), under always-spin (with a deadlock-avoidance timeout), \
+         always-block, two-phase and randomized waiting, the objects' defaults and the pthread peers. Runtime \
+         is normalized to always-block (/b/0) as in the paper; blocks are waits that slept; waiting overhead \
+         is CPU time beyond the useful work.",
+        &format!("waitwise oversub{full}"),
+        || run(&cfg),
+        findings::from_oversub,
+    )
+}
+
+/// The report's section of `experiments::calibration`.
+fn calibration_section(config: &ReportConfig) -> Section {
+    use crate::experiments::calibration::{run_in_model_regime, Config};
+    let full = full_flag(config.size);
+    let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
+    section_with_findings(
+        "The cost model checked against this machine (Lim & Agarwal 1993, section 4)",
+        "calibration",
+        "A producer releases a consumer after waits drawn from an exponential or uniform law spanning \
+         0.1 to 10 times B; each policy's measured waiting cost (CPU burned polling plus blocks times B) over \
+         the offline optimum is compared with the model's prediction using the measured B.",
+        &format!("waitwise model calibrate{full}"),
+        // As the command runs by default: the model's regime, with
+        // adapt/b's idle extension off (the sections before run it
+        // as programs do).
+        || run_in_model_regime(&cfg),
+        findings::from_calibration,
+    )
+}
+
+/// The report's section of `experiments::peers`.
+fn peers_section(config: &ReportConfig) -> Section {
+    use crate::experiments::peers::{run, Config};
+    let full = full_flag(config.size);
+    let cfg = Config {
+        program: config.program.clone(),
+        ..config.size.pick(Config::quick, Config::full, Config::tiny)
     };
-    let default_policy = probe
-        .policy
-        .names
-        .get("producer-consumer")
-        .cloned()
-        .unwrap_or_default();
-    let mut sections = Vec::new();
-    {
-        use crate::experiments::mechanisms::{run, Config};
-        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section_with_findings(
-            "Condition wait / notify (Anastopoulos & Koziris 2008, Table 1)",
-            "mechanisms",
-            "A worker runs a floating-point kernel and then notifies a waiter waiting on another CPU (its SMT sibling \
-             when there is one). T_work is the worker's time (interference), T_wakeup the time from notify to the \
-             waiter running, T_call the time inside notify; the short table notifies inside the default poll limit, \
-             the sleep table shows the CPU a long wait burns.",
-            &format!("waitwise mechanisms{full}"),
-            || run(&cfg),
-            |r| findings::from_mechanisms(r, &default_policy),
-        ));
-    }
-    {
-        use crate::experiments::wakeup_matrix::{run, Config};
-        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section(
-            "Wake-up latency between CPUs (Poenaru 2017, section 4.1)",
-            "wakeup_matrix",
-            "Wake-up latency for every ordered pair of CPUs, per mechanism. Normal setup: the waker and the woken \
-             thread each take a timestamp, with roles alternated every round so clock offsets cancel. Reduced \
-             setup: the waker takes both stamps around a wake-up and the woken thread's reply.",
-            &format!("waitwise wakeup-matrix{full}"),
-            || run(&cfg),
-        ));
-    }
-    {
-        use crate::experiments::barriers::{run, Config};
-        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section_with_findings(
-            "Barriers (Anastopoulos & Koziris 2008, Table 2)",
-            "barriers",
-            "A worker runs a floating-point kernel and then arrives at a barrier where a helper thread has been waiting \
-             since the previous episode. T_work is the worker's time (interference), T_wakeup the time from the \
-             worker's arrival to the helper leaving, T_call the worker's time inside wait. The episode table gives \
-             the wall time of one episode with threads calling wait back to back, with one thread per CPU and with \
-             twice as many threads as CPUs (time-budgeted runs).",
-            &format!("waitwise barriers{full}"),
-            || run(&cfg),
-            findings::from_barriers,
-        ));
-    }
-    {
-        use crate::experiments::asymmetry::{run, Config};
-        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section(
-            "Barriers under workload asymmetry (Anastopoulos & Koziris 2008, Fig. 4)",
-            "asymmetry",
-            "Two threads loop with a barrier between iterations; the unit of work is a 10x10 floating-point matrix \
-             multiply, the heavy thread does 10 units per iteration and the light thread 0 to 10. The total time of \
-             the loop per barrier implementation and light load, and each implementation's speed-up over \
-             pthread_barrier_wait.",
-            &format!("waitwise asymmetry{full}"),
-            || run(&cfg),
-        ));
-    }
-    {
-        use crate::experiments::interference::{run, Config};
-        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section_with_findings(
-            "What a waiting thread costs its neighbour (UltraSPARC T2 spin-loop study; Poenaru 2017)",
-            "interference",
-            "An active thread runs a kernel (integer chain, FP divide/multiply, streaming sweep, pointer chase, \
-             10x10 matrix multiply) while a co-runner waits on an unchanging word with each mechanism, per \
-             placement (SMT sibling, same CPU time-shared, another core, another package; n/a with the reason). \
-             Slowdown against alone, the co-runner's CPU use and its wake-up latency when released; the charts \
-             put slowdown against wake-up latency (the trade-off frontier). SMT throughput and park/resume per \
-             mechanism where the machine has SMT.",
-            &format!("waitwise interference{full}"),
-            || run(&cfg),
-            findings::from_interference,
-        ));
-    }
-    {
-        use crate::experiments::oversub::{run, Config};
-        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section_with_findings(
-            "Matched and unmatched runs (Lim & Agarwal 1993, Tables 2-5)",
-            "oversub",
-            "A producer-consumer ring, a barrier loop and a mutex loop, each with as many threads as CPUs (matched) \
-             and with 2x and 4x as many (unmatched), under always-spin (with a deadlock-avoidance timeout), \
-             always-block, two-phase and randomized waiting, the objects' defaults and the pthread peers. Runtime \
-             is normalized to always-block (/b/0) as in the paper; blocks are waits that slept; waiting overhead \
-             is CPU time beyond the useful work.",
-            &format!("waitwise oversub{full}"),
-            || run(&cfg),
-            findings::from_oversub,
-        ));
-    }
-    {
-        use crate::experiments::calibration::{run_in_model_regime, Config};
-        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section_with_findings(
-            "The cost model checked against this machine (Lim & Agarwal 1993, section 4)",
-            "calibration",
-            "A producer releases a consumer after waits drawn from an exponential or uniform law spanning \
-             0.1 to 10 times B; each policy's measured waiting cost (CPU burned polling plus blocks times B) over \
-             the offline optimum is compared with the model's prediction using the measured B.",
-            &format!("waitwise model calibrate{full}"),
-            // As the command runs by default: the model's regime, with
-            // adapt/b's idle extension off (the sections before run it
-            // as programs do).
-            || run_in_model_regime(&cfg),
-            findings::from_calibration,
-        ));
-    }
-    {
-        use crate::experiments::peers::{run, Config};
-        let cfg = Config {
-            program: config.program.clone(),
-            ..config.size.pick(Config::quick, Config::full, Config::tiny)
-        };
-        sections.push(section(
-            "waitwise against its peers",
-            "peers",
-            "Each primitive against the libraries used instead of it (mutex, rwlock and condvar: parking_lot and \
-             std; channel: crossbeam-channel and std::sync::mpsc; barrier: std, pthread and a spin barrier; event: a \
-             spin and a futex hand-off; pool: rayon) over a grid of operating points: critical section, gap between \
-             operations, threads per CPU, message size and capacity, the block cost B, a busy co-runner on every CPU. \
-             Per cell, waitwise's figures over the best peer's (the one with the highest median throughput): \
-             throughput with its 95% interval, p99 and longest wait, least/most served, CPU time per operation.",
-            &format!("waitwise peers{full}"),
-            || run(&cfg),
-        ));
-    }
-    {
-        use crate::helpers::experiment::{run, Config};
-        let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
-        sections.push(section_with_findings(
-            "Helper threads (Anastopoulos & Koziris 2008, section 4.4; Anastopoulos 2009, part II)",
-            "helpers",
-            "Each application serially and with helper threads under each helper wait: SPR (speculative \
-             precomputation: one helper a phase ahead prefetches what the worker will read) for sparse matrix-vector \
-             multiply, blocked LU and blocked transitive closure, and Dijkstra with helpers speculatively relaxing \
-             the next minimum vertices (atomic fetch-min in place of transactional memory). Speed-up is serial time \
-             over helper time per run; interference is the worker's time with a helper that only waits over serial; \
-             NAS BT is not ported.",
-            &format!("waitwise helpers{full}"),
-            || run(&cfg),
-            findings::from_helpers,
-        ));
-    }
+    section(
+        "waitwise against its peers",
+        "peers",
+        "Each primitive against the libraries used instead of it (mutex, rwlock and condvar: parking_lot and \
+         std; channel: crossbeam-channel and std::sync::mpsc; barrier: std, pthread and a spin barrier; event: a \
+         spin and a futex hand-off; pool: rayon) over a grid of operating points: critical section, gap between \
+         operations, threads per CPU, message size and capacity, the block cost B, a busy co-runner on every CPU. \
+         Per cell, waitwise's figures over the best peer's (the one with the highest median throughput): \
+         throughput with its 95% interval, p99 and longest wait, least/most served, CPU time per operation.",
+        &format!("waitwise peers{full}"),
+        || run(&cfg),
+    )
+}
+
+/// The report's section of `helpers::experiment`.
+fn helpers_section(config: &ReportConfig) -> Section {
+    use crate::helpers::experiment::{run, Config};
+    let full = full_flag(config.size);
+    let cfg = config.size.pick(Config::quick, Config::full, Config::tiny);
+    section_with_findings(
+        "Helper threads (Anastopoulos & Koziris 2008, section 4.4; Anastopoulos 2009, part II)",
+        "helpers",
+        "Each application serially and with helper threads under each helper wait: SPR (speculative \
+         precomputation: one helper a phase ahead prefetches what the worker will read) for sparse matrix-vector \
+         multiply, blocked LU and blocked transitive closure, and Dijkstra with helpers speculatively relaxing \
+         the next minimum vertices (atomic fetch-min in place of transactional memory). Speed-up is serial time \
+         over helper time per run; interference is the worker's time with a helper that only waits over serial; \
+         NAS BT is not ported.",
+        &format!("waitwise helpers{full}"),
+        || run(&cfg),
+        findings::from_helpers,
+    )
+}
+
+/// The model's section: its figures computed now.
+fn model_section() -> anyhow::Result<Section> {
     eprintln!("[report] model figures");
     let figures = crate::experiments::model_figures::run()?;
-    sections.push(section(
+    Ok(section(
         "Competitive analysis (Lim & Agarwal 1993, Figures 2-3, Theorems 3-4)",
         "model",
         "Competitive factor of each two-phase policy against the optimal offline algorithm, for exponential \
@@ -668,7 +689,32 @@ pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written>
          the static defaults waitwise uses.",
         "waitwise model curves --dist exponential; waitwise model alpha --all",
         move || figures,
-    ));
+    ))
+}
+
+/// Runs the probe and every experiment at `config.size`, then writes the
+/// report. Progress goes to stderr.
+pub fn run(config: &ReportConfig, command_line: &str) -> anyhow::Result<Written> {
+    eprintln!("[report] probe");
+    let probe = probe::run()?;
+    let default_policy = probe
+        .policy
+        .names
+        .get("producer-consumer")
+        .cloned()
+        .unwrap_or_default();
+    let mut sections = vec![
+        mechanisms_section(config, &default_policy),
+        wakeup_matrix_section(config),
+        barriers_section(config),
+        asymmetry_section(config),
+        interference_section(config),
+        oversub_section(config),
+        calibration_section(config),
+        peers_section(config),
+        helpers_section(config),
+    ];
+    sections.push(model_section()?);
     write(config, &probe, &sections, command_line)
 }
 
