@@ -648,24 +648,7 @@ pub fn run(config: &Config) -> HelpersResult {
                 total,
                 &format!("{} {} / {}", w.app(), w.input(), wait.name),
             );
-            let mut row = Row {
-                workload: w.clone(),
-                input: w.input(),
-                working_set_bytes: bytes,
-                fits: caches.class(bytes),
-                wait: wait.name.into(),
-                policy: wait.policy.name(),
-                not_available: None,
-                serial_ms: None,
-                helper_ms: None,
-                speedup: None,
-                interference: None,
-                helper_wait_fraction: None,
-                kept_fraction: None,
-                speculation: None,
-                serial_split: None,
-                main_split: None,
-            };
+            let mut row = Row::unmeasured(w, bytes, caches.class(bytes), wait);
             let availability = wait.policy.mechanism().availability();
             if !availability.available {
                 row.not_available = Some(
@@ -680,31 +663,7 @@ pub fn run(config: &Config) -> HelpersResult {
                 distance: config.distance,
                 policy: wait.policy,
             };
-            let (mut serial, mut helped, mut idle) = (Vec::new(), Vec::new(), Vec::new());
-            let (mut wait_frac, mut kept) = (Vec::new(), Vec::new());
-            for _ in 0..config.runs.max(1) {
-                serial.push(input.serial(placement.worker_cpu));
-                let (t, rep, spec) =
-                    input.helped(w.helpers(), &hc, HelperWork::Precompute, &placement);
-                helped.push(t);
-                let n = rep.helpers.len().max(1) as f64;
-                wait_frac.push(rep.helpers.iter().map(|h| h.wait_fraction()).sum::<f64>() / n);
-                if let Some(s) = spec {
-                    kept.push(s.kept_fraction());
-                    row.speculation = Some(s);
-                }
-                let (t, _, _) = input.helped(w.helpers(), &hc, HelperWork::Idle, &placement);
-                idle.push(t);
-            }
-            let ratios = |a: &[f64], b: &[f64]| -> Vec<f64> {
-                a.iter().zip(b).map(|(x, y)| x / y).collect()
-            };
-            row.serial_ms = summarize(&serial);
-            row.helper_ms = summarize(&helped);
-            row.speedup = summarize(&ratios(&serial, &helped));
-            row.interference = summarize(&ratios(&idle, &serial));
-            row.helper_wait_fraction = median(&wait_frac);
-            row.kept_fraction = if kept.is_empty() { None } else { median(&kept) };
+            measure_runs(&mut row, &input, w, &hc, config.runs, &placement);
             if serial_split.is_none() {
                 serial_split = input.serial_split(placement.worker_cpu);
             }
@@ -719,6 +678,65 @@ pub fn run(config: &Config) -> HelpersResult {
         smt_sibling: placement.any_smt_sibling(),
         placement: placement.describe(),
         caches,
+    }
+}
+
+/// Runs `row`'s workload `runs` times serially, with busy helpers and
+/// with idle ones, and fills in its figures.
+fn measure_runs(
+    row: &mut Row,
+    input: &Input,
+    w: &Workload,
+    hc: &HelperConfig,
+    runs: usize,
+    placement: &Placement,
+) {
+    let (mut serial, mut helped, mut idle) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut wait_frac, mut kept) = (Vec::new(), Vec::new());
+    for _ in 0..runs.max(1) {
+        serial.push(input.serial(placement.worker_cpu));
+        let (t, rep, spec) = input.helped(w.helpers(), hc, HelperWork::Precompute, placement);
+        helped.push(t);
+        let n = rep.helpers.len().max(1) as f64;
+        wait_frac.push(rep.helpers.iter().map(|h| h.wait_fraction()).sum::<f64>() / n);
+        if let Some(s) = spec {
+            kept.push(s.kept_fraction());
+            row.speculation = Some(s);
+        }
+        let (t, _, _) = input.helped(w.helpers(), hc, HelperWork::Idle, placement);
+        idle.push(t);
+    }
+    let ratios =
+        |a: &[f64], b: &[f64]| -> Vec<f64> { a.iter().zip(b).map(|(x, y)| x / y).collect() };
+    row.serial_ms = summarize(&serial);
+    row.helper_ms = summarize(&helped);
+    row.speedup = summarize(&ratios(&serial, &helped));
+    row.interference = summarize(&ratios(&idle, &serial));
+    row.helper_wait_fraction = median(&wait_frac);
+    row.kept_fraction = if kept.is_empty() { None } else { median(&kept) };
+}
+
+impl Row {
+    /// The row of `w` under `wait`, nothing measured yet.
+    fn unmeasured(w: &Workload, bytes: u64, fits: &'static str, wait: &HelperWait) -> Row {
+        Row {
+            workload: w.clone(),
+            input: w.input(),
+            working_set_bytes: bytes,
+            fits,
+            wait: wait.name.into(),
+            policy: wait.policy.name(),
+            not_available: None,
+            serial_ms: None,
+            helper_ms: None,
+            speedup: None,
+            interference: None,
+            helper_wait_fraction: None,
+            kept_fraction: None,
+            speculation: None,
+            serial_split: None,
+            main_split: None,
+        }
     }
 }
 
@@ -798,215 +816,14 @@ fn opt(v: Option<f64>, why: &str) -> Cell {
 
 impl ExperimentOutput for HelpersResult {
     fn tables(&self) -> Vec<Table> {
-        let columns = vec![
-            Column::new("app", None, "application"),
-            Column::new("input", None, "input and size"),
-            Column::new(
-                "fits",
-                None,
-                "where the working set fits (sysfs cache sizes)",
-            ),
-            Column::new("wait", None, "how the helper waits (policy)"),
-            Column::new("serial", Some("ms"), "serial time, median over runs"),
-            Column::new(
-                "helper",
-                Some("ms"),
-                "time with the helper(s), median over runs",
-            ),
-            Column::new("speedup", Some("ratio"), "serial / helper per run, median"),
-            Column::new(
-                "speedup_ci_low",
-                Some("ratio"),
-                "95% CI of the median speed-up, low end",
-            ),
-            Column::new(
-                "speedup_ci_high",
-                Some("ratio"),
-                "95% CI of the median speed-up, high end",
-            ),
-            Column::new(
-                "interference",
-                Some("ratio"),
-                "worker time with an idle (only waiting) helper / serial, median",
-            ),
-            Column::new(
-                "helper_waits",
-                Some("ratio"),
-                "fraction of the helpers' time spent waiting",
-            ),
-            Column::new(
-                "kept",
-                Some("ratio"),
-                "Dijkstra: helper-relaxed vertices the main thread kept",
-            ),
-        ];
-        let mut t = Table::new(
-            "helpers",
-            "Helper threads: speed-up over serial, the worker's interference, the helpers' waiting (Anastopoulos & Koziris 2008, section 4.4; Anastopoulos 2009, part II)",
-            columns,
-        );
-        for r in &self.rows {
-            let mut cells = vec![
-                Cell::text(r.workload.app()),
-                Cell::text(&r.input),
-                Cell::text(r.fits),
-                Cell::text(format!("{} ({})", r.wait, r.policy)),
-            ];
-            if let Some(why) = &r.not_available {
-                cells.extend((0..8).map(|_| Cell::missing("n/a on this CPU")));
-                t.push_row(cells, Some(format!("not available on this CPU: {why}")));
-                continue;
-            }
-            cells.push(opt(r.serial_ms.map(|s| s.median), "no runs"));
-            cells.push(opt(r.helper_ms.map(|s| s.median), "no runs"));
-            cells.push(opt(r.speedup.map(|s| s.median), "no runs"));
-            cells.push(opt(r.speedup.map(|s| s.median_ci95_low), "no runs"));
-            cells.push(opt(r.speedup.map(|s| s.median_ci95_high), "no runs"));
-            cells.push(opt(r.interference.map(|s| s.median), "no runs"));
-            cells.push(opt(r.helper_wait_fraction, "no runs"));
-            cells.push(opt(r.kept_fraction, "not Dijkstra"));
-            t.push_row(cells, None);
-        }
-        let mut d = Table::new(
-            "helpers_dijkstra",
-            "Helper-threaded Dijkstra: where the main thread's time goes (last run of each row)",
-            vec![
-                Column::new("input", None, "graph and helpers"),
-                Column::new("wait", None, "how the helpers wait"),
-                Column::new("settled", Some("count"), "vertices the main thread settled"),
-                Column::new(
-                    "helper_started",
-                    Some("count"),
-                    "vertices whose edges helpers relaxed",
-                ),
-                Column::new(
-                    "kept",
-                    Some("count"),
-                    "settled vertices whose relaxation the main thread skipped",
-                ),
-                Column::new(
-                    "heap_pushes",
-                    Some("count"),
-                    "heap pushes by the main thread (own and helpers')",
-                ),
-                Column::new("stale_pops", Some("count"), "heap pops skipped as stale"),
-                Column::new(
-                    "drains",
-                    Some("count"),
-                    "times the main thread took the helpers' entries into its heap",
-                ),
-                Column::new(
-                    "interference",
-                    Some("ratio"),
-                    "main thread time with idle helpers / serial",
-                ),
-            ],
-        );
-        for r in &self.rows {
-            let Some(s) = &r.speculation else { continue };
-            d.push_row(
-                vec![
-                    Cell::text(&r.input),
-                    Cell::text(&r.wait),
-                    Cell::Integer(s.settled as i64),
-                    Cell::Integer(s.helper_started as i64),
-                    Cell::Integer(s.kept as i64),
-                    Cell::Integer(s.heap_pushes as i64),
-                    Cell::Integer(s.stale_pops as i64),
-                    Cell::Integer(s.drains as i64),
-                    opt(r.interference.map(|s| s.median), "no runs"),
-                ],
-                None,
-            );
-        }
-        let share = |name: &str, whose: &str, what: &str| {
-            Column::new(name, Some("ratio"), format!("{whose}: {what}"))
-        };
-        let serial = "share of the serial run's time";
-        let main = "main thread with helpers, time over the serial run's";
-        let mut columns = vec![
-            Column::new("input", None, "graph and helpers"),
-            Column::new("wait", None, "how the helpers wait"),
-            share("serial_pop", serial, "heap pops"),
-            share("serial_scan", serial, "edge scans"),
-            share("serial_push", serial, "heap pushes"),
-        ];
-        for p in [
-            Phase::Pop,
-            Phase::Scan,
-            Phase::Push,
-            Phase::Drain,
-            Phase::Coordinate,
-            Phase::Wait,
+        let mut tables = vec![speedup_table(&self.rows)];
+        for t in [
+            dijkstra_counts_table(&self.rows),
+            dijkstra_time_table(&self.rows),
         ] {
-            let what = match p {
-                Phase::Drain => "taking the helpers' work (completion marks, queued entries)",
-                Phase::Coordinate => "checking progress, dealing batches, publishing",
-                Phase::Wait => "waiting for helpers when the heap ran empty",
-                _ => p.name(),
-            };
-            columns.push(share(&format!("main_{}", p.name()), main, what));
-        }
-        columns.extend([
-            Column::new(
-                "kept",
-                Some("ratio"),
-                "settled vertices whose scan the main thread skipped",
-            ),
-            Column::new(
-                "saveable",
-                Some("ratio"),
-                "serial scan share x kept: the most helpers can save",
-            ),
-            Column::new(
-                "overhead",
-                Some("ratio"),
-                "main thread's extra drains, coordination, waits and slower pops, over serial time",
-            ),
-            Column::new(
-                "bound",
-                Some("ratio"),
-                "1 / (1 - saveable): the speed-up at no overhead",
-            ),
-        ]);
-        let mut a = Table::new(
-            "helpers_dijkstra_time",
-            "Helper-threaded Dijkstra: where the time goes (one serial run and one run with helpers per row, split by cycle-clock reads at each phase)",
-            columns,
-        );
-        for r in &self.rows {
-            let Some(acc) = account(r) else { continue };
-            let mut cells = vec![
-                Cell::text(&r.input),
-                Cell::text(&r.wait),
-                Cell::Number(acc.serial.fraction(Phase::Pop)),
-                Cell::Number(acc.serial.fraction(Phase::Scan)),
-                Cell::Number(acc.serial.fraction(Phase::Push)),
-            ];
-            for p in [
-                Phase::Pop,
-                Phase::Scan,
-                Phase::Push,
-                Phase::Drain,
-                Phase::Coordinate,
-                Phase::Wait,
-            ] {
-                cells.push(Cell::Number(acc.main_share(p)));
+            if !t.rows.is_empty() {
+                tables.push(t);
             }
-            cells.extend([
-                Cell::Number(acc.kept),
-                Cell::Number(acc.saveable()),
-                Cell::Number(acc.overhead()),
-                Cell::Number(1.0 / (1.0 - acc.saveable())),
-            ]);
-            a.push_row(cells, None);
-        }
-        let mut tables = vec![t];
-        if !d.rows.is_empty() {
-            tables.push(d);
-        }
-        if !a.rows.is_empty() {
-            tables.push(a);
         }
         tables
     }
@@ -1132,6 +949,233 @@ impl ExperimentOutput for HelpersResult {
         }
         notes
     }
+}
+
+/// Per row: speed-up over serial with its interval, the worker's
+/// interference and the helpers' waiting.
+fn speedup_table(rows: &[Row]) -> Table {
+    let columns = vec![
+        Column::new("app", None, "application"),
+        Column::new("input", None, "input and size"),
+        Column::new(
+            "fits",
+            None,
+            "where the working set fits (sysfs cache sizes)",
+        ),
+        Column::new("wait", None, "how the helper waits (policy)"),
+        Column::new("serial", Some("ms"), "serial time, median over runs"),
+        Column::new(
+            "helper",
+            Some("ms"),
+            "time with the helper(s), median over runs",
+        ),
+        Column::new("speedup", Some("ratio"), "serial / helper per run, median"),
+        Column::new(
+            "speedup_ci_low",
+            Some("ratio"),
+            "95% CI of the median speed-up, low end",
+        ),
+        Column::new(
+            "speedup_ci_high",
+            Some("ratio"),
+            "95% CI of the median speed-up, high end",
+        ),
+        Column::new(
+            "interference",
+            Some("ratio"),
+            "worker time with an idle (only waiting) helper / serial, median",
+        ),
+        Column::new(
+            "helper_waits",
+            Some("ratio"),
+            "fraction of the helpers' time spent waiting",
+        ),
+        Column::new(
+            "kept",
+            Some("ratio"),
+            "Dijkstra: helper-relaxed vertices the main thread kept",
+        ),
+    ];
+    let mut t = Table::new(
+        "helpers",
+        "Helper threads: speed-up over serial, the worker's interference, the helpers' waiting (Anastopoulos & Koziris 2008, section 4.4; Anastopoulos 2009, part II)",
+        columns,
+    );
+    for r in rows {
+        let mut cells = vec![
+            Cell::text(r.workload.app()),
+            Cell::text(&r.input),
+            Cell::text(r.fits),
+            Cell::text(format!("{} ({})", r.wait, r.policy)),
+        ];
+        if let Some(why) = &r.not_available {
+            cells.extend((0..8).map(|_| Cell::missing("n/a on this CPU")));
+            t.push_row(cells, Some(format!("not available on this CPU: {why}")));
+            continue;
+        }
+        cells.push(opt(r.serial_ms.map(|s| s.median), "no runs"));
+        cells.push(opt(r.helper_ms.map(|s| s.median), "no runs"));
+        cells.push(opt(r.speedup.map(|s| s.median), "no runs"));
+        cells.push(opt(r.speedup.map(|s| s.median_ci95_low), "no runs"));
+        cells.push(opt(r.speedup.map(|s| s.median_ci95_high), "no runs"));
+        cells.push(opt(r.interference.map(|s| s.median), "no runs"));
+        cells.push(opt(r.helper_wait_fraction, "no runs"));
+        cells.push(opt(r.kept_fraction, "not Dijkstra"));
+        t.push_row(cells, None);
+    }
+    t
+}
+
+/// Helper-threaded Dijkstra's counts: what the main thread settled, what
+/// the helpers relaxed and the main thread kept.
+fn dijkstra_counts_table(rows: &[Row]) -> Table {
+    let mut d = Table::new(
+        "helpers_dijkstra",
+        "Helper-threaded Dijkstra: where the main thread's time goes (last run of each row)",
+        vec![
+            Column::new("input", None, "graph and helpers"),
+            Column::new("wait", None, "how the helpers wait"),
+            Column::new("settled", Some("count"), "vertices the main thread settled"),
+            Column::new(
+                "helper_started",
+                Some("count"),
+                "vertices whose edges helpers relaxed",
+            ),
+            Column::new(
+                "kept",
+                Some("count"),
+                "settled vertices whose relaxation the main thread skipped",
+            ),
+            Column::new(
+                "heap_pushes",
+                Some("count"),
+                "heap pushes by the main thread (own and helpers')",
+            ),
+            Column::new("stale_pops", Some("count"), "heap pops skipped as stale"),
+            Column::new(
+                "drains",
+                Some("count"),
+                "times the main thread took the helpers' entries into its heap",
+            ),
+            Column::new(
+                "interference",
+                Some("ratio"),
+                "main thread time with idle helpers / serial",
+            ),
+        ],
+    );
+    for r in rows {
+        let Some(s) = &r.speculation else { continue };
+        d.push_row(
+            vec![
+                Cell::text(&r.input),
+                Cell::text(&r.wait),
+                Cell::Integer(s.settled as i64),
+                Cell::Integer(s.helper_started as i64),
+                Cell::Integer(s.kept as i64),
+                Cell::Integer(s.heap_pushes as i64),
+                Cell::Integer(s.stale_pops as i64),
+                Cell::Integer(s.drains as i64),
+                opt(r.interference.map(|s| s.median), "no runs"),
+            ],
+            None,
+        );
+    }
+    d
+}
+
+/// The columns of [`dijkstra_time_table`].
+fn dijkstra_time_columns() -> Vec<Column> {
+    let share = |name: &str, whose: &str, what: &str| {
+        Column::new(name, Some("ratio"), format!("{whose}: {what}"))
+    };
+    let serial = "share of the serial run's time";
+    let main = "main thread with helpers, time over the serial run's";
+    let mut columns = vec![
+        Column::new("input", None, "graph and helpers"),
+        Column::new("wait", None, "how the helpers wait"),
+        share("serial_pop", serial, "heap pops"),
+        share("serial_scan", serial, "edge scans"),
+        share("serial_push", serial, "heap pushes"),
+    ];
+    for p in [
+        Phase::Pop,
+        Phase::Scan,
+        Phase::Push,
+        Phase::Drain,
+        Phase::Coordinate,
+        Phase::Wait,
+    ] {
+        let what = match p {
+            Phase::Drain => "taking the helpers' work (completion marks, queued entries)",
+            Phase::Coordinate => "checking progress, dealing batches, publishing",
+            Phase::Wait => "waiting for helpers when the heap ran empty",
+            _ => p.name(),
+        };
+        columns.push(share(&format!("main_{}", p.name()), main, what));
+    }
+    columns.extend([
+        Column::new(
+            "kept",
+            Some("ratio"),
+            "settled vertices whose scan the main thread skipped",
+        ),
+        Column::new(
+            "saveable",
+            Some("ratio"),
+            "serial scan share x kept: the most helpers can save",
+        ),
+        Column::new(
+            "overhead",
+            Some("ratio"),
+            "main thread's extra drains, coordination, waits and slower pops, over serial time",
+        ),
+        Column::new(
+            "bound",
+            Some("ratio"),
+            "1 / (1 - saveable): the speed-up at no overhead",
+        ),
+    ]);
+    columns
+}
+
+/// Helper-threaded Dijkstra's time, phase by phase, serial and with
+/// helpers, and the speed-up bound it sets.
+fn dijkstra_time_table(rows: &[Row]) -> Table {
+    let columns = dijkstra_time_columns();
+    let mut a = Table::new(
+        "helpers_dijkstra_time",
+        "Helper-threaded Dijkstra: where the time goes (one serial run and one run with helpers per row, split by cycle-clock reads at each phase)",
+        columns,
+    );
+    for r in rows {
+        let Some(acc) = account(r) else { continue };
+        let mut cells = vec![
+            Cell::text(&r.input),
+            Cell::text(&r.wait),
+            Cell::Number(acc.serial.fraction(Phase::Pop)),
+            Cell::Number(acc.serial.fraction(Phase::Scan)),
+            Cell::Number(acc.serial.fraction(Phase::Push)),
+        ];
+        for p in [
+            Phase::Pop,
+            Phase::Scan,
+            Phase::Push,
+            Phase::Drain,
+            Phase::Coordinate,
+            Phase::Wait,
+        ] {
+            cells.push(Cell::Number(acc.main_share(p)));
+        }
+        cells.extend([
+            Cell::Number(acc.kept),
+            Cell::Number(acc.saveable()),
+            Cell::Number(acc.overhead()),
+            Cell::Number(1.0 / (1.0 - acc.saveable())),
+        ]);
+        a.push_row(cells, None);
+    }
+    a
 }
 
 #[cfg(test)]
