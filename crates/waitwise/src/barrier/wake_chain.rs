@@ -90,8 +90,10 @@ impl WakeChain {
     }
 
     /// Waits until `ready(word)`: first, while a woken party may still be
-    /// on its way, polls with `policy`'s mechanism until it is due; then
-    /// `policy`. A wait that blocked measures its wake-up latency.
+    /// on its way, polls with `policy`'s mechanism until it is due (unless
+    /// that poll would hold a CPU other runnable threads want,
+    /// [`crate::policy::holds_wanted_cpu`]); then `policy`. A wait that
+    /// blocked measures its wake-up latency.
     #[inline]
     pub(crate) fn wait_until(
         &self,
@@ -99,7 +101,7 @@ impl WakeChain {
         policy: &Policy,
         mut ready: impl FnMut(u32) -> bool,
     ) -> WaitOutcome {
-        if self.enabled {
+        if self.enabled && !crate::policy::holds_wanted_cpu(policy.mechanism()) {
             if let Some(due) = self.woken_party_due() {
                 // The engine's polling phase alone: `enabled` only for
                 // policies that poll (`Waiting::default_with`).

@@ -36,7 +36,8 @@
 use super::error::{
     RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
 };
-use super::ring::{Backoff, PopError, PushError, Ring};
+use super::lost_yields;
+use super::ring::{Backoff, PopError, PushError, Ring, SPIN_ROUNDS};
 use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind};
 use crate::profile::{Profiler, WaitProfile};
@@ -71,6 +72,8 @@ struct Shared<T> {
     /// Live `Receiver`s.
     receivers: AtomicUsize,
     policy: Policy,
+    /// Whether `policy` is the default (none was given in the options).
+    default_waiting: bool,
     profiler: Profiler,
 }
 
@@ -86,6 +89,7 @@ pub(super) fn pair<T>(cap: usize, options: WaitOptions) -> (Sender<T>, Receiver<
         policy: options
             .policy_override()
             .unwrap_or_else(|| Policy::for_kind(SyncKind::ProducerConsumer)),
+        default_waiting: options.policy_override().is_none(),
         profiler: options.profiler(),
     });
     (
@@ -97,6 +101,28 @@ pub(super) fn pair<T>(cap: usize, options: WaitOptions) -> (Sender<T>, Receiver<
 }
 
 impl<T> Shared<T> {
+    /// Whether a blocking operation that found no room or no value skips
+    /// its polling phase and sleeps after its re-tries: the default
+    /// waiting, while polling would hold a CPU that other runnable threads
+    /// want ([`crate::policy::holds_wanted_cpu`]). Explicit policies poll
+    /// as told.
+    #[inline]
+    fn waits_at_once(&self) -> bool {
+        self.default_waiting && crate::policy::holds_wanted_cpu(self.policy.mechanism())
+    }
+
+    /// One re-try's pause: a spin while spinning is due, then a yield,
+    /// timed ([`lost_yields`]). `false` when the re-tries should stop
+    /// instead: a recent yield lost the CPU for a whole slice.
+    #[inline]
+    fn retry_pause(backoff: &mut Backoff) -> bool {
+        if backoff.rounds() >= SPIN_ROUNDS && !lost_yields::may_yield() {
+            return false;
+        }
+        backoff.snooze_with(lost_yields::timed_yield);
+        true
+    }
+
     #[inline]
     fn send_deadline(&self, value: T, deadline: Deadline) -> Result<(), SendTimeoutError<T>> {
         match self.ring.try_push(value) {
@@ -116,9 +142,12 @@ impl<T> Shared<T> {
         deadline: Deadline,
     ) -> Result<(), SendTimeoutError<T>> {
         let start = self.profiler.start();
+        let at_once = self.waits_at_once();
         let mut backoff = Backoff::new();
         while backoff.rounds() < RETRIES_BEFORE_WAIT && !deadline.has_passed() {
-            backoff.snooze();
+            if !Self::retry_pause(&mut backoff) {
+                break;
+            }
             (value, head) = match self.ring.try_push(value) {
                 Ok(()) => {
                     self.profiler.finish(start, false);
@@ -138,7 +167,7 @@ impl<T> Shared<T> {
                 break Err(SendTimeoutError::Timeout(value));
             }
             // POLLING: until a pop moves `head`, for the policy's limit.
-            if index.poll(&self.policy, deadline, head).timed_out() {
+            if at_once || index.poll(&self.policy, deadline, head).timed_out() {
                 // PARKING: announce, re-try, then sleep.
                 let key = index.prepare();
                 value = match self.ring.try_push(value) {
@@ -178,9 +207,12 @@ impl<T> Shared<T> {
     #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
     fn recv_contended(&self, mut tail: u32, deadline: Deadline) -> Result<T, RecvTimeoutError> {
         let start = self.profiler.start();
+        let at_once = self.waits_at_once();
         let mut backoff = Backoff::new();
         while backoff.rounds() < RETRIES_BEFORE_WAIT && !deadline.has_passed() {
-            backoff.snooze();
+            if !Self::retry_pause(&mut backoff) {
+                break;
+            }
             tail = match self.ring.try_pop() {
                 Ok(v) => {
                     self.profiler.finish(start, false);
@@ -200,7 +232,7 @@ impl<T> Shared<T> {
                 break Err(RecvTimeoutError::Timeout);
             }
             // POLLING: until a push (or the disconnection) moves `tail`.
-            if index.poll(&self.policy, deadline, tail).timed_out() {
+            if at_once || index.poll(&self.policy, deadline, tail).timed_out() {
                 // PARKING: announce, re-try, then sleep.
                 let key = index.prepare();
                 match self.ring.try_pop() {

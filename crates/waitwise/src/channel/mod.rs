@@ -62,6 +62,7 @@ mod cell;
 mod endpoints;
 mod error;
 mod index;
+mod lost_yields;
 mod ring;
 
 pub use endpoints::{IntoIter, Iter, Receiver, Sender, TryIter};

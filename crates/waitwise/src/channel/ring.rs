@@ -95,6 +95,9 @@ use waitwise_platform::shim::{fence, AtomicU32, Ordering};
 /// spins on an operation another thread has half finished.
 const SPIN_LIMIT: u32 = 6;
 
+/// How many [`Backoff::snooze`] rounds spin before the first yield.
+pub(crate) const SPIN_ROUNDS: u32 = SPIN_LIMIT + 1;
+
 /// The first spin round's pause, ns (about one PAUSE on recent Intel cores).
 const SPIN_UNIT_NS: u64 = crate::mechanism::backoff::BACKOFF_FIRST_NS;
 
@@ -131,11 +134,18 @@ impl Backoff {
     /// While another thread finishes its operation: spin, then yield.
     #[inline]
     pub(crate) fn snooze(&mut self) {
+        self.snooze_with(waitwise_platform::shim::yield_now);
+    }
+
+    /// [`Backoff::snooze`], yielding with `yield_now` once spinning is
+    /// done.
+    #[inline]
+    pub(crate) fn snooze_with(&mut self, yield_now: impl FnOnce()) {
         if self.step <= SPIN_LIMIT {
             pause_for_ns(SPIN_UNIT_NS << self.step);
             self.step += 1;
         } else {
-            waitwise_platform::shim::yield_now();
+            yield_now();
             self.step = self.step.saturating_add(1);
         }
     }

@@ -102,18 +102,68 @@ pub struct PollBudget {
     pub idle_extension: bool,
 }
 
+/// Whether polling with `mechanism` now would hold a CPU that another
+/// runnable thread wants: [`polling_holds_wanted_cpu`] with the machine's
+/// demand ([`idle_extension::cpu_demand`]). A demand pinned with
+/// [`idle_extension::force_demand`] is for the idle extension's
+/// experiments and leaves this rule out (`false`).
+///
+/// Default waits (`adapt/b`, the barriers' chain breaker, the channel)
+/// then block at once; waits given a policy explicitly poll as told, and
+/// `yield` polling has its own guard.
+#[inline]
+pub(crate) fn holds_wanted_cpu(mechanism: Mechanism) -> bool {
+    #[cfg(not(loom))]
+    {
+        crowding::holds_cpu(mechanism)
+            && idle_extension::forced_demand().is_none()
+            && polling_holds_wanted_cpu(mechanism, idle_extension::cpu_demand())
+    }
+    #[cfg(loom)]
+    {
+        let _ = mechanism;
+        false
+    }
+}
+
+/// Whether polling with `mechanism` holds a CPU that another runnable
+/// thread wants when the machine's demand is `demand`: the mechanism
+/// keeps its CPU while it polls (PAUSE, spinning, backoff, a hardware
+/// wait) and more threads are runnable than the machine has CPUs
+/// ([`idle_extension::CpuDemand::Busy`]).
+///
+/// Such a poll delays whoever waits for a CPU, the thread that will end
+/// the wait among them, and the scheduler counts the poller as a thread
+/// that never sleeps: beside a CPU-bound program it takes turns with it
+/// slice by slice, where a thread that sleeps runs as soon as it is woken.
+#[inline]
+pub fn polling_holds_wanted_cpu(mechanism: Mechanism, demand: idle_extension::CpuDemand) -> bool {
+    crowding::holds_cpu(mechanism) && demand == idle_extension::CpuDemand::Busy
+}
+
 impl PollBudget {
     /// Whether a wait with this budget polls at all: not `/b/0`, not the
-    /// `block` mechanism, and not by yielding while yields lose whole
+    /// `block` mechanism, not by yielding while yields lose whole
     /// scheduler slices to threads that keep the CPU
-    /// ([`yield_guard`](crate::mechanism::yield_guard)): such a wait
-    /// blocks at once.
+    /// ([`yield_guard`](crate::mechanism::yield_guard)), and, for
+    /// `adapt/b`, not with a mechanism that holds the CPU while more
+    /// threads are runnable than the machine has CPUs
+    /// ([`holds_wanted_cpu`](Self::holds_wanted_cpu)): such a wait blocks
+    /// at once.
     #[inline]
     pub(crate) fn polls(&self) -> bool {
         self.mechanism != Mechanism::Block
             && self.limit_ns != Some(0.0)
             && !(self.mechanism == Mechanism::Yield
                 && crate::mechanism::yield_guard::yielding_loses_slices())
+            && !self.holds_wanted_cpu()
+    }
+
+    /// Whether an `adapt/b` poll would hold a CPU that another runnable
+    /// thread wants ([`holds_wanted_cpu`]).
+    #[inline]
+    fn holds_wanted_cpu(&self) -> bool {
+        self.idle_extension && holds_wanted_cpu(self.mechanism)
     }
 
     /// When a polling phase that starts now ends: `limit_ns` from now on
