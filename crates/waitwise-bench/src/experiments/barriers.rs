@@ -865,7 +865,7 @@ impl ExperimentOutput for BarriersResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::testing::assert_exports_agree;
+    use crate::export::agreement::assert_exports_agree;
 
     #[test]
     fn tiny_run_fills_both_tables() {

@@ -846,7 +846,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 3);
         for t in &tables {
-            crate::export::testing::assert_exports_agree(t);
+            crate::export::agreement::assert_exports_agree(t);
             assert_eq!(t.rows.len(), res.rows.len());
         }
         let json = serde_json::to_value(&res).unwrap();

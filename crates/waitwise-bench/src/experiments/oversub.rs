@@ -1151,7 +1151,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 4, "three loops and adapt/b's checks");
         for t in &tables {
-            crate::export::testing::assert_exports_agree(t);
+            crate::export::agreement::assert_exports_agree(t);
         }
         let pc_rows = waitings(Workload::ProducerConsumer).len();
         assert_eq!(tables[0].rows.len(), pc_rows * 2);

@@ -1164,7 +1164,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 1);
         let t = &tables[0];
-        crate::export::testing::assert_exports_agree(t);
+        crate::export::agreement::assert_exports_agree(t);
         assert_eq!(t.name, "wakeup_matrix");
         let keys = t.header_keys();
         for k in [

@@ -56,7 +56,7 @@ fn tiny_run_fills_the_table() {
     let tables = res.tables();
     assert_eq!(tables.len(), 2);
     for t in &tables {
-        crate::export::testing::assert_exports_agree(t);
+        crate::export::agreement::assert_exports_agree(t);
     }
     let keys = tables[0].header_keys();
     for key in [
