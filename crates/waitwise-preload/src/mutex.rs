@@ -14,7 +14,7 @@
 //! (`UNLOCKED` 0, `LOCKED` 1, `CONTENDED` 2); its transitions, the "owes a
 //! wake-up" rule and the timed give-up are [`TtasLockRef`]'s (module
 //! `waitwise::mutex::ttas`, checked by the loom models in
-//! `crates/waitwise/tests/loom_mutex.rs`). Waiters poll with `yield` for
+//! `crates/waitwise/tests/loom_ttas.rs`). Waiters poll with `yield` for
 //! the configured `alpha * B` (the engine's polling phase, as
 //! `waitwise::Mutex`, including its lost-slice guard: while yields lose
 //! whole slices to other processes' busy threads they do not poll), then
