@@ -76,8 +76,8 @@ pub const CHECK_EVERY: u64 = 8;
 /// slowly drifting background load over all rows.
 pub const WAKEUP_PASSES: usize = 3;
 
-/// The threads the issue-3 goals name: one per CPU on a 2-CPU machine,
-/// and twice that.
+/// The thread counts the barrier goals are judged at: one per CPU on a
+/// 2-CPU machine, and twice that.
 const GOAL_THREADS: (usize, usize) = (2, 4);
 
 /// Settings of one run.

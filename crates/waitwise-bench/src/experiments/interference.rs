@@ -79,7 +79,8 @@ impl Config {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kernel {
-    /// Dependent integer multiply-adds (issue bound, low CPI).
+    /// Dependent integer multiply-adds (bound by instruction issue, low
+    /// CPI).
     IntChain,
     /// Dependent floating-point divides and multiplies (FP unit bound).
     #[serde(rename = "fp-divmul")]

@@ -26,9 +26,9 @@
 //! In the work and short regimes one worker and one waiter run every
 //! contender in turn, one round each, cycle after cycle: on a VM the
 //! hand-off's speed switches between modes for tens to hundreds of
-//! milliseconds (a spinning waiter's work-regime `T_wakeup` measured
-//! 340 ns in one run and 620 ns in the next), so contenders run one after
-//! another would each meet a different machine. Interleaved by round,
+//! milliseconds (a spinning waiter's work-regime `T_wakeup` can double
+//! from one run to the next), so contenders run one after another would
+//! each meet a different machine. Interleaved by round,
 //! they meet the same one, and each cycle gives a like-for-like ratio to
 //! `spin` ([`Row::work_wakeup_vs_spin`]), which the ranking notes use.
 

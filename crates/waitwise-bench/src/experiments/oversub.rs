@@ -17,7 +17,7 @@
 //! - `adapt/b`, polling with the mechanism the object's default polls with
 //!   (the default of the semaphore, the barrier and the mutex), and
 //!   compared with the best of the static choices above in every loop and
-//!   condition ([`AdaptiveCheck`], issue 14: within [`ADAPTIVE_TOLERANCE`],
+//!   condition ([`AdaptiveCheck`]: within [`ADAPTIVE_TOLERANCE`],
 //!   judged on the ratio of the two runs of each round and its 95%
 //!   interval, [`AdaptiveVerdict`]); past its limit it polls on while the
 //!   machine's runnable threads fit on its CPUs
@@ -236,7 +236,7 @@ pub struct OversubResult {
 }
 
 /// `adapt/b` within this fraction of the best static policy of the same
-/// loop and condition counts as keeping up with it (issue 14's target).
+/// loop and condition counts as keeping up with it.
 pub const ADAPTIVE_TOLERANCE: f64 = 0.05;
 
 /// `adapt/b` (polling as the object's default polls,

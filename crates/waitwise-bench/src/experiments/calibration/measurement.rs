@@ -32,9 +32,9 @@ pub(super) const STOP: u64 = u64::MAX;
 /// cost lately: [`TrackedBlockCost`]), then one reference `/b/0` wait of the
 /// same length, which measures what a block costs (its kernel CPU and its
 /// wake-up latency) in the same stretch of time and for sleeps as long. On
-/// a VM both grow with the sleep: a `/b/0` cell of 10 B waits measured 1.5x
-/// the CPU of 3 B references, and references floored at 3 B overpriced the
-/// brief blocks of `rand/b` at small U/B by 30-40%. Then one `s//inf`
+/// a VM both grow with the sleep, so references of another length
+/// misprice the cell's blocks (references floored at a few `B` overprice
+/// the brief blocks of `rand/b` at small U/B). Then one `s//inf`
 /// wait released at once, which measures the fixed CPU of a hand-off (the
 /// wait call and the cache misses that carry the notify; a cold event
 /// every time, like the cells'). The first `warmup` cycles are dropped.

@@ -19,7 +19,7 @@ use waitwise_model::distribution::WaitDistribution;
 /// kernel CPU per block, not floored at zero: the kernel's CPU varies from
 /// block to block, and flooring each difference would charge every
 /// blocked wait the mean of its positive part (a cell of `/b/0` waits,
-/// which poll not at all, measured 10-50% above the model that way). Only
+/// which poll not at all, would measure well above the model that way). Only
 /// the cell's total polling CPU is floored at zero. A polled wait's is
 /// floored per wait, as its hand-off reference is a median.
 ///
