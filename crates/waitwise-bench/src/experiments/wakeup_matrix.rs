@@ -583,18 +583,11 @@ struct SideLog {
     woke: Vec<u64>,
 }
 
-/// Spins until `done()`, yielding now and then (harness waits only).
+/// Spins until `done()`, yielding once per [`HARNESS_YIELD_EVERY`] polls
+/// (harness waits only).
 #[inline]
-fn spin_until(mut done: impl FnMut() -> bool) {
-    let mut polls = 0u32;
-    while !done() {
-        polls = polls.wrapping_add(1);
-        if polls.is_multiple_of(HARNESS_YIELD_EVERY) {
-            std::thread::yield_now();
-        } else {
-            std::hint::spin_loop();
-        }
-    }
+fn spin_until(done: impl FnMut() -> bool) {
+    crate::harness_wait::spin_until(HARNESS_YIELD_EVERY, done);
 }
 
 /// Thread `me` (0 on CPU `a`, 1 on CPU `b`) of one pair run. In round `r`

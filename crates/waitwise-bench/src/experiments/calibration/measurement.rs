@@ -7,6 +7,7 @@ use super::accounting::median;
 use super::cells::CellWaits;
 use super::sample::{Measured, Sample};
 use super::tracked_cost::TrackedBlockCost;
+use crate::harness_wait::spin_until;
 use crate::placement::{pin, PairPlacement};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -22,6 +23,11 @@ pub(super) const WAIT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Rounds measured per cell even when the time budget has run out, so that
 /// every cell has a figure. Guessed: enough for a mean within ~30%.
 pub(super) const MIN_ROUNDS: usize = 10;
+
+/// The producer yields once per this many polls while it waits for the
+/// consumer's next step. Guessed: rare against a step's hand-off, often
+/// enough that a consumer descheduled on the producer's CPU runs soon.
+const HARNESS_YIELD_EVERY: u32 = 4096;
 
 /// Round number that tells the producer to stop.
 pub(super) const STOP: u64 = u64::MAX;
@@ -117,23 +123,17 @@ struct RawWait {
 }
 
 /// Waits until the consumer publishes a step other than `seen` and
-/// returns it; polls, yielding now and then so a shared CPU is not held.
+/// returns it; polls, yielding once per [`HARNESS_YIELD_EVERY`] polls so
+/// a shared CPU is not held.
 fn next_step(shared: &Shared, seen: u64) -> u64 {
-    let mut spins = 0u32;
-    loop {
+    let mut r = seen;
+    spin_until(HARNESS_YIELD_EVERY, || {
         // Acquire: pairs with the consumer's Release of the step number,
         // so its start stamp is visible.
-        let r = shared.ready.load(Ordering::Acquire);
-        if r != seen {
-            return r;
-        }
-        spins = spins.wrapping_add(1);
-        if spins.is_multiple_of(4096) {
-            std::thread::yield_now();
-        } else {
-            std::hint::spin_loop();
-        }
-    }
+        r = shared.ready.load(Ordering::Acquire);
+        r != seen
+    });
+    r
 }
 
 /// The producer: for each step, waits the step's wait from the
