@@ -143,6 +143,7 @@ mod ticket;
 mod ttas;
 mod waiting;
 
+pub use crate::mechanism::backoff::BACKOFF_CAP_SHIFT;
 #[cfg(loom)]
 pub use cpu_turns::set_model_cpu;
 pub use cpu_turns::{
@@ -162,7 +163,6 @@ pub use ticket::{RawTicketMutex, TicketGuard, SLOTS as TICKET_SLOTS};
 pub use ttas::{
     LockOutcome, LockWait, PolicyLockWait, RawTtasMutex, TtasLockRef, HAND_OFF_AFTER_LOST_ROUNDS,
 };
-pub use waiting::BACKOFF_CAP_SHIFT;
 
 /// The raw lock behind [`Mutex`]: [`RawTtasMutex`] (see the module docs
 /// for why).
