@@ -143,9 +143,9 @@ fn a_cell_whose_blocks_cost_more_is_judged_at_its_real_scale() {
         note.contains(", the cell's best static policy /b/0 measured 1.200)"),
         "{note}"
     );
-    // Blocks at 3.72 times the B the waits were drawn with (seen on
-    // the 2-vCPU guest): the real lambda*B is 1.1, whose floor no
-    // on-line policy beats is 1.487.
+    // Blocks at 3.72 times the B the waits were drawn with (a VM's
+    // sleeps can cost that much more): the real lambda*B is 1.1, whose
+    // floor no on-line policy beats is 1.487.
     for r in &mut res.rows {
         r.cell_block_ns = 3.72 * b;
         r.online_floor = cost::online_floor(&law, r.cell_block_ns).ok();
