@@ -175,18 +175,7 @@ impl fmt::Display for Finding {
                 short_wakeup_ns / spin_short_wakeup_ns
             ),
             Finding::PauseVsPlainLoop { ratio, low, high } => {
-                let verdict = if *high < 1.0 {
-                    "wakes faster than"
-                } else if *low > 1.0 {
-                    "wakes slower than"
-                } else {
-                    "wakes as fast, within noise, as"
-                };
-                write!(
-                    f,
-                    "On this CPU the PAUSE loop {verdict} the plain load loop: {ratio:.2}x its wake-up time \
-                     (per-cycle ratio, median, 95% CI {low:.2} to {high:.2})."
-                )
+                fmt_pause_vs_plain_loop(f, *ratio, *low, *high)
             }
             Finding::BarrierVsPthread {
                 threads,
@@ -271,22 +260,46 @@ impl fmt::Display for Finding {
                 f,
                 "{mechanism} wakes in {ratio:.2}x spinning's time for a notify within the poll limit (medians)."
             ),
-            Finding::NoisyRows { noisy, measured } => {
-                // The largest sample count whose interval is the whole range.
-                let whole_range_up_to = (1..64)
-                    .take_while(|&n| median_ci_ranks(n).is_some_and(|(l, _, _)| l == 1))
-                    .last()
-                    .unwrap_or(1);
-                write!(
-                    f,
-                    "{noisy} of {measured} measured rows ({:.0}%) are flagged noisy: the 95% CI of their median is \
-                     wider than 20% of it (with {whole_range_up_to} runs or fewer the interval is the whole range of \
-                     the runs).",
-                    100.0 * *noisy as f64 / (*measured).max(1) as f64
-                )
-            }
+            Finding::NoisyRows { noisy, measured } => fmt_noisy_rows(f, *noisy, *measured),
         }
     }
+}
+
+/// [`Finding::PauseVsPlainLoop`]'s wording.
+fn fmt_pause_vs_plain_loop(
+    f: &mut fmt::Formatter<'_>,
+    ratio: f64,
+    low: f64,
+    high: f64,
+) -> fmt::Result {
+    let verdict = if high < 1.0 {
+        "wakes faster than"
+    } else if low > 1.0 {
+        "wakes slower than"
+    } else {
+        "wakes as fast, within noise, as"
+    };
+    write!(
+        f,
+        "On this CPU the PAUSE loop {verdict} the plain load loop: {ratio:.2}x its wake-up time \
+         (per-cycle ratio, median, 95% CI {low:.2} to {high:.2})."
+    )
+}
+
+/// [`Finding::NoisyRows`]'s wording.
+fn fmt_noisy_rows(f: &mut fmt::Formatter<'_>, noisy: usize, measured: usize) -> fmt::Result {
+    // The largest sample count whose interval is the whole range.
+    let whole_range_up_to = (1..64)
+        .take_while(|&n| median_ci_ranks(n).is_some_and(|(l, _, _)| l == 1))
+        .last()
+        .unwrap_or(1);
+    write!(
+        f,
+        "{noisy} of {measured} measured rows ({:.0}%) are flagged noisy: the 95% CI of their median is \
+         wider than 20% of it (with {whole_range_up_to} runs or fewer the interval is the whole range of \
+         the runs).",
+        100.0 * noisy as f64 / measured.max(1) as f64
+    )
 }
 
 /// `v` ns in the unit that reads best.

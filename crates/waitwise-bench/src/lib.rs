@@ -10,6 +10,7 @@
 //! | [`export`] | result tables ([`export::Table`]) and one file per export format (CSV, JSON) behind [`export::Exporter`] |
 //! | [`findings`] | the measured facts the report's summary opens with, as data ([`findings::Finding`]) |
 //! | [`html`] | a self-contained HTML page builder for `waitwise report` |
+//! | [`harness_wait`] | how the harness waits for its partner threads between measured steps |
 //!
 //! Data flows one way: experiments produce samples, [`stats`] summarizes them,
 //! the summaries fill [`export::Table`]s, and the tables and [`chart`]s go to
@@ -21,6 +22,7 @@ pub mod contender;
 pub mod experiments;
 pub mod export;
 pub mod findings;
+pub mod harness_wait;
 pub mod helpers;
 pub mod html;
 pub mod kernel;

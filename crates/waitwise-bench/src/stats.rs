@@ -45,8 +45,9 @@
 //!   interval from order statistics and the binomial distribution.
 //! - Student (W. S. Gosset), *The probable error of a mean*, Biometrika 6(1),
 //!   1908: the t distribution used for the interval of a mean.
-//! - Issue 4 ("Measurement discipline"): the 20% noisy threshold; issue 17:
-//!   apply it to the median's interval, not the mean's.
+//! - The 20% noisy threshold is this crate's measurement rule, applied to
+//!   the median's interval, not the mean's (the median is what the tables
+//!   report).
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal, StudentsT};
@@ -56,8 +57,7 @@ use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal, Student
 pub const TRIM_FRACTION: f64 = 0.1;
 
 /// A [`Summary`] is noisy when the 95% CI of its median is wider than this
-/// fraction of the median (issue 4: "flag rows whose CI is wider than 20% of
-/// the median").
+/// fraction of the median (such a row is flagged in the tables).
 pub const NOISY_CI_FRACTION: f64 = 0.2;
 
 /// Confidence level of every interval here.

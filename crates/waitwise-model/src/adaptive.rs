@@ -506,7 +506,7 @@ mod tests {
         }
     }
 
-    /// The targets, on the model: at most 1.25 in every stationary
+    /// The calibration targets, on the model: at most 1.25 in every stationary
     /// cell of `waitwise model calibrate` (quick and `--full` scales) but
     /// exponential `lambda B = 1`, where every on-line policy costs exactly
     /// `B` (memoryless waits, Lim & Agarwal Theorem 2) and the factor is

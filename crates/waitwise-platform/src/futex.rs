@@ -11,6 +11,10 @@
 //!   interrupts the sleep ends it ([`Interrupted`]), for callers that must
 //!   report `EINTR` as POSIX says (the interposer's `sem_wait`).
 //! - [`Futex::wake`] / [`Futex::wake_all`]: wake one / every sleeper.
+//! - [`wait_bitset`] / [`wake_bitset`]: the same on a word given by its
+//!   address, for sleepers that wait for different events on one word (a
+//!   reader-writer lock's readers and writers): a wake reaches only the
+//!   sleepers whose bit set shares a bit with its own.
 //!
 //! Every wake and every kernel wake-up feeds [`crate::wake_latency`], which
 //! learns the cost of a sleep/wake cycle from the program's own wake-ups.
@@ -75,9 +79,10 @@ mod sys {
         fn pthread_setcanceltype(kind: c_int, old: *mut c_int) -> c_int;
     }
 
-    /// `FUTEX_WAIT_BITSET` on the private futex at `word` while it equals
-    /// `expected`, until the absolute `CLOCK_MONOTONIC` time `*deadline`
-    /// (null: no limit); the raw result (0, or -1 with `errno`).
+    /// `FUTEX_WAIT_BITSET` with `bitset` on the private futex at `word`
+    /// while it equals `expected`, until the absolute `CLOCK_MONOTONIC`
+    /// time `*deadline` (null: no limit); the raw result (0, or -1 with
+    /// `errno`).
     ///
     /// A cancellable sleep runs with asynchronous cancellation enabled for
     /// the system call alone, the way glibc makes its own blocking calls
@@ -99,6 +104,7 @@ mod sys {
         expected: u32,
         deadline: *const libc::timespec,
         cancellable: Cancellable,
+        bitset: u32,
     ) -> c_long {
         let mut old = PTHREAD_CANCEL_DEFERRED;
         if cancellable == Cancellable::Yes {
@@ -118,7 +124,7 @@ mod sys {
                 expected,
                 deadline,
                 std::ptr::null::<u32>(),
-                libc::FUTEX_BITSET_MATCH_ANY,
+                bitset,
             )
         };
         if cancellable == Cancellable::Yes {
@@ -240,8 +246,8 @@ impl Futex {
         }
     }
 
-    /// One `FUTEX_WAIT_BITSET` until the absolute `CLOCK_MONOTONIC` time
-    /// `deadline` (`None`: no limit).
+    /// One sleep until the absolute `CLOCK_MONOTONIC` time `deadline`
+    /// (`None`: no limit), woken by any wake.
     #[cfg(not(loom))]
     fn wait_once(
         &self,
@@ -249,25 +255,15 @@ impl Futex {
         deadline: Option<&libc::timespec>,
         cancellable: Cancellable,
     ) -> Result<FutexWait, Interrupted> {
-        let ts_ptr = deadline.map_or(std::ptr::null(), |ts| ts as *const libc::timespec);
-        let since = crate::wake_latency::falling_asleep();
-        // SAFETY: `self.value` is a valid, aligned u32 for the whole call;
-        // `ts_ptr` is null or points at a live timespec.
-        let rc = unsafe { sys::futex_wait(self.value.as_ptr(), expected, ts_ptr, cancellable) };
-        if rc == 0 {
-            crate::wake_latency::woken(self.value.as_ptr(), since);
-            return Ok(FutexWait::Woken);
-        }
-        match errno() {
-            libc::EINTR => Err(Interrupted),
-            libc::EAGAIN => Ok(FutexWait::ValueChanged),
-            libc::ETIMEDOUT => Ok(FutexWait::TimedOut),
-            other => {
-                // EFAULT/EINVAL/ENOSYS would be a bug in this module:
-                // the address is ours and the arguments are fixed.
-                debug_assert!(false, "futex wait failed: errno {other}");
-                Ok(FutexWait::Woken)
-            }
+        // SAFETY: `self.value` is a valid, aligned u32 for the whole call.
+        unsafe {
+            wait_once_at(
+                self.value.as_ptr(),
+                expected,
+                deadline,
+                cancellable,
+                libc::FUTEX_BITSET_MATCH_ANY as u32,
+            )
         }
     }
 
@@ -369,6 +365,112 @@ pub fn wake_address(word: *const u32, count: u32) -> usize {
             word,
             libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
             count,
+        )
+    };
+    debug_assert!(rc >= 0, "futex wake failed: errno {}", errno());
+    usize::try_from(rc).unwrap_or(0)
+}
+
+/// One `FUTEX_WAIT_BITSET` with `bitset` on the private futex at `word`
+/// until the absolute `CLOCK_MONOTONIC` time `deadline` (`None`: no
+/// limit), with `errno` mapped to [`FutexWait`] or [`Interrupted`].
+///
+/// # Safety
+///
+/// `word` is a valid, aligned u32 for the whole call.
+#[cfg(not(loom))]
+unsafe fn wait_once_at(
+    word: *mut u32,
+    expected: u32,
+    deadline: Option<&libc::timespec>,
+    cancellable: Cancellable,
+    bitset: u32,
+) -> Result<FutexWait, Interrupted> {
+    let ts_ptr = deadline.map_or(std::ptr::null(), |ts| ts as *const libc::timespec);
+    let since = crate::wake_latency::falling_asleep();
+    // SAFETY: `word` by the caller's contract; `ts_ptr` is null or points
+    // at a live timespec.
+    let rc = unsafe { sys::futex_wait(word, expected, ts_ptr, cancellable, bitset) };
+    if rc == 0 {
+        crate::wake_latency::woken(word, since);
+        return Ok(FutexWait::Woken);
+    }
+    match errno() {
+        libc::EINTR => Err(Interrupted),
+        libc::EAGAIN => Ok(FutexWait::ValueChanged),
+        libc::ETIMEDOUT => Ok(FutexWait::TimedOut),
+        other => {
+            // EFAULT/EINVAL/ENOSYS would be a bug in this module or its
+            // caller: the address is live and the arguments are fixed.
+            debug_assert!(false, "futex wait failed: errno {other}");
+            Ok(FutexWait::Woken)
+        }
+    }
+}
+
+/// Sleeps on the private futex at `word` while it equals `expected`, at
+/// most `timeout` (`None`: no limit), until a [`wake_bitset`] whose bit set
+/// shares a bit with `bitset` wakes it. One sleep, as
+/// [`Futex::wait_interruptible`]: a signal handler that interrupts it ends
+/// it with [`Interrupted`], and [`FutexWait::Woken`] may be spurious, so
+/// the caller re-checks its condition. Not a cancellation point.
+///
+/// For objects whose sleepers wait for different events on one word, and
+/// whose word is not a [`Futex`] (the low half of a 64-bit state word): a
+/// wake for one set leaves the other sets' sleepers asleep. `bitset` is not
+/// 0 (the kernel refuses an empty set). The call holds no value with a
+/// destructor, and the system call is declared `C-unwind`: a forced unwind
+/// may start in it.
+///
+/// # Safety
+///
+/// `word` points at a valid, 4-aligned u32 that stays live for the whole
+/// call; the kernel reads it, nothing else does here.
+#[cfg(not(loom))]
+pub unsafe fn wait_bitset(
+    word: *const u32,
+    expected: u32,
+    timeout: Option<Duration>,
+    bitset: u32,
+) -> Result<FutexWait, Interrupted> {
+    debug_assert!(bitset != 0, "an empty futex bit set");
+    let deadline = timeout.and_then(monotonic_deadline);
+    // SAFETY: by the caller's contract; the kernel only reads the word.
+    unsafe {
+        wait_once_at(
+            word.cast_mut(),
+            expected,
+            deadline.as_ref(),
+            Cancellable::No,
+            bitset,
+        )
+    }
+}
+
+/// Wakes at most `count` threads sleeping on the private futex at `word`
+/// whose bit set ([`wait_bitset`]) shares a bit with `bitset`; returns how
+/// many were woken. `bitset` is not 0. As [`wake_address`], the word need
+/// not be live memory any more.
+#[cfg(not(loom))]
+// The pointer is never dereferenced in user space: only the kernel sees
+// the address, and it reads nothing there for a wake.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn wake_bitset(word: *const u32, count: u32, bitset: u32) -> usize {
+    debug_assert!(bitset != 0, "an empty futex bit set");
+    let count = i32::try_from(count).unwrap_or(i32::MAX);
+    crate::wake_latency::waking(word);
+    // SAFETY: FUTEX_WAKE_BITSET reads no user memory: the kernel only
+    // hashes the address (a private futex) and wakes the sleepers queued
+    // on it whose set shares a bit with `bitset`.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word,
+            libc::FUTEX_WAKE_BITSET | libc::FUTEX_PRIVATE_FLAG,
+            count,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            bitset,
         )
     };
     debug_assert!(rc >= 0, "futex wake failed: errno {}", errno());
@@ -506,5 +608,75 @@ mod tests {
         f.value().store(1, Ordering::SeqCst);
         f.wake_one();
         t.join().unwrap();
+    }
+
+    /// A wake for one bit set leaves the sleepers of another asleep, and
+    /// wakes those of its own.
+    #[test]
+    fn a_bitset_wake_reaches_only_its_own_set() {
+        const READERS: u32 = 1;
+        const WRITERS: u32 = 2;
+        let f = Arc::new(Futex::new(0));
+        let sleeper = |bitset: u32| {
+            let f = f.clone();
+            std::thread::spawn(move || {
+                while f.value().load(Ordering::SeqCst) & bitset == 0 {
+                    // SAFETY: the word lives in `f`, which this thread holds.
+                    let _ = unsafe { wait_bitset(f.value().as_ptr(), 0, None, bitset) };
+                }
+            })
+        };
+        let (reader, writer) = (sleeper(READERS), sleeper(WRITERS));
+        std::thread::sleep(Duration::from_millis(20));
+        // A writers' wake with the word still 0: the reader sleeps on.
+        f.value().store(0, Ordering::SeqCst);
+        wake_bitset(f.value().as_ptr(), u32::MAX, WRITERS);
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(!reader.is_finished());
+        f.value().store(READERS | WRITERS, Ordering::SeqCst);
+        wake_bitset(f.value().as_ptr(), u32::MAX, READERS);
+        wake_bitset(f.value().as_ptr(), 1, WRITERS);
+        reader.join().unwrap();
+        writer.join().unwrap();
+    }
+
+    #[test]
+    fn a_bitset_wait_times_out_and_sees_a_changed_word() {
+        let f = Futex::new(1);
+        // SAFETY: `f` lives across both calls.
+        unsafe {
+            assert_eq!(
+                wait_bitset(f.value().as_ptr(), 0, None, 1),
+                Ok(FutexWait::ValueChanged)
+            );
+            assert_eq!(
+                wait_bitset(f.value().as_ptr(), 1, Some(Duration::from_millis(5)), 1),
+                Ok(FutexWait::TimedOut)
+            );
+        }
+    }
+
+    /// Real futex wake-ups between two threads teach the wake-up latency
+    /// ([`crate::wake_latency`]): each woken sleep is a sample, and after
+    /// its minimum of samples there is an estimate below the sample cap.
+    #[test]
+    fn wake_ups_teach_the_wake_latency() {
+        use crate::wake_latency::{estimate, MAX_SAMPLE_NS, MIN_SAMPLES};
+        let f = Arc::new(Futex::new(0));
+        for round in 1..=(2 * MIN_SAMPLES as u32) {
+            let f2 = f.clone();
+            let sleeper = std::thread::spawn(move || {
+                while f2.value().load(Ordering::Acquire) != round {
+                    f2.wait(round - 1, None);
+                }
+            });
+            std::thread::sleep(Duration::from_millis(1));
+            f.value().store(round, Ordering::Release);
+            f.wake(1);
+            sleeper.join().unwrap();
+        }
+        let learned = estimate().expect("wake-ups were sampled");
+        assert!(learned.samples >= MIN_SAMPLES);
+        assert!(learned.ns > 0 && learned.ns <= MAX_SAMPLE_NS);
     }
 }

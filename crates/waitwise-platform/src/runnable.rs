@@ -15,8 +15,7 @@
 //! [`runnable_threads`] is one `pread` of the file at offset 0 on a
 //! descriptor opened once and kept (`O_CLOEXEC`); the kernel formats the
 //! line afresh on each read, summing the run queues of all online CPUs.
-//! Measured on a 2-vCPU KVM guest: about 1 µs per read (3-5 µs while
-//! the machine was loaded)
+//! A read costs about a microsecond, more on a loaded machine
 //! (`cargo run --release -p waitwise-platform --example runnable_cost`
 //! prints it beside the other candidate signals). Callers on a wait path
 //! read it rarely and cache the answer (`waitwise::policy::idle_extension`

@@ -24,6 +24,7 @@
 //! | module | object |
 //! |---|---|
 //! | [`mutex`] | `pthread_mutex_t`: three-state futex lock, normal / recursive / error-checking |
+//! | [`mutex_layout`] | glibc's `pthread_mutex_t` words and kinds |
 //! | [`cond`] | `pthread_cond_t`: a sequence word, no internal mutex |
 //! | [`barrier`] | `pthread_barrier_t`: waitwise's central barrier (arrival counter + completed-episodes word) |
 //! | [`sem`] | `sem_t`: counter word with a may-sleep bit |
@@ -69,6 +70,7 @@ pub mod cleanup;
 pub mod cond;
 pub mod config;
 pub mod mutex;
+pub mod mutex_layout;
 pub mod poll;
 pub mod profile;
 pub mod race_detectors;

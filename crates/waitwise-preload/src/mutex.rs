@@ -5,31 +5,8 @@
 //! kinds and POSIX's error semantics, and how a waiter polls and sleeps
 //! ([`MutexWait`]).
 //!
-//! # Layout (glibc x86-64 `struct __pthread_mutex_s`, 40 bytes)
-//!
-//! The fields keep glibc's offsets *and meanings*, so a glibc static
-//! initializer is a valid unlocked mutex, and glibc's own code (its
-//! condition variables, for a forwarded process-shared condvar waiting on
-//! a native mutex) handles a native mutex correctly:
-//!
-//! ```text
-//!  offset  glibc name  here
-//!   0      __lock      state word: UNLOCKED 0 / LOCKED 1 / CONTENDED 2 (glibc's values)
-//!   4      __count     recursion depth of a recursive mutex
-//!   8      __owner     owner's thread id as glibc records it (recursive and
-//!                      error-checking mutexes; see module thread_id)
-//!  16      __kind      type: 0 normal, 1 recursive, 2 error-checking, 3 adaptive
-//!                      (= normal); anything else: forwarded to glibc, or
-//!                      destroyed (-1, as glibc marks it)
-//! ```
-//!
-//! `PTHREAD_MUTEX_INITIALIZER` is all zeros (normal);
-//! `PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP` and
-//! `PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP` put 1 / 2 in `__kind`, so no
-//! init call is needed. glibc's `pthread_mutex_init` marks a process-shared
-//! or robust mutex with `PTHREAD_MUTEX_PSHARED_BIT` (128) and
-//! robust / PI / PP ones with 16 / 32 / 64 in `__kind`: a forwarded mutex
-//! is recognised by its `__kind` alone, on every call, with no extra mark.
+//! The layout of glibc's `pthread_mutex_t` and its kinds are in
+//! [`crate::mutex_layout`].
 //!
 //! # Lock word
 //!
@@ -37,7 +14,7 @@
 //! (`UNLOCKED` 0, `LOCKED` 1, `CONTENDED` 2); its transitions, the "owes a
 //! wake-up" rule and the timed give-up are [`TtasLockRef`]'s (module
 //! `waitwise::mutex::ttas`, checked by the loom models in
-//! `crates/waitwise/tests/loom_mutex.rs`). Waiters poll with `yield` for
+//! `crates/waitwise/tests/loom_ttas.rs`). Waiters poll with `yield` for
 //! the configured `alpha * B` (the engine's polling phase, as
 //! `waitwise::Mutex`, including its lost-slice guard: while yields lose
 //! whole slices to other processes' busy threads they do not poll), then
@@ -66,78 +43,20 @@
 //! by its own synchronization (a join, its own lock and unlock), to be
 //! unused.
 
+use crate::mutex_layout::{
+    words, Words, COUNT, KIND, KIND_ADAPTIVE, KIND_DESTROYED, KIND_ERRORCHECK, KIND_NORMAL,
+    KIND_RECURSIVE, LOCK, OWNER,
+};
 use crate::profile::{self, Kind};
 use crate::real::{self, forward};
 use crate::time;
 use libc::{pthread_mutex_t, pthread_mutexattr_t, timespec, EBUSY, EDEADLK, EINVAL, EPERM};
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use waitwise::mutex::{LockWait, PolicyLockWait, TtasLockRef};
 use waitwise::platform::futex::{Futex, FutexWait};
 use waitwise::{Deadline, Mechanism, Policy, SyncKind};
-
-const _: () = assert!(std::mem::size_of::<pthread_mutex_t>() == 40);
-const _: () = assert!(std::mem::align_of::<pthread_mutex_t>() >= 4);
-
-/// Word index of `__lock`.
-const LOCK: usize = 0;
-/// Word index of `__count`.
-const COUNT: usize = 1;
-/// Word index of `__owner`.
-const OWNER: usize = 2;
-/// Word index of `__kind`.
-const KIND: usize = 4;
-
-/// `PTHREAD_MUTEX_NORMAL` (glibc's default, `PTHREAD_MUTEX_TIMED_NP`).
-const KIND_NORMAL: u32 = 0;
-/// `PTHREAD_MUTEX_RECURSIVE`.
-const KIND_RECURSIVE: u32 = 1;
-/// `PTHREAD_MUTEX_ERRORCHECK`.
-const KIND_ERRORCHECK: u32 = 2;
-/// `PTHREAD_MUTEX_ADAPTIVE_NP`: waits like a normal mutex here.
-const KIND_ADAPTIVE: u32 = 3;
-/// What glibc's `pthread_mutex_destroy` leaves in `__kind`.
-const KIND_DESTROYED: u32 = u32::MAX;
-
-/// The mutex as 32-bit words.
-type Words = [AtomicU32; 10];
-
-/// # Safety
-///
-/// `m` is non-null and points to a live `pthread_mutex_t` (40 bytes,
-/// 4-aligned) for `'a`; it is only accessed atomically while shared.
-#[inline(always)]
-unsafe fn words<'a>(m: *mut pthread_mutex_t) -> &'a Words {
-    // SAFETY: by the caller's contract; AtomicU32 has u32's layout.
-    unsafe { &*(m as *const Words) }
-}
-
-/// The owner glibc records for a recursive mutex it locks: the calling
-/// thread's id as glibc knows it ([`crate::thread_id`]). Locks and unlocks
-/// a mutex of its own through the C library.
-pub(crate) fn owner_glibc_records() -> u32 {
-    // SAFETY: all zeros is a valid (normal, unlocked) glibc mutex.
-    let mut m: pthread_mutex_t = unsafe { std::mem::zeroed() };
-    {
-        // SAFETY: `m` is a live mutex that only this frame uses.
-        let w = unsafe { words(&mut m) };
-        // Relaxed: `m` is not shared.
-        w[KIND].store(KIND_RECURSIVE, Ordering::Relaxed);
-    }
-    // SAFETY: the C library's lock and unlock on a valid recursive mutex
-    // that no other thread can see; a recursive lock cannot deadlock here.
-    unsafe {
-        forward!(real::MUTEX_LOCK, fn(*mut pthread_mutex_t) -> c_int)(&mut m);
-    }
-    // SAFETY: as above; the mutex is held.
-    let owner = unsafe { words(&mut m) }[OWNER].load(Ordering::Relaxed);
-    // SAFETY: as above; this thread holds the mutex.
-    unsafe {
-        forward!(real::MUTEX_UNLOCK, fn(*mut pthread_mutex_t) -> c_int)(&mut m);
-    }
-    owner
-}
 
 /// The TTAS lock on `__lock`.
 #[inline(always)]

@@ -54,7 +54,9 @@ pub struct RealFn {
 }
 
 impl RealFn {
-    const fn new(name: &'static CStr, version: Option<&'static CStr>) -> Self {
+    /// `name` (at `version`, or the default version when `None`), resolved
+    /// on first use.
+    pub(crate) const fn new(name: &'static CStr, version: Option<&'static CStr>) -> Self {
         Self {
             name,
             version,

@@ -114,33 +114,27 @@
 //! lock's life; they guard no other data.
 
 use crate::profile::{self, Kind};
+use crate::real::RealFn;
 use crate::{cleanup, config, poll, time};
 use libc::{
     pthread_rwlock_t, pthread_rwlockattr_t, timespec, EAGAIN, EBUSY, EDEADLK, EINVAL, EPERM,
     ETIMEDOUT,
 };
-use std::ffi::{c_int, c_long, c_void, CStr};
+use std::ffi::{c_int, c_void};
 use std::mem::{align_of, offset_of, size_of};
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use waitwise::mechanism::yield_guard;
 use waitwise::mutex::{
     ReadOutcome, RwKind, RwQueue, RwSlept, RwState, RwWait, RwWake, RwWordRef, TryRead,
     WaitingWriter,
 };
+use waitwise::platform::futex::{wait_bitset, wake_bitset, FutexWait, Interrupted};
 use waitwise::platform::thread::sched_yield;
 use waitwise::{Deadline, SyncKind};
 
-/// The C library functions used here that the libc crate lacks, or that a
-/// waiter may be unwound out of.
+/// The C library function used here that the libc crate lacks.
 mod sys {
-    use std::ffi::{c_int, c_long};
-
-    extern "C-unwind" {
-        /// glibc's `syscall`, declared `C-unwind`: a thread asleep in the
-        /// futex system call may be unwound out of it (module doc,
-        /// "Unwinding").
-        pub fn syscall(num: c_long, ...) -> c_long;
-    }
+    use std::ffi::c_int;
 
     extern "C" {
         pub fn pthread_rwlockattr_getpshared(
@@ -241,67 +235,21 @@ fn futex_word(word: *const AtomicU64) -> *const u32 {
 // ---------------------------------------------------------------------
 // The C library's own functions, for forwarded (process-shared) locks.
 
-/// One C library function, found on first use with `dlsym(RTLD_NEXT)`:
-/// the default version, which is the only one for every rwlock function
-/// (glibc 2.36 exports each at `GLIBC_2.2.5` and `GLIBC_2.34` at one
-/// address, and the `__pthread_rwlock_*` names at `GLIBC_2.2.5` only).
-/// As `crate::real::RealFn`, whose constructor is private to its module.
-struct Real {
-    name: &'static CStr,
-    ptr: AtomicPtr<c_void>,
-}
-
-impl Real {
-    const fn new(name: &'static CStr) -> Self {
-        Self {
-            name,
-            ptr: AtomicPtr::new(std::ptr::null_mut()),
-        }
-    }
-
-    /// The function's address (never null: a missing one aborts, since
-    /// the caller's lock cannot work without it).
-    #[inline]
-    fn get(&self) -> *mut c_void {
-        // Relaxed: the pointer is to code, which needs no publication; two
-        // threads resolving at once store the same value.
-        let p = self.ptr.load(Ordering::Relaxed);
-        if p.is_null() {
-            self.resolve()
-        } else {
-            p
-        }
-    }
-
-    #[cold]
-    fn resolve(&self) -> *mut c_void {
-        // SAFETY: a NUL-terminated name; RTLD_NEXT is a valid
-        // pseudo-handle inside a shared object.
-        let p = unsafe { libc::dlsym(libc::RTLD_NEXT, self.name.as_ptr()) };
-        if p.is_null() {
-            eprintln!(
-                "waitwise: cannot find the C library's {:?} to forward to; aborting",
-                self.name
-            );
-            std::process::abort();
-        }
-        // Relaxed: as in `get`.
-        self.ptr.store(p, Ordering::Relaxed);
-        p
-    }
-}
-
-static REAL_INIT: Real = Real::new(c"pthread_rwlock_init");
-static REAL_DESTROY: Real = Real::new(c"pthread_rwlock_destroy");
-static REAL_RDLOCK: Real = Real::new(c"pthread_rwlock_rdlock");
-static REAL_WRLOCK: Real = Real::new(c"pthread_rwlock_wrlock");
-static REAL_TRYRDLOCK: Real = Real::new(c"pthread_rwlock_tryrdlock");
-static REAL_TRYWRLOCK: Real = Real::new(c"pthread_rwlock_trywrlock");
-static REAL_TIMEDRDLOCK: Real = Real::new(c"pthread_rwlock_timedrdlock");
-static REAL_TIMEDWRLOCK: Real = Real::new(c"pthread_rwlock_timedwrlock");
-static REAL_CLOCKRDLOCK: Real = Real::new(c"pthread_rwlock_clockrdlock");
-static REAL_CLOCKWRLOCK: Real = Real::new(c"pthread_rwlock_clockwrlock");
-static REAL_UNLOCK: Real = Real::new(c"pthread_rwlock_unlock");
+// Each is the default version, found with `dlsym(RTLD_NEXT)`: the only
+// one for every rwlock function (glibc exports each at `GLIBC_2.2.5` and
+// `GLIBC_2.34` at one address, and the `__pthread_rwlock_*` names at
+// `GLIBC_2.2.5` only).
+static REAL_INIT: RealFn = RealFn::new(c"pthread_rwlock_init", None);
+static REAL_DESTROY: RealFn = RealFn::new(c"pthread_rwlock_destroy", None);
+static REAL_RDLOCK: RealFn = RealFn::new(c"pthread_rwlock_rdlock", None);
+static REAL_WRLOCK: RealFn = RealFn::new(c"pthread_rwlock_wrlock", None);
+static REAL_TRYRDLOCK: RealFn = RealFn::new(c"pthread_rwlock_tryrdlock", None);
+static REAL_TRYWRLOCK: RealFn = RealFn::new(c"pthread_rwlock_trywrlock", None);
+static REAL_TIMEDRDLOCK: RealFn = RealFn::new(c"pthread_rwlock_timedrdlock", None);
+static REAL_TIMEDWRLOCK: RealFn = RealFn::new(c"pthread_rwlock_timedwrlock", None);
+static REAL_CLOCKRDLOCK: RealFn = RealFn::new(c"pthread_rwlock_clockrdlock", None);
+static REAL_CLOCKWRLOCK: RealFn = RealFn::new(c"pthread_rwlock_clockwrlock", None);
+static REAL_UNLOCK: RealFn = RealFn::new(c"pthread_rwlock_unlock", None);
 
 /// The C library's `$f` as a function of the given C prototype, declared
 /// `C-unwind`: glibc may unwind a thread blocked in its lock functions.
@@ -317,67 +265,23 @@ macro_rules! glibc {
 }
 
 // ---------------------------------------------------------------------
-// Futex operations on the futex half, with bit sets.
+// Futex operations on the futex half, with bit sets (only the address
+// reaches the kernel for a wake, so the lock may already be freed: the
+// algorithm's docs, "Protocol").
 
 /// Sleeps on the futex half of the state word at `word` while it equals
-/// `expected`, until woken for `bitset` or `deadline`. Holds no value with
-/// a destructor (no landing pads: an unwind may start at any of its
-/// instructions).
+/// `expected`, until woken for `bitset` or `deadline` (the platform's
+/// [`wait_bitset`], which holds no value with a destructor: an unwind may
+/// start in it).
 #[inline(never)]
 fn sleep(word: &AtomicU64, expected: u32, bitset: u32, deadline: Deadline) -> RwSlept {
-    let end = deadline.remaining().map(|left| {
-        let ns = poll::monotonic_ns()
-            .saturating_add(u64::try_from(left.as_nanos()).unwrap_or(u64::MAX))
-            .min(i64::MAX as u64);
-        timespec {
-            tv_sec: (ns / 1_000_000_000) as libc::time_t,
-            tv_nsec: (ns % 1_000_000_000) as c_long,
-        }
-    });
-    let end_ptr = end
-        .as_ref()
-        .map_or(std::ptr::null(), |ts| ts as *const timespec);
     // SAFETY: the futex half is a valid, aligned u32 of a live lock for the
-    // whole call; `end_ptr` is null or points at a live timespec (with
-    // FUTEX_WAIT_BITSET, an absolute CLOCK_MONOTONIC time).
-    let rc = unsafe {
-        sys::syscall(
-            libc::SYS_futex,
-            futex_word(word),
-            libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            end_ptr,
-            std::ptr::null::<u32>(),
-            bitset,
-        )
-    };
-    if rc == 0 {
-        return RwSlept::Woken;
+    // whole call.
+    match unsafe { wait_bitset(futex_word(word), expected, deadline.remaining(), bitset) } {
+        Ok(FutexWait::Woken) => RwSlept::Woken,
+        Ok(FutexWait::TimedOut) => RwSlept::TimedOut,
+        Ok(FutexWait::ValueChanged) | Err(Interrupted) => RwSlept::Refused,
     }
-    // SAFETY: errno's slot is the calling thread's.
-    match unsafe { *libc::__errno_location() } {
-        libc::ETIMEDOUT => RwSlept::TimedOut,
-        _ => RwSlept::Refused, // EAGAIN, EINTR
-    }
-}
-
-/// Wakes up to `count` sleepers of `bitset` on the futex at `word`. Only the
-/// address reaches the kernel, so the lock may already be freed (the
-/// algorithm's docs, "Protocol").
-fn wake(word: *const u32, count: c_int, bitset: u32) {
-    // SAFETY: FUTEX_WAKE_BITSET reads no user memory: the kernel only
-    // hashes the address (a private futex) and wakes sleepers queued on it.
-    unsafe {
-        sys::syscall(
-            libc::SYS_futex,
-            word,
-            libc::FUTEX_WAKE_BITSET | libc::FUTEX_PRIVATE_FLAG,
-            count,
-            std::ptr::null::<timespec>(),
-            std::ptr::null::<u32>(),
-            bitset,
-        )
-    };
 }
 
 /// The algorithm's wake-ups as futex bit sets: every reader, or one
@@ -387,10 +291,11 @@ struct FutexBitsets;
 impl RwWake for FutexBitsets {
     #[inline]
     fn wake(&self, word: *const AtomicU64, queue: RwQueue) {
-        match queue {
-            RwQueue::Readers => wake(futex_word(word), c_int::MAX, READERS),
-            RwQueue::Writers => wake(futex_word(word), 1, WRITERS),
-        }
+        let (count, bitset) = match queue {
+            RwQueue::Readers => (u32::MAX, READERS),
+            RwQueue::Writers => (1, WRITERS),
+        };
+        wake_bitset(futex_word(word), count, bitset);
     }
 }
 

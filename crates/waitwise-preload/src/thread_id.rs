@@ -22,6 +22,9 @@
 //! mutex it locks, and if they differ, every call asks glibc that way
 //! instead (two uncontended atomic operations).
 
+use crate::mutex_layout::{words, KIND, KIND_RECURSIVE, OWNER};
+use crate::real::{self, forward};
+use libc::{c_int, pthread_mutex_t};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Offset of `tid` in glibc's `struct pthread`: after the thread control
@@ -46,7 +49,7 @@ pub(crate) fn current() -> u32 {
     if DESCRIPTOR_READABLE.load(Ordering::Relaxed) {
         from_descriptor()
     } else {
-        crate::mutex::owner_glibc_records()
+        owner_glibc_records()
     }
 }
 
@@ -67,10 +70,36 @@ fn from_descriptor() -> u32 {
 /// recursive mutex it locks, and keeps to asking glibc if they differ.
 /// Called once, at load.
 pub(crate) fn check_layout() {
-    if from_descriptor() != crate::mutex::owner_glibc_records() {
+    if from_descriptor() != owner_glibc_records() {
         // Relaxed: see `current`.
         DESCRIPTOR_READABLE.store(false, Ordering::Relaxed);
     }
+}
+
+/// The owner glibc records for a recursive mutex it locks: the calling
+/// thread's id as glibc knows it ([`current`]). Locks and unlocks
+/// a mutex of its own through the C library.
+pub(crate) fn owner_glibc_records() -> u32 {
+    // SAFETY: all zeros is a valid (normal, unlocked) glibc mutex.
+    let mut m: pthread_mutex_t = unsafe { std::mem::zeroed() };
+    {
+        // SAFETY: `m` is a live mutex that only this frame uses.
+        let w = unsafe { words(&mut m) };
+        // Relaxed: `m` is not shared.
+        w[KIND].store(KIND_RECURSIVE, Ordering::Relaxed);
+    }
+    // SAFETY: the C library's lock and unlock on a valid recursive mutex
+    // that no other thread can see; a recursive lock cannot deadlock here.
+    unsafe {
+        forward!(real::MUTEX_LOCK, fn(*mut pthread_mutex_t) -> c_int)(&mut m);
+    }
+    // SAFETY: as above; the mutex is held.
+    let owner = unsafe { words(&mut m) }[OWNER].load(Ordering::Relaxed);
+    // SAFETY: as above; this thread holds the mutex.
+    unsafe {
+        forward!(real::MUTEX_UNLOCK, fn(*mut pthread_mutex_t) -> c_int)(&mut m);
+    }
+    owner
 }
 
 #[cfg(test)]
@@ -88,7 +117,7 @@ mod tests {
         // SAFETY: gettid has no preconditions.
         assert_eq!(here, unsafe { libc::gettid() } as u32);
         let there = std::thread::spawn(|| {
-            assert_eq!(current(), crate::mutex::owner_glibc_records());
+            assert_eq!(current(), owner_glibc_records());
             current()
         })
         .join()

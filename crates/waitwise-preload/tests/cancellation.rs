@@ -1,4 +1,4 @@
-//! Deferred cancellation (issue 12): `pthread_cond_wait`,
+//! Deferred cancellation: `pthread_cond_wait`,
 //! `pthread_cond_timedwait`, `pthread_cond_clockwait`, `sem_wait`,
 //! `sem_timedwait` and `sem_clockwait` are cancellation points (POSIX);
 //! mutex and spin locks, rwlock locks and `pthread_barrier_wait` are not.

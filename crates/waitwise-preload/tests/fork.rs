@@ -1,4 +1,4 @@
-//! `fork()` during a process's first timed waits (issue 12): anything those
+//! `fork()` during a process's first timed waits: anything those
 //! waits initialize lazily (a clock calibration, a `Once`) may be half done
 //! at the fork, and the child, which has only the forking thread, must not
 //! wait for it forever. `tests/c/fork.c` runs hundreds of fresh processes

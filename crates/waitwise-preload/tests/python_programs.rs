@@ -1,4 +1,4 @@
-//! Python's threading under the interposer (issue 12). CPython's locks are
+//! Python's threading under the interposer. CPython's locks are
 //! POSIX semaphores, and a lock acquire with a timeout is `sem_clockwait`
 //! (glibc 2.30+); its GIL is a mutex and a condvar with timed waits. Each
 //! script in `tests/py/` runs without the interposer and under it (three

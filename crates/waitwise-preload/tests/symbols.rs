@@ -1,4 +1,4 @@
-//! Symbol audit (issue 12): every function glibc exports for the objects
+//! Symbol audit: every function glibc exports for the objects
 //! the interposer replaces is either defined by `libwaitwise_preload.so`
 //! or listed, with a reason, in `forwarded.txt` (the crate's root). A
 //! function neither defined nor listed is one a program can call and reach

@@ -1,4 +1,4 @@
-//! Forced unwinding out of every interposed wait (issue 12): a thread
+//! Forced unwinding out of every interposed wait: a thread
 //! blocked in a wait is ended by `pthread_exit()` from a signal handler, or
 //! by `pthread_cancel` with asynchronous cancellation enabled. The program
 //! `tests/c/unwind.c` checks that the process lives on, the thread's

@@ -10,7 +10,7 @@
 //! Each cell runs about [`BUDGET`] of episodes (calibrated from a short
 //! run), [`RUNS`] times, interleaved with the other cells, and reports the
 //! best and the median ns per episode. The last lines print the ratios
-//! issue 3 asks for, twice: from the best figures, and as the median over
+//! the barrier goals are judged by, twice: from the best figures, and as the median over
 //! rounds of the ratio within a round. The second is the one to trust on a
 //! VM: there a host's load switches every implementation between a fast
 //! and a slow mode for tens to hundreds of milliseconds (a pure spin

@@ -1,5 +1,7 @@
 //! What a process's first waits cost, and how well `B` is learned: a
-//! benchmark of issue 13's two claims, each case in fresh processes.
+//! benchmark of the two claims of `tests/first_wait.rs` (the first wait
+//! calibrates nothing, and `B` is learned from the process's own
+//! wake-ups), each case in fresh processes.
 //!
 //! Run: `cargo run --release -p waitwise --example first_wait [PROCESSES]`
 //!

@@ -407,8 +407,8 @@ fn main() {
         "{cpus} CPUs, contended: {} ms per run; medians of {runs} interleaved runs\n",
         dur.as_millis()
     );
-    // The default mutex's throughput, when measured: the targets
-    // for the FIFO locks are ratios to it.
+    // The default mutex's throughput, when measured: the targets for the
+    // FIFO locks are ratios to it.
     let def_m = rows
         .iter()
         .find(|r| r.name == "waitwise::Mutex")

@@ -1,10 +1,10 @@
 //! Mutex starvation benchmark: how long a thread can be passed over, and
 //! how evenly the acquisitions are shared, for waitwise's mutexes against
-//! parking_lot (issue 14, "Bounded unfairness").
+//! parking_lot (`mutex/ttas.rs`, "Bounded unfairness").
 //!
 //! ```text
 //! cargo run -p waitwise --release --example mutex_starvation [-- --threads 8 --ms 1000 --runs 3 --cs 0 --writers 2 --detail]
-//! taskset -c 0,1 cargo run ...   # the issue's 2 CPUs on a larger machine
+//! taskset -c 0,1 cargo run ...   # the targets' 2 CPUs on a larger machine
 //! ```
 //!
 //! `--threads` threads each loop `lock; counter += 1; unlock` (a short
@@ -68,7 +68,7 @@
 //! locks run with the `B` a program gets, learned from the process's own
 //! wake-ups (`policy::block_cost`).
 //!
-//! Ratios are against parking_lot in the same run. The issue's targets for
+//! Ratios are against parking_lot in the same run. The targets for
 //! the default `Mutex` (8 threads, 2 CPUs, 1 s): longest wait at most 2x
 //! parking_lot's, least/most served at least 0.8, throughput at or above
 //! parking_lot's. The clock reads around every acquisition slow every lock

@@ -305,9 +305,10 @@ fn spin_for(d: Duration) {
     }
 }
 
-/// About `iters` ns of dependent arithmetic (1000 took 1.1-1.2 µs on the
-/// project's 2-vCPU guest). The `black_box` on each step keeps the compiler
-/// from collapsing the recurrence: without it 1000 steps took 0.13 µs.
+/// About `iters` ns of dependent arithmetic (a step is a dependent
+/// multiply-add, about a nanosecond on current cores). The `black_box` on
+/// each step keeps the compiler from collapsing the recurrence into a
+/// fraction of that.
 #[inline(never)]
 fn work(iters: u64) -> u64 {
     let mut x = black_box(1u64);

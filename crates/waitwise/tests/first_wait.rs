@@ -1,5 +1,5 @@
 //! The first wait of a fresh process calibrates nothing and starts no
-//! thread (issue 13): no busy loop learns the TSC's rate, no hand-off
+//! thread: no busy loop learns the TSC's rate, no hand-off
 //! measures `B`; the process starts from a documented `B` and learns the
 //! real one from its own wake-ups.
 //!

@@ -1,4 +1,4 @@
-//! `fork()` while other threads are in their first waits (issue 13): the
+//! `fork()` while other threads are in their first waits: the
 //! lazily initialized state those waits set up (the cycle clock, the CPU
 //! features, the environment, the starting `B`, the wake-up latency
 //! window) may be half done at the fork, and the child, which has only the

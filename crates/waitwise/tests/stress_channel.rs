@@ -164,7 +164,7 @@ fn exactly_once_timed() {
 
 #[test]
 fn exactly_once_per_policy() {
-    // Blocking waits cost tens of µs on the 2-vCPU guest: fewer values
+    // Blocking waits cost tens of µs on a VM: fewer values
     // than `exactly_once_blocking`.
     let total = 100_000;
     for policy in common::stress_policies() {

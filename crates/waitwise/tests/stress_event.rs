@@ -38,7 +38,8 @@ fn one_million_hand_offs_default_policy() {
 
 #[test]
 fn hand_offs_per_policy() {
-    // (policy, rounds): blocking rounds cost ~40 µs each on the 2-vCPU guest.
+    // (policy, rounds): blocking rounds cost tens of µs each on a VM, so
+    // they get fewer rounds.
     let table: [(Policy, u64); 5] = [
         (Policy::always_spin(), 200_000),
         (Policy::always_block(), 20_000),

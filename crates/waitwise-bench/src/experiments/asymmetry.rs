@@ -453,7 +453,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 2);
         for t in &tables {
-            crate::export::testing::assert_exports_agree(t);
+            crate::export::agreement::assert_exports_agree(t);
             assert_eq!(t.rows.len(), res.rows.len());
             assert_eq!(t.columns.len(), 2 + cfg.light_loads.len());
         }

@@ -76,8 +76,8 @@ pub const CHECK_EVERY: u64 = 8;
 /// slowly drifting background load over all rows.
 pub const WAKEUP_PASSES: usize = 3;
 
-/// The threads the issue-3 goals name: one per CPU on a 2-CPU machine,
-/// and twice that.
+/// The thread counts the barrier goals are judged at: one per CPU on a
+/// 2-CPU machine, and twice that.
 const GOAL_THREADS: (usize, usize) = (2, 4);
 
 /// Settings of one run.
@@ -428,20 +428,75 @@ pub fn run(config: &Config) -> BarriersResult {
             episodes: Vec::new(),
         })
         .collect();
-    let steps = WAKEUP_PASSES + config.threads.len() * (specs.len() + 1);
-    let mut step = 0;
-    // Table 2 in passes, each running every implementation in turn, so
-    // that background load drifting during the run spreads over all rows.
+    let mut steps = Steps {
+        step: 0,
+        steps: WAKEUP_PASSES + config.threads.len() * (specs.len() + 1),
+    };
+    let raws = wakeup_passes(config, &specs, &rows, &placement, &mut steps);
+    for (row, raw) in rows.iter_mut().zip(raws) {
+        row.wakeup = raw.map(summarize_wakeup);
+    }
+    let mut pinning = Vec::new();
+    for &threads in &config.threads {
+        let cpus = if threads == 2 {
+            vec![placement.worker_cpu, placement.waiter_cpu]
+        } else {
+            round_robin(threads)
+        };
+        pinning.push(describe_pinning(&cpus));
+        let cells = episode_cells(config, &specs, threads, &cpus, &mut steps);
+        for (row, cell) in rows.iter_mut().zip(cells) {
+            row.episodes.push(cell);
+        }
+    }
+    BarriersResult {
+        config: config.clone(),
+        placement,
+        allowed_cpus: waitwise::barrier::allowed_cpus(),
+        episode_pinning: pinning,
+        block_ns: waitwise::policy::block_ns(),
+        spin_timeout_ns: barrier::spin_timeout().as_nanos() as f64,
+        load_average: [load_before, load_average()],
+        rows,
+    }
+}
+
+/// The progress line's step counter.
+struct Steps {
+    step: usize,
+    steps: usize,
+}
+
+impl Steps {
+    /// Moves to the next step.
+    fn next(&mut self) {
+        self.step += 1;
+    }
+
+    /// Says `what` the current step does.
+    fn say(&self, what: &str) {
+        progress("barriers", self.step, self.steps, what);
+    }
+}
+
+/// Table 2 in passes, each running every implementation in turn, so that
+/// background load drifting during the run spreads over all rows; one
+/// accumulated record per implementation (`None` where it cannot run).
+fn wakeup_passes(
+    config: &Config,
+    specs: &[BarrierSpec],
+    rows: &[Row],
+    placement: &PairPlacement,
+    steps: &mut Steps,
+) -> Vec<Option<WakeupRaw>> {
     let mut raws: Vec<Option<WakeupRaw>> = specs.iter().map(|_| None).collect();
     let per_pass = config.rounds.div_ceil(WAKEUP_PASSES).max(1);
     for pass in 0..WAKEUP_PASSES {
-        step += 1;
-        progress(
-            "barriers",
-            step,
-            steps,
-            &format!("worker/waiter rounds, pass {}/{WAKEUP_PASSES}", pass + 1),
-        );
+        steps.next();
+        steps.say(&format!(
+            "worker/waiter rounds, pass {}/{WAKEUP_PASSES}",
+            pass + 1
+        ));
         for (i, spec) in specs.iter().enumerate() {
             if rows[i].not_available.is_some() {
                 continue;
@@ -452,7 +507,7 @@ pub fn run(config: &Config) -> BarriersResult {
             }
             let raw = run_wakeup(
                 spec.make(2, false),
-                &placement,
+                placement,
                 config.matrix_n,
                 config.warmup_rounds,
                 rounds,
@@ -463,62 +518,56 @@ pub fn run(config: &Config) -> BarriersResult {
             }
         }
     }
-    for (row, raw) in rows.iter_mut().zip(raws) {
-        row.wakeup = raw.map(summarize_wakeup);
-    }
+    raws
+}
+
+/// Table 3 at `threads` threads pinned to `cpus`: every implementation
+/// warmed up, then the runs, each running every implementation in turn;
+/// one cell per implementation.
+fn episode_cells(
+    config: &Config,
+    specs: &[BarrierSpec],
+    threads: usize,
+    cpus: &[Option<usize>],
+    steps: &mut Steps,
+) -> Vec<EpisodeResult> {
     let budget = Duration::from_millis(config.budget_ms);
-    let mut pinning = Vec::new();
-    for &threads in &config.threads {
-        let cpus = if threads == 2 {
-            vec![placement.worker_cpu, placement.waiter_cpu]
-        } else {
-            round_robin(threads)
-        };
-        pinning.push(describe_pinning(&cpus));
-        let barriers: Vec<Option<Arc<dyn BarrierContender>>> = specs
-            .iter()
-            .map(|s| {
-                s.unsupported(threads)
-                    .is_none()
-                    .then(|| s.make(threads, false))
-            })
-            .collect();
-        let mut samples: Vec<Vec<f64>> = vec![Vec::new(); specs.len()];
-        let mut min_episodes = vec![u64::MAX; specs.len()];
-        let mut limited = vec![false; specs.len()];
+    let barriers: Vec<Option<Arc<dyn BarrierContender>>> = specs
+        .iter()
+        .map(|s| {
+            s.unsupported(threads)
+                .is_none()
+                .then(|| s.make(threads, false))
+        })
+        .collect();
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); specs.len()];
+    let mut min_episodes = vec![u64::MAX; specs.len()];
+    let mut limited = vec![false; specs.len()];
+    for (i, b) in barriers.iter().enumerate() {
+        steps.next();
+        steps.say(&format!("{}: {threads} threads, warm-up", specs[i].name));
+        if let Some(b) = b {
+            run_episodes(b.as_ref(), cpus, budget / 4, config.max_episodes / 4);
+        }
+    }
+    steps.next();
+    for r in 0..config.runs {
+        steps.say(&format!("{threads} threads: run {}/{}", r + 1, config.runs));
         for (i, b) in barriers.iter().enumerate() {
-            step += 1;
-            progress(
-                "barriers",
-                step,
-                steps,
-                &format!("{}: {threads} threads, warm-up", specs[i].name),
-            );
             if let Some(b) = b {
-                run_episodes(b.as_ref(), &cpus, budget / 4, config.max_episodes / 4);
+                let (t, episodes) = run_episodes(b.as_ref(), cpus, budget, config.max_episodes);
+                samples[i].push(t.as_nanos() as f64 / episodes as f64);
+                min_episodes[i] = min_episodes[i].min(episodes);
+                limited[i] |= episodes < config.max_episodes;
             }
         }
-        step += 1;
-        for r in 0..config.runs {
-            progress(
-                "barriers",
-                step,
-                steps,
-                &format!("{threads} threads: run {}/{}", r + 1, config.runs),
-            );
-            for (i, b) in barriers.iter().enumerate() {
-                if let Some(b) = b {
-                    let (t, episodes) =
-                        run_episodes(b.as_ref(), &cpus, budget, config.max_episodes);
-                    samples[i].push(t.as_nanos() as f64 / episodes as f64);
-                    min_episodes[i] = min_episodes[i].min(episodes);
-                    limited[i] |= episodes < config.max_episodes;
-                }
-            }
-        }
-        for (i, row) in rows.iter_mut().enumerate() {
-            let not_available = specs[i].unsupported(threads);
-            row.episodes.push(EpisodeResult {
+    }
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            let not_available = spec.unsupported(threads);
+            EpisodeResult {
                 threads,
                 ns_per_episode: if not_available.is_none() {
                     summary_ns(&samples[i])
@@ -533,19 +582,9 @@ pub fn run(config: &Config) -> BarriersResult {
                 },
                 budget_limited: limited[i],
                 not_available,
-            });
-        }
-    }
-    BarriersResult {
-        config: config.clone(),
-        placement,
-        allowed_cpus: waitwise::barrier::allowed_cpus(),
-        episode_pinning: pinning,
-        block_ns: waitwise::policy::block_ns(),
-        spin_timeout_ns: barrier::spin_timeout().as_nanos() as f64,
-        load_average: [load_before, load_average()],
-        rows,
-    }
+            }
+        })
+        .collect()
 }
 
 impl BarriersResult {
@@ -865,7 +904,7 @@ impl ExperimentOutput for BarriersResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::testing::assert_exports_agree;
+    use crate::export::agreement::assert_exports_agree;
 
     #[test]
     fn tiny_run_fills_both_tables() {

@@ -79,7 +79,8 @@ impl Config {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kernel {
-    /// Dependent integer multiply-adds (issue bound, low CPI).
+    /// Dependent integer multiply-adds (bound by instruction issue, low
+    /// CPI).
     IntChain,
     /// Dependent floating-point divides and multiplies (FP unit bound).
     #[serde(rename = "fp-divmul")]
@@ -473,58 +474,7 @@ pub fn run(config: &Config) -> InterferenceResult {
             let (al, cs) = std::thread::scope(|s| {
                 s.spawn(|| {
                     pin(a);
-                    let mut st = KernelState::new(kernel);
-                    // Calibrate: units for one window.
-                    let one = st.timed(1).max(1.0);
-                    let units = ((config.window_ms as f64 * 1e6 / one).round() as u32).max(1);
-                    st.timed(units.div_ceil(4));
-                    let alone_s: Vec<f64> = (0..config.windows).map(|_| st.timed(units)).collect();
-                    let alone_sum = summarize(&alone_s);
-                    let mut cs = Vec::new();
-                    for &m in &mechs {
-                        let mut t = Vec::new();
-                        let mut cpu = Vec::new();
-                        let mut lat = Vec::new();
-                        let mut rel = Vec::new();
-                        for _ in 0..config.windows {
-                            let (tw, c, l, r) = window(&mut st, units, co, m);
-                            t.push(tw);
-                            cpu.push(c);
-                            lat.push(l);
-                            rel.push(r);
-                        }
-                        let with = summarize(&t);
-                        let (slow, ci) = match (with, alone_sum) {
-                            (Some(w), Some(al)) if al.median > 0.0 => (
-                                Some(100.0 * (w.median / al.median - 1.0)),
-                                Some((
-                                    100.0 * (w.median_ci95_low / al.median_ci95_high - 1.0),
-                                    100.0 * (w.median_ci95_high / al.median_ci95_low - 1.0),
-                                )),
-                            ),
-                            _ => (None, None),
-                        };
-                        cs.push(Cell3 {
-                            placement: p.kind,
-                            kernel,
-                            mechanism: m.name().to_string(),
-                            with_ns: with,
-                            slowdown_pct: slow,
-                            slowdown_ci_pct: ci,
-                            corunner_cpu_pct: summarize(&cpu),
-                            wakeup_ns: summarize(&lat),
-                            release_ns: summarize(&rel),
-                        });
-                    }
-                    (
-                        Alone {
-                            placement: p.kind,
-                            kernel,
-                            units,
-                            alone_ns: alone_sum,
-                        },
-                        cs,
-                    )
+                    active_thread(config, p.kind, kernel, co, &mechs)
                 })
                 .join()
                 .expect("the active thread does not panic")
@@ -543,6 +493,74 @@ pub fn run(config: &Config) -> InterferenceResult {
         cells,
         smt,
         sibling_slowdown_factors,
+    }
+}
+
+/// The active thread's part of one (placement, kernel) cell, on the
+/// calling thread: calibrates the units of one window, times the kernel
+/// alone, then beside a co-runner on `co` waiting with each of `mechs`.
+fn active_thread(
+    config: &Config,
+    placement: PlacementKind,
+    kernel: Kernel,
+    co: usize,
+    mechs: &[Mechanism],
+) -> (Alone, Vec<Cell3>) {
+    let mut st = KernelState::new(kernel);
+    // Calibrate: units for one window.
+    let one = st.timed(1).max(1.0);
+    let units = ((config.window_ms as f64 * 1e6 / one).round() as u32).max(1);
+    st.timed(units.div_ceil(4));
+    let alone_s: Vec<f64> = (0..config.windows).map(|_| st.timed(units)).collect();
+    let alone_sum = summarize(&alone_s);
+    let cs = mechs
+        .iter()
+        .map(|&m| {
+            let (mut t, mut cpu, mut lat, mut rel) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..config.windows {
+                let (tw, c, l, r) = window(&mut st, units, co, m);
+                t.push(tw);
+                cpu.push(c);
+                lat.push(l);
+                rel.push(r);
+            }
+            let with = summarize(&t);
+            let (slowdown_pct, slowdown_ci_pct) = slowdown(with, alone_sum);
+            Cell3 {
+                placement,
+                kernel,
+                mechanism: m.name().to_string(),
+                with_ns: with,
+                slowdown_pct,
+                slowdown_ci_pct,
+                corunner_cpu_pct: summarize(&cpu),
+                wakeup_ns: summarize(&lat),
+                release_ns: summarize(&rel),
+            }
+        })
+        .collect();
+    let alone = Alone {
+        placement,
+        kernel,
+        units,
+        alone_ns: alone_sum,
+    };
+    (alone, cs)
+}
+
+/// Slowdown of `with` against `alone`, %, and its interval from the two
+/// medians' 95% intervals.
+fn slowdown(with: Option<Summary>, alone: Option<Summary>) -> (Option<f64>, Option<(f64, f64)>) {
+    match (with, alone) {
+        (Some(w), Some(al)) if al.median > 0.0 => (
+            Some(100.0 * (w.median / al.median - 1.0)),
+            Some((
+                100.0 * (w.median_ci95_low / al.median_ci95_high - 1.0),
+                100.0 * (w.median_ci95_high / al.median_ci95_low - 1.0),
+            )),
+        ),
+        _ => (None, None),
     }
 }
 
@@ -668,8 +686,10 @@ fn opt(v: Option<f64>, why: &str) -> Cell {
     Cell::number_or_missing(v, why)
 }
 
-impl ExperimentOutput for InterferenceResult {
-    fn tables(&self) -> Vec<Table> {
+impl InterferenceResult {
+    /// One row per (placement, kernel, mechanism), and one per placement or
+    /// mechanism that could not run.
+    fn interference_table(&self) -> Table {
         let cols = vec![
             Column::new("placement", None, "where the co-runner runs"),
             Column::new("kernel", None, "the active thread's work"),
@@ -718,6 +738,13 @@ impl ExperimentOutput for InterferenceResult {
                 None,
             );
         }
+        self.push_unavailable_rows(&mut t);
+        t
+    }
+
+    /// The rows of the placements and mechanisms that could not run, with
+    /// why.
+    fn push_unavailable_rows(&self, t: &mut Table) {
         for p in &self.placements {
             if let Some(r) = &p.reason {
                 let na = || Cell::missing(format!("n/a: {r}"));
@@ -754,6 +781,10 @@ impl ExperimentOutput for InterferenceResult {
                 None,
             );
         }
+    }
+
+    /// Seed 004's table: two threads on SMT siblings against one alone.
+    fn smt_table(&self) -> Table {
         let mut smt = Table::new(
             "smt_throughput",
             "Two threads on SMT sibling contexts against one alone, per kernel (Poenaru 2017: 0.66 each, 1.33 together)",
@@ -774,6 +805,12 @@ impl ExperimentOutput for InterferenceResult {
                 None,
             );
         }
+        smt
+    }
+
+    /// Parking an idle SMT sibling: what it costs the active thread and
+    /// what resuming it costs.
+    fn park_table(&self) -> Table {
         let mut park = Table::new(
             "park_resume",
             "Parking an idle SMT sibling with each mechanism: the active thread's slowdown while it is parked (mean over kernels) and the cost to resume it (Poenaru 2017, Table 6.1)",
@@ -804,7 +841,17 @@ impl ExperimentOutput for InterferenceResult {
                 None,
             );
         }
-        vec![t, smt, park]
+        park
+    }
+}
+
+impl ExperimentOutput for InterferenceResult {
+    fn tables(&self) -> Vec<Table> {
+        vec![
+            self.interference_table(),
+            self.smt_table(),
+            self.park_table(),
+        ]
     }
 
     fn charts(&self) -> Vec<RenderedChart> {

@@ -26,9 +26,9 @@
 //! In the work and short regimes one worker and one waiter run every
 //! contender in turn, one round each, cycle after cycle: on a VM the
 //! hand-off's speed switches between modes for tens to hundreds of
-//! milliseconds (a spinning waiter's work-regime `T_wakeup` measured
-//! 340 ns in one run and 620 ns in the next), so contenders run one after
-//! another would each meet a different machine. Interleaved by round,
+//! milliseconds (a spinning waiter's work-regime `T_wakeup` can double
+//! from one run to the next), so contenders run one after another would
+//! each meet a different machine. Interleaved by round,
 //! they meet the same one, and each cycle gives a like-for-like ratio to
 //! `spin` ([`Row::work_wakeup_vs_spin`]), which the ranking notes use.
 
@@ -42,6 +42,7 @@ use super::{
 };
 use crate::contender::{self, Contender, Family, WaitPair};
 use crate::export::{Cell, Column, Table};
+use crate::harness_wait::spin_until;
 use crate::kernel::MatMul;
 use crate::measure::{summary_ns, timing_from_ticks, CpuShare, Timing};
 use crate::placement::{pin, PairPlacement};
@@ -187,6 +188,11 @@ struct Raw {
     cpu_fraction: Vec<f64>,
 }
 
+/// The worker yields once per this many polls while it waits for the
+/// waiter's next step. Guessed: rare against a hand-off, often enough
+/// that a waiter descheduled on the worker's CPU runs soon.
+const HARNESS_YIELD_EVERY: u32 = 256;
+
 /// Runs `pairs` in turn on one worker and one waiter thread, one
 /// hand-off each under `action`, for `warmup + rounds` cycles; returns each
 /// pair's samples of the measured cycles, in cycle order.
@@ -204,22 +210,7 @@ fn run_pairs(
         let (pairs, ready, cpu) = (pairs.to_vec(), ready.clone(), placement.waiter_cpu);
         std::thread::spawn(move || {
             pin(cpu);
-            for pair in &pairs {
-                pair.register_waiter();
-            }
-            let clock = cycle_clock();
-            let mut woke = Vec::with_capacity(total);
-            let mut cpu_frac = Vec::with_capacity(total);
-            for step in 0..total {
-                let share = CpuShare::start();
-                // Release: the worker's Acquire load of the step number
-                // happens after our previous step's bookkeeping.
-                ready.store(step as u64 + 1, Ordering::Release);
-                pairs[step % k].wait();
-                woke.push(clock.start());
-                cpu_frac.push(share.fraction());
-            }
-            (woke, cpu_frac)
+            waiter_steps(&pairs, &ready, total)
         })
     };
     let worker = {
@@ -235,41 +226,7 @@ fn run_pairs(
         };
         std::thread::spawn(move || {
             pin(cpu);
-            let clock = cycle_clock();
-            let (mut t0s, mut calls, mut works) = (Vec::new(), Vec::new(), Vec::new());
-            for step in 0..total {
-                let mut spins = 0u32;
-                // Acquire: pairs with the waiter's Release store of the step
-                // number.
-                while ready.load(Ordering::Acquire) != step as u64 + 1 {
-                    spins = spins.wrapping_add(1);
-                    if spins.is_multiple_of(256) {
-                        std::thread::yield_now();
-                    } else {
-                        std::hint::spin_loop();
-                    }
-                }
-                let w0 = clock.start();
-                match &action {
-                    Action::Work(_) => {
-                        kernel.as_mut().map(MatMul::run);
-                    }
-                    Action::Delay(d) => {
-                        let end = w0 + clock.duration_to_ticks(*d);
-                        while clock.now() < end {
-                            std::hint::spin_loop();
-                        }
-                    }
-                    Action::Sleep(d) => std::thread::sleep(*d),
-                }
-                let t0 = clock.start();
-                pairs[step % k].notify();
-                let t1 = clock.end();
-                works.push(clock.ticks_to_ns(t0 - w0));
-                t0s.push(t0);
-                calls.push(t1.saturating_sub(t0));
-            }
-            (t0s, calls, works)
+            worker_steps(&pairs, &ready, total, &action, kernel.as_mut())
         })
     };
     let (woke, cpu_frac) = waiter.join().expect("waiter thread panicked");
@@ -284,6 +241,77 @@ fn run_pairs(
             cpu_fraction: of(j).map(|s| cpu_frac[s]).collect(),
         })
         .collect()
+}
+
+/// The waiter's side of [`run_pairs`]: for each step, publishes it and
+/// waits on its pair; returns each step's wake-up stamp and CPU share.
+fn waiter_steps(
+    pairs: &[Arc<dyn WaitPair>],
+    ready: &AtomicU64,
+    total: usize,
+) -> (Vec<u64>, Vec<f64>) {
+    let k = pairs.len();
+    for pair in pairs {
+        pair.register_waiter();
+    }
+    let clock = cycle_clock();
+    let mut woke = Vec::with_capacity(total);
+    let mut cpu_frac = Vec::with_capacity(total);
+    for step in 0..total {
+        let share = CpuShare::start();
+        // Release: the worker's Acquire load of the step number happens
+        // after our previous step's bookkeeping.
+        ready.store(step as u64 + 1, Ordering::Release);
+        pairs[step % k].wait();
+        woke.push(clock.start());
+        cpu_frac.push(share.fraction());
+    }
+    (woke, cpu_frac)
+}
+
+/// The worker's side of [`run_pairs`]: for each step, waits for the
+/// waiter to publish it, runs `action` (with `kernel` for work) and
+/// notifies the step's pair; returns each step's stamp before the notify,
+/// ticks inside the notify and ns of work.
+fn worker_steps(
+    pairs: &[Arc<dyn WaitPair>],
+    ready: &AtomicU64,
+    total: usize,
+    action: &Action,
+    mut kernel: Option<&mut MatMul>,
+) -> (Vec<u64>, Vec<u64>, Vec<f64>) {
+    let k = pairs.len();
+    let clock = cycle_clock();
+    let (mut t0s, mut calls, mut works) = (Vec::new(), Vec::new(), Vec::new());
+    for step in 0..total {
+        // Acquire: pairs with the waiter's Release store of the step
+        // number.
+        spin_until(HARNESS_YIELD_EVERY, || {
+            ready.load(Ordering::Acquire) == step as u64 + 1
+        });
+        let w0 = clock.start();
+        match action {
+            Action::Work(_) => {
+                if let Some(kernel) = kernel.as_mut() {
+                    kernel.run();
+                }
+            }
+            Action::Delay(d) => {
+                let end = w0 + clock.duration_to_ticks(*d);
+                while clock.now() < end {
+                    std::hint::spin_loop();
+                }
+            }
+            Action::Sleep(d) => std::thread::sleep(*d),
+        }
+        let t0 = clock.start();
+        pairs[step % k].notify();
+        let t1 = clock.end();
+        works.push(clock.ticks_to_ns(t0 - w0));
+        t0s.push(t0);
+        calls.push(t1.saturating_sub(t0));
+    }
+    (t0s, calls, works)
 }
 
 /// Per cycle, `row`'s wake-up over `spin`'s (each less one clock read),
@@ -352,46 +380,30 @@ pub fn run(config: &Config) -> MechanismsResult {
         config.short_rounds,
         Action::Delay(delay),
     );
-    let spin = contenders.iter().position(|c| c.name == "spin");
-    let vs_spin: Vec<Option<Summary>> = (0..total)
-        .map(|i| {
-            let spin = work[spin.filter(|&s| s != i)?].as_ref()?;
-            wakeup_ratios(work[i].as_ref()?, spin)
+    let vs_spin = wakeups_vs_spin(&contenders, &work);
+    let rows = contenders
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            progress(
+                "mechanisms",
+                3 + i,
+                steps,
+                &format!("{} (long wait)", c.name),
+            );
+            let row = Row {
+                name: c.name.clone(),
+                family: c.family,
+                policy: c.policy.map(|p| p.name()),
+                not_available: c.availability.as_ref().err().map(|r| format!("n/a: {r}")),
+                work: work[i].take().map(summarize),
+                short: short[i].take().map(summarize),
+                sleep: None,
+                work_wakeup_vs_spin: vs_spin[i],
+            };
+            with_sleep_regime(row, c, config, &placement)
         })
         .collect();
-    let mut rows = Vec::with_capacity(total);
-    for (i, c) in contenders.iter().enumerate() {
-        progress(
-            "mechanisms",
-            3 + i,
-            steps,
-            &format!("{} (long wait)", c.name),
-        );
-        let mut row = Row {
-            name: c.name.clone(),
-            family: c.family,
-            policy: c.policy.map(|p| p.name()),
-            not_available: c.availability.as_ref().err().map(|r| format!("n/a: {r}")),
-            work: work[i].take().map(summarize),
-            short: short[i].take().map(summarize),
-            sleep: None,
-            work_wakeup_vs_spin: vs_spin[i],
-        };
-        if c.availability.is_ok() {
-            let sleep = Duration::from_millis(config.sleep_ms);
-            // One warm-up round: per-thread lazy state (e.g. the cache-miss
-            // chase buffer) must not land inside a measured wait.
-            let raw = run_pairs(
-                &[c.make()],
-                &placement,
-                1,
-                config.sleep_rounds,
-                &Action::Sleep(sleep),
-            );
-            row.sleep = raw.into_iter().next().map(summarize);
-        }
-        rows.push(row);
-    }
     MechanismsResult {
         config: config.clone(),
         placement,
@@ -399,6 +411,42 @@ pub fn run(config: &Config) -> MechanismsResult {
         short_delay_ns,
         rows,
     }
+}
+
+/// Each contender's work-regime wake-ups over `spin`'s, cycle by cycle
+/// ([`wakeup_ratios`]); `None` for `spin` itself and where either did not
+/// run.
+fn wakeups_vs_spin(contenders: &[Contender], work: &[Option<Raw>]) -> Vec<Option<Summary>> {
+    let spin = contenders.iter().position(|c| c.name == "spin");
+    (0..contenders.len())
+        .map(|i| {
+            let spin = work[spin.filter(|&s| s != i)?].as_ref()?;
+            wakeup_ratios(work[i].as_ref()?, spin)
+        })
+        .collect()
+}
+
+/// `row` with the sleep regime of contender `c` measured, when it can run:
+/// one warm-up round first, so that per-thread lazy state (e.g. the
+/// cache-miss chase buffer) does not land inside a measured wait.
+fn with_sleep_regime(
+    mut row: Row,
+    c: &Contender,
+    config: &Config,
+    placement: &PairPlacement,
+) -> Row {
+    if c.availability.is_ok() {
+        let sleep = Duration::from_millis(config.sleep_ms);
+        let raw = run_pairs(
+            &[c.make()],
+            placement,
+            1,
+            config.sleep_rounds,
+            &Action::Sleep(sleep),
+        );
+        row.sleep = raw.into_iter().next().map(summarize);
+    }
+    row
 }
 
 impl MechanismsResult {
@@ -604,14 +652,17 @@ impl MechanismsResult {
     }
 }
 
-impl ExperimentOutput for MechanismsResult {
-    fn tables(&self) -> Vec<Table> {
-        let base = || {
-            vec![
-                Column::new("contender", None, "implementation"),
-                Column::new("family", None, "waitwise or peer"),
-            ]
-        };
+/// The columns every table starts with.
+fn contender_columns() -> Vec<Column> {
+    vec![
+        Column::new("contender", None, "implementation"),
+        Column::new("family", None, "waitwise or peer"),
+    ]
+}
+
+impl MechanismsResult {
+    /// The work regime: the worker multiplies a matrix before it notifies.
+    fn work_table(&self) -> Table {
         let mut work = Table::new(
             "mechanisms",
             format!(
@@ -619,7 +670,7 @@ impl ExperimentOutput for MechanismsResult {
                 self.config.matrix_n
             ),
             [
-                base(),
+                contender_columns(),
                 hand_off_columns(
                     "notify to waiter running (median)",
                     "time inside notify (median)",
@@ -641,6 +692,11 @@ impl ExperimentOutput for MechanismsResult {
             7,
             &mut work,
         );
+        work
+    }
+
+    /// The short regime: the notify lands inside the default polling limit.
+    fn short_table(&self) -> Table {
         let spin = self.short_wakeup_ns("spin");
         let mut short = Table::new(
             "mechanisms_short",
@@ -649,7 +705,7 @@ impl ExperimentOutput for MechanismsResult {
                 self.short_delay_ns, self.default_poll_limit_ns
             ),
             [
-                base(),
+                contender_columns(),
                 vec![
                     Column::new("t_wakeup", Some("ns"), "notify to waiter running (median)"),
                     Column::new(
@@ -686,6 +742,11 @@ impl ExperimentOutput for MechanismsResult {
             5,
             &mut short,
         );
+        short
+    }
+
+    /// The sleep regime: the notifier sleeps; what the waiter burns.
+    fn sleep_table(&self) -> Table {
         let mut sleep = Table::new(
             "mechanisms_sleep",
             format!(
@@ -693,7 +754,7 @@ impl ExperimentOutput for MechanismsResult {
                 self.config.sleep_ms
             ),
             [
-                base(),
+                contender_columns(),
                 vec![
                     Column::new(
                         "waiter_cpu",
@@ -716,7 +777,13 @@ impl ExperimentOutput for MechanismsResult {
             2,
             &mut sleep,
         );
-        vec![work, short, sleep]
+        sleep
+    }
+}
+
+impl ExperimentOutput for MechanismsResult {
+    fn tables(&self) -> Vec<Table> {
+        vec![self.work_table(), self.short_table(), self.sleep_table()]
     }
 
     fn charts(&self) -> Vec<RenderedChart> {
@@ -846,7 +913,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 3);
         for t in &tables {
-            crate::export::testing::assert_exports_agree(t);
+            crate::export::agreement::assert_exports_agree(t);
             assert_eq!(t.rows.len(), res.rows.len());
         }
         let json = serde_json::to_value(&res).unwrap();

@@ -295,7 +295,7 @@ mod tests {
     fn curves_table_has_x_and_one_column_per_series() {
         let c = figure(CurveDistribution::Uniform);
         let t = curves_table(&c, REPORT_ROW_STRIDE);
-        crate::export::testing::assert_exports_agree(&t);
+        crate::export::agreement::assert_exports_agree(&t);
         // The six static policies, rand/b and the model's adapt/b.
         assert!(c.series.len() >= 7);
         assert_eq!(t.columns.len(), 1 + c.series.len());
@@ -310,7 +310,7 @@ mod tests {
     fn alpha_table_exports_agree() {
         let rows = alpha_table().unwrap();
         assert!(!rows.is_empty());
-        crate::export::testing::assert_exports_agree(&alpha_table_view(&rows));
+        crate::export::agreement::assert_exports_agree(&alpha_table_view(&rows));
     }
 
     #[test]

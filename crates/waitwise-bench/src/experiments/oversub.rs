@@ -17,7 +17,7 @@
 //! - `adapt/b`, polling with the mechanism the object's default polls with
 //!   (the default of the semaphore, the barrier and the mutex), and
 //!   compared with the best of the static choices above in every loop and
-//!   condition ([`AdaptiveCheck`], issue 14: within [`ADAPTIVE_TOLERANCE`],
+//!   condition ([`AdaptiveCheck`]: within [`ADAPTIVE_TOLERANCE`],
 //!   judged on the ratio of the two runs of each round and its 95%
 //!   interval, [`AdaptiveVerdict`]); past its limit it polls on while the
 //!   machine's runnable threads fit on its CPUs
@@ -236,7 +236,7 @@ pub struct OversubResult {
 }
 
 /// `adapt/b` within this fraction of the best static policy of the same
-/// loop and condition counts as keeping up with it (issue 14's target).
+/// loop and condition counts as keeping up with it.
 pub const ADAPTIVE_TOLERANCE: f64 = 0.05;
 
 /// `adapt/b` (polling as the object's default polls,
@@ -417,103 +417,71 @@ const SERIES: [&str; 9] = [
 
 /// The waiting choices for `workload`.
 pub fn waitings(workload: Workload) -> Vec<Choice> {
-    let choice = |label: String, series, waiting, is_default| Choice {
-        label,
-        series,
-        waiting,
-        is_default,
-    };
     let kind_policy = Policy::for_kind(workload.kind());
-    // The semaphore, the barrier and the mutex wait with adapt/b by
-    // default (the barrier yielding while it polls when oversubscribed,
-    // the mutex always).
-    let adaptive_is_default = workload.kind().defaults_to_adaptive();
-    let mut v = vec![
-        choice(
-            "s//inf".into(),
-            SERIES[0],
-            Waiting::Policy(barrier::spin_policy()),
-            false,
-        ),
-        choice(
-            "/b/0".into(),
-            SERIES[1],
-            Waiting::Policy(Policy::always_block()),
-            false,
-        ),
-        choice(
-            "s/b/1".into(),
-            SERIES[2],
-            Waiting::Policy(Policy::two_phase(1.0)),
-            false,
-        ),
-        choice(
-            "s/b/0.5".into(),
-            SERIES[3],
-            Waiting::Policy(Policy::two_phase(0.5)),
-            false,
-        ),
-        choice(
-            kind_policy.name(),
-            SERIES[4],
-            Waiting::Policy(kind_policy),
-            false,
-        ),
-        choice(
-            "rand/b".into(),
-            SERIES[5],
-            Waiting::Policy(Policy::randomized()),
-            false,
-        ),
-        choice(
-            format!(
-                "{}{}",
-                match workload {
-                    Workload::ProducerConsumer => "adapt/b".into(),
-                    Workload::Barrier => "adapt/b (pause matched, yield unmatched)".into(),
-                    Workload::Mutex => workload::adaptive_as_default(workload, 1).describe(),
-                },
-                if adaptive_is_default {
-                    " (default)"
-                } else {
-                    ""
-                }
-            ),
-            SERIES[6],
-            Waiting::AdaptiveAsDefault,
-            adaptive_is_default,
-        ),
+    let statics = [
+        ("s//inf".into(), SERIES[0], barrier::spin_policy()),
+        ("/b/0".into(), SERIES[1], Policy::always_block()),
+        ("s/b/1".into(), SERIES[2], Policy::two_phase(1.0)),
+        ("s/b/0.5".into(), SERIES[3], Policy::two_phase(0.5)),
+        (kind_policy.name(), SERIES[4], kind_policy),
+        ("rand/b".into(), SERIES[5], Policy::randomized()),
     ];
-    match workload {
-        // The barrier's static choice with its default's mechanisms (its
-        // default before adapt/b), a static policy to compare with.
-        Workload::Barrier => v.push(choice(
-            format!(
-                "{} matched, {} unmatched",
-                workload::static_as_default(workload, 1).name(),
-                workload::static_as_default(workload, usize::MAX).name()
-            ),
-            "static default",
-            Waiting::StaticAsDefault,
-            false,
-        )),
-        // The mutex's static choice with its default's mechanism (its
-        // default before adapt/b).
-        Workload::Mutex => v.push(choice(
-            workload::static_as_default(workload, 1).name(),
-            "static default",
-            Waiting::StaticAsDefault,
-            false,
-        )),
-        Workload::ProducerConsumer => {}
-    }
-    v.push(choice(
-        workload.pthread_name().into(),
-        SERIES[8],
-        Waiting::Pthread,
-        false,
-    ));
+    let mut v: Vec<Choice> = statics
+        .into_iter()
+        .map(|(label, series, policy)| Choice {
+            label,
+            series,
+            waiting: Waiting::Policy(policy),
+            is_default: false,
+        })
+        .collect();
+    v.push(adaptive_choice(workload));
+    v.extend(static_default_choice(workload));
+    v.push(Choice {
+        label: workload.pthread_name().into(),
+        series: SERIES[8],
+        waiting: Waiting::Pthread,
+        is_default: false,
+    });
     v
+}
+
+/// `adapt/b` with the mechanisms of the object's default. The semaphore,
+/// the barrier and the mutex wait with it by default (the barrier
+/// yielding while it polls when oversubscribed, the mutex always).
+fn adaptive_choice(workload: Workload) -> Choice {
+    let is_default = workload.kind().defaults_to_adaptive();
+    let label = match workload {
+        Workload::ProducerConsumer => "adapt/b".into(),
+        Workload::Barrier => "adapt/b (pause matched, yield unmatched)".into(),
+        Workload::Mutex => workload::adaptive_as_default(workload, 1).describe(),
+    };
+    Choice {
+        label: format!("{label}{}", if is_default { " (default)" } else { "" }),
+        series: SERIES[6],
+        waiting: Waiting::AdaptiveAsDefault,
+        is_default,
+    }
+}
+
+/// The barrier's and the mutex's static choice with their default's
+/// mechanisms: a static policy to compare `adapt/b` with.
+fn static_default_choice(workload: Workload) -> Option<Choice> {
+    let label = match workload {
+        Workload::Barrier => format!(
+            "{} matched, {} unmatched",
+            workload::static_as_default(workload, 1).name(),
+            workload::static_as_default(workload, usize::MAX).name()
+        ),
+        Workload::Mutex => workload::static_as_default(workload, 1).name(),
+        Workload::ProducerConsumer => return None,
+    };
+    Some(Choice {
+        label,
+        series: "static default",
+        waiting: Waiting::StaticAsDefault,
+        is_default: false,
+    })
 }
 
 struct RunRaw {
@@ -604,135 +572,27 @@ pub fn run(config: &Config) -> OversubResult {
     let mut step = 0;
     for &w in &workloads {
         let choices = waitings(w);
-        let mut wrows: Vec<Row> = choices
-            .iter()
-            .map(|c| Row {
-                workload: w,
-                waiting: c.label.clone(),
-                series: c.series.to_string(),
-                family: if c.waiting == Waiting::Pthread {
-                    Family::Peer
-                } else {
-                    Family::Waitwise
-                },
-                policy: match c.waiting {
-                    Waiting::Policy(p) => Some(p.name()),
-                    Waiting::AdaptiveAsDefault => Some(Policy::adaptive().name()),
-                    Waiting::StaticAsDefault => Some(Policy::for_kind(w.kind()).name()),
-                    Waiting::Default | Waiting::Pthread => None,
-                },
-                is_default: c.is_default,
-                cells: Vec::new(),
-            })
-            .collect();
+        let mut wrows = empty_rows(w, &choices);
         for &m in &config.multipliers {
             step += 1;
             let threads = cpus * m;
-            let placement = round_robin(threads);
-            let iterations = w.iterations(config.iterations, m, cpus);
-            let line = describe_pinning(&placement);
+            let cell = CellRun {
+                config,
+                workload: w,
+                multiplier: m,
+                threads,
+                placement: round_robin(threads),
+                sizes,
+                unit_ns,
+                cpus,
+                step,
+                steps,
+            };
+            let line = describe_pinning(&cell.placement);
             if !pinning.contains(&line) {
                 pinning.push(line);
             }
-            progress(
-                "oversub",
-                step,
-                steps,
-                &format!("{} loop, {threads} threads ({m}x CPUs): warm-up", w.name()),
-            );
-            // One run of the loop with `waiting`, on a fresh object.
-            let run_with = |waiting: Waiting, iterations: u64| {
-                let l = workload::build(w, waiting, threads, sizes);
-                run_once(
-                    l.as_ref(),
-                    &placement,
-                    iterations,
-                    config.unit_n,
-                    unit_ns,
-                    cpus,
-                )
-            };
-            for c in &choices {
-                run_with(c.waiting, (iterations / 4).max(1));
-            }
-            let mut raws: Vec<Vec<RunRaw>> = (0..choices.len()).map(|_| Vec::new()).collect();
-            let runs = config.runs * w.run_scale();
-            for r in 0..runs {
-                progress(
-                    "oversub",
-                    step,
-                    steps,
-                    &format!("{} loop, {threads} threads: run {}/{runs}", w.name(), r + 1),
-                );
-                for (i, c) in choices.iter().enumerate() {
-                    raws[i].push(run_with(c.waiting, iterations));
-                }
-            }
-            let base = choices
-                .iter()
-                .position(|c| c.waiting == Waiting::Policy(Policy::always_block()));
-            for (i, runs) in raws.iter().enumerate() {
-                let per_round: Option<Vec<f64>> = base.map(|b| {
-                    runs.iter()
-                        .zip(&raws[b])
-                        .filter(|(_, base)| base.wall_ms > 0.0)
-                        .map(|(run, base)| run.wall_ms / base.wall_ms)
-                        .collect()
-                });
-                let wall: Vec<f64> = runs.iter().map(|r| r.wall_ms).collect();
-                let runtime = summary_ns(&wall);
-                let blocks: Option<Vec<f64>> =
-                    runs.iter().map(|r| r.blocks.map(|b| b as f64)).collect();
-                wrows[i].cells.push(CellResult {
-                    threads,
-                    multiplier: m,
-                    runtime_ms: runtime,
-                    normalized: per_round.and_then(|r| median(&r)),
-                    blocks: blocks.and_then(|b| median(&b)),
-                    wait_overhead_ms: summary_ns(
-                        &runs.iter().map(|r| r.overhead_ms).collect::<Vec<_>>(),
-                    ),
-                    wait_overhead_pct: median(
-                        &runs.iter().map(|r| r.overhead_pct).collect::<Vec<_>>(),
-                    ),
-                    error: runs.iter().find_map(|r| r.error.clone()),
-                    runs_ms: wall,
-                    confirm_ms: Vec::new(),
-                });
-            }
-            let adapt = choices.iter().position(|c| c.series == "adapt/b");
-            let best = best_static(&wrows, m).map(|(i, _)| i);
-            let confirm = config.confirm_runs * w.run_scale();
-            if let (Some(adapt), Some(best), true) = (adapt, best, confirm > 0) {
-                for r in 0..confirm {
-                    progress(
-                        "oversub",
-                        step,
-                        steps,
-                        &format!(
-                            "{} loop, {threads} threads: adapt/b and {}, confirmation {}/{confirm}",
-                            w.name(),
-                            choices[best].label,
-                            r + 1
-                        ),
-                    );
-                    // Alternating which runs first, so that neither always
-                    // follows the other's cache and scheduler state.
-                    let order = if r % 2 == 0 {
-                        [adapt, best]
-                    } else {
-                        [best, adapt]
-                    };
-                    for i in order {
-                        let raw = run_with(choices[i].waiting, iterations);
-                        let cell = wrows[i].cells.last_mut().expect("the cell just pushed");
-                        cell.confirm_ms.push(raw.wall_ms);
-                        if cell.error.is_none() {
-                            cell.error = raw.error;
-                        }
-                    }
-                }
-            }
+            cell.measure(&choices, &mut wrows);
         }
         rows.extend(wrows);
     }
@@ -749,6 +609,239 @@ pub fn run(config: &Config) -> OversubResult {
         adaptive: adaptive_checks(&rows, &config.multipliers),
         rows,
     }
+}
+
+/// One row per waiting choice of `w`, without cells yet.
+fn empty_rows(w: Workload, choices: &[Choice]) -> Vec<Row> {
+    choices
+        .iter()
+        .map(|c| Row {
+            workload: w,
+            waiting: c.label.clone(),
+            series: c.series.to_string(),
+            family: if c.waiting == Waiting::Pthread {
+                Family::Peer
+            } else {
+                Family::Waitwise
+            },
+            policy: match c.waiting {
+                Waiting::Policy(p) => Some(p.name()),
+                Waiting::AdaptiveAsDefault => Some(Policy::adaptive().name()),
+                Waiting::StaticAsDefault => Some(Policy::for_kind(w.kind()).name()),
+                Waiting::Default | Waiting::Pthread => None,
+            },
+            is_default: c.is_default,
+            cells: Vec::new(),
+        })
+        .collect()
+}
+
+/// One (loop, thread count) cell of a run: its setting and its runs.
+struct CellRun<'a> {
+    config: &'a Config,
+    workload: Workload,
+    multiplier: usize,
+    threads: usize,
+    placement: Vec<Option<usize>>,
+    sizes: Sizes,
+    unit_ns: f64,
+    cpus: usize,
+    /// This cell's place among the run's cells, for the progress line.
+    step: usize,
+    steps: usize,
+}
+
+impl CellRun<'_> {
+    fn progress(&self, what: &str) {
+        progress("oversub", self.step, self.steps, what);
+    }
+
+    /// One run of the loop with `waiting`, on a fresh object.
+    fn run_with(&self, waiting: Waiting, iterations: u64) -> RunRaw {
+        let l = workload::build(self.workload, waiting, self.threads, self.sizes);
+        run_once(
+            l.as_ref(),
+            &self.placement,
+            iterations,
+            self.config.unit_n,
+            self.unit_ns,
+            self.cpus,
+        )
+    }
+
+    /// Warms every choice up, runs them in turn round after round, pushes
+    /// each one's cell onto its row of `wrows`, then confirms `adapt/b`
+    /// against the best static choice.
+    fn measure(&self, choices: &[Choice], wrows: &mut [Row]) {
+        let (w, threads, m) = (self.workload, self.threads, self.multiplier);
+        let iterations = w.iterations(self.config.iterations, m, self.cpus);
+        self.progress(&format!(
+            "{} loop, {threads} threads ({m}x CPUs): warm-up",
+            w.name()
+        ));
+        for c in choices {
+            self.run_with(c.waiting, (iterations / 4).max(1));
+        }
+        let mut raws: Vec<Vec<RunRaw>> = (0..choices.len()).map(|_| Vec::new()).collect();
+        let runs = self.config.runs * w.run_scale();
+        for r in 0..runs {
+            self.progress(&format!(
+                "{} loop, {threads} threads: run {}/{runs}",
+                w.name(),
+                r + 1
+            ));
+            for (i, c) in choices.iter().enumerate() {
+                raws[i].push(self.run_with(c.waiting, iterations));
+            }
+        }
+        let base = choices
+            .iter()
+            .position(|c| c.waiting == Waiting::Policy(Policy::always_block()));
+        for (i, runs) in raws.iter().enumerate() {
+            let base_runs = base.map(|b| raws[b].as_slice());
+            wrows[i]
+                .cells
+                .push(cell_result(threads, m, runs, base_runs));
+        }
+        self.confirm(choices, wrows, iterations);
+    }
+
+    /// The confirmation rounds: `adapt/b` and the best static choice of
+    /// the cell, alternately first, their times pushed onto the cells.
+    fn confirm(&self, choices: &[Choice], wrows: &mut [Row], iterations: u64) {
+        let (w, threads) = (self.workload, self.threads);
+        let adapt = choices.iter().position(|c| c.series == "adapt/b");
+        let best = best_static(wrows, self.multiplier).map(|(i, _)| i);
+        let confirm = self.config.confirm_runs * w.run_scale();
+        let (Some(adapt), Some(best), true) = (adapt, best, confirm > 0) else {
+            return;
+        };
+        for r in 0..confirm {
+            self.progress(&format!(
+                "{} loop, {threads} threads: adapt/b and {}, confirmation {}/{confirm}",
+                w.name(),
+                choices[best].label,
+                r + 1
+            ));
+            // Alternating which runs first, so that neither always
+            // follows the other's cache and scheduler state.
+            let order = if r % 2 == 0 {
+                [adapt, best]
+            } else {
+                [best, adapt]
+            };
+            for i in order {
+                let raw = self.run_with(choices[i].waiting, iterations);
+                let cell = wrows[i].cells.last_mut().expect("the cell just pushed");
+                cell.confirm_ms.push(raw.wall_ms);
+                if cell.error.is_none() {
+                    cell.error = raw.error;
+                }
+            }
+        }
+    }
+}
+
+/// A choice's cell from its runs, normalized round by round to the
+/// always-blocking choice's runs `base` (when it ran).
+fn cell_result(
+    threads: usize,
+    multiplier: usize,
+    runs: &[RunRaw],
+    base: Option<&[RunRaw]>,
+) -> CellResult {
+    let per_round: Option<Vec<f64>> = base.map(|base| {
+        runs.iter()
+            .zip(base)
+            .filter(|(_, base)| base.wall_ms > 0.0)
+            .map(|(run, base)| run.wall_ms / base.wall_ms)
+            .collect()
+    });
+    let wall: Vec<f64> = runs.iter().map(|r| r.wall_ms).collect();
+    let blocks: Option<Vec<f64>> = runs.iter().map(|r| r.blocks.map(|b| b as f64)).collect();
+    CellResult {
+        threads,
+        multiplier,
+        runtime_ms: summary_ns(&wall),
+        normalized: per_round.and_then(|r| median(&r)),
+        blocks: blocks.and_then(|b| median(&b)),
+        wait_overhead_ms: summary_ns(&runs.iter().map(|r| r.overhead_ms).collect::<Vec<_>>()),
+        wait_overhead_pct: median(&runs.iter().map(|r| r.overhead_pct).collect::<Vec<_>>()),
+        error: runs.iter().find_map(|r| r.error.clone()),
+        runs_ms: wall,
+        confirm_ms: Vec::new(),
+    }
+}
+
+/// The columns of a loop's table ([`OversubResult`]'s `workload_table`).
+fn workload_columns() -> Vec<Column> {
+    vec![
+        Column::new("threads", None, "threads in the run"),
+        Column::new(
+            "condition",
+            None,
+            "matched (threads = CPUs) or unmatched (threads per CPU)",
+        ),
+        Column::new("waiting", None, "waiting algorithm"),
+        Column::new("family", None, "waitwise or peer"),
+        Column::new(
+            "runtime",
+            Some("ms"),
+            "wall time of the loop (median over runs)",
+        ),
+        Column::new(
+            "runtime_median_ci95",
+            Some("ms"),
+            "half the width of the 95% CI of the median runtime",
+        ),
+        Column::new(
+            "normalized_runtime",
+            Some("ratio"),
+            "median runtime over /b/0's",
+        ),
+        Column::new(
+            "blocks",
+            None,
+            "waits that slept in the kernel, per run (median); pthread n/a",
+        ),
+        Column::new(
+            "wait_overhead",
+            Some("ms"),
+            "CPU time beyond the useful work (median; see notes)",
+        ),
+        Column::new(
+            "wait_overhead",
+            Some("pct"),
+            "waiting overhead over runtime x CPUs (median)",
+        ),
+    ]
+}
+
+/// Row `r`'s cell `c` at `multiplier` as a table row, and its note.
+fn workload_row(r: &Row, c: &CellResult, multiplier: usize) -> (Vec<Cell>, Option<String>) {
+    let cells = vec![
+        Cell::Integer(c.threads as i64),
+        Cell::text(condition(multiplier)),
+        Cell::text(&r.waiting),
+        Cell::text(r.family.name()),
+        Cell::number_or_missing(c.runtime_ms.map(|s| s.median), "no data"),
+        Cell::number_or_missing(c.runtime_ms.map(|s| s.median_ci95_half_width()), "no data"),
+        Cell::number_or_missing(c.normalized, "no /b/0 figure"),
+        Cell::number_or_missing(c.blocks, "n/a: no wait profile"),
+        Cell::number_or_missing(c.wait_overhead_ms.map(|s| s.median), "no data"),
+        Cell::number_or_missing(c.wait_overhead_pct, "no data"),
+    ];
+    let mut notes = Vec::new();
+    if let Some(e) = &c.error {
+        notes.push(format!("error: {e}"));
+    }
+    if c.runtime_ms.is_some_and(|s| s.is_noisy()) {
+        notes.push(NOISY_NOTE.into());
+    }
+    if r.is_default {
+        notes.push("the object's default waiting".into());
+    }
+    (cells, (!notes.is_empty()).then(|| notes.join("; ")))
 }
 
 /// `matched` or `unmatched (2x)`.
@@ -859,78 +952,15 @@ impl OversubResult {
                 w.name(),
                 self.cpus
             ),
-            vec![
-                Column::new("threads", None, "threads in the run"),
-                Column::new(
-                    "condition",
-                    None,
-                    "matched (threads = CPUs) or unmatched (threads per CPU)",
-                ),
-                Column::new("waiting", None, "waiting algorithm"),
-                Column::new("family", None, "waitwise or peer"),
-                Column::new(
-                    "runtime",
-                    Some("ms"),
-                    "wall time of the loop (median over runs)",
-                ),
-                Column::new(
-                    "runtime_median_ci95",
-                    Some("ms"),
-                    "half the width of the 95% CI of the median runtime",
-                ),
-                Column::new(
-                    "normalized_runtime",
-                    Some("ratio"),
-                    "median runtime over /b/0's",
-                ),
-                Column::new(
-                    "blocks",
-                    None,
-                    "waits that slept in the kernel, per run (median); pthread n/a",
-                ),
-                Column::new(
-                    "wait_overhead",
-                    Some("ms"),
-                    "CPU time beyond the useful work (median; see notes)",
-                ),
-                Column::new(
-                    "wait_overhead",
-                    Some("pct"),
-                    "waiting overhead over runtime x CPUs (median)",
-                ),
-            ],
+            workload_columns(),
         );
         for &m in &self.config.multipliers {
             for r in self.rows.iter().filter(|r| r.workload == w) {
                 let Some(c) = r.cells.iter().find(|c| c.multiplier == m) else {
                     continue;
                 };
-                let cells = vec![
-                    Cell::Integer(c.threads as i64),
-                    Cell::text(condition(m)),
-                    Cell::text(&r.waiting),
-                    Cell::text(r.family.name()),
-                    Cell::number_or_missing(c.runtime_ms.map(|s| s.median), "no data"),
-                    Cell::number_or_missing(
-                        c.runtime_ms.map(|s| s.median_ci95_half_width()),
-                        "no data",
-                    ),
-                    Cell::number_or_missing(c.normalized, "no /b/0 figure"),
-                    Cell::number_or_missing(c.blocks, "n/a: no wait profile"),
-                    Cell::number_or_missing(c.wait_overhead_ms.map(|s| s.median), "no data"),
-                    Cell::number_or_missing(c.wait_overhead_pct, "no data"),
-                ];
-                let mut notes = Vec::new();
-                if let Some(e) = &c.error {
-                    notes.push(format!("error: {e}"));
-                }
-                if c.runtime_ms.is_some_and(|s| s.is_noisy()) {
-                    notes.push(NOISY_NOTE.into());
-                }
-                if r.is_default {
-                    notes.push("the object's default waiting".into());
-                }
-                t.push_row(cells, (!notes.is_empty()).then(|| notes.join("; ")));
+                let (cells, note) = workload_row(r, c, m);
+                t.push_row(cells, note);
             }
         }
         t
@@ -1021,6 +1051,24 @@ impl ExperimentOutput for OversubResult {
     }
 
     fn notes(&self) -> Vec<String> {
+        let mut n = self.setting_notes();
+        n.extend(self.loop_notes());
+        n.extend(self.adaptive_note());
+        let errors: Vec<String> = self
+            .rows
+            .iter()
+            .flat_map(|r| r.cells.iter().filter_map(|c| c.error.clone()))
+            .collect();
+        if !errors.is_empty() {
+            n.push(format!("Errors: {}.", errors.join("; ")));
+        }
+        n
+    }
+}
+
+impl OversubResult {
+    /// The load, the pinning, the unit of work and what the overhead is.
+    fn setting_notes(&self) -> Vec<String> {
         let mut n: Vec<String> = load_note(self.load_average[0], self.load_average[1], self.cpus)
             .into_iter()
             .collect();
@@ -1046,6 +1094,12 @@ impl ExperimentOutput for OversubResult {
              block and wake-up paths; blocked time costs no CPU and is not counted."
                 .into(),
         );
+        n
+    }
+
+    /// Per loop, `s//inf` and the default against `/b/0`.
+    fn loop_notes(&self) -> Vec<String> {
+        let mut n = Vec::new();
         for w in self.workloads() {
             let spin_label = "s//inf";
             for &m in self.config.multipliers.iter().filter(|&&m| m > 1) {
@@ -1072,67 +1126,64 @@ impl ExperimentOutput for OversubResult {
                 n.push(format!("{} loop, matched: default {d:.2}x /b/0.", w.name()));
             }
         }
-        if !self.adaptive.is_empty() {
-            let of = |v: AdaptiveVerdict| -> Vec<String> {
-                self.adaptive
-                    .iter()
-                    .filter(|c| c.verdict == v)
-                    .map(|c| {
-                        format!(
-                            "{} {} {:.3}x the best static ({}){}",
-                            c.workload.name(),
-                            condition(c.multiplier),
-                            c.ratio,
-                            c.best,
-                            c.ratio_ci95.map_or(String::new(), |[lo, hi]| format!(
-                                ", 95% CI {lo:.3}-{hi:.3}"
-                            ))
-                        )
-                    })
-                    .collect()
-            };
-            let (undecided, behind) = (of(AdaptiveVerdict::Undecided), of(AdaptiveVerdict::Behind));
-            let within = self.adaptive.len() - undecided.len() - behind.len();
-            let worst = self.adaptive.iter().map(|c| c.ratio).fold(0.0, f64::max);
-            let list = |v: &[String]| {
-                if v.is_empty() {
-                    "none".to_string()
-                } else {
-                    v.join("; ")
-                }
-            };
-            let rounds = if self.adaptive.iter().all(|c| c.fresh_rounds) {
-                let (least, most) = self.adaptive.iter().fold((usize::MAX, 0), |(l, h), c| {
-                    (l.min(c.paired_rounds), h.max(c.paired_rounds))
-                });
-                let count = if least == most {
-                    format!("{least}")
-                } else {
-                    format!("{least}-{most}")
-                };
-                format!(
-                    "median over {count} fresh rounds pairing adapt/b with the best, run after the measured runs chose it, so that the luck that made it the least of several medians does not count against adapt/b"
-                )
-            } else {
-                "median over rounds of the paired runs' ratio".to_string()
-            };
-            n.push(format!(
-                "Adaptive: adapt/b (polling as each object's default polls) is within {tol:.0}% of the best static waitwise choice of its loop in {within} of {} conditions ({rounds}; worst {worst:.3}x); beyond {tol:.0}% but with a 95% interval reaching back within it (the runs cannot tell): {}; behind beyond doubt: {}.",
-                self.adaptive.len(),
-                list(&undecided),
-                list(&behind),
-                tol = ADAPTIVE_TOLERANCE * 100.0,
-            ));
-        }
-        let errors: Vec<String> = self
-            .rows
-            .iter()
-            .flat_map(|r| r.cells.iter().filter_map(|c| c.error.clone()))
-            .collect();
-        if !errors.is_empty() {
-            n.push(format!("Errors: {}.", errors.join("; ")));
-        }
         n
+    }
+
+    /// `adapt/b` against the best static choice, when it was compared.
+    fn adaptive_note(&self) -> Option<String> {
+        if self.adaptive.is_empty() {
+            return None;
+        }
+        let of = |v: AdaptiveVerdict| -> Vec<String> {
+            self.adaptive
+                .iter()
+                .filter(|c| c.verdict == v)
+                .map(|c| {
+                    format!(
+                        "{} {} {:.3}x the best static ({}){}",
+                        c.workload.name(),
+                        condition(c.multiplier),
+                        c.ratio,
+                        c.best,
+                        c.ratio_ci95.map_or(String::new(), |[lo, hi]| format!(
+                            ", 95% CI {lo:.3}-{hi:.3}"
+                        ))
+                    )
+                })
+                .collect()
+        };
+        let (undecided, behind) = (of(AdaptiveVerdict::Undecided), of(AdaptiveVerdict::Behind));
+        let within = self.adaptive.len() - undecided.len() - behind.len();
+        let worst = self.adaptive.iter().map(|c| c.ratio).fold(0.0, f64::max);
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join("; ")
+            }
+        };
+        let rounds = if self.adaptive.iter().all(|c| c.fresh_rounds) {
+            let (least, most) = self.adaptive.iter().fold((usize::MAX, 0), |(l, h), c| {
+                (l.min(c.paired_rounds), h.max(c.paired_rounds))
+            });
+            let count = if least == most {
+                format!("{least}")
+            } else {
+                format!("{least}-{most}")
+            };
+            format!(
+                "median over {count} fresh rounds pairing adapt/b with the best, run after the measured runs chose it, so that the luck that made it the least of several medians does not count against adapt/b"
+            )
+        } else {
+            "median over rounds of the paired runs' ratio".to_string()
+        };
+        Some(format!(
+            "Adaptive: adapt/b (polling as each object's default polls) is within {tol:.0}% of the best static waitwise choice of its loop in {within} of {} conditions ({rounds}; worst {worst:.3}x); beyond {tol:.0}% but with a 95% interval reaching back within it (the runs cannot tell): {}; behind beyond doubt: {}.",
+            self.adaptive.len(),
+            list(&undecided),
+            list(&behind),
+            tol = ADAPTIVE_TOLERANCE * 100.0,
+        ))
     }
 }
 
@@ -1151,7 +1202,7 @@ mod tests {
         let tables = res.tables();
         assert_eq!(tables.len(), 4, "three loops and adapt/b's checks");
         for t in &tables {
-            crate::export::testing::assert_exports_agree(t);
+            crate::export::agreement::assert_exports_agree(t);
         }
         let pc_rows = waitings(Workload::ProducerConsumer).len();
         assert_eq!(tables[0].rows.len(), pc_rows * 2);
@@ -1183,6 +1234,34 @@ mod tests {
             "mutex default row"
         );
         let json = serde_json::to_value(&res).unwrap();
+        assert_json_keys(&json);
+        assert_eq!(res.charts().len(), 1);
+        assert!(res.notes().iter().any(|n| n.contains("unmatched 2x")));
+        // adapt/b is compared in every loop and condition, on fresh
+        // rounds run beside the static choice the measured runs chose.
+        assert_eq!(res.adaptive.len(), 3 * res.config.multipliers.len());
+        assert_eq!(tables[3].name, "oversub_adaptive");
+        assert_eq!(tables[3].rows.len(), res.adaptive.len());
+        for c in &res.adaptive {
+            let confirm = res.config.confirm_runs * c.workload.run_scale();
+            assert!(c.fresh_rounds, "{c:?}");
+            assert_eq!(c.paired_rounds, confirm, "{c:?}");
+            let confirmed: Vec<&str> = res
+                .rows
+                .iter()
+                .filter(|r| r.workload == c.workload)
+                .filter(|r| !cell_at(r, c.multiplier).unwrap().confirm_ms.is_empty())
+                .map(|r| r.waiting.as_str())
+                .collect();
+            assert_eq!(confirmed.len(), 2, "{confirmed:?}");
+            assert!(confirmed.contains(&c.best.as_str()), "{confirmed:?} {c:?}");
+        }
+        assert!(res.notes().iter().any(|n| n.starts_with("Adaptive:")));
+        assert!(json.get("adaptive").is_some());
+    }
+
+    /// The result's JSON has the run's settings and each cell's figures.
+    fn assert_json_keys(json: &serde_json::Value) {
         for key in [
             "config",
             "cpus",
@@ -1208,29 +1287,6 @@ mod tests {
         ] {
             assert!(cell.get(key).is_some(), "cell.{key}");
         }
-        assert_eq!(res.charts().len(), 1);
-        assert!(res.notes().iter().any(|n| n.contains("unmatched 2x")));
-        // adapt/b is compared in every loop and condition, on fresh
-        // rounds run beside the static choice the measured runs chose.
-        assert_eq!(res.adaptive.len(), 3 * res.config.multipliers.len());
-        assert_eq!(tables[3].name, "oversub_adaptive");
-        assert_eq!(tables[3].rows.len(), res.adaptive.len());
-        for c in &res.adaptive {
-            let confirm = res.config.confirm_runs * c.workload.run_scale();
-            assert!(c.fresh_rounds, "{c:?}");
-            assert_eq!(c.paired_rounds, confirm, "{c:?}");
-            let confirmed: Vec<&str> = res
-                .rows
-                .iter()
-                .filter(|r| r.workload == c.workload)
-                .filter(|r| !cell_at(r, c.multiplier).unwrap().confirm_ms.is_empty())
-                .map(|r| r.waiting.as_str())
-                .collect();
-            assert_eq!(confirmed.len(), 2, "{confirmed:?}");
-            assert!(confirmed.contains(&c.best.as_str()), "{confirmed:?} {c:?}");
-        }
-        assert!(res.notes().iter().any(|n| n.starts_with("Adaptive:")));
-        assert!(json.get("adaptive").is_some());
     }
 
     /// A row of one matched cell, for the adaptive checks.

@@ -466,7 +466,7 @@ mod tests {
         let tables = r.tables();
         assert_eq!(tables.len(), Primitive::ALL.len());
         for t in &tables {
-            crate::export::testing::assert_exports_agree(t);
+            crate::export::agreement::assert_exports_agree(t);
         }
         assert_eq!(r.charts().len(), Primitive::ALL.len());
         assert!(r.notes().iter().any(|n| n.starts_with("mutex: ")));

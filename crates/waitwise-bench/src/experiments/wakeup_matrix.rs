@@ -583,18 +583,11 @@ struct SideLog {
     woke: Vec<u64>,
 }
 
-/// Spins until `done()`, yielding now and then (harness waits only).
+/// Spins until `done()`, yielding once per [`HARNESS_YIELD_EVERY`] polls
+/// (harness waits only).
 #[inline]
-fn spin_until(mut done: impl FnMut() -> bool) {
-    let mut polls = 0u32;
-    while !done() {
-        polls = polls.wrapping_add(1);
-        if polls.is_multiple_of(HARNESS_YIELD_EVERY) {
-            std::thread::yield_now();
-        } else {
-            std::hint::spin_loop();
-        }
-    }
+fn spin_until(done: impl FnMut() -> bool) {
+    crate::harness_wait::spin_until(HARNESS_YIELD_EVERY, done);
 }
 
 /// Thread `me` (0 on CPU `a`, 1 on CPU `b`) of one pair run. In round `r`
@@ -978,6 +971,55 @@ impl WakeupMatrixResult {
     }
 }
 
+impl WakeupMatrixResult {
+    /// Per setup, each mechanism's mean over the pairs.
+    fn mean_notes(&self) -> Vec<String> {
+        let mut n = Vec::new();
+        for setup in Setup::ALL {
+            let means: Vec<String> = self
+                .mechanisms
+                .iter()
+                .filter_map(|m| {
+                    self.mean_over_pairs_ns(&m.name, setup)
+                        .map(|v| format!("{} {}", m.name, format_ns(v)))
+                })
+                .collect();
+            if !means.is_empty() {
+                n.push(format!(
+                    "Mean over pairs, {} setup: {}.",
+                    setup.name(),
+                    means.join(", ")
+                ));
+            }
+        }
+        n
+    }
+
+    /// The largest gap between a pair's two directions, from the first
+    /// polling mechanism.
+    fn direction_gap_note(&self) -> Option<String> {
+        // The offset between two CPUs' clocks is common to every
+        // mechanism; report it from the first polling one (the cleanest
+        // figure: block's directions differ by scheduling noise).
+        let m = self
+            .mechanisms
+            .iter()
+            .find(|m| m.kind == WaitKind::Poll && !m.setups.is_empty())?;
+        let g = m
+            .setup(Setup::Normal)
+            .into_iter()
+            .flat_map(|s| s.pairs.iter())
+            .filter_map(|p| p.direction_gap_ns)
+            .fold(None, |acc: Option<f64>, g| {
+                Some(acc.map_or(g.abs(), |a| a.max(g.abs())))
+            })?;
+        Some(format!(
+            "Largest half-difference between the two directions' medians, {}, normal setup: {g:.0} ns (clock offset between the CPUs plus real asymmetry; averaged out of the figures).",
+            m.name
+        ))
+    }
+}
+
 impl ExperimentOutput for WakeupMatrixResult {
     fn tables(&self) -> Vec<Table> {
         let mut t = Table::new(
@@ -1093,46 +1135,8 @@ impl ExperimentOutput for WakeupMatrixResult {
             c.two_phase_delay_fraction * self.default_poll_limit_ns,
             self.default_poll_limit_ns
         ));
-        for setup in Setup::ALL {
-            let means: Vec<String> = self
-                .mechanisms
-                .iter()
-                .filter_map(|m| {
-                    self.mean_over_pairs_ns(&m.name, setup)
-                        .map(|v| format!("{} {}", m.name, format_ns(v)))
-                })
-                .collect();
-            if !means.is_empty() {
-                n.push(format!(
-                    "Mean over pairs, {} setup: {}.",
-                    setup.name(),
-                    means.join(", ")
-                ));
-            }
-        }
-        // The offset between two CPUs' clocks is common to every
-        // mechanism; report it from the first polling one (the cleanest
-        // figure: block's directions differ by scheduling noise).
-        let poll = self
-            .mechanisms
-            .iter()
-            .find(|m| m.kind == WaitKind::Poll && !m.setups.is_empty());
-        if let Some(m) = poll {
-            let gap = m
-                .setup(Setup::Normal)
-                .into_iter()
-                .flat_map(|s| s.pairs.iter())
-                .filter_map(|p| p.direction_gap_ns)
-                .fold(None, |acc: Option<f64>, g| {
-                    Some(acc.map_or(g.abs(), |a| a.max(g.abs())))
-                });
-            if let Some(g) = gap {
-                n.push(format!(
-                    "Largest half-difference between the two directions' medians, {}, normal setup: {g:.0} ns (clock offset between the CPUs plus real asymmetry; averaged out of the figures).",
-                    m.name
-                ));
-            }
-        }
+        n.extend(self.mean_notes());
+        n.extend(self.direction_gap_note());
         let noisy = self
             .mechanisms
             .iter()
@@ -1158,14 +1162,8 @@ mod tests {
     use super::*;
     use waitwise_platform::topology::CpuTopology;
 
-    #[test]
-    fn tiny_run_fills_the_table_and_heatmaps() {
-        let res = run(&Config::tiny());
-        let tables = res.tables();
-        assert_eq!(tables.len(), 1);
-        let t = &tables[0];
-        crate::export::testing::assert_exports_agree(t);
-        assert_eq!(t.name, "wakeup_matrix");
+    /// The table's header has every figure of a cell.
+    fn assert_has_keys(t: &Table) {
         let keys = t.header_keys();
         for k in [
             "waker_cpu",
@@ -1181,6 +1179,17 @@ mod tests {
         ] {
             assert!(keys.iter().any(|x| x == k), "{k} missing from {keys:?}");
         }
+    }
+
+    #[test]
+    fn tiny_run_fills_the_table_and_heatmaps() {
+        let res = run(&Config::tiny());
+        let tables = res.tables();
+        assert_eq!(tables.len(), 1);
+        let t = &tables[0];
+        crate::export::agreement::assert_exports_agree(t);
+        assert_eq!(t.name, "wakeup_matrix");
+        assert_has_keys(t);
         let json = serde_json::to_value(&res).unwrap();
         for key in ["config", "cpus", "cpu_selection", "mechanisms", "clock"] {
             assert!(json.get(key).is_some(), "{key}");

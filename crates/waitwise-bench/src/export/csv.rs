@@ -12,7 +12,8 @@
 //! into the row's `note` field, once per reason, after the row's own note
 //! (see [`note_field`]): the file still says what was not measured and why.
 
-use super::exporter::{ExportError, Exporter};
+use super::error::ExportError;
+use super::exporter::Exporter;
 use super::table::{Cell, Table};
 
 /// RFC 4180 CSV: one header row of keys, one record per row, CRLF line ends.

@@ -19,7 +19,8 @@
 
 use serde_json::{Map, Value};
 
-use super::exporter::{ExportError, Exporter};
+use super::error::ExportError;
+use super::exporter::Exporter;
 use super::table::{Cell, Table, MISSING_NOTE_SUFFIX, NOTE_KEY};
 
 /// JSON: an array of one object per row, keyed like the CSV header.

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::exporter::ExportError;
+use super::error::ExportError;
 
 /// Key of the per-row note column that every export ends with (see
 /// [`Table::row_notes`]).

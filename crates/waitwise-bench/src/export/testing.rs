@@ -1,8 +1,6 @@
-//! Test helpers for tables: one sample table for the exporters' and the
-//! HTML report's tests, and the check that a table's CSV and JSON exports
-//! agree.
+//! A sample table for the exporters' and the HTML report's tests.
 
-use super::{Cell, Column, Exporter, JsonExporter, Table};
+use super::table::{Cell, Column, Table};
 
 /// Seed 000's Table 1 in small: a text, a number with a unit and an
 /// integer column, markup in the title and in a column doc, and a row with
@@ -30,22 +28,4 @@ pub(crate) fn sample_table() -> Table {
         Some("not run, CPU lacks WAITPKG".into()),
     );
     table
-}
-
-/// `t` validates, and its CSV header keys are the keys of its JSON export
-/// (the report's CSVs and `results.json` agree).
-pub(crate) fn assert_exports_agree(t: &Table) {
-    t.validate().unwrap();
-    let json: serde_json::Value = serde_json::from_str(&JsonExporter.export(t).unwrap()).unwrap();
-    let mut keys: Vec<String> = json[0]
-        .as_object()
-        .unwrap()
-        .keys()
-        .filter(|k| !k.ends_with("_note"))
-        .cloned()
-        .collect();
-    let mut header = t.header_keys();
-    keys.sort();
-    header.sort();
-    assert_eq!(header, keys, "table {}", t.name);
 }

@@ -1,6 +1,7 @@
 //! [`TextExporter`]: an aligned plain-text table for the terminal.
 
-use super::exporter::{ExportError, Exporter};
+use super::error::ExportError;
+use super::exporter::Exporter;
 use super::table::{Cell, Table};
 
 /// Aligned columns, numbers with 4 significant digits, notes at the right.

@@ -73,7 +73,7 @@
 //! [`with_helpers_split`] runs the same main-thread loop with a clock read
 //! at each phase boundary ([`super::phases`]): heap pops, edge scans, heap
 //! pushes, drains of the helpers' entries, coordination, waits. Against
-//! [`super::phases::serial_split`] it shows what the helpers took off the
+//! [`serial_split`] it shows what the helpers took off the
 //! main thread and what handing work over cost it.
 
 use super::graph::Graph;
@@ -104,26 +104,49 @@ pub const DEAL_EVERY: usize = 16;
 /// `UNREACHABLE` for vertices without a path; an out-of-range `source`
 /// reaches nothing.
 pub fn serial(g: &Graph, source: usize) -> Vec<u64> {
+    serial_split(g, source, &mut NoTimer)
+}
+
+/// [`serial`] with its time split by `timer` into heap pops, edge scans
+/// and heap pushes. When the timer records ([`PhaseTimer::RECORDS`]), a
+/// vertex's pushes wait in a small buffer until its scan is done, so that
+/// the two are timed apart; without, each push goes to the heap at once.
+/// Same distances either way.
+pub fn serial_split<T: PhaseTimer>(g: &Graph, source: usize, timer: &mut T) -> Vec<u64> {
     let n = g.vertices();
     let mut dist = vec![UNREACHABLE; n];
     if source >= n {
         return dist;
     }
     let mut heap = BinaryHeap::new();
+    let mut pending: Vec<(u64, u32)> = Vec::new();
     dist[source] = 0;
     heap.push(Reverse((0u64, source as u32)));
-    while let Some(Reverse((k, u))) = heap.pop() {
-        let u = u as usize;
-        if k > dist[u] {
-            continue;
+    timer.mark(Phase::Setup);
+    loop {
+        let mut current = None;
+        while let Some(Reverse((k, u))) = heap.pop() {
+            if k <= dist[u as usize] {
+                current = Some((k, u as usize));
+                break;
+            }
         }
+        timer.mark(Phase::Pop);
+        let Some((k, u)) = current else { break };
         for (v, w) in g.neighbours(u) {
             let s = k + w;
             if s < dist[v] {
                 dist[v] = s;
-                heap.push(Reverse((s, v as u32)));
+                if T::RECORDS {
+                    pending.push((s, v as u32));
+                } else {
+                    heap.push(Reverse((s, v as u32)));
+                }
             }
         }
+        timer.mark(Phase::Scan);
+        heap.extend(pending.drain(..).map(Reverse));
+        timer.mark(Phase::Push);
     }
     dist
 }
@@ -503,6 +526,23 @@ mod tests {
     use crate::helpers::graph::Family;
     use waitwise::Policy;
     use waitwise_model::rng::Rng;
+
+    #[test]
+    fn the_split_serial_run_gives_serial_distances() {
+        for (i, family) in Family::ALL.into_iter().enumerate() {
+            let g = family.generate(3000, i as u64);
+            let mut clock = PhaseClock::start();
+            assert_eq!(serial_split(&g, 0, &mut clock), serial(&g, 0));
+            let split = clock.finish();
+            assert!(split.marks >= 3 * 1000, "{}", family.name());
+            assert_eq!(split.get(Phase::Coordinate) + split.get(Phase::Wait), 0);
+            assert!(split.sum() <= split.total_ns);
+        }
+        assert_eq!(
+            serial_split(&Graph::grid(2, 2, 1), 9, &mut NoTimer),
+            vec![UNREACHABLE; 4]
+        );
+    }
 
     fn spin() -> HelperConfig {
         HelperConfig {

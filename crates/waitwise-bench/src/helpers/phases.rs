@@ -1,6 +1,7 @@
 //! Where Dijkstra's main thread spends its time: a phase clock read at
 //! each phase boundary (one cheap cycle-clock read per boundary, its own
-//! cost subtracted), and the serial Dijkstra run with that clock.
+//! cost subtracted). The serial run with that clock is
+//! [`super::dijkstra::serial_split`].
 //!
 //! With these figures the helper-threaded scheme has a bound: helpers can
 //! take off the main thread only the edge scans of the vertices whose
@@ -11,10 +12,6 @@
 //! thread skipped, the speed-up is at most `1 / (1 - scan * kept)`
 //! ([`Split::bound`]), before any cost of coordination.
 
-use super::dijkstra::UNREACHABLE;
-use super::graph::Graph;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use waitwise_platform::clock::cycle_clock;
 
 /// A phase of the main thread's loop.
@@ -67,6 +64,11 @@ impl Phase {
 /// Receives phase boundaries: `mark(p)` says the time since the previous
 /// mark (or since the timer was made) was spent in `p`.
 pub trait PhaseTimer {
+    /// Whether the marks are recorded: a run may then buffer work so that
+    /// its phases are timed apart, which a timer that records nothing
+    /// would only slow down.
+    const RECORDS: bool = true;
+
     /// The time since the previous mark was spent in `phase`.
     fn mark(&mut self, phase: Phase);
 }
@@ -76,6 +78,8 @@ pub trait PhaseTimer {
 pub struct NoTimer;
 
 impl PhaseTimer for NoTimer {
+    const RECORDS: bool = false;
+
     #[inline(always)]
     fn mark(&mut self, _: Phase) {}
 }
@@ -354,67 +358,12 @@ impl std::fmt::Display for Account {
     }
 }
 
-/// [`super::dijkstra::serial`] with its time split by `timer` into heap
-/// pops, edge scans and heap pushes. The one difference from `serial`:
-/// a vertex's pushes wait in a small buffer until its scan is done, so
-/// that the two are timed apart. Same distances as `serial`.
-pub fn serial_split(g: &Graph, source: usize, timer: &mut impl PhaseTimer) -> Vec<u64> {
-    let n = g.vertices();
-    let mut dist = vec![UNREACHABLE; n];
-    if source >= n {
-        return dist;
-    }
-    let mut heap = BinaryHeap::new();
-    let mut pending: Vec<(u64, u32)> = Vec::new();
-    dist[source] = 0;
-    heap.push(Reverse((0u64, source as u32)));
-    timer.mark(Phase::Setup);
-    loop {
-        let mut current = None;
-        while let Some(Reverse((k, u))) = heap.pop() {
-            if k <= dist[u as usize] {
-                current = Some((k, u as usize));
-                break;
-            }
-        }
-        timer.mark(Phase::Pop);
-        let Some((k, u)) = current else { break };
-        for (v, w) in g.neighbours(u) {
-            let s = k + w;
-            if s < dist[v] {
-                dist[v] = s;
-                pending.push((s, v as u32));
-            }
-        }
-        timer.mark(Phase::Scan);
-        heap.extend(pending.drain(..).map(Reverse));
-        timer.mark(Phase::Push);
-    }
-    dist
-}
+/// The serial run with its time split, where the experiment reads it.
+pub use super::dijkstra::serial_split;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::helpers::dijkstra::serial;
-    use crate::helpers::graph::Family;
-
-    #[test]
-    fn the_split_serial_run_gives_serial_distances() {
-        for (i, family) in Family::ALL.into_iter().enumerate() {
-            let g = family.generate(3000, i as u64);
-            let mut clock = PhaseClock::start();
-            assert_eq!(serial_split(&g, 0, &mut clock), serial(&g, 0));
-            let split = clock.finish();
-            assert!(split.marks >= 3 * 1000, "{}", family.name());
-            assert_eq!(split.get(Phase::Coordinate) + split.get(Phase::Wait), 0);
-            assert!(split.sum() <= split.total_ns);
-        }
-        assert_eq!(
-            serial_split(&Graph::grid(2, 2, 1), 9, &mut NoTimer),
-            vec![UNREACHABLE; 4]
-        );
-    }
 
     #[test]
     fn the_bound_follows_the_scan_share_kept() {

@@ -22,7 +22,7 @@ use waitwise_platform::thread::thread_cpu_time;
 /// Most threads one run may simulate (guessed: a few seconds per run).
 const MAX_THREADS: u64 = 1 << 16;
 /// Most synchronization events (threads x iterations) per run (guessed: about
-/// a minute of simulation at the 1 M events/s floor).
+/// a minute of simulation at the simulator's 1 M events/s floor).
 const MAX_SYNC_EVENTS: u64 = 100_000_000;
 
 /// Workloads to simulate.

@@ -128,7 +128,7 @@ mod tests {
                 );
                 assert_eq!(norm("/b/0"), 1.0);
                 // adapt/b, learning from the workload's waits, is within 5 %
-                // of the best algorithm too (issue 14).
+                // of the best algorithm too.
                 assert!(
                     norm("adapt/b") <= 1.05 * best,
                     "{kind} matched={matched}: adapt/b {} vs best {best}",

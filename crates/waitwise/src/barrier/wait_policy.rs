@@ -11,13 +11,12 @@
 //! - When they fit, the late party is running on a CPU of its own, and the
 //!   release is one cache-line hand-off away. PAUSE notices it within
 //!   ~100 ns. A `yield` poll is a system call, which delays noticing it by
-//!   up to one `sched_yield`, several times a short episode. Measured with
-//!   `cargo run -p waitwise --release --example barrier_bench` (2 threads,
-//!   2 vCPUs, median ns per episode in one run): `s/b/0.62` 58, pure spin
-//!   96, `Ss/b/0.62` 538. An earlier default, a 1 µs PAUSE prelude before
-//!   `Ss/b/0.62`, measured 138: a vCPU held up for a microsecond (an
-//!   interrupt, a hypervisor exit) pushed waits into the `yield` phase.
-//!   Other processes on the machine can still take a party's CPU; the
+//!   up to one `sched_yield`, several times a short episode; and a PAUSE
+//!   prelude before yield-polling does not avoid that: a vCPU held up for
+//!   a microsecond (an interrupt, a hypervisor exit) pushes waits into the
+//!   `yield` phase. `cargo run -p waitwise --release --example
+//!   barrier_bench` compares the three (`s/b/0.62`, pure spin,
+//!   `Ss/b/0.62`) at 2 threads on 2 CPUs. Other processes on the machine can still take a party's CPU; the
 //!   poll then costs at most `alpha * B` per wait before it blocks, the
 //!   bound Lim & Agarwal's analysis rests on.
 //! - When they outnumber the CPUs, the late party is most likely waiting for

@@ -16,10 +16,10 @@
 //! when it wakes sleepers, every woken waiter measures `W` against that
 //! stamp, and while the stamp says a woken party may still be on its way,
 //! waits first poll until it is due (the stamp plus twice the last `W`)
-//! before their policy starts. Measured on the project's 2-vCPU guest
-//! (2 threads, 8 runs of 30,000 episodes, `B` = 8.8 µs, interleaved with
-//! runs of an always-blocking barrier): 27 blocks in all with it, 4,254
-//! with plain `s/b/0.62`, whose runs were 3-15x slower.
+//! before their policy starts. `examples/barrier_bench` (2 threads, runs
+//! interleaved with an always-blocking barrier's) shows the chains broken:
+//! almost no blocks with it, thousands with plain `s/b/0.62`, whose runs
+//! are several times slower.
 //!
 //! Only the default waiting of the counting barriers and the
 //! [`PairBarrier`](super::PairBarrier) use it; an explicit policy runs as

@@ -37,7 +37,7 @@ use super::error::{
     RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
 };
 use super::lost_yields;
-use super::ring::{Backoff, PopError, PushError, Ring, SPIN_ROUNDS};
+use super::ring::{Backoff, PopError, PushError, Ring};
 use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind};
 use crate::profile::{Profiler, WaitProfile};
@@ -49,15 +49,14 @@ use waitwise_platform::shim::{Arc, AtomicUsize, Ordering};
 
 /// Re-tries that a blocking operation makes before it waits with the
 /// policy: 7 rounds of 1, 2, ..., 64 spin hints, then 4 yields (the ring's
-/// [`Backoff::snooze`]; crossbeam's `Backoff` has the same shape). Tuned on
-/// the 2-vCPU guest with
-/// `cargo run --release -p waitwise --example channel_bench -- 1000000 1`:
+/// [`Backoff::snooze`]; crossbeam's `Backoff` has the same shape). Tuned
+/// with `cargo run --release -p waitwise --example channel_bench -- 1000000 1`:
 /// a peer that is running finishes its push or pop within the spins, so a
 /// ping-pong over a one-slot channel does not pay the policy's wait set-up
 /// for every value; when the peer shares our CPU, the yields hand it the
-/// CPU at once. Without the yields a one-slot ping-pong ran at 0.07-0.3x
-/// crossbeam-channel's speed whenever the two threads shared a CPU; with
-/// 2 yields at 0.9-1.9x, with 4 at 1.1-2.8x. After them the policy decides
+/// CPU at once. Without the yields a one-slot ping-pong falls far behind
+/// crossbeam-channel whenever the two threads share a CPU; a few yields
+/// bring it level or ahead, four a little more than two. After them the policy decides
 /// how long to poll and when to block.
 /// Under loom, none: the re-tries are the fast path's try operation
 /// repeated, and each spin hint is a model-checked yield, which only
@@ -116,7 +115,7 @@ impl<T> Shared<T> {
     /// instead: a recent yield lost the CPU for a whole slice.
     #[inline]
     fn retry_pause(backoff: &mut Backoff) -> bool {
-        if backoff.rounds() >= SPIN_ROUNDS && !lost_yields::may_yield() {
+        if !backoff.is_spinning() && !lost_yields::may_yield() {
             return false;
         }
         backoff.snooze_with(lost_yields::timed_yield);

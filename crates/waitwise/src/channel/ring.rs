@@ -85,71 +85,13 @@ use super::index::Index;
 #[cfg(doc)]
 use crate::wait_word::WaitWord;
 use std::mem::MaybeUninit;
-use waitwise_platform::pause_time::pause_for_ns;
 use waitwise_platform::shim::{fence, AtomicU32, Ordering};
 
-/// Spin rounds that double the pause before [`Backoff`] starts yielding
-/// the CPU: pauses of `SPIN_UNIT_NS << step` up to 2 µs, in time (a PAUSE
-/// count would last 0.1-5 µs depending on the core). Guessed, the round
-/// count crossbeam's `Backoff` uses; it only bounds how long a thread
-/// spins on an operation another thread has half finished.
-const SPIN_LIMIT: u32 = 6;
-
-/// How many [`Backoff::snooze`] rounds spin before the first yield.
-pub(crate) const SPIN_ROUNDS: u32 = SPIN_LIMIT + 1;
-
-/// The first spin round's pause, ns (about one PAUSE on recent Intel cores).
-const SPIN_UNIT_NS: u64 = crate::mechanism::backoff::BACKOFF_FIRST_NS;
-
-/// Exponential spinning for the retry loops of [`Ring`] (and the
-/// channel's re-tries before a wait), yielding the CPU once spinning is
-/// long enough (a half-finished push or pop by a thread that the scheduler
+/// The retry loops' backoff: [`Backoff::spin`] after a failed CAS,
+/// [`Backoff::snooze`] while another thread finishes a half-done push or
+/// pop (it yields once spinning is long enough: that thread may have been
 /// preempted).
-pub(crate) struct Backoff {
-    step: u32,
-}
-
-impl Backoff {
-    #[inline]
-    pub(crate) fn new() -> Self {
-        Self { step: 0 }
-    }
-
-    /// Spin rounds done so far.
-    #[inline]
-    pub(crate) fn rounds(&self) -> u32 {
-        self.step
-    }
-
-    /// After a failed CAS: a short spin, never a yield (the winner has
-    /// already moved on).
-    #[inline]
-    pub(crate) fn spin(&mut self) {
-        pause_for_ns(SPIN_UNIT_NS << self.step.min(SPIN_LIMIT));
-        if self.step <= SPIN_LIMIT {
-            self.step += 1;
-        }
-    }
-
-    /// While another thread finishes its operation: spin, then yield.
-    #[inline]
-    pub(crate) fn snooze(&mut self) {
-        self.snooze_with(waitwise_platform::shim::yield_now);
-    }
-
-    /// [`Backoff::snooze`], yielding with `yield_now` once spinning is
-    /// done.
-    #[inline]
-    pub(crate) fn snooze_with(&mut self, yield_now: impl FnOnce()) {
-        if self.step <= SPIN_LIMIT {
-            pause_for_ns(SPIN_UNIT_NS << self.step);
-            self.step += 1;
-        } else {
-            yield_now();
-            self.step = self.step.saturating_add(1);
-        }
-    }
-}
+pub(crate) use crate::mechanism::backoff::Backoff;
 
 /// One slot: its stamp and its (maybe uninitialised) value.
 struct Slot<T> {

@@ -1,6 +1,6 @@
 //! `block`: sleep in the kernel on the futex until woken. Frees the CPU but
-//! costs the sleep and wake-up path (microseconds; on this project's 2-vCPU
-//! KVM guest ~20 µs a side because an idle vCPU halts through the hypervisor).
+//! costs the sleep and wake-up path (microseconds; tens of them on a VM,
+//! where an idle vCPU halts through the hypervisor).
 //!
 //! This is the bare mechanism: the waker must call `futex.wake*()` after
 //! changing the word. [`crate::WaitWord`] wraps it in the sleeper-count

@@ -24,9 +24,9 @@ pub const CLOCK_CHECK_INTERVAL: u32 = 4;
 /// [`CLOCK_CHECK_INTERVAL`]: a phase whose deadline is already near (the
 /// short limits `adapt/b` draws where its waits block, up to `B / 32`: a
 /// few dozen to a couple of hundred ns) ends after one PAUSE and one clock
-/// read instead of four PAUSEs. On a
-/// 2-vCPU KVM guest (15 ns PAUSE, 20 ns clock read) a phase with a 0-5 ns
-/// limit took 60-79 ns instead of 124-135 ns (a scratch loop, 3 runs).
+/// read instead of four PAUSEs: about half the time of a phase that
+/// checks the clock only every four PAUSEs, where a PAUSE and a clock read
+/// cost about the same.
 #[inline]
 pub fn wait(word: &AtomicU32, current: u32, deadline: Deadline) -> MechanismWait {
     let clock = cycle_clock();

@@ -1,10 +1,9 @@
 //! `spin`: a plain load loop without PAUSE. It keeps the core's pipeline
 //! full and, on SMT, starves the sibling hyper-thread. It is not the fastest
 //! to notice a store either: leaving the loop pays a memory-order flush, and
-//! the loop keeps requesting the line the notifier needs. On the project's
-//! 2-vCPU guest, `waitwise mechanisms` measured `pause` and the delay loops
-//! waking faster than it (the fastest in 0.36-0.58x of its time, per-round
-//! ratios with the contenders interleaved). Seed 000's "spin-loops" are
+//! the loop keeps requesting the line the notifier needs: `waitwise
+//! mechanisms` compares it with `pause` and the delay loops, contenders
+//! interleaved round by round. Seed 000's "spin-loops" are
 //! `pause`: they put PAUSE in the loop body.
 
 use super::MechanismWait;

@@ -44,15 +44,15 @@
 //! on one `Mutex` on 2 CPUs lose slices to each other, most often to the
 //! thread that holds the lock, and yielding is what lets that thread run
 //! on (blocking at once cost that loop half its throughput). So the guard
-//! also asks whether the process is the one using the CPUs: measured on a
-//! 2-CPU KVM guest beside two busy loops, over 5 ms, the mutex loop used
-//! 0.24-0.52 of the CPUs (now and then near 0, when both busy loops had
-//! the CPUs at once, which the 20 ms interval averages out), the
-//! turn-taking threads 0.04-0.15. With no other load neither trips the
-//! guard (the process uses its CPUs); with one busy loop, turn-taking ran
-//! 1.05 s with the guard against 1.75 s without, with four 2.3 s against
-//! 10.9 s (parking_lot 2.5 s), and the mutex loop kept its throughput
-//! (76 against 76 Mops/s with four). Tripping when it should not costs a
+//! also asks whether the process is the one using the CPUs: beside busy
+//! loops, threads looping on one mutex use a good share of the CPUs
+//! (now and then none, when the busy loops have every CPU at once, which
+//! the 20 ms interval averages out), threads taking turns through a mutex
+//! and a condition variable a small one. With no other load neither trips
+//! the guard (the process uses its CPUs); beside busy loops the guard
+//! trips for the turn-taking threads, which then finish in a fraction of
+//! the time, and not for the mutex loop, which keeps its throughput
+//! (`examples/handoff_under_load` measures both). Tripping when it should not costs a
 //! quiet period of blocking at once, which every wait supports (`/b/0` is
 //! a valid policy everywhere); it never costs a wake-up or correctness.
 //!
@@ -66,9 +66,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use waitwise_platform::clock::cycle_clock;
 
 /// A yield that kept its caller off the CPU at least this long lost a
-/// scheduler slice, ns. Guessed from yields timed on a 2-CPU KVM guest:
-/// most take 1-200 µs (other waiters run and give the CPU back), one to a
-/// busy loop 2-4 ms (its whole slice).
+/// scheduler slice, ns. Guessed between the two kinds of yield: one to
+/// other waiters gives the CPU back within microseconds, one to a busy
+/// loop takes its whole slice (milliseconds).
 pub const LOST_SLICE_NS: u64 = 1_000_000;
 
 /// How many lost slices within [`LOSS_WINDOW_NS`] trip the guard.
@@ -206,11 +206,10 @@ fn lost_slice() {
 
 /// The process's CPU share below which lost slices trip the guard: the
 /// fraction of the CPUs the process may use that its threads used since
-/// the last look (module docs, "Whose threads"). Guessed between the
-/// measured cases (2-CPU KVM guest, two busy loops beside the program,
-/// shares over 5 ms): 8 threads looping on one `Mutex` used 0.24-0.52 of
-/// the CPUs, now and then less; 8 threads taking turns through a mutex
-/// and a condition variable 0.04-0.15.
+/// the last look (module docs, "Whose threads"). Guessed between the two
+/// cases of the module docs, beside busy loops: threads looping on one
+/// `Mutex` use more of the CPUs, threads taking turns through a mutex and
+/// a condition variable less.
 pub const LOW_SHARE: f64 = 0.15;
 
 /// The shortest interval over which the share is measured, ns: over a few

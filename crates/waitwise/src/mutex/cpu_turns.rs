@@ -115,37 +115,31 @@ pub const MAX_TURN_ACQUISITIONS: u32 = if cfg!(loom) { 2 } else { 8192 };
 /// to see it, and the thread that takes a CPU's turn is the one running
 /// on it when the turn comes, so a thread whose CPU-mates run at each of
 /// its CPU's turns waits many turns: short turns cost throughput, long
-/// ones stretch the longest wait. Measured with fixed lengths on 2 vCPUs:
-/// in `examples/mutex_bench.rs` (about 8 ns per release) turns of 1024
-/// releases ran at 0.86-1.06x parking_lot's throughput at 4 and 8
-/// threads, of 4096 at 1.02-1.13x (two runs); in
-/// `examples/mutex_starvation.rs` (about 40 ns per release) turns of 4096
-/// gave longest waits of 12-14 ms (4-5x parking_lot's), of 1024
-/// 0.44-0.75x. Timed to 32 µs, turns fell below parking_lot's throughput
-/// in `mutex_bench` at 8 threads in 3 of 6 runs (0.96-0.99x); timed to 48
-/// µs they stayed at or above it (1.01-1.07x in 6 runs), with longest
-/// waits in `mutex_starvation` of 0.41-1.47x parking_lot's.
+/// ones stretch the longest wait. Measured against parking_lot with
+/// `examples/mutex_bench.rs` (throughput at 4 and 8 threads) and
+/// `examples/mutex_starvation.rs` (longest wait): turns counted in
+/// releases suit one loop and not the other (a release costs several
+/// times more in the second), so turns are timed; the shortest time that
+/// kept `mutex_bench` at parking_lot's throughput kept the longest waits
+/// of `mutex_starvation` near parking_lot's too.
 pub const TURN_TARGET_NS: u64 = 48_000;
 
 /// A thread does the turns' bookkeeping at every this many of its
 /// releases of a lock with CPUs waiting (its own count, thread-local):
 /// its CPU looked up, the turn's count moved on, the hint stored. Measured
-/// as [`TURN_ACQUISITIONS`]: with the hint stored every 16 releases, the
-/// off-turn waiters' looks took the hint's line from the holder often
-/// enough to cost `mutex_bench` 15-35% at 4 and 8 threads (turns that
-/// never changed, two runs); every 128, no measurable cost. Under loom,
-/// every release.
+/// as [`TURN_ACQUISITIONS`]: with the hint stored every few releases, the
+/// off-turn waiters' looks take the hint's line from the holder often
+/// enough to cost `mutex_bench` throughput at 4 and 8 threads; every 128
+/// costs nothing measurable. Under loom, every release.
 pub const BOOKKEEPING_EVERY: u32 = if cfg!(loom) { 1 } else { 128 };
 
 /// Bookkeepings before the end of a turn during which the waiters out of
 /// turn spin (PAUSE) instead of yielding between looks at the hint, so
 /// that the next CPU takes the lock as soon as its turn comes. A waiter
-/// with a CPU-mate to switch to looks once per context switch; measured
-/// with `examples/mutex_bench.rs` at 4 and 8 threads on 2 vCPUs
-/// and turns of 2048 releases, spinning for the last bookkeeping only (128
-/// releases, about 1 µs there) often missed the change and ran at
-/// 0.93-1.06x parking_lot's throughput, the last 4 at 0.98-1.08x, the last
-/// 8 no better. Turns of [`TURN_TARGET_NS`] were measured with 2.
+/// with a CPU-mate to switch to looks once per context switch. Measured
+/// with `examples/mutex_bench.rs` at 4 and 8 threads on 2 CPUs: spinning
+/// for the last bookkeeping only often misses the change, a few more
+/// catch it, and more gain nothing.
 pub const ENDING_BOOKKEEPINGS: u32 = 2;
 
 /// A waiter out of its CPU's turn waits past its polling limit while the
@@ -179,14 +173,12 @@ pub const RUN_CHANGES: u32 = 8;
 /// 4 and 8 threads, without pauses: 100-120 thousand turns started per
 /// second, about 100 of them reached their change (in
 /// `examples/mutex_starvation.rs`'s loop, with two clock reads per call,
-/// about 16 thousand turns per second ran to their change). Paired with
-/// no pauses, 8 alternating rounds each: pauses of up to 64 put
-/// `mutex_bench` at or above parking_lot's throughput in 27 of 32 runs at
-/// 4 and 8 threads, against 19 of 32; up to 16, in 14 of 16, against 10
-/// of 16. `mutex_starvation` met the three targets in as many
-/// runs either way (20 of 24 with pauses, 20 of 24 without), its longest
-/// waits a little longer (2 of 16 runs above 2x parking_lot's with 64, 1
-/// of 8 with 16, none of 24 without). Under loom no start pauses (the models
+/// about 16 thousand turns per second ran to their change). Chosen by
+/// alternating runs with and without pauses of `mutex_bench` (throughput
+/// against parking_lot at 4 and 8 threads) and `mutex_starvation` (its
+/// fairness targets): the pauses raised the throughput and left the
+/// fairness targets met as often, its longest waits a little longer. Under
+/// loom no start pauses (the models
 /// explore turns that start at once).
 pub const MAX_START_PAUSE: u32 = 16;
 

@@ -67,13 +67,11 @@ use waitwise_platform::clock::cycle_clock;
 #[cfg(not(loom))]
 use waitwise_platform::shim::spin_hint;
 
-/// The cool-down in units of the process's `B`. Chosen from `mutex_bench`
-/// on a 2-vCPU KVM guest (`B` 5-10 µs; one-way hand-off 45-460 ns): the
-/// MCS lock with 2 threads ran at 0.39-0.42x of the default `Mutex` with a
-/// 0.5 µs cool-down, 0.45-0.51x with 2 µs, 0.56-0.58x with 3 µs and
-/// 0.67-0.68x with 5 µs (4 threads: 0.36-0.40x, 0.38-0.43x, 0.55-0.58x,
-/// 0.62-0.75x), against 0.04-0.09x without. Half a `B` is the scale of a
-/// two-phase waiter's polling phase (`alpha = ln(e-1) ~ 0.54` for a lock):
+/// The cool-down in units of the process's `B`. Chosen with `mutex_bench`
+/// (the MCS lock against the default `Mutex` at 2 and 4 threads): any
+/// cool-down of a fraction of `B` lifts the FIFO lock's throughput many
+/// times over none, longer ones a little more. Half a `B` is the scale of
+/// a two-phase waiter's polling phase (`alpha = ln(e-1) ~ 0.54` for a lock):
 /// a cooling thread polls no longer than a waiter would.
 pub const COOLDOWN_IN_B: f64 = 0.5;
 

@@ -71,11 +71,10 @@
 //! reader-writer lock poll for the static `alpha * B`). A waiter that polls
 //! the word in a PAUSE loop, even with exponential backoff, keeps pulling
 //! the line away from the holder and wins races it should lose; each stolen
-//! acquisition moves the line twice more. Measured with the same harness
-//! and `B` (one run each): polling with `backoff` gave 0.64x parking_lot's
-//! 2-thread and 0.58x its 4-thread throughput, a parking_lot-style "3 PAUSE
-//! batches then 7 yields" 1.20x and 1.09x, yield-polling for `alpha * B`
-//! 1.26x and 1.20x. With yields the waiter also hands its CPU to a
+//! acquisition moves the line twice more: in `examples/mutex_bench`,
+//! PAUSE polling with backoff falls behind parking_lot's throughput, while
+//! a parking_lot-style "PAUSE batches, then yields" and yield-polling for
+//! `alpha * B` are ahead of it. With yields the waiter also hands its CPU to a
 //! preempted holder when threads outnumber CPUs. The price is hand-over
 //! latency: a waiter notices a release one yield (~0.3-1 µs) late, which a
 //! short critical section under contention does not feel. A yield to a
@@ -144,6 +143,7 @@ mod ticket;
 mod ttas;
 mod waiting;
 
+pub use crate::mechanism::backoff::BACKOFF_CAP_SHIFT;
 #[cfg(loom)]
 pub use cpu_turns::set_model_cpu;
 pub use cpu_turns::{
@@ -163,7 +163,6 @@ pub use ticket::{RawTicketMutex, TicketGuard, SLOTS as TICKET_SLOTS};
 pub use ttas::{
     LockOutcome, LockWait, PolicyLockWait, RawTtasMutex, TtasLockRef, HAND_OFF_AFTER_LOST_ROUNDS,
 };
-pub use waiting::BACKOFF_CAP_SHIFT;
 
 /// The raw lock behind [`Mutex`]: [`RawTtasMutex`] (see the module docs
 /// for why).

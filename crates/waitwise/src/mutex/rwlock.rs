@@ -254,9 +254,10 @@ const STARVING_AFTER_LOST_ROUNDS: u32 = if cfg!(loom) {
 
 /// How long a writer that finds an unused `READ_TURN` on a free lock lets
 /// the readers take it, in units of `B` (the cost of a futex wake-up, which
-/// is what the woken readers need to run): 10, guessed, then checked in
-/// `tests/stress_rwlock_turn.rs` with 8 threads on 2 CPUs (with 2 about
-/// 85% of the turns a writer graced ended unused, with 10 about half).
+/// is what the woken readers need to run): 10, guessed: a grace of a few
+/// `B` ends most graced turns before a woken reader runs, and a longer one
+/// keeps writers out longer for turns nobody takes
+/// (`tests/stress_rwlock.rs`, `readers_turn`, exercises it).
 pub const READ_TURN_GRACE_B: u64 = 10;
 
 #[inline]

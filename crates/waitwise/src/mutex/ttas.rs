@@ -154,10 +154,11 @@ use super::cpu_turns::{
 // Under loom the pace is not consulted (`may_hand_off`); the docs link it.
 #[cfg_attr(loom, allow(unused_imports))]
 use super::hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
+use super::waiting::LockWaits;
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
-use super::waiting::{Backoff, LockWaits};
 use crate::loom_const::const_unless_loom;
+use crate::mechanism::backoff::Backoff;
 use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
 use crate::policy::idle_extension::Extension;
@@ -638,7 +639,7 @@ impl<'a> TtasLockRef<'a> {
                         return LockOutcome::Acquired { blocked };
                     }
                     lost_race = true;
-                    backoff.snooze();
+                    backoff.spin_randomized();
                 }
                 lost_rounds = lost_rounds.saturating_add(u32::from(lost_race));
             }

@@ -228,10 +228,10 @@ pub fn settle_block_cost(repeats: usize, pause: Duration) -> BlockCost {
 /// polling round trip of all, halved.
 ///
 /// Why: on a virtual machine the cost of waking a sleeping thread switches
-/// between modes that last tens of milliseconds (on the project's 2-vCPU
-/// guest, one-way wake-ups of ~4 µs and of ~35 µs, in runs of 5-30 ms,
-/// presumably the host's idle handling of the vCPU), so one 40 ms
-/// calibration lands in either mode and `B` differed 10x between processes.
+/// between modes that last tens of milliseconds (the host's idle handling
+/// of the vCPU; the modes' wake-ups can differ tenfold), so one 40 ms
+/// calibration lands in either mode and `B` differs as much between
+/// processes.
 /// Spread over `repeats` windows the mean weighs the modes as a waiter
 /// meets them: the expected cost of a block, which is what the model's `B`
 /// is.

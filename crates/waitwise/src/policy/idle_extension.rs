@@ -112,14 +112,13 @@ pub const EXTENSION_CAP_NS: u64 = 200_000;
 pub const SLICE_NS: u64 = 10_000;
 
 /// A `sched_yield` shorter than this, ns, ran no work on the CPU (module
-/// docs, "The signal"). Measured on a 2-vCPU KVM guest (8 threads on a
-/// lock, the yields of the extension in a log2 histogram): a yield to an
-/// empty run queue took 1-2 µs, one to another waiter that yielded
-/// straight back 2-8 µs; a thread that works keeps the CPU until it
-/// waits itself (the lock's holder, 8-64 µs there) or for its slice,
-/// 0.75 ms or more. With the line at 2 µs, waiters that shared a CPU
-/// judged each other busy and slept, and the runnable threads gathered
-/// on one CPU; at 4, 8 and 16 µs they spread over both.
+/// docs, "The signal"). Measured with 8 threads on a lock, the yields of
+/// the extension in a log2 histogram: a yield to an empty run queue, or to
+/// another waiter that yields straight back, takes a few µs; a thread that
+/// works keeps the CPU until it waits itself or for its slice, tens of µs
+/// or more. With the line at the fastest of those, waiters that share a
+/// CPU judge each other busy and sleep, and the runnable threads gather on
+/// one CPU; a line above the waiters' yields spreads them.
 pub const QUICK_YIELD_NS: u64 = 8_000;
 
 /// The cached signal is read again when older than this, ns: at ~1 µs a

@@ -21,41 +21,29 @@
 //! - **unknown** waits: `s/b/1`.
 //!
 //! The rule: a kind's default is `adapt/b` when a quiet machine measures
-//! it ahead of the kind's static default in both of issue 14's
-//! benchmarks. `waitwise model calibrate` (the waiting *cost*, Lim &
+//! it ahead of the kind's static default in both of the adaptive
+//! policy's benchmarks (`waitwise model calibrate` and the
+//! oversubscription experiment). `waitwise model calibrate` (the waiting *cost*, Lim &
 //! Agarwal's metric) puts its mean factor over the cells below every
 //! static policy's, for every kind alike, except while a VM's blocks cost
 //! many times the process's `B` (there `s//inf` can lead). `waitwise
-//! oversub` (the loops' *runtime*) decides per kind: on the 2-vCPU KVM
-//! guest, `adapt/b`'s runs against the default's in the same rounds were
-//! ahead or level in every
-//! condition of the producer-consumer and barrier loops (matched, 2x and
-//! 4x threads per CPU; most clearly matched, where its idle-CPU extension
-//! polls while the static limit blocks, and in the oversubscribed barrier,
-//! whose yield-polls it prices as switch-spinning). In the mutex loop it
-//! was once level with the static `Ss/b/0.54` (which keeps a narrower
-//! bound, 2.85 against 32.5, and saves the learning's clock read and nine
-//! score updates per contended wait); once hand-offs were paced
-//! ([`HandOffPace`](crate::mutex::HandOffPace)) it led there too: on a
-//! 16-CPU Intel guest by 3-25% in the mutex loop's runs, matched and 4x,
-//! and on the 2-vCPU guest in `examples/mutex_bench` (2, 4 and 8 threads)
-//! and `examples/mutex_starvation` (throughput, longest wait) in paired
-//! runs. Its one measured cost: beside busy-loop processes
-//! (`examples/handoff_under_load`, 8 threads looping on the lock beside 2
-//! busy loops on 2 vCPUs) its throughput was 4-19% below the static limit's
-//! in 3 paired runs, turn-taking through the lock and a condition variable
-//! level. The ticket lock measured behind with it (its waits are turns in a
-//! queue, which a wait history predicts poorly), so the FIFO locks keep the
-//! static limit. The channel and the pool wait through hooks of their own,
-//! which do not learn, and keep the static `s/b/0.54`. So does the
-//! `LD_PRELOAD` interposer: its condition variables and barriers, run
-//! with `adapt/b` against their static limits in alternating runs of its
-//! benchmark programs (`crates/waitwise-preload/bench`, 2 vCPUs), came
-//! out level: ahead in some (8 threads taking turns, a C
-//! producer-consumer), behind in the 2-thread barrier, and within the
-//! runs' spread everywhere, which is wide (the same 2-thread barrier
-//! measured 100-230 ns per episode with one policy). Level is no reason
-//! to give a program's every wait a learning step and its address-hashed
+//! oversub` (the loops' *runtime*) decides per kind, from `adapt/b`'s runs
+//! against the default's in the same rounds: the producer-consumer, the
+//! barrier and the mutex loops take `adapt/b` where it is ahead or level
+//! in every condition (matched, 2x and 4x threads per CPU); its idle-CPU
+//! extension polls where the static limit blocks, it prices an
+//! oversubscribed barrier's yield-polls as switch-spinning, and with paced
+//! hand-offs ([`HandOffPace`](crate::mutex::HandOffPace)) the mutex's
+//! waits are worth learning. Its known cost is beside busy-loop processes
+//! (`examples/handoff_under_load`), where its learning step runs on
+//! every contended wait. The ticket lock keeps the static limit: its waits
+//! are turns in a queue, which a wait history predicts poorly, and so do
+//! the other FIFO locks. The channel and the pool wait through hooks of
+//! their own, which do not learn, and keep the static `s/b/0.54`. So does
+//! the `LD_PRELOAD` interposer: its condition variables and barriers are
+//! level with their static limits within the spread of its benchmark
+//! programs (`crates/waitwise-preload/bench`), and level is no reason to
+//! give a program's every wait a learning step and its address-hashed
 //! summary. The commands that decide, for a re-run:
 //! `cargo run --release -p waitwise-cli -- model calibrate` and
 //! `cargo run --release -p waitwise-cli -- oversub --runs 15` (their

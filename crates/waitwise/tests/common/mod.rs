@@ -2,6 +2,10 @@
 //! crate and uses only some of them.
 #![allow(dead_code)]
 
+#[macro_use]
+pub mod locks;
+pub mod owner_aware;
+
 use std::fmt::Display;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};

@@ -1,6 +1,10 @@
 //! Helpers shared by the loom models (`tests/loom_*.rs`, each its own
 //! crate, built only with `--cfg loom`).
 
+#[macro_use]
+pub mod fifo;
+pub mod locks;
+
 /// Runs the model `f` and checks that its executions reached both outcomes
 /// it reports, so that it cannot pass by never taking one branch. Loom 0.7
 /// remembers only the last access to each atomic for its choice of

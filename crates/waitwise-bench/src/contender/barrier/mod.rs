@@ -29,16 +29,16 @@ pub const SPIN_TIMEOUT_IN_B: f64 = 100.0;
 /// Bounds of [`spin_timeout`].
 ///
 /// The lower bound, 2 ms, is about one scheduler time slice (the EEVDF base
-/// slice is 0.75 ms times 1 + log2(CPUs); a pure-spin barrier with 4
-/// threads on this project's 2-vCPU guest takes ~4 ms an episode). Lim &
+/// slice is 0.75 ms times 1 + log2(CPUs); a pure-spin barrier with twice
+/// as many threads as CPUs takes a few slices an episode). Lim &
 /// Agarwal's `s//inf` ran under non-preemptive scheduling and spun until
 /// its timeout; under a preemptive scheduler, a timeout shorter than a time
 /// slice ends the polling before preemption would, and `s//inf` becomes a
-/// two-phase policy with a long poll. That happened when `B` came out small:
-/// this guest's calibration sometimes catches the hypervisor's fast wake-up
-/// mode (`B` = 2.4 µs against the usual ~36 µs), which made the timeout
-/// 240 µs and `s//inf` only 1.6-4x slower than `/b/0` in unmatched runs;
-/// with this bound it measured 10-28x. The paper notes the same dependence:
+/// two-phase policy with a long poll. That happens when `B` comes out
+/// small (a calibration that catches a hypervisor's fast wake-up mode
+/// measures a fraction of the usual `B`): the timeout would be a fraction
+/// of a slice, and `s//inf` would no longer show what spinning until the
+/// timeout costs in unmatched runs. The paper notes the same dependence:
 /// `s//inf` runs "arbitrarily slowly, depending on the deadlock timeout
 /// interval". The upper bound, 5 ms, is just above the time slice too, so a
 /// run with a mis-measured, 10x too large `B` still cannot stall for long.

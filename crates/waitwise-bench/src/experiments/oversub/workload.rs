@@ -86,8 +86,8 @@ impl Workload {
     /// iteration waits only for the other threads' work, so at the quick
     /// preset's 400 iterations a run lasts a few ms, shorter than the
     /// host's scheduling of a VM's vCPUs varies, and the ratio of two
-    /// policies' runs is too noisy to judge a few percent (95% intervals
-    /// of ±20-50% on a 2-vCPU guest, about ±5-10% at 5x). The mutex loop's
+    /// policies' runs is too noisy to judge a few percent (five times the
+    /// iterations narrow the 95% intervals several times). The mutex loop's
     /// runs are long enough already ([`Workload::iteration_scale`]).
     pub const fn matched_iteration_scale(self) -> u64 {
         match self {

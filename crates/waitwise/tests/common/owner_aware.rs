@@ -1,4 +1,4 @@
-//! Stress tests of the FIFO locks' owner awareness (`mutex/liveness.rs`):
+//! The FIFO locks' shared stress harness for their owner awareness' owner awareness (`mutex/liveness.rs`):
 //! the MCS lock passing over sleeping or preempted waiters (who rejoin)
 //! and the ticket lock skipping them (who take a new ticket), with more
 //! threads than CPUs. Checked: mutual exclusion (a non-atomic counter
@@ -9,20 +9,17 @@
 //! sleep, and releases find sleepers to pass over) or yield inside it (so
 //! that holders and waiters are preempted). Validation only; timing is for
 //! `examples/mutex_bench.rs`.
-#![cfg(not(loom))]
 
 use lock_api::RawMutex;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
-use waitwise::mutex::{RawMcsMutex, RawTicketMutex};
 use waitwise::{Policy, WaitOptions};
 
-/// Lock/unlock operations per case, over all threads.
-const TOTAL_OPS: u64 = 20_000;
+pub const TOTAL_OPS: u64 = 20_000;
 
 /// What the threads do besides taking the lock.
 #[derive(Clone, Copy, Debug)]
-enum Load {
+pub enum Load {
     /// Nothing: a short critical section back to back.
     Hammer,
     /// Every 16th acquisition, yield inside the critical section (a
@@ -33,7 +30,7 @@ enum Load {
     PauseOutside,
 }
 
-fn run<R: RawMutex + Send + Sync + 'static>(make: fn() -> R, threads: u64, load: Load) {
+pub fn run<R: RawMutex + Send + Sync + 'static>(make: fn() -> R, threads: u64, load: Load) {
     let per_thread = TOTAL_OPS.div_ceil(threads);
     let m = Arc::new(lock_api::Mutex::<R, u64>::from_raw(make(), 0));
     let start = Arc::new(Barrier::new(threads as usize));
@@ -72,7 +69,7 @@ fn run<R: RawMutex + Send + Sync + 'static>(make: fn() -> R, threads: u64, load:
 
 /// Every case of a lock: threads (3 to 16 on this machine's CPUs) times
 /// loads.
-fn table<R: RawMutex + Send + Sync + 'static>(make: fn() -> R) {
+pub fn table<R: RawMutex + Send + Sync + 'static>(make: fn() -> R) {
     for threads in [3, 4, 8, 16] {
         for load in [Load::Hammer, Load::YieldInside, Load::PauseOutside] {
             run(make, threads, load);
@@ -80,61 +77,14 @@ fn table<R: RawMutex + Send + Sync + 'static>(make: fn() -> R) {
     }
 }
 
-fn short_polls() -> WaitOptions {
+pub fn short_polls() -> WaitOptions {
     WaitOptions::new().policy(Policy::poll_then_block(Duration::from_micros(1)))
 }
 
-fn blocking() -> WaitOptions {
+pub fn blocking() -> WaitOptions {
     WaitOptions::new().policy(Policy::always_block())
 }
 
-fn spinning() -> WaitOptions {
+pub fn spinning() -> WaitOptions {
     WaitOptions::new().policy(Policy::always_spin())
-}
-
-#[test]
-fn mcs_default() {
-    table(RawMcsMutex::new);
-}
-
-#[test]
-fn mcs_short_polls() {
-    table(|| RawMcsMutex::with_options(short_polls()));
-}
-
-#[test]
-fn mcs_always_block() {
-    table(|| RawMcsMutex::with_options(blocking()));
-}
-
-/// Waiters never sleep: only preempted (stale) waiters are passed over.
-#[test]
-fn mcs_always_spin() {
-    table(|| RawMcsMutex::with_options(spinning()));
-}
-
-#[test]
-fn mcs_adaptive() {
-    table(|| RawMcsMutex::with_options(WaitOptions::new().policy(Policy::adaptive())));
-}
-
-#[test]
-fn ticket_default() {
-    table(RawTicketMutex::new);
-}
-
-#[test]
-fn ticket_short_polls() {
-    table(|| RawTicketMutex::with_options(short_polls()));
-}
-
-#[test]
-fn ticket_always_block() {
-    table(|| RawTicketMutex::with_options(blocking()));
-}
-
-/// Waiters never sleep: only preempted (stale) waiters are skipped.
-#[test]
-fn ticket_always_spin() {
-    table(|| RawTicketMutex::with_options(spinning()));
 }

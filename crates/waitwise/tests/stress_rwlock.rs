@@ -1,0 +1,424 @@
+//! Stress tests of the reader-writer lock (`mutex/rwlock.rs`): writers
+//! and readers at 2, 3, 4 and 8 threads, exclusion checked on a pair a
+//! writer updates (a reader never sees its halves differ), readers that
+//! share, more waiting writers than the lock counts; its readers' turn
+//! ([`readers_turn`]) and its starving writers ([`starving_writers`]).
+//! Validation only; timing is for `examples/mutex_starvation.rs`.
+#![cfg(not(loom))]
+
+#[macro_use]
+mod common;
+
+use common::locks::{THREADS, TOTAL_OPS};
+use std::sync::Arc;
+use std::time::Duration;
+use waitwise::mutex::{RawRwLock, RwLock};
+use waitwise::{Policy, WaitOptions};
+
+/// Writers increment both halves of a pair; readers check they are equal
+/// (a torn pair means a reader overlapped a writer).
+fn rwlock_case(threads: u64, policy: Option<Policy>) {
+    let raw = match policy {
+        Some(p) => RawRwLock::with_options(WaitOptions::new().policy(p)),
+        None => RawRwLock::new(),
+    };
+    let lock = Arc::new(RwLock::from_raw(raw, (0u64, 0u64)));
+    let writers = (threads / 2).max(1);
+    let per_thread = TOTAL_OPS.div_ceil(threads);
+    let hs: Vec<_> = (0..threads)
+        .map(|i| {
+            let lock = lock.clone();
+            std::thread::spawn(move || {
+                for _ in 0..per_thread {
+                    if i < writers {
+                        let mut g = lock.write();
+                        let a = g.0;
+                        g.0 = a + 1;
+                        std::hint::spin_loop();
+                        g.1 += 1;
+                    } else {
+                        let g = lock.read();
+                        assert_eq!(g.0, g.1, "reader saw a writer's half-done update");
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    let g = lock.read();
+    assert_eq!(*g, (writers * per_thread, writers * per_thread));
+}
+
+#[test]
+fn rwlock_default() {
+    for t in THREADS {
+        rwlock_case(t, None);
+    }
+}
+
+#[test]
+fn rwlock_always_block() {
+    for t in THREADS {
+        rwlock_case(t, Some(Policy::always_block()));
+    }
+}
+
+#[test]
+fn rwlock_readers_share() {
+    let lock = Arc::new(RwLock::new(0u32));
+    let r = lock.read();
+    let l2 = lock.clone();
+    // Another reader enters while we hold a read lock; a writer cannot.
+    std::thread::spawn(move || {
+        assert!(l2.try_read().is_some());
+        assert!(l2.try_write_for(Duration::from_millis(10)).is_none());
+    })
+    .join()
+    .unwrap();
+    drop(r);
+    assert!(lock.try_write_for(Duration::ZERO).is_some());
+}
+
+/// More writers wait at once than the lock counts (`MAX_WRITERS_WAITING`):
+/// the rest wait uncounted, some of them with a timeout, and a few
+/// readers wait among them. Every writer that did not time out writes,
+/// and nobody hangs.
+#[test]
+fn rwlock_more_waiting_writers_than_the_count() {
+    use waitwise::mutex::MAX_WRITERS_WAITING;
+    let writers = MAX_WRITERS_WAITING as usize + 200;
+    let lock = Arc::new(RwLock::new(0u64));
+    let held = lock.write();
+    let hs: Vec<_> = (0..writers + 8)
+        .map(|i| {
+            let lock = lock.clone();
+            std::thread::Builder::new()
+                .stack_size(64 << 10)
+                .spawn(move || {
+                    if i >= writers {
+                        let _ = *lock.read();
+                        0
+                    } else if i % 16 == 0 {
+                        lock.try_write_for(Duration::from_millis(1))
+                            .map_or(0, |mut g| {
+                                *g += 1;
+                                1
+                            })
+                    } else {
+                        *lock.write() += 1;
+                        1
+                    }
+                })
+                .expect("spawn a thread")
+        })
+        .collect();
+    // Let most of them start waiting (not needed for the assertions).
+    std::thread::sleep(Duration::from_millis(200));
+    drop(held);
+    let wrote: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
+    assert!(wrote >= (writers - writers.div_ceil(16)) as u64);
+    assert_eq!(*lock.read(), wrote);
+}
+
+/// Stress tests of the reader-writer lock's readers' turn
+/// (`mutex/rwlock.rs`): readers and writers mixed at 2, 3, 4 and 8
+/// threads (more threads than this machine's CPUs), holders that now and
+/// then leave their CPU inside the critical section (so that readers wait
+/// behind writers and ask for turns), and timed readers and writers that
+/// give up (leaving turns nobody takes). Checked: exclusion (a writer
+/// updates two halves, readers never see them differ), no lost update, no
+/// lost wake-up and no turn that keeps writers out for good (every case
+/// finishes), the lock free at the end; and a reader that never sleeps
+/// gets its turns between two writers that keep the lock busy (counted in
+/// writes, not time). Validation only; timing is for
+/// `examples/mutex_starvation.rs`.
+mod readers_turn {
+    use std::sync::{Arc, Barrier};
+    use std::time::Duration;
+    use waitwise::mutex::{RawRwLock, RwLock};
+    use waitwise::{Policy, WaitOptions};
+
+    /// Acquisitions per case, over all threads.
+    const TOTAL_OPS: u64 = 60_000;
+    /// Thread counts of every case.
+    const THREADS: [u64; 4] = [2, 3, 4, 8];
+
+    /// `threads` threads, a quarter of them (at least one) writers; with
+    /// `timed`, every fourth acquisition gives up after 20 us and retries.
+    fn case(threads: u64, raw: fn() -> RawRwLock, timed: bool) {
+        let lock = Arc::new(RwLock::from_raw(raw(), (0u64, 0u64)));
+        let writers = (threads / 4).max(1);
+        let per_thread = TOTAL_OPS.div_ceil(threads);
+        let start = Arc::new(Barrier::new(threads as usize));
+        let hs: Vec<_> = (0..threads)
+            .map(|i| {
+                let (lock, start) = (lock.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    for n in 0..per_thread {
+                        let give_up = timed && n % 4 == 0;
+                        if i < writers {
+                            let mut g = loop {
+                                if !give_up {
+                                    break lock.write();
+                                }
+                                if let Some(g) = lock.try_write_for(Duration::from_micros(20)) {
+                                    break g;
+                                }
+                            };
+                            let a = g.0;
+                            g.0 = a + 1;
+                            if n % 32 == 0 {
+                                std::thread::yield_now();
+                            }
+                            g.1 += 1;
+                        } else {
+                            let g = loop {
+                                if !give_up {
+                                    break lock.read();
+                                }
+                                if let Some(g) = lock.try_read_for(Duration::from_micros(20)) {
+                                    break g;
+                                }
+                            };
+                            if n % 64 == 0 {
+                                std::thread::yield_now();
+                            }
+                            assert_eq!(g.0, g.1, "a reader saw a writer's half-done update");
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(*lock.read(), (writers * per_thread, writers * per_thread));
+        assert!(!lock.is_locked());
+        assert!(
+            lock.try_write().is_some(),
+            "no turn is left keeping writers out"
+        );
+    }
+
+    fn default_lock() -> RawRwLock {
+        RawRwLock::new()
+    }
+
+    fn blocking_lock() -> RawRwLock {
+        RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block()))
+    }
+
+    #[test]
+    fn rwlock_turns_default() {
+        for t in THREADS {
+            case(t, default_lock, false);
+        }
+    }
+
+    #[test]
+    fn rwlock_turns_always_block() {
+        for t in THREADS {
+            case(t, blocking_lock, false);
+        }
+    }
+
+    #[test]
+    fn rwlock_turns_with_deadlines() {
+        for t in THREADS {
+            case(t, default_lock, true);
+            case(t, blocking_lock, true);
+        }
+    }
+
+    /// Readers that poll in [`polling_readers_get_turns_between_alternating_writers`].
+    const POLLING_READERS: usize = 6;
+    /// Reads each of them makes.
+    const POLLED_READS: u64 = 2_000;
+    /// The writes the two writers may make before those readers have their
+    /// reads: the test fails beyond. A reader that runs gets in within a few
+    /// writes; one that loses its CPU for a time slice misses the writes of
+    /// that slice: all the readers had their reads within 70,000-410,000
+    /// writes here. A reader that never asks again after a missed turn waits
+    /// while the writers alternate, without end (the cap was reached in 0.3 s).
+    const WRITES_BEFORE_STARVED: u64 = 20_000_000;
+    /// Writes made before the readers start: both writers are under way.
+    const WRITES_UNDER_WAY: u64 = 10_000;
+
+    /// Two writers that alternate keep a writer waiting at almost every
+    /// moment, so turns are what lets readers in; the readers poll (yielding)
+    /// and never sleep, so no wake-up brings one back to ask for a turn, and
+    /// with more threads than CPUs they miss turns. Each must ask again after
+    /// every turn it misses.
+    #[test]
+    fn polling_readers_get_turns_between_alternating_writers() {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let policy = Policy::always_spin().with_mechanism(waitwise::Mechanism::Yield);
+        let lock = Arc::new(RwLock::from_raw(
+            RawRwLock::with_options(WaitOptions::new().policy(policy)),
+            0u64,
+        ));
+        // Relaxed: a flag and a counter; the lock orders the data.
+        let done = Arc::new(AtomicBool::new(false));
+        let writes = Arc::new(AtomicU64::new(0));
+        let writers: Vec<_> = (0..2)
+            .map(|_| {
+                let (lock, done, writes) = (lock.clone(), done.clone(), writes.clone());
+                std::thread::spawn(move || {
+                    while !done.load(Ordering::Relaxed)
+                        && writes.fetch_add(1, Ordering::Relaxed) < WRITES_BEFORE_STARVED
+                    {
+                        *lock.write() += 1;
+                    }
+                })
+            })
+            .collect();
+        // Both writers under way before the first read.
+        while writes.load(Ordering::Relaxed) < WRITES_UNDER_WAY {
+            std::thread::yield_now();
+        }
+        let readers: Vec<_> = (0..POLLING_READERS)
+            .map(|_| {
+                let lock = lock.clone();
+                std::thread::spawn(move || {
+                    let mut last = 0;
+                    for _ in 0..POLLED_READS {
+                        let seen = *lock.read();
+                        assert!(seen >= last, "a write was lost");
+                        last = seen;
+                    }
+                })
+            })
+            .collect();
+        for h in readers {
+            h.join().unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+        for h in writers {
+            h.join().unwrap();
+        }
+        let w = writes.load(Ordering::Relaxed);
+        assert!(
+            w < WRITES_BEFORE_STARVED,
+            "the readers made {POLLED_READS} reads each only after {w} writes"
+        );
+    }
+}
+
+/// Stress test of the reader-writer lock's starving writers
+/// (`mutex/rwlock.rs`, "Bounded unfairness among writers"): writers that
+/// re-take the lock by barging tries as fast as they can, writers that
+/// wait for it (some giving up after 20 us and retrying, so that starving
+/// writers time out), and readers, on more threads than this machine has
+/// CPUs. Checked: exclusion (a writer updates two halves, readers never see
+/// them differ), no lost update, no lost wake-up (every waiting writer
+/// finishes its acquisitions while the barging ones go on), and no
+/// starving count left behind (the free lock takes a barging write at the
+/// end). Validation only; timing is for `examples/mutex_starvation.rs`.
+mod starving_writers {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::{Arc, Barrier};
+    use std::time::Duration;
+    use waitwise::mutex::{RawRwLock, RwLock};
+    use waitwise::{Policy, WaitOptions};
+
+    /// Acquisitions of each waiting writer.
+    const WAITING_WRITES: u64 = 20_000;
+
+    fn case(raw: fn() -> RawRwLock, barging: usize, waiting: usize, readers: usize) {
+        let lock = Arc::new(RwLock::from_raw(raw(), (0u64, 0u64)));
+        let done = Arc::new(AtomicBool::new(false));
+        let barged = Arc::new(AtomicU64::new(0));
+        let start = Arc::new(Barrier::new(barging + waiting + readers));
+        let spawn = |f: Box<dyn FnOnce() + Send>| {
+            let start = start.clone();
+            std::thread::spawn(move || {
+                start.wait();
+                f()
+            })
+        };
+        let update = |g: &mut (u64, u64)| {
+            let a = g.0;
+            g.0 = a + 1;
+            g.1 += 1;
+        };
+        let mut others = Vec::new();
+        for _ in 0..barging {
+            let (lock, done, barged) = (lock.clone(), done.clone(), barged.clone());
+            others.push(spawn(Box::new(move || {
+                while !done.load(Ordering::Relaxed) {
+                    if let Some(mut g) = lock.try_write() {
+                        update(&mut g);
+                        barged.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                }
+            })));
+        }
+        for _ in 0..readers {
+            let (lock, done) = (lock.clone(), done.clone());
+            others.push(spawn(Box::new(move || {
+                while !done.load(Ordering::Relaxed) {
+                    let g = lock.read();
+                    assert_eq!(g.0, g.1, "a reader saw a writer's half-done update");
+                }
+            })));
+        }
+        let waiters: Vec<_> = (0..waiting)
+            .map(|_| {
+                let lock = lock.clone();
+                spawn(Box::new(move || {
+                    for n in 0..WAITING_WRITES {
+                        let mut g = loop {
+                            if n % 4 != 0 {
+                                break lock.write();
+                            }
+                            if let Some(g) = lock.try_write_for(Duration::from_micros(20)) {
+                                break g;
+                            }
+                        };
+                        update(&mut g);
+                    }
+                }))
+            })
+            .collect();
+        for h in waiters {
+            h.join().unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+        for h in others {
+            h.join().unwrap();
+        }
+        let writes = waiting as u64 * WAITING_WRITES + barged.load(Ordering::Relaxed);
+        assert_eq!(*lock.read(), (writes, writes));
+        assert!(!lock.is_locked());
+        assert!(
+            lock.try_write().is_some(),
+            "no starving writer is left counted on the free lock"
+        );
+        // SAFETY: only reads the raw lock's state.
+        let state = format!("{:?}", unsafe { lock.raw() });
+        assert!(
+            state.contains("writers_waiting: 0, writers_starving: 0"),
+            "{state}"
+        );
+    }
+
+    #[test]
+    fn waiting_writers_finish_beside_barging_writers_default_policy() {
+        case(RawRwLock::new, 3, 3, 2);
+    }
+
+    #[test]
+    fn waiting_writers_finish_beside_barging_writers_always_block() {
+        case(
+            || RawRwLock::with_options(WaitOptions::new().policy(Policy::always_block())),
+            2,
+            4,
+            1,
+        );
+    }
+}
