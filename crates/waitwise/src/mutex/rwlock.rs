@@ -62,6 +62,11 @@
 //!   wake the sleepers if it was set (below, "Who sleeps").
 //! - downgrade: the write unlock with `readers + 1` in the same CAS (the
 //!   writer now holds a read lock; no writer gets in between).
+//! - recursive read lock (for a thread that may hold a read lock
+//!   already): `!WRITE_LOCKED => readers + 1`, ignoring waiting writers
+//!   and turns (a writer waiting for this thread's first read lock would
+//!   otherwise wait forever); it waits only for the write unlock, which
+//!   wakes the sleepers.
 //! - upgradable read lock, its unlock and the upgrade: below,
 //!   "Upgradable reads".
 //! - a waiter about to sleep: `=> | SLEEPING` (unless set already), then
@@ -342,6 +347,13 @@ fn readable(s: u32) -> bool {
     !write_locked(s) && (writers_waiting(s) == 0 || read_turn(s)) && readers(s) < MAX_READERS
 }
 
+/// A recursive reader may enter: no writer holds the lock and the count
+/// has room (waiting writers and turns do not count).
+#[inline]
+fn recursively_readable(s: u32) -> bool {
+    !write_locked(s) && readers(s) < MAX_READERS
+}
+
 /// A waiting reader's wait ends: it may enter, or its request for a turn
 /// was taken by a write unlock (`READERS_WAITING` clear) and it must ask
 /// again (unless the lock is full, where it waits for room).
@@ -488,6 +500,51 @@ impl RawRwLock {
     #[inline]
     pub fn lock_shared_until(&self, deadline: Deadline) -> bool {
         self.try_lock_shared() || self.lock_shared_contended(deadline, false)
+    }
+
+    /// Takes a read lock if no writer holds the lock, although writers
+    /// wait: for a thread that may hold a read lock already (lock_api's
+    /// `RawRwLockRecursive`; module doc, "State word"). Never waits.
+    #[inline]
+    pub fn try_lock_shared_recursive(&self) -> bool {
+        let w = self.words.state.value();
+        // The first guess is the free lock; the SeqCst CAS acquires.
+        let mut s = 0;
+        while recursively_readable(s) {
+            // readers + 1
+            match w.compare_exchange_weak(s, s + READER, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+        false
+    }
+
+    /// Takes a read lock as [`RawRwLock::try_lock_shared_recursive`] does,
+    /// waiting for the write unlock (or room) unless `deadline` passes
+    /// first.
+    pub fn lock_shared_recursive_until(&self, deadline: Deadline) -> bool {
+        if self.try_lock_shared_recursive() {
+            return true;
+        }
+        let policy = self.waits.policy();
+        let profiler = self.waits.profiler();
+        let start = profiler.start();
+        let mut blocked = false;
+        let acquired = loop {
+            // A write unlock and a read unlock from a full lock wake the
+            // sleepers (module doc, "Who sleeps").
+            let out = self.wait(&policy, deadline, recursively_readable, false, None);
+            blocked |= out.blocked();
+            if self.try_lock_shared_recursive() {
+                break true;
+            }
+            if out.timed_out() {
+                break false;
+            }
+        };
+        profiler.finish(start, blocked);
+        acquired
     }
 
     /// Takes the upgradable read lock if a reader may enter and no
