@@ -29,6 +29,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU8, Ordering};
+use waitwise::mutex::RawTtasMutex;
 
 /// No closure has run.
 const NEW: u8 = 0;
@@ -90,7 +91,9 @@ pub struct Once {
     /// `NEW`, `IN_PROGRESS`, `POISONED` or `DONE` (module doc).
     state: AtomicU8,
     /// Held by the thread that runs a closure; the others wait on it.
-    running: waitwise::Mutex<()>,
+    /// A raw lock (no data), so that `Once` is `RefUnwindSafe` as
+    /// parking_lot's.
+    running: RawTtasMutex,
 }
 
 impl Once {
@@ -99,7 +102,7 @@ impl Once {
     pub const fn new() -> Once {
         Once {
             state: AtomicU8::new(NEW),
-            running: waitwise::Mutex::new(()),
+            running: RawTtasMutex::new(),
         }
     }
 
@@ -147,7 +150,17 @@ impl Once {
 
     #[cold]
     fn call_once_slow(&self, ignore_poison: bool, f: &mut dyn FnMut(OnceState)) {
-        let _running = self.running.lock();
+        self.running.lock();
+        /// Unlocks `running` when the slow path returns or unwinds.
+        struct Unlock<'a>(&'a RawTtasMutex);
+        impl Drop for Unlock<'_> {
+            fn drop(&mut self) {
+                // SAFETY: `call_once_slow` locked it before making this
+                // guard, and only this guard unlocks it.
+                unsafe { self.0.unlock() }
+            }
+        }
+        let _running = Unlock(&self.running);
         // Relaxed: under `running` (module doc, "Memory ordering").
         let state = match self.state.load(Ordering::Relaxed) {
             DONE => return,

@@ -39,6 +39,11 @@ pub struct RawFairMutex {
 unsafe impl Sync for RawFairMutex {}
 // SAFETY: as above; the value owns nothing tied to a thread.
 unsafe impl Send for RawFairMutex {}
+// Unwind safe, as parking_lot's raw locks: `held` is written whole by a
+// thread that just took the lock and taken whole by its unlock; a panic
+// cannot leave it half changed for another thread to see.
+impl std::panic::RefUnwindSafe for RawFairMutex {}
+impl std::panic::UnwindSafe for RawFairMutex {}
 
 impl RawFairMutex {
     /// Keeps the ticket of the lock just taken.

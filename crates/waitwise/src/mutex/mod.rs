@@ -107,7 +107,16 @@
 //! and `RefUnwindSafe`; [`Mutex<T>`], [`RwLock<T>`] and the FIFO mutexes
 //! are `UnwindSafe` when `T` is, but not `RefUnwindSafe`, as parking_lot's
 //! and unlike std's: their data's `UnsafeCell` lies inside `lock_api`'s
-//! type, and only `lock_api` could declare it. (std declares it because
+//! type, and only `lock_api` could declare it. A raw lock that is
+//! `RefUnwindSafe` does not make the wrapper so (the `UnsafeCell<T>`
+//! field is not), and no other crate may add the impl: `RefUnwindSafe`
+//! is an auto trait, and an explicit impl of an auto trait is allowed
+//! only in the crate that defines the type (E0321), so neither waitwise
+//! nor the parking_lot drop-in can write `impl RefUnwindSafe for
+//! lock_api::Mutex<RawTtasMutex, T>`. Wrapper types of waitwise's own
+//! could, at the price of every `lock_api` interface (guards that
+//! `lock_api` code and [`Condvar`](crate::Condvar) accept, the aliases
+//! parking_lot's users name), so they stay aliases. (std declares it because
 //! it poisons: a thread that sees the data a panic left half changed is
 //! told so. Here the data stays as the panic left it.) A closure given
 //! to `catch_unwind` that borrows one states that it accepts this:
