@@ -1,4 +1,5 @@
 //! parking_lot 0.12.5's own `tests/issue_203.rs`, as it has it.
+#![allow(clippy::all)]
 use parking_lot::RwLock;
 use std::thread;
 

@@ -1,4 +1,5 @@
 //! parking_lot 0.12.5's own `tests/issue_392.rs`, as it has it.
+#![allow(clippy::all)]
 use parking_lot::RwLock;
 
 struct Lock(RwLock<i32>);

@@ -580,10 +580,17 @@ impl RawRwLock {
     /// The wait of a reader, or of an upgradable reader when `upgradable`.
     #[cold]
     fn lock_shared_contended(&self, deadline: Deadline, upgradable: bool) -> bool {
-        let (ready, try_lock): (fn(u32) -> bool, fn(&Self) -> bool) = if upgradable {
-            (upgradable_readable_or_unasked, Self::try_lock_upgradable)
+        let ready = if upgradable {
+            upgradable_readable_or_unasked
         } else {
-            (readable_or_unasked, Self::try_lock_shared)
+            readable_or_unasked
+        };
+        let try_lock = |lock: &Self| {
+            if upgradable {
+                lock.try_lock_upgradable()
+            } else {
+                lock.try_lock_shared()
+            }
         };
         let policy = self.waits.policy();
         let profiler = self.waits.profiler();
