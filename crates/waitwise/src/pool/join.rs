@@ -89,7 +89,21 @@ impl ThreadPool {
         RA: Send,
         RB: Send,
     {
-        let inner: &Inner = &self.inner;
+        self.inner.join(a, b)
+    }
+}
+
+impl Inner {
+    /// [`ThreadPool::join`] on this pool (also the free
+    /// [`join`](super::join) on the calling worker's pool).
+    pub(crate) fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        let inner: &Inner = self;
         let Some(me) = inner.current() else {
             return self.install(|| self.join(a, b));
         };
