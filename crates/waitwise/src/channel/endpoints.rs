@@ -331,6 +331,18 @@ impl<T> Receiver<T> {
             .map_err(|_| RecvError)
     }
 
+    /// The channel's `tail` index, which a [`Select`](super::Select)
+    /// waits on.
+    pub(super) fn tail_index(&self) -> &super::index::Index {
+        self.shared.ring.tail()
+    }
+
+    /// The channel's identity (the shared state's address), which a
+    /// [`Select`](super::Select) checks a completing receiver against.
+    pub(super) fn channel_id(&self) -> *const () {
+        Arc::as_ptr(&self.shared).cast()
+    }
+
     /// Receives a value if one is there now; never waits.
     #[inline]
     pub fn try_recv(&self) -> Result<T, TryRecvError> {

@@ -22,6 +22,8 @@
 //!   call per sleep;
 //! - `endpoints.rs`: [`Sender`], [`Receiver`], their waits and
 //!   disconnection;
+//! - `select.rs`: [`Select`], a wait on several receivers at once, and
+//!   `selectors.rs`, the selectors an index signals besides its sleepers;
 //! - `error.rs`: the error types; `cell.rs`: the loom-aware slot cell.
 //!
 //! # Capacity
@@ -63,12 +65,15 @@ mod endpoints;
 mod error;
 mod index;
 mod ring;
+mod select;
+mod selectors;
 
 pub use endpoints::{IntoIter, Iter, Receiver, Sender, TryIter};
 pub use error::{
     CapacityError, RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError,
     TrySendError,
 };
+pub use select::{Select, SelectTimeoutError, SelectedOperation, TrySelectError};
 
 use crate::options::WaitOptions;
 
