@@ -181,3 +181,57 @@ fn broadcast_from_a_stolen_join_half() {
         assert_eq!((a, b), (1, vec![0, 1]));
     }
 }
+
+#[test]
+fn join_context_both() {
+    // Not in a pool: both halves are injected, so both migrated.
+    let (a_migrated, b_migrated) = pool::join_context(|a| a.migrated(), |b| b.migrated());
+    assert!(a_migrated);
+    assert!(b_migrated);
+}
+
+#[test]
+fn join_context_neither() {
+    // In a 1-thread pool, neither half is stolen.
+    let pool = ThreadPool::new(1).unwrap();
+    let (a_migrated, b_migrated) =
+        pool.install(|| pool::join_context(|a| a.migrated(), |b| b.migrated()));
+    assert!(!a_migrated);
+    assert!(!b_migrated);
+}
+
+#[test]
+fn join_context_second() {
+    use std::sync::Barrier;
+    // In a 2-thread pool, the second half must be stolen for both halves
+    // to pass the barrier.
+    let barrier = Barrier::new(2);
+    let pool = ThreadPool::builder().workers(2).pin(false).build().unwrap();
+    let (a_migrated, b_migrated) = pool.install(|| {
+        pool::join_context(
+            |a| {
+                barrier.wait();
+                a.migrated()
+            },
+            |b| {
+                barrier.wait();
+                b.migrated()
+            },
+        )
+    });
+    assert!(!a_migrated);
+    assert!(b_migrated);
+}
+
+/// rayon's `join_counter_overflow`, with 100 000 joins instead of
+/// 500 000 (this machine's 2 CPUs are shared).
+#[test]
+fn join_counter_overflow() {
+    const MAX: u32 = 100_000;
+    let (mut i, mut j) = (0, 0);
+    let pool = ThreadPool::builder().workers(2).pin(false).build().unwrap();
+    for _ in 0..MAX {
+        pool.join(|| i += 1, || j += 1);
+    }
+    assert_eq!((i, j), (MAX, MAX));
+}

@@ -1,5 +1,5 @@
 //! The global pool, created on first use, and rayon's free functions on
-//! it: [`join`], [`scope`], [`scope_fifo`], [`spawn`], [`broadcast`],
+//! it: [`join`], [`join_context`], [`scope`], [`scope_fifo`], [`spawn`], [`broadcast`],
 //! [`spawn_broadcast`], [`current_num_threads`],
 //! [`current_thread_index`].
 //!
@@ -11,6 +11,7 @@
 
 use super::broadcast::BroadcastContext;
 use super::job::Job;
+use super::join::FnContext;
 use super::scope::Scope;
 use super::scope_fifo::ScopeFifo;
 use super::thread_pool::{Inner, PoolBuilder, ThreadPool};
@@ -67,6 +68,17 @@ where
     RB: Send,
 {
     Inner::with_current(global_inner, |pool| pool.join(a, b))
+}
+
+/// [`ThreadPool::join_context`] on the current pool (module doc).
+pub fn join_context<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    Inner::with_current(global_inner, |pool| pool.join_context(a, b))
 }
 
 /// [`ThreadPool::scope`] on the current pool (module doc).

@@ -44,9 +44,11 @@ mod thread_pool;
 pub use broadcast::BroadcastContext;
 #[cfg(not(loom))]
 pub use global::{
-    broadcast, current_num_threads, current_thread_index, global, join, scope, scope_fifo, spawn,
-    spawn_broadcast,
+    broadcast, current_num_threads, current_thread_index, global, join, join_context, scope,
+    scope_fifo, spawn, spawn_broadcast,
 };
+#[cfg(not(loom))]
+pub use join::FnContext;
 pub use placement::{Tier, WorkerPlace};
 #[cfg(not(loom))]
 pub use scope::Scope;
