@@ -2,8 +2,9 @@
 //! ported to waitwise's `Select` (`channel/select.rs`): named after
 //! crossbeam's tests. crossbeam's unbounded channels are bounded ones
 //! large enough here; its waits on timeouts against sleeps become waits
-//! without a deadline (tests never assert timing), and its send, `after`
-//! and `tick` operations are left out (waitwise selects receives only).
+//! without a deadline (tests never assert timing); its rendezvous
+//! channels (`bounded(0)`), `after` and `tick` have no counterpart, so
+//! the cases that need them are left out or use a full channel.
 #![cfg(not(loom))]
 
 use std::time::Duration;
@@ -292,4 +293,87 @@ fn recv_with_the_wrong_receiver_panics() {
     let _ = sel.recv(&r1);
     let oper = sel.select();
     let _ = oper.recv(&r2);
+}
+
+#[test]
+fn both_ready() {
+    let (s1, r1) = bounded(1);
+    let (s2, r2) = bounded(1);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(20));
+            s1.send(1).unwrap();
+            assert_eq!(r2.recv().unwrap(), 2);
+        });
+        for _ in 0..2 {
+            let mut sel = Select::new();
+            let oper1 = sel.recv(&r1);
+            let oper2 = sel.send(&s2);
+            let oper = sel.select();
+            match oper.index() {
+                i if i == oper1 => assert_eq!(oper.recv(&r1), Ok(1)),
+                i if i == oper2 => oper.send(&s2, 2).unwrap(),
+                _ => unreachable!(),
+            }
+        }
+    });
+}
+
+/// crossbeam's `unblocks`, send half: a selector waiting to send on two
+/// full channels wakes when a receive makes room in the first.
+#[test]
+fn unblocks_send() {
+    let (s1, r1) = bounded::<i32>(1);
+    let (s2, _r2) = bounded::<i32>(1);
+    s1.send(0).unwrap();
+    s2.send(0).unwrap();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(20));
+            assert_eq!(r1.recv().unwrap(), 0);
+            assert_eq!(r1.recv().unwrap(), 1);
+        });
+        let mut sel = Select::new();
+        let oper1 = sel.send(&s1);
+        let oper2 = sel.send(&s2);
+        let oper = sel.select();
+        match oper.index() {
+            i if i == oper1 => oper.send(&s1, 1).unwrap(),
+            i if i == oper2 => panic!(),
+            _ => unreachable!(),
+        }
+    });
+}
+
+/// crossbeam's `send_recv_same_channel`, second half: on an empty
+/// channel the send is ready and the receive is not.
+#[test]
+fn send_recv_same_channel() {
+    let (s, r) = bounded::<i32>(4);
+    let mut sel = Select::new();
+    let oper1 = sel.send(&s);
+    let oper2 = sel.recv(&r);
+    match sel.select_timeout(Duration::from_millis(100)) {
+        Err(_) => panic!(),
+        Ok(oper) => match oper.index() {
+            ix if ix == oper1 => assert!(oper.send(&s, 0).is_ok()),
+            ix if ix == oper2 => panic!(),
+            _ => unreachable!(),
+        },
+    }
+    assert_eq!(r.try_recv(), Ok(0));
+}
+
+/// A selected send on a channel whose receivers are gone returns the
+/// value.
+#[test]
+fn disconnected_send() {
+    let (s, r) = bounded::<i32>(1);
+    s.send(0).unwrap();
+    drop(r);
+    let mut sel = Select::new();
+    let oper1 = sel.send(&s);
+    let oper = sel.select();
+    assert_eq!(oper.index(), oper1);
+    assert_eq!(oper.send(&s, 5).unwrap_err().into_inner(), 5);
 }

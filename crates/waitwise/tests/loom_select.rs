@@ -1,5 +1,6 @@
-//! Loom models of `Select` (`channel/select.rs`, `channel/selectors.rs`):
-//! a selector registers its word with each channel's `tail` index,
+//! Loom models of `Select` (`channel/select.rs`, `channel/selectors.rs`),
+//! receives and sends: a selector registers its word with each channel's
+//! `tail` index (`head` for a send),
 //! reads the word, announces itself, tries again and sleeps; a send or a
 //! disconnection after the announcement signals the word. Checked in
 //! every interleaving: the selector wakes and receives (a lost wake-up is
@@ -89,5 +90,26 @@ fn a_selector_and_a_receiver_share_two_values() {
         };
         assert_eq!(v + w, 3);
         sender.join().unwrap();
+    });
+}
+
+/// A receive makes room in a full channel while a selector waits to send
+/// on it: the selector wakes (the `head` index's notify signals it) and
+/// sends.
+#[test]
+fn a_receive_while_the_selecting_sender_sleeps_wakes_it() {
+    loom::model(|| {
+        let (tx, rx) = bounded::<u32>(1);
+        tx.send(1).unwrap();
+        let receiver = thread::spawn(move || {
+            assert_eq!(rx.recv(), Ok(1));
+            rx.recv()
+        });
+        let mut sel = Select::new();
+        let i = sel.send(&tx);
+        let op = sel.select();
+        assert_eq!(op.index(), i);
+        op.send(&tx, 2).unwrap();
+        assert_eq!(receiver.join().unwrap(), Ok(2));
     });
 }

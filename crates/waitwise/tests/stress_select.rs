@@ -2,8 +2,9 @@
 //! 3 channels of capacity 1 and 4, producers sending on them and
 //! selectors (and one plain receiver) taking from all of them at once, at
 //! 2 + 2, 3 + 3 and 4 + 4 threads (more than this machine's CPUs), with
-//! the default policy and one that always sleeps. Checked: every value
-//! is received exactly once, disconnection ends every selector, no lost
+//! the default policy and one that always sleeps; and producers that
+//! select where to send among full channels. Checked: every value is
+//! received exactly once, disconnection ends every selector, no lost
 //! wake-up (every case finishes). Validation only.
 #![cfg(not(loom))]
 
@@ -80,6 +81,53 @@ fn selectors_and_a_receiver_take_every_value_once() {
 fn selectors_take_every_value_once_when_waiters_sleep() {
     for (threads, cap) in [(2, 1), (3, 4), (4, 1)] {
         case(threads, threads as usize, cap, || {
+            WaitOptions::new().policy(Policy::always_block())
+        });
+    }
+}
+
+/// Producers select among 3 channels of one slot each to send; plain
+/// receivers drain them.
+fn selecting_senders(threads: u64, options: fn() -> WaitOptions) {
+    let chans: Vec<_> = (0..3)
+        .map(|_| bounded_with_options::<u64>(1, options()).unwrap())
+        .collect();
+    let (sum, count) = (AtomicU64::new(0), AtomicU64::new(0));
+    std::thread::scope(|s| {
+        for p in 0..threads {
+            let txs: Vec<_> = chans.iter().map(|(tx, _)| tx.clone()).collect();
+            s.spawn(move || {
+                for i in 0..PER_PRODUCER {
+                    let mut sel = Select::new();
+                    let ops: Vec<usize> = txs.iter().map(|tx| sel.send(tx)).collect();
+                    let op = sel.select();
+                    let k = ops.iter().position(|&o| o == op.index()).unwrap();
+                    op.send(&txs[k], p * PER_PRODUCER + i).unwrap();
+                }
+            });
+        }
+        for (_, rx) in &chans {
+            let rx = rx.clone();
+            let (sum, count) = (&sum, &count);
+            s.spawn(move || {
+                for v in rx.iter() {
+                    sum.fetch_add(v, Ordering::Relaxed);
+                    count.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        drop(chans);
+    });
+    let n = threads * PER_PRODUCER;
+    assert_eq!(count.load(Ordering::Relaxed), n);
+    assert_eq!(sum.load(Ordering::Relaxed), n * (n - 1) / 2);
+}
+
+#[test]
+fn selecting_senders_deliver_every_value_once() {
+    for threads in [2, 3, 5] {
+        selecting_senders(threads, WaitOptions::new);
+        selecting_senders(threads, || {
             WaitOptions::new().policy(Policy::always_block())
         });
     }

@@ -280,6 +280,17 @@ impl<T> Sender<T> {
             .map_err(|e| SendError(e.into_inner()))
     }
 
+    /// The channel's `head` index, which a [`Select`](super::Select)
+    /// waits on for room.
+    pub(super) fn head_index(&self) -> &super::index::Index {
+        self.shared.ring.head()
+    }
+
+    /// The channel's identity, as [`Receiver`]'s.
+    pub(super) fn channel_id(&self) -> *const () {
+        Arc::as_ptr(&self.shared).cast()
+    }
+
     /// Sends `value` if a slot is free now; never waits.
     #[inline]
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {

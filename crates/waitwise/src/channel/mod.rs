@@ -22,7 +22,7 @@
 //!   call per sleep;
 //! - `endpoints.rs`: [`Sender`], [`Receiver`], their waits and
 //!   disconnection;
-//! - `select.rs`: [`Select`], a wait on several receivers at once, and
+//! - `select.rs`: [`Select`], a wait on several receives and sends at once, and
 //!   `selectors.rs`, the selectors an index signals besides its sleepers;
 //! - `error.rs`: the error types; `cell.rs`: the loom-aware slot cell.
 //!

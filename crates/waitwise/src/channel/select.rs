@@ -35,10 +35,18 @@
 //! announcement is seen by the second try. The selector unregisters when
 //! it returns.
 //!
-//! Only receive operations are offered (crossbeam's `Select` also sends).
+//! # Send operations
+//!
+//! A send operation is selected when its channel has room or is
+//! disconnected; [`SelectedOperation::send`] then sends. Unlike a
+//! receive, the selection reserves nothing: if another sender fills the
+//! channel in between, the send waits for room as [`Sender::send`] does
+//! (with one sender per channel, as in a pipeline, it never waits). A
+//! selector waiting to send registers with the channel's `head` index,
+//! which every receive and the disconnection notify.
 
-use super::endpoints::Receiver;
-use super::error::RecvError;
+use super::endpoints::{Receiver, Sender};
+use super::error::{RecvError, SendError, TrySendError};
 use super::index::Index;
 use crate::policy::{Policy, SyncKind};
 use crate::wait_word::WaitWord;
@@ -48,18 +56,19 @@ use std::time::{Duration, Instant};
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::shim::{Arc, Ordering};
 
-/// A receiver as a [`Select`] sees it, whatever its value type.
-trait SelectRecv {
-    /// Receives now, if a value or the disconnection is there.
+/// An operation as a [`Select`] sees it, whatever its value type.
+trait SelectOp {
+    /// Receives now, if a value or the disconnection is there; for a
+    /// send, whether it may go ahead.
     fn try_take(&self) -> Option<Taken>;
-    /// The `tail` index to wait on.
+    /// The index to wait on: `tail` for a receive, `head` for a send.
     fn index(&self) -> &Index;
     /// The channel's identity.
     fn id(&self) -> *const ();
 }
 
 /// What a selected receive got: a value (boxed, its type erased) or the
-/// disconnection.
+/// disconnection; or a send that may go ahead.
 enum Taken {
     /// A `Box<T>` as a raw pointer, and how to drop it unclaimed.
     Value {
@@ -67,6 +76,8 @@ enum Taken {
         drop: unsafe fn(*mut ()),
     },
     Disconnected,
+    /// A send operation whose channel had room or was disconnected.
+    SendReady,
 }
 
 /// Drops an unclaimed `Box<T>` made by `try_take`.
@@ -79,7 +90,21 @@ unsafe fn drop_boxed<T>(ptr: *mut ()) {
     drop(unsafe { Box::from_raw(ptr.cast::<T>()) });
 }
 
-impl<T> SelectRecv for Receiver<T> {
+impl<T> SelectOp for Sender<T> {
+    fn try_take(&self) -> Option<Taken> {
+        (!self.is_full() || self.is_disconnected()).then_some(Taken::SendReady)
+    }
+
+    fn index(&self) -> &Index {
+        self.head_index()
+    }
+
+    fn id(&self) -> *const () {
+        self.channel_id()
+    }
+}
+
+impl<T> SelectOp for Receiver<T> {
     fn try_take(&self) -> Option<Taken> {
         match self.try_recv() {
             Ok(v) => Some(Taken::Value {
@@ -120,10 +145,11 @@ fn next_start() -> usize {
     })
 }
 
-/// A set of receive operations to wait on at once (crossbeam-channel's
-/// `Select`, for receives): a selection receives from one ready receiver
-/// and hands the result over in a [`SelectedOperation`], which
-/// [`SelectedOperation::recv`] completes. Successive selections start
+/// A set of receive and send operations to wait on at once
+/// (crossbeam-channel's `Select`): a selection picks one ready operation
+/// (a receive it has already made, or a send whose channel has room) and
+/// hands it over in a [`SelectedOperation`], which
+/// [`SelectedOperation::recv`] or [`SelectedOperation::send`] completes. Successive selections start
 /// trying at rotating positions, so no receiver is always preferred; a
 /// selection that finds none ready sleeps until a send or a
 /// disconnection on one of them.
@@ -144,7 +170,7 @@ fn next_start() -> usize {
 /// # let _ = (op1, tx1);
 /// ```
 pub struct Select<'a> {
-    ops: Vec<&'a dyn SelectRecv>,
+    ops: Vec<&'a dyn SelectOp>,
     /// Where the next selection starts trying (rotates).
     start: usize,
 }
@@ -198,6 +224,13 @@ impl<'a> Select<'a> {
     /// [`SelectedOperation::index`] reports when it is selected.
     pub fn recv<T>(&mut self, r: &'a Receiver<T>) -> usize {
         self.ops.push(r);
+        self.ops.len() - 1
+    }
+
+    /// Adds a send on `s`; returns its index. It is selected when the
+    /// channel has room or is disconnected.
+    pub fn send<T>(&mut self, s: &'a Sender<T>) -> usize {
+        self.ops.push(s);
         self.ops.len() - 1
     }
 
@@ -338,18 +371,49 @@ impl SelectedOperation<'_> {
     ///
     /// # Panics
     ///
-    /// If `r` is not a receiver of the selected operation's channel.
+    /// If `r` is not a receiver of the selected operation's channel, or
+    /// the selected operation is a send.
     pub fn recv<T>(mut self, r: &Receiver<T>) -> Result<T, RecvError> {
         assert!(
             r.channel_id() == self.id,
             "passed a receiver that wasn't selected"
         );
         match self.taken.take().expect("completed once") {
+            Taken::SendReady => panic!("completed a selected send with `recv`"),
             // SAFETY: `ptr` is a `Box<T>`: the selected receiver is of this
             // channel (checked above), whose values are `T`s; taken out of
             // `self`, it is not dropped again.
             Taken::Value { ptr, .. } => Ok(*unsafe { Box::from_raw(ptr.cast::<T>()) }),
             Taken::Disconnected => Err(RecvError),
+        }
+    }
+}
+
+impl SelectedOperation<'_> {
+    /// Completes the selected send: sends `value`, or returns it in the
+    /// error if the channel is disconnected. Waits for room only if
+    /// another sender filled the channel since the selection (module
+    /// doc, "Send operations").
+    ///
+    /// # Panics
+    ///
+    /// If `s` is not a sender of the selected operation's channel, or the
+    /// selected operation is a receive.
+    pub fn send<T>(mut self, s: &Sender<T>, value: T) -> Result<(), SendError<T>> {
+        assert!(
+            s.channel_id() == self.id,
+            "passed a sender that wasn't selected"
+        );
+        match self.taken.take().expect("completed once") {
+            Taken::SendReady => match s.try_send(value) {
+                Ok(()) => Ok(()),
+                Err(TrySendError::Disconnected(v)) => Err(SendError(v)),
+                Err(TrySendError::Full(v)) => s.send(v),
+            },
+            other => {
+                self.taken = Some(other);
+                panic!("completed a selected receive with `send`");
+            }
         }
     }
 }
