@@ -175,14 +175,19 @@
 //! and sleeps on the *wake epoch*, a second word that only wakers change.
 //! Every change that may let a sleeper in clears `SLEEPING` in its own CAS
 //! and, if it was set, advances the epoch and wakes every sleeper: a write
-//! unlock; the last read unlock (writers wait for it), or one that leaves
-//! room in a full lock; a writer giving up (readers it held back, writers
-//! its starving kept out). Nothing else can make a waiter's condition
-//! true: taking the lock, registering, starving and asking for a turn only
-//! keep others out. A woken thread that must wait again sets `SLEEPING`
-//! again. So a release makes a system call only when someone went to sleep
-//! since the last wake-up, and a sleeper wakes only at a change that may
-//! concern it.
+//! unlock; the last read unlock (writers wait for it), one that leaves
+//! room in a full lock, or one that leaves an upgradable reader alone (it
+//! may wait to upgrade); an upgradable unlock and the downgrade of an
+//! upgradable read (another upgradable reader may wait); a writer or an
+//! upgrader giving up (readers it held back, writers its starving kept
+//! out). Nothing else can make a waiter's condition true: taking the
+//! lock, registering, starving, asking for a turn and upgrading only keep
+//! others out. (An upgrade turns the wait of an upgradable reader that
+//! waited for `UPGRADABLE` into "ask for a turn" without waking it; asking
+//! would not let it in before the write unlock, which wakes it.) A woken
+//! thread that must wait again sets `SLEEPING` again. So a release makes a
+//! system call only when someone went to sleep since the last wake-up,
+//! and a sleeper wakes only at a change that may concern it.
 //!
 //! Readers and writers sleep on the same epoch, so a wake-up wakes all of
 //! them and those that still cannot enter sleep again: a herd, but only of
