@@ -612,11 +612,49 @@ impl Condvar {
         guard: &mut MutexGuard<'_, R, T>,
         deadline: Deadline,
     ) -> WaitTimeoutResult {
-        let cond_seq = self.cond_seq();
-        let ticket = cond_seq.enter();
         let mutex = (MutexGuard::mutex(guard) as *const lock_api::Mutex<R, T>)
             .cast::<()>()
             .addr();
+        self.wait_with_unlock(mutex, deadline, |wait| {
+            MutexGuard::unlocked(guard, wait);
+        })
+    }
+
+    /// The wait for a mutex that is not a `lock_api` guard of this crate's
+    /// `lock_api` (another version's guard, a raw lock): the caller holds
+    /// the mutex whose address is `mutex`, and `unlocked` unlocks it, calls
+    /// the wait it is handed once, and locks it again (as
+    /// `MutexGuard::unlocked`). The wait methods above are this with a
+    /// `lock_api` guard. If `unlocked` does not call the wait, the call
+    /// returns at once as a spurious wake-up.
+    ///
+    /// # Examples
+    /// ```
+    /// use waitwise::{condvar::Condvar, Deadline};
+    ///
+    /// let lock = std::sync::Mutex::new(());
+    /// let cv = Condvar::new();
+    /// let mut guard = Some(lock.lock().unwrap());
+    /// let soon = Deadline::after(std::time::Duration::from_millis(1));
+    /// let out = cv.wait_with_unlock(&lock as *const _ as usize, soon, |wait| {
+    ///     drop(guard.take());
+    ///     wait();
+    ///     guard = Some(lock.lock().unwrap());
+    /// });
+    /// assert!(out.timed_out());
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// As [`Condvar::wait`], when used with two mutexes at once.
+    pub fn wait_with_unlock(
+        &self,
+        mutex: usize,
+        deadline: Deadline,
+        unlocked: impl FnOnce(&mut dyn FnMut()),
+    ) -> WaitTimeoutResult {
+        let cond_seq = self.cond_seq();
+        let ticket = cond_seq.enter();
         if !self.check_mutex(mutex, ticket) {
             cond_seq.leave();
             panic!("attempted to use a condition variable with more than one mutex");
@@ -625,11 +663,19 @@ impl Condvar {
         let start = profiler.start();
         // The waiters and a notifier (crowding's threads of the wait).
         let policy = self.waits.policy_for_threads(ticket.waiters() as usize + 1);
-        let out = MutexGuard::unlocked(guard, || {
-            let out = cond_seq.wait(ticket, &policy, deadline, SleepRules::default());
-            cond_seq.leave();
-            out
+        let mut out = None;
+        unlocked(&mut || {
+            if out.is_none() {
+                let waited = cond_seq.wait(ticket, &policy, deadline, SleepRules::default());
+                cond_seq.leave();
+                out = Some(waited);
+            }
         });
+        let Some(out) = out else {
+            // Not called: leave, and report a spurious wake-up.
+            cond_seq.leave();
+            return WaitTimeoutResult::Woken;
+        };
         profiler.finish(start, out.blocked());
         if out.timed_out() {
             WaitTimeoutResult::TimedOut

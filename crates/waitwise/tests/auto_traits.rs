@@ -86,6 +86,7 @@ fn lock_guards_are_sync_like_std_mutex_guard() {
     assert_guard::<McsMutexGuard<'static, u32>>();
     assert_guard::<RwLockReadGuard<'static, u32>>();
     assert_guard::<RwLockWriteGuard<'static, u32>>();
+    assert_guard::<waitwise::mutex::RwLockUpgradableReadGuard<'static, u32>>();
 }
 
 #[test]

@@ -311,6 +311,17 @@ impl<T> Sender<T> {
             .map_err(|e| SendError(e.into_inner()))
     }
 
+    /// The channel's `head` index, which a [`Select`](super::Select)
+    /// waits on for room.
+    pub(super) fn head_index(&self) -> &super::index::Index {
+        self.shared.ring.head()
+    }
+
+    /// The channel's identity, as [`Receiver`]'s.
+    pub(super) fn channel_id(&self) -> *const () {
+        Arc::as_ptr(&self.shared).cast()
+    }
+
     /// Sends `value` if a slot is free now; never waits.
     #[inline]
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
@@ -360,6 +371,18 @@ impl<T> Receiver<T> {
         self.shared
             .recv_deadline(Deadline::NEVER)
             .map_err(|_| RecvError)
+    }
+
+    /// The channel's `tail` index, which a [`Select`](super::Select)
+    /// waits on.
+    pub(super) fn tail_index(&self) -> &super::index::Index {
+        self.shared.ring.tail()
+    }
+
+    /// The channel's identity (the shared state's address), which a
+    /// [`Select`](super::Select) checks a completing receiver against.
+    pub(super) fn channel_id(&self) -> *const () {
+        Arc::as_ptr(&self.shared).cast()
     }
 
     /// Receives a value if one is there now; never waits.

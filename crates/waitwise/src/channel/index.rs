@@ -26,7 +26,8 @@
 //! - `WAITING` clear: nothing (one load).
 //! - `WAITING` set: `events => (epoch + 1, clear)` (CAS), then wake every
 //!   sleeper registered on `events` (every parked waiter lost its bit, so
-//!   all must re-check; the losers prepare again).
+//!   all must re-check; the losers prepare again), and signal the
+//!   selectors registered on the index (`selectors.rs`).
 //!
 //! Clearing the bit always moves the epoch, so a waiter can never sleep on
 //! a cleared word: a notify that raced with its prepare changes the value
@@ -46,6 +47,7 @@
 //! and not a swap so that a notifier with a stale view cannot move the
 //! epoch backwards.
 
+use super::selectors::Selectors;
 use crate::policy::Policy;
 use crate::wait_word::{WaitOutcome, WaitWord};
 use std::time::Duration;
@@ -66,6 +68,9 @@ pub(crate) struct Index {
     position: WaitWord,
     /// The event count parked waiters sleep on.
     events: WaitWord,
+    /// The selectors waiting on this index besides (`selectors.rs`),
+    /// signalled on the notify's slow path.
+    selectors: Selectors,
 }
 
 /// Under loom only: a `SeqCst` fence between the notifier's change of the
@@ -82,6 +87,7 @@ impl Index {
         Self {
             position: WaitWord::new(0),
             events: WaitWord::new(0),
+            selectors: Selectors::new(),
         }
     }
 
@@ -116,6 +122,7 @@ impl Index {
             ) {
                 Ok(_) => {
                     self.events.wake_all();
+                    self.selectors.signal_all();
                     return;
                 }
                 Err(now) if now & WAITING != 0 => events = now,
@@ -145,6 +152,12 @@ impl Index {
         self.position
             .as_ref()
             .poll_until(budget.mechanism, poll_deadline, |position| position != seen)
+    }
+
+    /// The selectors waiting on this index (`selectors.rs`).
+    #[inline]
+    pub(crate) fn selectors(&self) -> &Selectors {
+        &self.selectors
     }
 
     /// POLLING => PARKING: announces a waiter. The caller must re-try its

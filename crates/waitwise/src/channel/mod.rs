@@ -22,6 +22,8 @@
 //!   call per sleep;
 //! - `endpoints.rs`: [`Sender`], [`Receiver`], their waits and
 //!   disconnection;
+//! - `select.rs`: [`Select`], a wait on several receives and sends at once, and
+//!   `selectors.rs`, the selectors an index signals besides its sleepers;
 //! - `error.rs`: the error types; `cell.rs`: the loom-aware slot cell.
 //!
 //! # Capacity
@@ -64,12 +66,15 @@ mod error;
 mod index;
 mod lost_yields;
 mod ring;
+mod select;
+mod selectors;
 
 pub use endpoints::{IntoIter, Iter, Receiver, Sender, TryIter};
 pub use error::{
     CapacityError, RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError,
     TrySendError,
 };
+pub use select::{Select, SelectTimeoutError, SelectedOperation, TrySelectError};
 
 use crate::options::WaitOptions;
 

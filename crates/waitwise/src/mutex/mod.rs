@@ -11,7 +11,7 @@
 //! | [`TtasMutex`] | [`RawTtasMutex`] | `ttas.rs`, `cpu_turns.rs` | unfair, bounded: hand-off to a waiter that asks; turns between CPUs | yes |
 //! | [`TicketMutex`] | [`RawTicketMutex`] | `ticket.rs`, `hand_off_cooldown.rs` | FIFO among running waiters; a releaser that handed off queues again after a cool-down | yes (does not queue) |
 //! | [`McsMutex`] | [`RawMcsMutex`] | `mcs.rs`, `hand_off_cooldown.rs` | FIFO among running waiters; a releaser that handed off queues again after a cool-down | no (`try_lock` only) |
-//! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring; waiting readers get a turn after each write; among writers unfair, bounded: a writer beaten in rounds starves the barging ones out | yes |
+//! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring; waiting readers get a turn after each write; among writers unfair, bounded: a writer beaten in rounds starves the barging ones out; upgradable reads | yes |
 //!
 //! The TTAS algorithm itself is [`TtasLockRef`], a view over a borrowed
 //! futex word that waits through the caller's [`LockWait`]:
@@ -106,7 +106,16 @@
 //! and `RefUnwindSafe`; [`Mutex<T>`], [`RwLock<T>`] and the FIFO mutexes
 //! are `UnwindSafe` when `T` is, but not `RefUnwindSafe`, as parking_lot's
 //! and unlike std's: their data's `UnsafeCell` lies inside `lock_api`'s
-//! type, and only `lock_api` could declare it. (std declares it because
+//! type, and only `lock_api` could declare it. A raw lock that is
+//! `RefUnwindSafe` does not make the wrapper so (the `UnsafeCell<T>`
+//! field is not), and no other crate may add the impl: `RefUnwindSafe`
+//! is an auto trait, and an explicit impl of an auto trait is allowed
+//! only in the crate that defines the type (E0321), so neither waitwise
+//! nor the parking_lot drop-in can write `impl RefUnwindSafe for
+//! lock_api::Mutex<RawTtasMutex, T>`. Wrapper types of waitwise's own
+//! could, at the price of every `lock_api` interface (guards that
+//! `lock_api` code and [`Condvar`](crate::Condvar) accept, the aliases
+//! parking_lot's users name), so they stay aliases. (std declares it because
 //! it poisons: a thread that sees the data a panic left half changed is
 //! told so. Here the data stays as the panic left it.) A closure given
 //! to `catch_unwind` that borrows one states that it accepts this:
@@ -236,8 +245,27 @@ pub type RwLock<T> = lock_api::RwLock<RawRwLock, T>;
 /// ```
 pub type RwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawRwLock, T>;
 /// Exclusive guard of [`RwLock`]. `RwLockWriteGuard::downgrade` turns it
-/// into a read guard without letting a writer in between.
+/// into a read guard without letting a writer in between, and
+/// `RwLockWriteGuard::downgrade_to_upgradable` into an upgradable one.
 pub type RwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawRwLock, T>;
+/// Upgradable read guard of [`RwLock`] (`RwLock::upgradable_read`): a
+/// read lock that readers share but no writer and no other upgradable
+/// reader, which `RwLockUpgradableReadGuard::upgrade` turns into the write
+/// lock once the other readers have left, with no writer in between.
+///
+/// ```
+/// use waitwise::mutex::{RwLock, RwLockUpgradableReadGuard};
+///
+/// let lock = RwLock::new(1);
+/// let up = lock.upgradable_read();
+/// assert_eq!(*lock.read(), 1); // readers still enter
+/// assert!(lock.try_upgradable_read().is_none());
+/// let mut w = RwLockUpgradableReadGuard::upgrade(up);
+/// *w += 1;
+/// drop(w);
+/// assert_eq!(*lock.read(), 2);
+/// ```
+pub type RwLockUpgradableReadGuard<'a, T> = lock_api::RwLockUpgradableReadGuard<'a, RawRwLock, T>;
 
 #[cfg(all(test, not(loom)))]
 mod tests {
@@ -288,7 +316,7 @@ mod tests {
         let r = l.read();
         assert_eq!(
             format!("{raw:?}"),
-            "RawRwLock { write_locked: false, readers: 1, writers_waiting: 0, writers_starving: 0, policy: /b/0 }"
+            "RawRwLock { write_locked: false, readers: 1, upgradable: false, writers_waiting: 0, writers_starving: 0, policy: /b/0 }"
         );
         drop(r);
         let w = l.write();
@@ -317,6 +345,115 @@ mod tests {
             handle.join().unwrap()
         }
         assert_eq!(*x.read(), 800);
+    }
+
+    /// parking_lot's `rwlock::tests::test_ruw_arc`: a writer, upgradable
+    /// readers that upgrade, and readers; nobody sees a write half done.
+    #[test]
+    fn test_ruw_arc_like_parking_lot() {
+        let arc = std::sync::Arc::new(RwLock::new(0));
+        let arc2 = arc.clone();
+        let writer = std::thread::spawn(move || {
+            for _ in 0..10 {
+                let mut lock = arc2.write();
+                let tmp = *lock;
+                *lock = -1;
+                std::thread::yield_now();
+                *lock = tmp + 1;
+            }
+        });
+        let mut children = Vec::new();
+        for _ in 0..5 {
+            let arc3 = arc.clone();
+            children.push(std::thread::spawn(move || {
+                let lock = arc3.upgradable_read();
+                let tmp = *lock;
+                assert!(tmp >= 0);
+                std::thread::yield_now();
+                let mut lock = RwLockUpgradableReadGuard::upgrade(lock);
+                assert_eq!(tmp, *lock);
+                *lock = -1;
+                std::thread::yield_now();
+                *lock = tmp + 1;
+            }));
+        }
+        for _ in 0..5 {
+            let arc4 = arc.clone();
+            children.push(std::thread::spawn(move || {
+                let lock = arc4.read();
+                assert!(*lock >= 0);
+            }));
+        }
+        for r in children {
+            r.join().unwrap();
+        }
+        writer.join().unwrap();
+        assert_eq!(*arc.read(), 15);
+    }
+
+    /// parking_lot's `rwlock::tests::test_rwlock_try_upgrade`: an
+    /// upgradable read enters beside a reader, not beside another
+    /// upgradable reader or a writer.
+    #[test]
+    fn test_rwlock_try_upgrade_like_parking_lot() {
+        let lock = RwLock::new(0isize);
+        let read_guard = lock.read();
+        assert!(lock.try_upgradable_read().is_some());
+        drop(read_guard);
+        let upgrade_guard = lock.upgradable_read();
+        assert!(lock.try_upgradable_read().is_none());
+        drop(upgrade_guard);
+        let write_guard = lock.write();
+        assert!(lock.try_upgradable_read().is_none());
+        drop(write_guard);
+    }
+
+    /// The upgrade waits for the readers to leave and keeps new ones out;
+    /// a timed upgrade that the readers outlast keeps the upgradable lock.
+    #[test]
+    fn an_upgrade_waits_for_readers_and_times_out_keeping_its_read() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::time::Duration;
+        let l = RwLock::from_raw(RawRwLock::with_options(blocking()), 0);
+        let r = l.read();
+        let up = l.upgradable_read();
+        let up = RwLockUpgradableReadGuard::try_upgrade_for(up, Duration::from_millis(5))
+            .expect_err("a reader holds the lock");
+        let up = RwLockUpgradableReadGuard::try_upgrade(up).expect_err("still");
+        drop(r);
+        let (entered, left) = (AtomicBool::new(false), AtomicBool::new(false));
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let r = l.read(); // beside the upgradable reader
+                entered.store(true, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(10));
+                left.store(true, Ordering::SeqCst);
+                drop(r);
+            });
+            while !entered.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            let mut w = RwLockUpgradableReadGuard::upgrade(up);
+            assert!(left.load(Ordering::SeqCst), "upgraded beside a reader");
+            *w = 7;
+        });
+        assert_eq!(*l.read(), 7);
+        assert!(!l.is_locked());
+    }
+
+    #[test]
+    fn upgradable_downgrades_both_ways() {
+        let l = RwLock::new(1);
+        let w = l.write();
+        let up = RwLockWriteGuard::downgrade_to_upgradable(w);
+        assert!(l.try_upgradable_read().is_none());
+        assert_eq!(*l.read(), 1);
+        let r = RwLockUpgradableReadGuard::downgrade(up);
+        let up2 = l.try_upgradable_read().expect("the bit was dropped");
+        drop(r);
+        let w = RwLockUpgradableReadGuard::try_upgrade(up2).expect("alone");
+        drop(w);
+        assert!(!l.is_locked());
     }
 
     #[test]

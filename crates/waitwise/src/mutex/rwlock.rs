@@ -1,6 +1,7 @@
 //! [`RawRwLock`]: a writer-preferring reader-writer lock on one state
 //! word, with a readers' turn after each write that readers waited for,
-//! whose waiters poll the state and sleep on a wake epoch beside it.
+//! and upgradable reads, whose waiters poll the state and sleep on a wake
+//! epoch beside it.
 //!
 //! # State word
 //!
@@ -12,7 +13,9 @@
 //!              counted among the waiting writers as well
 //!  bits 25..17 writers waiting (9 bits, at most MAX_WRITERS_WAITING)
 //!  bit  16     SLEEPING         a waiter may sleep on the wake epoch
-//!  bits 15..0  readers holding (16 bits, at most MAX_READERS)
+//!  bit  15     UPGRADABLE       an upgradable reader holds the lock,
+//!                               counted among the readers as well
+//!  bits 14..0  readers holding (15 bits, at most MAX_READERS)
 //! ```
 //!
 //! Writer-preferring: a reader does not enter while a writer holds *or
@@ -59,10 +62,53 @@
 //!   wake the sleepers if it was set (below, "Who sleeps").
 //! - downgrade: the write unlock with `readers + 1` in the same CAS (the
 //!   writer now holds a read lock; no writer gets in between).
+//! - recursive read lock (for a thread that may hold a read lock
+//!   already): `!WRITE_LOCKED => readers + 1`, ignoring waiting writers
+//!   and turns (a writer waiting for this thread's first read lock would
+//!   otherwise wait forever); it waits only for the write unlock, which
+//!   wakes the sleepers.
+//! - upgradable read lock, its unlock and the upgrade: below,
+//!   "Upgradable reads".
 //! - a waiter about to sleep: `=> | SLEEPING` (unless set already), then
 //!   sleep on the wake epoch.
 //! - a waiting writer beaten to the lock by writers in
 //!   [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds: `writers_starving + 1` (below).
+//!
+//! # Upgradable reads
+//!
+//! An upgradable reader is a reader that may later become the writer
+//! without letting another writer in between (lock_api's
+//! `RawRwLockUpgrade`). It holds `UPGRADABLE` and is counted in `readers`
+//! as well, so everything that waits for the readers (writers need
+//! `readers == 0`) waits for it too, and plain readers enter beside it as
+//! beside any reader. `UPGRADABLE` admits one: a second upgradable reader
+//! waits, as two of them could otherwise each wait for the other to leave
+//! in order to upgrade.
+//!
+//! - upgradable read lock: `readable && !UPGRADABLE => readers + 1 |
+//!   UPGRADABLE`; kept out by a writer, it asks for a turn as a reader does;
+//!   kept out by `UPGRADABLE` alone, it waits for that bit to clear.
+//! - upgradable unlock: `readers - 1`, `UPGRADABLE` and `READ_TURN`
+//!   cleared (the first reader out ends a turn); `SLEEPING` cleared and
+//!   the sleepers woken if it was set (another upgradable reader may wait
+//!   for the bit, a writer for the last reader).
+//! - upgrade: the upgradable reader counts itself as a waiting writer
+//!   (`writers_waiting + 1`: new readers keep out, as from any waiting
+//!   writer, except during a readers' turn that was already granted), waits
+//!   for `readers == 1` (itself), then `readers - 1 - UPGRADABLE -
+//!   WRITER_WAITING | WRITE_LOCKED`, ending a readers' turn, in one CAS. It
+//!   ignores `writers_starving`: a starving writer waits for the upgrader's
+//!   read lock to go, so the upgrader must not wait for it. A read unlock
+//!   that leaves the upgrader alone (`readers == 2` with `UPGRADABLE`)
+//!   wakes the sleepers, as the last read unlock does. A timed-out upgrade
+//!   leaves the count as a timed-out writer does, and keeps its upgradable
+//!   read lock. With the count full it waits uncounted (readers may still
+//!   enter then) until the count has room or the readers are gone.
+//! - downgrade of an upgradable read to a plain read: `- UPGRADABLE`,
+//!   waking the sleepers if `SLEEPING` was set (another upgradable reader
+//!   may enter).
+//! - downgrade of the write lock to an upgradable read: the write unlock
+//!   with `readers + 1 | UPGRADABLE` in the same CAS.
 //!
 //! # Bounded unfairness among writers
 //!
@@ -129,14 +175,19 @@
 //! and sleeps on the *wake epoch*, a second word that only wakers change.
 //! Every change that may let a sleeper in clears `SLEEPING` in its own CAS
 //! and, if it was set, advances the epoch and wakes every sleeper: a write
-//! unlock; the last read unlock (writers wait for it), or one that leaves
-//! room in a full lock; a writer giving up (readers it held back, writers
-//! its starving kept out). Nothing else can make a waiter's condition
-//! true: taking the lock, registering, starving and asking for a turn only
-//! keep others out. A woken thread that must wait again sets `SLEEPING`
-//! again. So a release makes a system call only when someone went to sleep
-//! since the last wake-up, and a sleeper wakes only at a change that may
-//! concern it.
+//! unlock; the last read unlock (writers wait for it), one that leaves
+//! room in a full lock, or one that leaves an upgradable reader alone (it
+//! may wait to upgrade); an upgradable unlock and the downgrade of an
+//! upgradable read (another upgradable reader may wait); a writer or an
+//! upgrader giving up (readers it held back, writers its starving kept
+//! out). Nothing else can make a waiter's condition true: taking the
+//! lock, registering, starving, asking for a turn and upgrading only keep
+//! others out. (An upgrade turns the wait of an upgradable reader that
+//! waited for `UPGRADABLE` into "ask for a turn" without waking it; asking
+//! would not let it in before the write unlock, which wakes it.) A woken
+//! thread that must wait again sets `SLEEPING` again. So a release makes a
+//! system call only when someone went to sleep since the last wake-up,
+//! and a sleeper wakes only at a change that may concern it.
 //!
 //! Readers and writers sleep on the same epoch, so a wake-up wakes all of
 //! them and those that still cannot enter sleep again: a herd, but only of
@@ -215,13 +266,16 @@ const READ_TURN: u32 = 1 << 30;
 const READERS_WAITING: u32 = 1 << 29;
 /// A waiter may sleep on the wake epoch (module doc, "Who sleeps").
 const SLEEPING: u32 = 1 << 16;
+/// An upgradable reader holds the lock (counted among the readers too;
+/// module doc, "Upgradable reads").
+const UPGRADABLE: u32 = 1 << 15;
 /// One starving writer (module doc, "Bounded unfairness among writers").
 const WRITER_STARVING: u32 = 1 << 26;
 /// One waiting writer.
 const WRITER_WAITING: u32 = 1 << 17;
 /// One reader.
 const READER: u32 = 1;
-const READERS_MASK: u32 = SLEEPING - 1;
+const READERS_MASK: u32 = UPGRADABLE - 1;
 const WAITING_MASK: u32 = WRITER_STARVING - WRITER_WAITING;
 const STARVING_MASK: u32 = READERS_WAITING - WRITER_STARVING;
 /// Most readers holding the lock at once.
@@ -287,11 +341,23 @@ fn read_turn(s: u32) -> bool {
     s & READ_TURN != 0
 }
 
+#[inline]
+fn upgradable(s: u32) -> bool {
+    s & UPGRADABLE != 0
+}
+
 /// A reader may enter: no writer holds the lock, none waits or it is the
 /// readers' turn, and the count has room.
 #[inline]
 fn readable(s: u32) -> bool {
     !write_locked(s) && (writers_waiting(s) == 0 || read_turn(s)) && readers(s) < MAX_READERS
+}
+
+/// A recursive reader may enter: no writer holds the lock and the count
+/// has room (waiting writers and turns do not count).
+#[inline]
+fn recursively_readable(s: u32) -> bool {
+    !write_locked(s) && readers(s) < MAX_READERS
 }
 
 /// A waiting reader's wait ends: it may enter, or its request for a turn
@@ -300,6 +366,27 @@ fn readable(s: u32) -> bool {
 #[inline]
 fn readable_or_unasked(s: u32) -> bool {
     readable(s) || (s & READERS_WAITING == 0 && readers(s) < MAX_READERS)
+}
+
+/// An upgradable reader may enter: a reader may, and no upgradable reader
+/// holds the lock.
+#[inline]
+fn upgradable_readable(s: u32) -> bool {
+    readable(s) && !upgradable(s)
+}
+
+/// A waiting upgradable reader's wait ends: it may enter, or (kept out by
+/// a writer, not by another upgradable reader) its request for a turn was
+/// taken, as [`readable_or_unasked`].
+#[inline]
+fn upgradable_readable_or_unasked(s: u32) -> bool {
+    upgradable_readable(s) || (!readable(s) && s & READERS_WAITING == 0 && readers(s) < MAX_READERS)
+}
+
+/// An upgrader's wait ends: it is the only reader left.
+#[inline]
+fn alone_upgradable(s: u32) -> bool {
+    readers(s) == 1 && upgradable(s) && !write_locked(s)
 }
 
 /// Nobody holds the lock (a waiting writer's wait ends here).
@@ -418,11 +505,99 @@ impl RawRwLock {
     /// Takes a read lock unless `deadline` passes first.
     #[inline]
     pub fn lock_shared_until(&self, deadline: Deadline) -> bool {
-        self.try_lock_shared() || self.lock_shared_contended(deadline)
+        self.try_lock_shared() || self.lock_shared_contended(deadline, false)
     }
 
+    /// Takes a read lock if no writer holds the lock, although writers
+    /// wait: for a thread that may hold a read lock already (lock_api's
+    /// `RawRwLockRecursive`; module doc, "State word"). Never waits.
+    #[inline]
+    pub fn try_lock_shared_recursive(&self) -> bool {
+        let w = self.words.state.value();
+        // The first guess is the free lock; the SeqCst CAS acquires.
+        let mut s = 0;
+        while recursively_readable(s) {
+            // readers + 1
+            match w.compare_exchange_weak(s, s + READER, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+        false
+    }
+
+    /// Takes a read lock as [`RawRwLock::try_lock_shared_recursive`] does,
+    /// waiting for the write unlock (or room) unless `deadline` passes
+    /// first.
+    pub fn lock_shared_recursive_until(&self, deadline: Deadline) -> bool {
+        if self.try_lock_shared_recursive() {
+            return true;
+        }
+        let policy = self.waits.policy();
+        let profiler = self.waits.profiler();
+        let start = profiler.start();
+        let mut blocked = false;
+        let acquired = loop {
+            // A write unlock and a read unlock from a full lock wake the
+            // sleepers (module doc, "Who sleeps").
+            let out = self.wait(&policy, deadline, recursively_readable, false, None);
+            blocked |= out.blocked();
+            if self.try_lock_shared_recursive() {
+                break true;
+            }
+            if out.timed_out() {
+                break false;
+            }
+        };
+        profiler.finish(start, blocked);
+        acquired
+    }
+
+    /// Takes the upgradable read lock if a reader may enter and no
+    /// upgradable reader holds the lock; never waits (module doc,
+    /// "Upgradable reads").
+    #[inline]
+    pub fn try_lock_upgradable(&self) -> bool {
+        let w = self.words.state.value();
+        // The first guess is the free lock, as in `try_lock_shared`; the
+        // SeqCst CAS acquires (module doc).
+        let mut s = 0;
+        while upgradable_readable(s) {
+            // readers + 1 | UPGRADABLE
+            match w.compare_exchange_weak(
+                s,
+                (s + READER) | UPGRADABLE,
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+        false
+    }
+
+    /// Takes the upgradable read lock unless `deadline` passes first.
+    #[inline]
+    pub fn lock_upgradable_until(&self, deadline: Deadline) -> bool {
+        self.try_lock_upgradable() || self.lock_shared_contended(deadline, true)
+    }
+
+    /// The wait of a reader, or of an upgradable reader when `upgradable`.
     #[cold]
-    fn lock_shared_contended(&self, deadline: Deadline) -> bool {
+    fn lock_shared_contended(&self, deadline: Deadline, upgradable: bool) -> bool {
+        let ready = if upgradable {
+            upgradable_readable_or_unasked
+        } else {
+            readable_or_unasked
+        };
+        let try_lock = |lock: &Self| {
+            if upgradable {
+                lock.try_lock_upgradable()
+            } else {
+                lock.try_lock_shared()
+            }
+        };
         let policy = self.waits.policy();
         let profiler = self.waits.profiler();
         let start = profiler.start();
@@ -439,9 +614,9 @@ impl RawRwLock {
                 beat: &self.reader_beat.0,
                 patient: liveness::is_patient(missed),
             };
-            let out = self.wait(&policy, deadline, readable_or_unasked, false, Some(beat));
+            let out = self.wait(&policy, deadline, ready, false, Some(beat));
             blocked |= out.blocked();
-            if self.try_lock_shared() {
+            if try_lock(self) {
                 break true;
             }
             if out.timed_out() {
@@ -488,8 +663,14 @@ impl RawRwLock {
         // doc, "The first guess"); a CAS failure (Relaxed) gives the next.
         // The last reader out wakes the sleepers (writers wait for it), and
         // so does a reader leaving a full lock (MAX_READERS: readers slept
-        // for want of room), clearing SLEEPING in the same CAS.
-        let wakes = |s: u32| s & SLEEPING != 0 && (readers(s) == 1 || readers(s) == MAX_READERS);
+        // for want of room) and one leaving an upgradable reader alone (it
+        // may wait to upgrade), clearing SLEEPING in the same CAS.
+        let wakes = |s: u32| {
+            s & SLEEPING != 0
+                && (readers(s) == 1
+                    || readers(s) == MAX_READERS
+                    || (readers(s) == 2 && upgradable(s)))
+        };
         let mut s = READER;
         loop {
             debug_assert!(readers(s) > 0, "unlock_shared of an unread RwLock: {s:#x}");
@@ -505,6 +686,192 @@ impl RawRwLock {
         if wakes(s) {
             self.wake_sleepers();
         }
+    }
+
+    /// Releases the upgradable read lock (module doc, "Upgradable reads").
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the upgradable read lock of this lock, taken by
+    /// `lock_upgradable*` / `try_lock_upgradable` (or a downgrade to it)
+    /// and not released since.
+    #[inline]
+    pub unsafe fn unlock_upgradable(&self) {
+        let w = self.words.state.value();
+        // readers - 1, UPGRADABLE and READ_TURN cleared; SLEEPING cleared
+        // and the sleepers woken if it was set (an upgradable reader may
+        // wait for the bit, a writer for the last reader). The first guess
+        // is this reader alone; a CAS failure (Relaxed) gives the next.
+        let mut s = READER | UPGRADABLE;
+        loop {
+            debug_assert!(
+                upgradable(s) && readers(s) > 0,
+                "unlock_upgradable of an RwLock without an upgradable reader: {s:#x}"
+            );
+            let next = (s - READER) & !(UPGRADABLE | READ_TURN | SLEEPING);
+            match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        if s & SLEEPING != 0 {
+            self.wake_sleepers();
+        }
+    }
+
+    /// Turns the upgradable read lock into a plain read lock: `-
+    /// UPGRADABLE`, waking the sleepers if `SLEEPING` was set (another
+    /// upgradable reader may enter now).
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the upgradable read lock of this lock; afterwards
+    /// it holds a read lock instead, which it releases with
+    /// `unlock_shared`.
+    #[inline]
+    pub unsafe fn downgrade_upgradable(&self) {
+        let w = self.words.state.value();
+        // Relaxed load and CAS failure: guesses for the SeqCst CAS.
+        let mut s = w.load(Ordering::Relaxed);
+        loop {
+            debug_assert!(upgradable(s), "not upgradable-locked: {s:#x}");
+            let next = s & !(UPGRADABLE | SLEEPING);
+            match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        if s & SLEEPING != 0 {
+            self.wake_sleepers();
+        }
+    }
+
+    /// Turns the write lock into the upgradable read lock without letting
+    /// a writer in between: the write unlock with this thread counted as
+    /// the upgradable reader in the same CAS (waiting readers get in beside
+    /// it, as after [`RawRwLock::downgrade`]).
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the write lock of this lock; afterwards it holds
+    /// the upgradable read lock instead.
+    #[inline]
+    pub unsafe fn downgrade_to_upgradable(&self) {
+        self.release_write(READER | UPGRADABLE);
+    }
+
+    /// Turns the upgradable read lock into the write lock if no other
+    /// reader holds the lock; never waits. Ignores starving writers
+    /// (module doc, "Upgradable reads").
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the upgradable read lock of this lock; on success
+    /// it holds the write lock instead.
+    #[inline]
+    pub unsafe fn try_upgrade(&self) -> bool {
+        let w = self.words.state.value();
+        // The first guess is this reader alone; the SeqCst CAS acquires
+        // the read unlocks before it (module doc).
+        let mut s = READER | UPGRADABLE;
+        while alone_upgradable(s) {
+            // readers - 1 - UPGRADABLE | WRITE_LOCKED, ending a turn.
+            let next = (s - READER - UPGRADABLE + WRITE_LOCKED) & !READ_TURN;
+            match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+        false
+    }
+
+    /// Turns the upgradable read lock into the write lock once the other
+    /// readers have left, unless `deadline` passes first (then the
+    /// upgradable read lock is still held).
+    ///
+    /// # Safety
+    ///
+    /// As [`RawRwLock::try_upgrade`].
+    #[inline]
+    pub unsafe fn upgrade_until(&self, deadline: Deadline) -> bool {
+        // SAFETY: forwarded from the caller.
+        let upgraded = unsafe { self.try_upgrade() };
+        upgraded || self.upgrade_contended(deadline)
+    }
+
+    /// The upgrader's wait: counted as a waiting writer (new readers keep
+    /// out) until it is the only reader left (module doc, "Upgradable
+    /// reads"). Called by the holder of the upgradable read lock.
+    #[cold]
+    fn upgrade_contended(&self, deadline: Deadline) -> bool {
+        let policy = self.waits.policy();
+        let profiler = self.waits.profiler();
+        let start = profiler.start();
+        let w = self.words.state.value();
+        let mut blocked = false;
+        // Relaxed load and CAS failures: guesses for the SeqCst CASes.
+        let mut s = w.load(Ordering::Relaxed);
+        // Whether it counts itself in writers_waiting.
+        let mut counted = false;
+        let acquired = loop {
+            debug_assert!(upgradable(s) && readers(s) > 0, "not upgradable: {s:#x}");
+            let leave = if counted { WRITER_WAITING } else { 0 };
+            let next = if alone_upgradable(s) {
+                // readers - 1 - UPGRADABLE (- WRITER_WAITING) | WRITE_LOCKED,
+                // ending a readers' turn.
+                (s - READER - UPGRADABLE - leave + WRITE_LOCKED) & !READ_TURN
+            } else if deadline.has_passed() {
+                if !counted {
+                    break false;
+                }
+                // Leave the count as a timed-out writer does: wake the
+                // sleepers (readers it held back); the last waiting
+                // writer leaving ends a turn.
+                let next = (s - WRITER_WAITING) & !SLEEPING;
+                if writers_waiting(next) == 0 {
+                    next & !READ_TURN
+                } else {
+                    next
+                }
+            } else if !counted && writers_waiting(s) < MAX_WRITERS_WAITING {
+                // Count in writers_waiting: new readers keep out.
+                s + WRITER_WAITING
+            } else {
+                // Wait until alone (or, uncounted, until the count has
+                // room).
+                let out = self.wait(
+                    &policy,
+                    deadline,
+                    |v| {
+                        alone_upgradable(v)
+                            || (!counted && writers_waiting(v) < MAX_WRITERS_WAITING)
+                    },
+                    false,
+                    None,
+                );
+                blocked |= out.blocked();
+                s = out.value();
+                continue;
+            };
+            // Failure Relaxed: the value is only the next guess.
+            match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) if write_locked(next) => break true,
+                Ok(_) if counted => {
+                    // Left the count on timeout.
+                    if s & SLEEPING != 0 {
+                        self.wake_sleepers();
+                    }
+                    break false;
+                }
+                Ok(_) => {
+                    counted = true;
+                    s = next;
+                }
+                Err(now) => s = now,
+            }
+        };
+        profiler.finish(start, blocked);
+        acquired
     }
 
     /// Takes the write lock if nobody holds the lock; never waits.
@@ -958,6 +1325,7 @@ impl std::fmt::Debug for RawRwLock {
         f.debug_struct("RawRwLock")
             .field("write_locked", &write_locked(s))
             .field("readers", &readers(s))
+            .field("upgradable", &upgradable(s))
             .field("writers_waiting", &writers_waiting(s))
             .field("writers_starving", &writers_starving(s))
             .field("policy", &format_args!("{}", self.policy().name()))
@@ -1035,6 +1403,121 @@ unsafe impl lock_api::RawRwLockDowngrade for RawRwLock {
         // SAFETY: forwarded from the caller.
         unsafe { RawRwLock::downgrade(self) };
         lock_api::GuardNoSend::new()
+    }
+}
+
+// SAFETY: the upgradable reader is a reader (counted in `readers`) that
+// excludes other upgradable readers by the UPGRADABLE bit, taken in the
+// same SeqCst CAS; `upgrade` moves from `readers == 1` with UPGRADABLE to
+// WRITE_LOCKED with no readers in one SeqCst CAS (acquiring the read
+// unlocks before it), so no writer enters in between and no reader is
+// left inside.
+#[cfg(not(loom))]
+unsafe impl lock_api::RawRwLockUpgrade for RawRwLock {
+    type UpgradableGuard = lock_api::GuardNoSend;
+
+    #[inline]
+    fn lock_upgradable(&self) -> Self::UpgradableGuard {
+        let acquired = self.lock_upgradable_until(Deadline::NEVER);
+        debug_assert!(acquired);
+        lock_api::GuardNoSend::new()
+    }
+
+    #[inline]
+    fn try_lock_upgradable(&self) -> Option<Self::UpgradableGuard> {
+        RawRwLock::try_lock_upgradable(self).then(lock_api::GuardNoSend::new)
+    }
+
+    #[inline]
+    unsafe fn unlock_upgradable(&self, _guard: Self::UpgradableGuard) {
+        // SAFETY: the caller passes the guard of the held upgradable lock.
+        unsafe { RawRwLock::unlock_upgradable(self) }
+    }
+
+    #[inline]
+    unsafe fn upgrade(&self, _guard: Self::UpgradableGuard) -> Self::ExclusiveGuard {
+        // SAFETY: the caller passes the guard of the held upgradable lock.
+        let acquired = unsafe { self.upgrade_until(Deadline::NEVER) };
+        debug_assert!(acquired);
+        lock_api::GuardNoSend::new()
+    }
+
+    #[inline]
+    unsafe fn try_upgrade(
+        &self,
+        guard: Self::UpgradableGuard,
+    ) -> Result<Self::ExclusiveGuard, Self::UpgradableGuard> {
+        // SAFETY: the caller passes the guard of the held upgradable lock.
+        if unsafe { RawRwLock::try_upgrade(self) } {
+            Ok(lock_api::GuardNoSend::new())
+        } else {
+            Err(guard)
+        }
+    }
+}
+
+// SAFETY: both downgrades are one SeqCst CAS that keeps this thread a
+// reader throughout: `downgrade_upgradable` only drops UPGRADABLE, and
+// `downgrade_to_upgradable` is the write unlock with `readers + 1 |
+// UPGRADABLE` in the same CAS, so no writer enters in between.
+#[cfg(not(loom))]
+unsafe impl lock_api::RawRwLockUpgradeDowngrade for RawRwLock {
+    #[inline]
+    unsafe fn downgrade_upgradable(&self, _guard: Self::UpgradableGuard) -> Self::SharedGuard {
+        // SAFETY: forwarded from the caller.
+        unsafe { RawRwLock::downgrade_upgradable(self) };
+        lock_api::GuardNoSend::new()
+    }
+
+    #[inline]
+    unsafe fn downgrade_to_upgradable(
+        &self,
+        _guard: Self::ExclusiveGuard,
+    ) -> Self::UpgradableGuard {
+        // SAFETY: forwarded from the caller.
+        unsafe { RawRwLock::downgrade_to_upgradable(self) };
+        lock_api::GuardNoSend::new()
+    }
+}
+
+// SAFETY: as the untimed upgradable methods; a timed-out upgrade undoes
+// its count and keeps the upgradable read lock.
+#[cfg(not(loom))]
+unsafe impl lock_api::RawRwLockUpgradeTimed for RawRwLock {
+    fn try_lock_upgradable_for(&self, timeout: Duration) -> Option<Self::UpgradableGuard> {
+        self.lock_upgradable_until(deadline_after(timeout))
+            .then(lock_api::GuardNoSend::new)
+    }
+
+    fn try_lock_upgradable_until(&self, timeout: Instant) -> Option<Self::UpgradableGuard> {
+        self.lock_upgradable_until(deadline_at(timeout))
+            .then(lock_api::GuardNoSend::new)
+    }
+
+    unsafe fn try_upgrade_for(
+        &self,
+        guard: Self::UpgradableGuard,
+        timeout: Duration,
+    ) -> Result<Self::ExclusiveGuard, Self::UpgradableGuard> {
+        // SAFETY: the caller passes the guard of the held upgradable lock.
+        if unsafe { self.upgrade_until(deadline_after(timeout)) } {
+            Ok(lock_api::GuardNoSend::new())
+        } else {
+            Err(guard)
+        }
+    }
+
+    unsafe fn try_upgrade_until(
+        &self,
+        guard: Self::UpgradableGuard,
+        timeout: Instant,
+    ) -> Result<Self::ExclusiveGuard, Self::UpgradableGuard> {
+        // SAFETY: the caller passes the guard of the held upgradable lock.
+        if unsafe { self.upgrade_until(deadline_at(timeout)) } {
+            Ok(lock_api::GuardNoSend::new())
+        } else {
+            Err(guard)
+        }
     }
 }
 

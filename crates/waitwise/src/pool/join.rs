@@ -21,6 +21,7 @@ use super::job::{Job, JobRef};
 use super::join_wait::DONE;
 use super::thread_pool::{Inner, ThreadPool};
 use std::cell::UnsafeCell;
+use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::thread::Result as ThreadResult;
 use waitwise_platform::shim::{AtomicU32, Ordering};
@@ -89,7 +90,21 @@ impl ThreadPool {
         RA: Send,
         RB: Send,
     {
-        let inner: &Inner = &self.inner;
+        self.inner.join(a, b)
+    }
+}
+
+impl Inner {
+    /// [`ThreadPool::join`] on this pool (also the free
+    /// [`join`](super::join) on the calling worker's pool).
+    pub(crate) fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        let inner: &Inner = self;
         let Some(me) = inner.current() else {
             return self.install(|| self.join(a, b));
         };
@@ -139,5 +154,91 @@ impl ThreadPool {
             (Ok(ra), Ok(rb)) => (ra, rb),
             (Err(p), _) | (_, Err(p)) => resume_unwind(p),
         }
+    }
+}
+
+/// Where a half of [`ThreadPool::join_context`] runs, as rayon's
+/// `FnContext`.
+#[derive(Debug)]
+pub struct FnContext {
+    migrated: bool,
+    /// Neither `Send` nor `Sync`, as rayon's: it describes this thread.
+    _marker: PhantomData<*mut ()>,
+}
+
+impl FnContext {
+    fn new(migrated: bool) -> Self {
+        Self {
+            migrated,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Whether this half runs on another thread than the one that called
+    /// `join_context`: both halves of a call from outside the pool (they
+    /// were injected), and a second half that another worker stole.
+    #[inline]
+    pub fn migrated(&self) -> bool {
+        self.migrated
+    }
+}
+
+impl ThreadPool {
+    /// As [`ThreadPool::join`], telling each half whether it migrated
+    /// ([`FnContext::migrated`]), as rayon's `join_context`.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = waitwise::pool::ThreadPool::new(1).unwrap();
+    /// let (a, b) = pool.install(|| pool.join_context(|a| a.migrated(), |b| b.migrated()));
+    /// assert_eq!((a, b), (false, false)); // one worker: nothing is stolen
+    /// ```
+    pub fn join_context<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(FnContext) -> RA + Send,
+        B: FnOnce(FnContext) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.inner.join_context(a, b)
+    }
+}
+
+impl Inner {
+    /// [`ThreadPool::join_context`] on this pool (also the free
+    /// [`join_context`](super::join_context) on the calling worker's
+    /// pool).
+    pub(crate) fn join_context<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(FnContext) -> RA + Send,
+        B: FnOnce(FnContext) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        // From outside the pool both halves are injected: migrated.
+        let injected = !self.is_current_worker();
+        if injected {
+            return self.install(|| self.join_halves(a, b, true));
+        }
+        self.join_halves(a, b, false)
+    }
+
+    /// The join of the two halves from worker `owner`, `b` migrated when
+    /// it runs on another worker.
+    fn join_halves<A, B, RA, RB>(&self, a: A, b: B, injected: bool) -> (RA, RB)
+    where
+        A: FnOnce(FnContext) -> RA + Send,
+        B: FnOnce(FnContext) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        let owner = self.current_index();
+        self.join(
+            move || a(FnContext::new(injected)),
+            move || {
+                let stolen = self.current_index() != owner;
+                b(FnContext::new(injected || stolen))
+            },
+        )
     }
 }

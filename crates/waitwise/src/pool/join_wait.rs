@@ -71,7 +71,9 @@ impl JoinWords {
     /// for a job's flag, 0 for a pending count). Between looks it calls
     /// `help`, which runs one queued task and says whether it found one;
     /// with nothing to help with it sleeps on its count, following
-    /// `policy`.
+    /// `policy`. The count is read before `help` looks, so a signal that
+    /// announces work for `help` (a broadcast's share sent to this worker)
+    /// after that look ends the sleep.
     pub fn wait(
         &self,
         me: usize,
@@ -86,11 +88,12 @@ impl JoinWords {
             if word.load(Ordering::Acquire) == target {
                 return;
             }
+            // The count first, then `help`'s look and the word (module
+            // doc).
+            let seq = w.value().load(Ordering::SeqCst);
             if help() {
                 continue;
             }
-            // The count first, then the word (module doc).
-            let seq = w.value().load(Ordering::SeqCst);
             dekker_fence();
             if word.load(Ordering::SeqCst) == target {
                 return;

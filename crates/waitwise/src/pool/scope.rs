@@ -29,15 +29,20 @@ use waitwise_platform::shim::{AtomicU32, Ordering};
 
 /// What the scope's tasks share with the caller, in the caller's frame.
 #[derive(Debug)]
-struct ScopeState {
+pub(super) struct ScopeState {
     /// Tasks not yet finished, plus one for the scope's closure.
     pending: AtomicU32,
     /// The first panic of a task, resumed in the caller.
     panic: Mutex<Option<Box<dyn Any + Send>>>,
-    /// The owner's number in the pool's join words.
+    /// The owner's number in the waiter's pool's join words.
     owner: usize,
-    /// The pool, which outlives every worker that runs a task.
+    /// The waiter's pool ([`Inner::waiter`]): the scope's pool, or the
+    /// pool of the worker that opened the scope; it outlives every task
+    /// of the scope.
     pool: *const Inner,
+    /// The waiter is a worker of another pool than the scope's (its
+    /// tasks hold that pool while they signal it).
+    waiter_elsewhere: bool,
 }
 
 // SAFETY: `pool` points to the pool's shared state, which is Sync; the
@@ -63,12 +68,26 @@ impl ScopeState {
     /// task; it may be freed as soon as the decrement is done.
     unsafe fn finish_one(this: *const ScopeState) {
         // SAFETY: live until our decrement (contract above).
-        let (owner, pool) = unsafe { ((*this).owner, (*this).pool) };
+        let (owner, pool, elsewhere) =
+            unsafe { ((*this).owner, (*this).pool, (*this).waiter_elsewhere) };
+        // A waiter in another pool may return once it sees the count at
+        // 0, and its pool be dropped, before our signal below: hold that
+        // pool until then.
+        let _keep = elsewhere.then(|| {
+            // SAFETY: `pool` came from `Arc::as_ptr` of the waiting
+            // worker's pool, which lives while it waits, and it waits
+            // until our decrement below.
+            unsafe {
+                std::sync::Arc::increment_strong_count(pool);
+                std::sync::Arc::from_raw(pool)
+            }
+        });
         // SAFETY: as above; the decrement is the last touch, as in
         // `Arc`'s drop.
         if unsafe { &(*this).pending }.fetch_sub(1, Ordering::SeqCst) == 1 {
-            // SAFETY: the pool outlives its workers, and an owner outside
-            // the pool holds it for the whole scope.
+            // SAFETY: the pool outlives its workers, an owner outside the
+            // pool holds it for the whole scope, and a waiter's pool
+            // elsewhere is held by `_keep`.
             unsafe { &*pool }.signal_owner(owner);
         }
     }
@@ -96,7 +115,7 @@ impl ScopeState {
 /// ```
 #[derive(Debug)]
 pub struct Scope<'scope, 'env: 'scope> {
-    pool: &'scope Inner,
+    pub(super) pool: &'scope Inner,
     state: ScopeState,
     /// Invariant in `'scope` and `'env`, as `std::thread::Scope`.
     _scope: PhantomData<&'scope mut &'scope ()>,
@@ -108,6 +127,15 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// finished. A panic in `f` is resumed in the scope's caller (the
     /// first one, after every task finished).
     pub fn spawn<F>(&'scope self, f: F)
+    where
+        F: FnOnce() + Send + 'scope,
+    {
+        self.pool.submit(self.task(f));
+    }
+
+    /// `f` as a task of this scope, counted in it: it records its panic
+    /// and counts itself out when it has run. Run it once, on any thread.
+    pub(super) fn task<F>(&'scope self, f: F) -> Job
     where
         F: FnOnce() + Send + 'scope,
     {
@@ -133,8 +161,51 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         // among it), and `ThreadPool::scope` does not return (nor unwind)
         // before `pending` reached 0, which the job's last act above makes
         // it do after `f` and everything it borrowed were consumed.
-        let job = unsafe { Job::erase(job) };
-        self.pool.submit(job);
+        unsafe { Job::erase(job) }
+    }
+
+    /// A scope on `pool` with no task yet, owned by the calling thread,
+    /// which waits for its tasks as [`Inner::waiter`] says.
+    pub(super) fn new(pool: &'scope Inner) -> Self {
+        let (waiter, owner) = pool.waiter();
+        Scope {
+            pool,
+            state: ScopeState {
+                pending: AtomicU32::new(1),
+                panic: Mutex::new(None),
+                owner,
+                pool: waiter,
+                waiter_elsewhere: !std::ptr::eq(waiter, pool),
+            },
+            _scope: PhantomData,
+            _env: PhantomData,
+        }
+    }
+
+    /// The end of a scope whose closure returned `result`: counts the
+    /// closure out, waits for every task (a worker runs other work
+    /// meanwhile), then returns the result or resumes the first panic.
+    pub(super) fn finish<R>(&self, result: std::thread::Result<R>) -> R {
+        // SAFETY: the closure's count is in the live state.
+        unsafe { ScopeState::finish_one(&self.state) };
+        // A worker (of this pool or another) runs its pool's work
+        // meanwhile. Acquire (the first look): pairs with the tasks'
+        // SeqCst decrements.
+        // SAFETY: the waiter's pool is this pool or the pool of the
+        // calling worker, which outlives the worker.
+        let waiter = unsafe { &*self.state.pool };
+        waiter.wait_for_owned(&self.state.pending, 0);
+        let task_panic = self
+            .state
+            .panic
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        match result {
+            Err(payload) => resume_unwind(payload),
+            Ok(_) if task_panic.is_some() => resume_unwind(task_panic.unwrap()),
+            Ok(r) => r,
+        }
     }
 }
 
@@ -165,37 +236,7 @@ impl ThreadPool {
     where
         F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
     {
-        let inner: &Inner = &self.inner;
-        let scope = Scope {
-            pool: inner,
-            state: ScopeState {
-                pending: AtomicU32::new(1),
-                panic: Mutex::new(None),
-                owner: inner
-                    .current()
-                    .map_or(inner.outside_owner(), |me| me.index()),
-                pool: inner,
-            },
-            _scope: PhantomData,
-            _env: PhantomData,
-        };
-        let result = catch_unwind(AssertUnwindSafe(|| f(&scope)));
-        // SAFETY: the closure's count is in the live state.
-        unsafe { ScopeState::finish_one(&scope.state) };
-        // A worker runs other work meanwhile. Acquire (the first look):
-        // pairs with the tasks' SeqCst decrements.
-        inner.wait_for_owned(&scope.state.pending, 0);
-        let task_panic = scope
-            .state
-            .panic
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        match result {
-            Err(payload) => resume_unwind(payload),
-            Ok(_) if task_panic.is_some() => resume_unwind(task_panic.unwrap()),
-            Ok(r) => r,
-        }
+        self.inner.scope(f)
     }
 
     /// Runs `f` on a worker of this pool and returns its result (at once,
@@ -218,7 +259,29 @@ impl ThreadPool {
         F: FnOnce() -> R + Send,
         R: Send,
     {
-        if self.inner.is_current_worker() {
+        self.inner.install(f)
+    }
+}
+
+impl Inner {
+    /// [`ThreadPool::scope`] on this pool (also the free
+    /// [`scope`](super::scope) on the calling worker's pool).
+    pub(crate) fn scope<'env, F, R>(&self, f: F) -> R
+    where
+        F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
+    {
+        let scope = Scope::new(self);
+        let result = catch_unwind(AssertUnwindSafe(|| f(&scope)));
+        scope.finish(result)
+    }
+
+    /// [`ThreadPool::install`] on this pool.
+    pub(crate) fn install<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
+        if self.is_current_worker() {
             return f();
         }
         let mut out = None;

@@ -33,6 +33,16 @@
 //! goes idle: such a miss costs parallelism, never progress (rayon makes
 //! the same trade).
 //!
+//! # Work for one worker
+//!
+//! Each worker also has an inbox (a FIFO injector of its own) for jobs
+//! that must run on that worker, a broadcast's
+//! ([`broadcast`](super::broadcast)). A worker takes from its inbox right
+//! after its own deque, also while parked, and nobody else takes from it.
+//! The sender pushes, fences, and wakes that worker if it is idle; the
+//! worker's idle re-check looks at its inbox after a fence: the same
+//! Dekker pattern as the injector's (below, "Memory ordering").
+//!
 //! # Progress
 //!
 //! Every worker empties its own deque, the injector and the other deques
@@ -111,6 +121,9 @@ pub(crate) struct Inner {
     /// Per worker, the event count it sleeps on while its `join`'s other
     /// half runs elsewhere.
     join_words: JoinWords,
+    /// Per worker, jobs that must run on it (module doc, "Work for one
+    /// worker").
+    inboxes: Box<[Injector<Job>]>,
 }
 
 /// A worker thread's own state, on its stack for the thread's life.
@@ -154,6 +167,86 @@ impl Inner {
     /// Whether the calling thread is one of this pool's workers.
     pub(crate) fn is_current_worker(&self) -> bool {
         self.current().is_some()
+    }
+
+    /// Runs `f` with the pool whose worker the calling thread is, or, on
+    /// a thread that is no pool's worker, with `otherwise`'s (the free
+    /// functions of [`super::global`]).
+    pub(crate) fn with_current<R>(
+        otherwise: impl FnOnce() -> &'static Inner,
+        f: impl FnOnce(&Inner) -> R,
+    ) -> R {
+        let p = CURRENT.with(Cell::get);
+        // SAFETY: CURRENT is non-null only on a worker thread, while its
+        // WorkerCtx lives on that thread's stack; the reference does not
+        // leave this call.
+        match unsafe { p.as_ref() } {
+            // SAFETY: a worker's pool outlives the worker, which is running
+            // this call.
+            Some(ctx) => f(unsafe { &*ctx.pool }),
+            None => f(otherwise()),
+        }
+    }
+
+    /// Who waits for work that the calling thread submits here and must
+    /// wait for (a scope's tasks): a worker of this pool or of another one
+    /// waits as that worker, in its own pool, running that pool's work
+    /// meanwhile (so that a share of a broadcast sent to it there still
+    /// runs); any other thread as this pool's outside owner. Returns the
+    /// waiter's pool and its owner number there.
+    pub(crate) fn waiter(&self) -> (*const Inner, usize) {
+        let p = CURRENT.with(Cell::get);
+        // SAFETY: CURRENT is non-null only on a worker thread, while its
+        // WorkerCtx lives on that thread's stack; the reference does not
+        // leave this call.
+        match unsafe { p.as_ref() } {
+            Some(ctx) => (ctx.pool, ctx.index),
+            None => (self, self.outside_owner()),
+        }
+    }
+
+    /// The number of workers.
+    pub(crate) fn num_workers(&self) -> usize {
+        self.inboxes.len()
+    }
+
+    /// The calling thread's number among this pool's workers.
+    pub(crate) fn current_index(&self) -> Option<usize> {
+        self.current().map(WorkerCtx::index)
+    }
+
+    /// Runs `job` on worker `i` (module doc, "Work for one worker"): into
+    /// its inbox, then a wake-up if it is idle.
+    pub(crate) fn send_to(&self, i: usize, job: Job) {
+        self.inboxes[i].push(job);
+        // The Dekker pattern, as in `inject`: the push, this fence, then
+        // the look at worker i's idle bit; the worker sets its bit, fences,
+        // then looks at its inbox (`has_mail`).
+        fence(Ordering::SeqCst);
+        self.idle.wake_one_to_look(i..i + 1);
+        // A worker waiting for work of its own (a join, a scope) runs its
+        // inbox while it waits: wake it if it sleeps (`JoinWords::wait`
+        // reads its count before it looks).
+        self.join_words.signal(i);
+    }
+
+    /// A job from worker `me`'s inbox.
+    fn take_mail(&self, me: &WorkerCtx) -> Option<Job> {
+        let inbox = &self.inboxes[me.index];
+        loop {
+            match inbox.steal() {
+                Steal::Success(job) => return Some(job),
+                Steal::Empty => return None,
+                Steal::Retry => {}
+            }
+        }
+    }
+
+    /// Whether worker `me`'s inbox holds a job (the idle re-check).
+    fn has_mail(&self, me: &WorkerCtx) -> bool {
+        // The Dekker read after the caller set its idle bit (`send_to`).
+        fence(Ordering::SeqCst);
+        !self.inboxes[me.index].is_empty()
     }
 
     /// Runs `job` on a worker: from a worker, through its own deque; from
@@ -224,11 +317,14 @@ impl Inner {
         self.wake_a_thief();
     }
 
-    /// The next job for worker `me`: its own newest, else (when
-    /// `take_shared`) a batch from the injector, else one stolen from
-    /// another worker.
+    /// The next job for worker `me`: its own newest, else the oldest in
+    /// its inbox, else (when `take_shared`) a batch from the injector,
+    /// else one stolen from another worker.
     fn find_work(&self, me: &WorkerCtx, take_shared: bool) -> Option<Job> {
         if let Some(job) = me.deque.pop() {
+            return Some(job);
+        }
+        if let Some(job) = self.take_mail(me) {
             return Some(job);
         }
         if take_shared {
@@ -422,8 +518,11 @@ impl Inner {
             } else {
                 (self.policy, true)
             };
-            let recheck =
-                || self.shutdown.load(Ordering::SeqCst) || (takes_shared && self.has_shared_work());
+            let recheck = || {
+                self.shutdown.load(Ordering::SeqCst)
+                    || self.has_mail(me)
+                    || (takes_shared && self.has_shared_work())
+            };
             match self.idle.idle_wait(me.index, &policy, recheck) {
                 Wake::Payload(mail) => {
                     self.run_timed(mail.job, mail.spill);
@@ -598,6 +697,7 @@ impl PoolBuilder {
                 .unwrap_or_else(|| Policy::for_kind(SyncKind::ProducerConsumer)),
             gate: UtilizationGate::new(self.pair_throughput, now_ns()),
             join_words: JoinWords::new(n),
+            inboxes: (0..n).map(|_| Injector::new()).collect(),
         });
         let mut pool = ThreadPool {
             inner,
