@@ -231,6 +231,20 @@ impl fmt::Display for Finding {
                 }
                 write!(f, ".")
             }
+            Finding::HelperSpeedup { .. }
+            | Finding::SiblingSlowdown { .. }
+            | Finding::SmtPairThroughput { .. }
+            | Finding::HardwareWaitWakeup { .. } => self.fmt_helpers_and_hardware(f),
+            Finding::NoisyRows { noisy, measured } => fmt_noisy_rows(f, *noisy, *measured),
+        }
+    }
+}
+
+impl Finding {
+    /// The wording of the findings on helper threads, SMT siblings and
+    /// hardware waits.
+    fn fmt_helpers_and_hardware(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             Finding::HelperSpeedup {
                 workload,
                 wait,
@@ -260,7 +274,7 @@ impl fmt::Display for Finding {
                 f,
                 "{mechanism} wakes in {ratio:.2}x spinning's time for a notify within the poll limit (medians)."
             ),
-            Finding::NoisyRows { noisy, measured } => fmt_noisy_rows(f, *noisy, *measured),
+            _ => Ok(()),
         }
     }
 }
