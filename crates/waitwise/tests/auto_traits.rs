@@ -138,3 +138,12 @@ fn barrier_handles_move_to_their_thread_and_the_pool_is_shared() {
     fn assert_pool<T: Send + Sync + Unpin>() {}
     assert_pool::<ThreadPool>();
 }
+
+#[test]
+fn pool_scopes_are_shared_like_rayons() {
+    // A task captures `&Scope` / `&ScopeFifo` to spawn more: both `Sync`,
+    // as rayon's `Scope` and `ScopeFifo`.
+    fn assert_scope<T: Send + Sync>() {}
+    assert_scope::<waitwise::pool::Scope<'static, 'static>>();
+    assert_scope::<waitwise::pool::ScopeFifo<'static, 'static>>();
+}
