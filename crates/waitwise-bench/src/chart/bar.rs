@@ -78,83 +78,16 @@ impl BarChart {
     /// [`ChartError::Shape`] when a series does not have one value per
     /// category; [`ChartError::Draw`] if plotters fails.
     pub fn to_svg(&self) -> Result<String, ChartError> {
-        let values = self
-            .series
-            .iter()
-            .flat_map(|(_, v)| v.iter().flatten().copied());
-        let ends = self
-            .intervals
-            .iter()
-            .flatten()
-            .flatten()
-            .flat_map(|&(lo, hi)| [lo, hi]);
-        let largest = values.chain(ends).fold(0.0, |m: f64, v| m.max(v.abs()));
-        let (y_label, divisor) = style::time_axis(&self.y_label, largest);
-        if divisor != 1.0 {
-            let mut scaled = self.clone();
-            scaled.y_label = y_label;
-            for (_, values) in &mut scaled.series {
-                values.iter_mut().flatten().for_each(|v| *v /= divisor);
-            }
-            for (lo, hi) in scaled.intervals.iter_mut().flatten().flatten() {
-                *lo /= divisor;
-                *hi /= divisor;
-            }
+        if let Some(scaled) = self.in_time_unit() {
             return scaled.to_svg();
         }
+        self.check_shape()?;
+        let bounds = self.value_bounds();
+        let notes = self.notes();
         let categories = self.categories.len();
-        for (name, values) in &self.series {
-            if values.len() != categories {
-                return Err(ChartError::Shape {
-                    what: format!("bar series {name:?} against the categories"),
-                    expected: categories,
-                    found: values.len(),
-                });
-            }
-        }
-        for (i, ends) in self.intervals.iter().enumerate() {
-            if ends.len() != categories {
-                return Err(ChartError::Shape {
-                    what: format!("bar intervals {i} against the categories"),
-                    expected: categories,
-                    found: ends.len(),
-                });
-            }
-        }
-        let whisker_ends = self
-            .intervals
-            .iter()
-            .flat_map(|ends| ends.iter().flatten().flat_map(|&(lo, hi)| [lo, hi]));
-        let bounds = min_max(
-            self.series
-                .iter()
-                .flat_map(|(_, values)| values.iter().flatten().copied())
-                .chain(whisker_ends)
-                .filter(|&v| v.is_finite() && (!self.y_log || v > 0.0)),
-        );
-        let mut notes = Vec::new();
-        if self.intervals.iter().flatten().any(Option::is_some) {
-            notes.push("whiskers: 95% CI of the median".to_owned());
-        }
-        if self.y_log
-            && self
-                .series
-                .iter()
-                .any(|(_, values)| values.iter().flatten().any(|&v| v <= 0.0))
-        {
-            notes.push("values <= 0 have no bar on the log axis".to_owned());
-        }
-
         let band = px(self.series.len().max(1), BAR_HEIGHT).saturating_add(GROUP_GAP);
         let plot_height = px(categories.max(1), band);
-        let label_width = self
-            .categories
-            .iter()
-            .map(|c| text_width(&truncate_label(c), LABEL_SIZE))
-            .max()
-            .unwrap_or(0)
-            .clamp(40, 340)
-            + 16;
+        let label_width = self.label_width();
         let legend = legend_width(self.series.iter().map(|(name, _)| name.as_str()));
         let size = (
             PLOT_WIDTH + legend,
@@ -192,6 +125,106 @@ impl BarChart {
                 .collect();
             draw_legend(&legend_area, &entries, &notes)
         })
+    }
+}
+
+impl BarChart {
+    /// The chart with its values in the time unit that reads best
+    /// ([`style::time_axis`]), when that is not the one given.
+    fn in_time_unit(&self) -> Option<BarChart> {
+        let values = self
+            .series
+            .iter()
+            .flat_map(|(_, v)| v.iter().flatten().copied());
+        let ends = self
+            .intervals
+            .iter()
+            .flatten()
+            .flatten()
+            .flat_map(|&(lo, hi)| [lo, hi]);
+        let largest = values.chain(ends).fold(0.0, |m: f64, v| m.max(v.abs()));
+        let (y_label, divisor) = style::time_axis(&self.y_label, largest);
+        if divisor == 1.0 {
+            return None;
+        }
+        let mut scaled = self.clone();
+        scaled.y_label = y_label;
+        for (_, values) in &mut scaled.series {
+            values.iter_mut().flatten().for_each(|v| *v /= divisor);
+        }
+        for (lo, hi) in scaled.intervals.iter_mut().flatten().flatten() {
+            *lo /= divisor;
+            *hi /= divisor;
+        }
+        Some(scaled)
+    }
+
+    /// Every series and every interval list has one entry per category.
+    fn check_shape(&self) -> Result<(), ChartError> {
+        let categories = self.categories.len();
+        for (name, values) in &self.series {
+            if values.len() != categories {
+                return Err(ChartError::Shape {
+                    what: format!("bar series {name:?} against the categories"),
+                    expected: categories,
+                    found: values.len(),
+                });
+            }
+        }
+        for (i, ends) in self.intervals.iter().enumerate() {
+            if ends.len() != categories {
+                return Err(ChartError::Shape {
+                    what: format!("bar intervals {i} against the categories"),
+                    expected: categories,
+                    found: ends.len(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The smallest and largest value drawn, whiskers included.
+    fn value_bounds(&self) -> Option<(f64, f64)> {
+        let whisker_ends = self
+            .intervals
+            .iter()
+            .flat_map(|ends| ends.iter().flatten().flat_map(|&(lo, hi)| [lo, hi]));
+        min_max(
+            self.series
+                .iter()
+                .flat_map(|(_, values)| values.iter().flatten().copied())
+                .chain(whisker_ends)
+                .filter(|&v| v.is_finite() && (!self.y_log || v > 0.0)),
+        )
+    }
+
+    /// The legend's notes: what the whiskers are, what a log axis leaves
+    /// out.
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.intervals.iter().flatten().any(Option::is_some) {
+            notes.push("whiskers: 95% CI of the median".to_owned());
+        }
+        if self.y_log
+            && self
+                .series
+                .iter()
+                .any(|(_, values)| values.iter().flatten().any(|&v| v <= 0.0))
+        {
+            notes.push("values <= 0 have no bar on the log axis".to_owned());
+        }
+        notes
+    }
+
+    /// Pixels for the category labels, within bounds.
+    fn label_width(&self) -> u32 {
+        self.categories
+            .iter()
+            .map(|c| text_width(&truncate_label(c), LABEL_SIZE))
+            .max()
+            .unwrap_or(0)
+            .clamp(40, 340)
+            + 16
     }
 }
 
