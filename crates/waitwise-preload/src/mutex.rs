@@ -520,6 +520,7 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
 /// before `deadline`.
 #[cold]
 fn lock_contended(w: &Words, deadline: Deadline, m: *mut pthread_mutex_t) -> bool {
+    crate::first_wait::prepare();
     let start = profile::start();
     let limit = Duration::from_nanos(crate::config::poll_limit_ns(SyncKind::Mutex));
     let mut wait = MutexWait {
