@@ -38,19 +38,58 @@ const LIBM: &CStr = c"libm.so.6";
 
 /// The functions, in the order of the trampolines' indexes below.
 const FUNCTIONS: [LateBound; 13] = [
-    LateBound { name: c"_Unwind_Backtrace", library: LIBGCC_S },
-    LateBound { name: c"_Unwind_GetDataRelBase", library: LIBGCC_S },
-    LateBound { name: c"_Unwind_GetGR", library: LIBGCC_S },
-    LateBound { name: c"_Unwind_GetIP", library: LIBGCC_S },
-    LateBound { name: c"_Unwind_GetIPInfo", library: LIBGCC_S },
-    LateBound { name: c"_Unwind_GetLanguageSpecificData", library: LIBGCC_S },
-    LateBound { name: c"_Unwind_GetRegionStart", library: LIBGCC_S },
-    LateBound { name: c"_Unwind_GetTextRelBase", library: LIBGCC_S },
-    LateBound { name: c"_Unwind_RaiseException", library: LIBGCC_S },
-    LateBound { name: c"_Unwind_Resume", library: LIBGCC_S },
-    LateBound { name: c"_Unwind_SetGR", library: LIBGCC_S },
-    LateBound { name: c"_Unwind_SetIP", library: LIBGCC_S },
-    LateBound { name: c"log1p", library: LIBM },
+    LateBound {
+        name: c"_Unwind_Backtrace",
+        library: LIBGCC_S,
+    },
+    LateBound {
+        name: c"_Unwind_GetDataRelBase",
+        library: LIBGCC_S,
+    },
+    LateBound {
+        name: c"_Unwind_GetGR",
+        library: LIBGCC_S,
+    },
+    LateBound {
+        name: c"_Unwind_GetIP",
+        library: LIBGCC_S,
+    },
+    LateBound {
+        name: c"_Unwind_GetIPInfo",
+        library: LIBGCC_S,
+    },
+    LateBound {
+        name: c"_Unwind_GetLanguageSpecificData",
+        library: LIBGCC_S,
+    },
+    LateBound {
+        name: c"_Unwind_GetRegionStart",
+        library: LIBGCC_S,
+    },
+    LateBound {
+        name: c"_Unwind_GetTextRelBase",
+        library: LIBGCC_S,
+    },
+    LateBound {
+        name: c"_Unwind_RaiseException",
+        library: LIBGCC_S,
+    },
+    LateBound {
+        name: c"_Unwind_Resume",
+        library: LIBGCC_S,
+    },
+    LateBound {
+        name: c"_Unwind_SetGR",
+        library: LIBGCC_S,
+    },
+    LateBound {
+        name: c"_Unwind_SetIP",
+        library: LIBGCC_S,
+    },
+    LateBound {
+        name: c"log1p",
+        library: LIBM,
+    },
 ];
 
 /// The bound addresses, 0 until the first call. Read by the trampolines

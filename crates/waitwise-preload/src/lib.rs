@@ -109,8 +109,9 @@ fn abort_on_every_panic() {
 extern "C" fn on_load() {
     abort_on_every_panic();
     config::load();
-    profile::load();
+    // Before the profile: WAITWISE_STATS alone has it record the waits.
     stats::load();
+    profile::load();
     thread_id::check_layout();
     race_detectors::warn_if_hidden();
     // sem_post is async-signal-safe (POSIX): a signal handler may post a

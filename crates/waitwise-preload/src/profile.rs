@@ -52,11 +52,11 @@
 //! `address` `"other"`.
 
 use serde::Serialize;
+use std::cell::Cell;
 use std::ffi::OsString;
+use std::ffi::{c_int, c_void};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
-use std::cell::Cell;
-use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use waitwise::platform::clock::cycle_clock;

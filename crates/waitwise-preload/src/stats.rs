@@ -29,7 +29,14 @@ pub fn on() -> bool {
 /// Prints the line, when asked for (at exit).
 pub fn print_at_exit() {
     if on() {
-        eprintln!("{}", line(std::process::id(), crate::config::choice().name(), crate::profile::totals()));
+        eprintln!(
+            "{}",
+            line(
+                std::process::id(),
+                crate::config::choice().name(),
+                crate::profile::totals()
+            )
+        );
     }
 }
 

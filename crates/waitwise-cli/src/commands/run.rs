@@ -89,8 +89,7 @@ pub fn find_preload(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
         if !path.is_file() {
             bail!("--preload {}: no such file", path.display());
         }
-        return std::path::absolute(path)
-            .with_context(|| format!("--preload {}", path.display()));
+        return std::path::absolute(path).with_context(|| format!("--preload {}", path.display()));
     }
     let exe = std::env::current_exe().context("cannot find this executable's path")?;
     let dir = exe.parent().unwrap_or(Path::new("/"));
@@ -213,7 +212,10 @@ mod tests {
     fn the_interposer_goes_first_in_ld_preload() {
         let p = Path::new("/x/libwaitwise_preload.so");
         assert_eq!(preload_list(p, None), "/x/libwaitwise_preload.so");
-        assert_eq!(preload_list(p, Some("".into())), "/x/libwaitwise_preload.so");
+        assert_eq!(
+            preload_list(p, Some("".into())),
+            "/x/libwaitwise_preload.so"
+        );
         assert_eq!(
             preload_list(p, Some("libtsan.so.2".into())),
             "/x/libwaitwise_preload.so:libtsan.so.2"

@@ -41,10 +41,9 @@ impl NamedFrame {
     pub fn label(&self) -> String {
         let place = match (&self.file, self.line) {
             (Some(file), Some(line)) => {
-                let name = Path::new(file).file_name().map_or_else(
-                    || file.clone(),
-                    |n| n.to_string_lossy().into_owned(),
-                );
+                let name = Path::new(file)
+                    .file_name()
+                    .map_or_else(|| file.clone(), |n| n.to_string_lossy().into_owned());
                 format!("{name}:{line}")
             }
             _ => format!("{}+{}", self.module, self.offset),
@@ -74,9 +73,10 @@ impl Symbolizer {
     /// before it, so the byte before is looked up.
     pub fn name(&mut self, frame: &RawFrame) -> NamedFrame {
         let offset = parse_hex(&frame.offset);
-        let module_name = Path::new(&frame.module)
-            .file_name()
-            .map_or_else(|| frame.module.clone(), |n| n.to_string_lossy().into_owned());
+        let module_name = Path::new(&frame.module).file_name().map_or_else(
+            || frame.module.clone(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         let mut named = NamedFrame {
             function: None,
             file: None,

@@ -16,18 +16,38 @@ use waitwise_bench::export::{Cell, Column, Exporter, Table, TextExporter};
 /// A malformed table (a bug).
 pub fn table_text(report: &WaitReport, top: usize) -> anyhow::Result<String> {
     let columns = vec![
-        Column::new("call_site", None, "the first program frame at the object's first wait"),
+        Column::new(
+            "call_site",
+            None,
+            "the first program frame at the object's first wait",
+        ),
         Column::new("kind", None, "object type"),
-        Column::new("waits", Some("count"), "calls that could not complete at once"),
+        Column::new(
+            "waits",
+            Some("count"),
+            "calls that could not complete at once",
+        ),
         Column::new("blocked", Some("pct"), "waits that slept in the kernel"),
         Column::new("total", Some("ms"), "the waits' time summed"),
         Column::new("average", Some("us"), "mean wait"),
-        Column::new("p99", Some("us"), "upper end of the log2 bucket of the 99th percentile"),
+        Column::new(
+            "p99",
+            Some("us"),
+            "upper end of the log2 bucket of the 99th percentile",
+        ),
         Column::new("longest", Some("us"), "longest wait"),
         Column::new("law", None, "the law the waits fit better"),
-        Column::new("recommended", None, "the model's policy: poll alpha*B, then block"),
+        Column::new(
+            "recommended",
+            None,
+            "the model's policy: poll alpha*B, then block",
+        ),
         Column::new("poll", Some("us"), "its poll limit"),
-        Column::new("saving", Some("pct"), "predicted cost saved over the static default"),
+        Column::new(
+            "saving",
+            Some("pct"),
+            "predicted cost saved over the static default",
+        ),
     ];
     let mut t = Table::new(
         "waits",

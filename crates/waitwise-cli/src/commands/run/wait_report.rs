@@ -205,7 +205,9 @@ pub fn percentile_upper_bound(buckets: &[u64], q: f64) -> f64 {
             return BucketConvention::Log2.bounds(i).1;
         }
     }
-    BucketConvention::Log2.bounds(buckets.len().saturating_sub(1)).1
+    BucketConvention::Log2
+        .bounds(buckets.len().saturating_sub(1))
+        .1
 }
 
 /// `1 - cost(recommended) / cost(static default)` on the object's own
