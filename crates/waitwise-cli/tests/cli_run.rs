@@ -115,6 +115,11 @@ fn names_the_call_site(kind: &str, function: &str, call: &str) {
     assert_eq!(first["kind"], kind, "{first}");
     assert_eq!(first["call_site"][0]["function"], function, "{first}");
     assert_eq!(first["call_site"][0]["line"], line_of(call), "{first}");
+    if kind == "mutex" {
+        // mutrace's figures: the mutex passed between threads while held.
+        assert!(first["owner_changes"].as_u64().unwrap() > 0, "{first}");
+        assert!(first["hold_ns"].as_u64().unwrap() > 0, "{first}");
+    }
     let folded = std::fs::read_to_string(out_dir.join("waits.folded")).unwrap();
     assert!(
         folded

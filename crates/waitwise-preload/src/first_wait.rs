@@ -4,7 +4,8 @@
 //! virtual machine), the cycle clock, the CPUs the process may run on
 //! (its affinity and its cgroup's CPU quota, read from `/proc` and
 //! `/sys`), and the starting `B` (`WAITWISE_BLOCK_NS` or the machine
-//! profile's file). A program that never waits reads none of it.
+//! profile's file), and where glibc keeps a thread's cancellation state
+//! (a `dlsym`). A program that never waits reads none of it.
 //!
 //! Each of these initializers runs code with landing pads (allocation, a
 //! `Once`'s reset guard), and Rust's personality routine aborts an unwind
@@ -49,6 +50,9 @@ fn prepare_now() {
     let _ = waitwise_platform::features::cpu();
     let _ = waitwise_platform::clock::cycle_clock();
     let _ = waitwise::policy::crowding::allowed_cpus();
+    // The cancellation word's offset (a `dlsym`), read when a thread
+    // leaves an asynchronous-cancellation window inside a wait.
+    waitwise_platform::cancel::prepare();
     if blocked {
         // SAFETY: restores the mask saved above.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };

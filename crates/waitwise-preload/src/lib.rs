@@ -119,7 +119,6 @@ extern "C" fn on_load() {
     // before anything else did, and must not reach `dlsym`, which is not
     // (it takes the loader's lock and may allocate).
     let _ = real::SEM_POST.get();
-    waitwise_platform::cancel::prepare();
 }
 
 /// At exit (`exit` or return from `main`; not `_exit`): write the profile.

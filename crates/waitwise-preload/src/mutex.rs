@@ -255,6 +255,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c
         if !lock_word(w).try_lock() {
             lock_contended(w, Deadline::NEVER, m);
         }
+        profile::acquired(m);
         return 0;
     }
     // SAFETY: as above.
@@ -276,6 +277,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -
     match kind {
         KIND_NORMAL | KIND_ADAPTIVE => {
             if lock_word(w).try_lock() {
+                profile::acquired(m);
                 0
             } else {
                 EBUSY
@@ -291,6 +293,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -
             }
             if lock_word(w).try_lock() {
                 set_owner(w, me);
+                profile::acquired(m);
                 0
             } else {
                 EBUSY
@@ -414,6 +417,7 @@ unsafe fn lock_other(
     if let Some(me) = me {
         set_owner(w, me);
     }
+    profile::acquired(m);
     0
 }
 
@@ -452,6 +456,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) ->
     // (module doc, "Memory ordering").
     let kind = w[KIND].load(Ordering::Relaxed);
     if kind == KIND_NORMAL || kind == KIND_ADAPTIVE {
+        profile::releasing(m);
         clear_glibc_owner(w);
         // `false` (it was not locked) is the caller's error, which glibc
         // does not report for a normal mutex either.
@@ -505,6 +510,7 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
             }
             // Relaxed: cleared before the unlock's Release RMW, which
             // orders them before the next holder's accesses.
+            profile::releasing(m);
             w[COUNT].store(0, Ordering::Relaxed);
             w[OWNER].store(0, Ordering::Relaxed);
             lock_word(w).unlock();

@@ -43,8 +43,14 @@
 //! condition wait, a barrier arrival that is not the last, a semaphore
 //! decrement that found zero.
 //!
-//! Off, nothing is recorded: the fast paths
-//! never look here, and the waiting paths pay one predictable branch. On, the
+//! A mutex's entry also counts, from its first wait on, its `acquisitions`,
+//! its `owner_changes` (acquisitions by another thread than the previous
+//! holder) and `hold_ns` (the time it was held, summed): mutrace's figures.
+//! Before its first wait a mutex has no entry, and its lock and unlock
+//! look it up and find none.
+//!
+//! Off, nothing is recorded: the mutex's lock and unlock pay one
+//! predictable branch, and so do the waiting paths. On, the
 //! histograms live in a fixed open-addressing table keyed by the object's
 //! address and kind, allocated once at load time and updated with relaxed
 //! atomics only (no lock, no allocation while the program runs). When the
@@ -57,7 +63,9 @@ use std::ffi::OsString;
 use std::ffi::{c_int, c_void};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 use std::sync::OnceLock;
 use waitwise::platform::clock::cycle_clock;
 use waitwise::profile::{bucket_of, WaitProfile, BUCKETS};
@@ -144,6 +152,17 @@ struct Slot {
     site: AtomicU8,
     /// Return addresses, outermost last; valid once `site` is `SITE_TAKEN`.
     frames: [AtomicUsize; CAPTURED_FRAMES],
+    /// A mutex's: the cycle-clock stamp of its current holder's
+    /// acquisition, 0 while it is free.
+    held_since: AtomicU64,
+    /// A mutex's: the time it was held, summed, in ns.
+    hold_ns: AtomicU64,
+    /// A mutex's: acquisitions, and those by another thread than the
+    /// previous holder.
+    acquisitions: AtomicU64,
+    owner_changes: AtomicU64,
+    /// A mutex's: the thread id of its last holder.
+    last_owner: AtomicU32,
 }
 
 impl Slot {
@@ -156,6 +175,11 @@ impl Slot {
             max_ns: AtomicU64::new(0),
             site: AtomicU8::new(SITE_NONE),
             frames: std::array::from_fn(|_| AtomicUsize::new(0)),
+            held_since: AtomicU64::new(0),
+            hold_ns: AtomicU64::new(0),
+            acquisitions: AtomicU64::new(0),
+            owner_changes: AtomicU64::new(0),
+            last_owner: AtomicU32::new(0),
         }
     }
 
@@ -326,6 +350,77 @@ fn record(t0: u64, kind: Kind, addr: usize, blocked: bool) {
     slot_for(table, kind, addr).record(ns, blocked);
 }
 
+/// A mutex at `addr` was just acquired by the calling thread. Once the mutex has been waited on (it has a slot), its
+/// acquisitions, owner changes and hold time are counted; before, nothing.
+#[inline(always)]
+pub fn acquired<T>(addr: *const T) {
+    if on() {
+        mutex_acquired(addr as usize);
+    }
+}
+
+/// The calling thread is releasing the mutex at `addr` (call before the
+/// release).
+#[inline(always)]
+pub fn releasing<T>(addr: *const T) {
+    if on() {
+        mutex_releasing(addr as usize);
+    }
+}
+
+#[cold]
+fn mutex_acquired(addr: usize) {
+    let Some(slot) = existing_slot(Kind::Mutex, addr) else {
+        return;
+    };
+    let id = crate::thread_id::current();
+    // Relaxed: statistics. The holder alone writes `held_since` and
+    // `last_owner` (the mutex orders successive holders).
+    slot.held_since
+        .store(cycle_clock().now().max(1), Ordering::Relaxed);
+    slot.acquisitions.fetch_add(1, Ordering::Relaxed);
+    if slot.last_owner.swap(id, Ordering::Relaxed) != id {
+        slot.owner_changes.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[cold]
+fn mutex_releasing(addr: usize) {
+    let Some(slot) = existing_slot(Kind::Mutex, addr) else {
+        return;
+    };
+    // Relaxed: statistics; only the holder writes `held_since`.
+    let since = slot.held_since.swap(0, Ordering::Relaxed);
+    if since != 0 {
+        let clock = cycle_clock();
+        let ns = clock.ticks_to_ns(clock.now().saturating_sub(since)) as u64;
+        slot.hold_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+}
+
+/// The slot of the object at `addr`, if it has one; never claims one.
+fn existing_slot(kind: Kind, addr: usize) -> Option<&'static Slot> {
+    // Acquire: pairs with the Release store in `load`.
+    let table = TABLE.load(Ordering::Acquire);
+    if table.is_null() {
+        return None;
+    }
+    // SAFETY: the table is leaked at load time and never freed.
+    let table: &'static Table = unsafe { &*table };
+    let key = (addr << 3) | kind as usize;
+    let hash = (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52; // 12 bits
+    for i in 0..MAX_PROBE {
+        let slot = &table.slots[(hash as usize + i) % SLOTS];
+        // Relaxed: the key only names the slot.
+        match slot.key.load(Ordering::Relaxed) {
+            k if k == key => return Some(slot),
+            0 => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 fn slot_for(table: &Table, kind: Kind, addr: usize) -> &Slot {
     let key = (addr << 3) | kind as usize;
     let hash = (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52; // 12 bits
@@ -364,6 +459,16 @@ struct ObjectEntry {
     max_ns: u64,
     /// The program's frames at the first recorded wait, innermost first.
     call_site: Vec<crate::modules::Frame>,
+    /// Mutexes: acquisitions since the first wait.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    acquisitions: Option<u64>,
+    /// Mutexes: acquisitions since the first wait by another thread than
+    /// the previous holder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owner_changes: Option<u64>,
+    /// Mutexes: the time held since the first wait, summed, in ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hold_ns: Option<u64>,
 }
 
 /// The slots with at least one wait: each with its kind and its address
@@ -472,6 +577,11 @@ pub fn write_at_exit() {
                 total_ns: slot.total_ns.load(Ordering::Relaxed),
                 max_ns: slot.max_ns.load(Ordering::Relaxed),
                 call_site: program_frames.map(|&f| modules.frame(f)).collect(),
+                acquisitions: (kind == Kind::Mutex)
+                    .then(|| slot.acquisitions.load(Ordering::Relaxed)),
+                owner_changes: (kind == Kind::Mutex)
+                    .then(|| slot.owner_changes.load(Ordering::Relaxed)),
+                hold_ns: (kind == Kind::Mutex).then(|| slot.hold_ns.load(Ordering::Relaxed)),
             }
         })
         .collect::<Vec<_>>();

@@ -36,6 +36,16 @@ pub fn table_text(report: &WaitReport, top: usize) -> anyhow::Result<String> {
             "upper end of the log2 bucket of the 99th percentile",
         ),
         Column::new("longest", Some("us"), "longest wait"),
+        Column::new(
+            "held",
+            Some("ms"),
+            "mutexes: time held from the first wait on",
+        ),
+        Column::new(
+            "owner_changes",
+            Some("count"),
+            "mutexes: acquisitions by another thread than the previous holder",
+        ),
         Column::new("law", None, "the law the waits fit better"),
         Column::new(
             "recommended",
@@ -69,6 +79,10 @@ pub fn table_text(report: &WaitReport, top: usize) -> anyhow::Result<String> {
                 Cell::Number(o.average_wait_ns / 1e3),
                 Cell::Number(o.p99_wait_ns / 1e3),
                 Cell::Number(o.longest_wait_ns as f64 / 1e3),
+                Cell::number_or_missing(o.hold_ns.map(|ns| ns as f64 / 1e6), "-"),
+                o.owner_changes.map_or(Cell::missing("-"), |n| {
+                    Cell::Integer(i64::try_from(n).unwrap_or(i64::MAX))
+                }),
                 o.law.as_ref().map_or(Cell::missing("-"), Cell::text),
                 Cell::text(&o.recommended_policy),
                 Cell::Number(o.recommended_poll_ns / 1e3),
@@ -121,6 +135,7 @@ pub fn html_page(report: &WaitReport) -> Markup {
                     tr {
                         th.l { "call site" } th.l { "kind" } th { "waits" } th { "blocked %" }
                         th { "total ms" } th { "average µs" } th { "p99 µs" } th { "longest µs" }
+                        th { "held ms" } th { "owner changes" }
                         th.l { "law" } th.l { "recommended" } th { "poll µs" } th { "saving %" }
                     }
                     @for o in &report.objects {
@@ -133,6 +148,8 @@ pub fn html_page(report: &WaitReport) -> Markup {
                             td { (format!("{:.2}", o.average_wait_ns / 1e3)) }
                             td { (format!("{:.2}", o.p99_wait_ns / 1e3)) }
                             td { (format!("{:.2}", o.longest_wait_ns as f64 / 1e3)) }
+                            td { (o.hold_ns.map_or("-".to_string(), |ns| format!("{:.3}", ns as f64 / 1e6))) }
+                            td { (o.owner_changes.map_or("-".to_string(), |n| n.to_string())) }
                             td.l { (o.law.as_deref().unwrap_or("-")) }
                             td.l { (o.recommended_policy) }
                             td { (format!("{:.2}", o.recommended_poll_ns / 1e3)) }

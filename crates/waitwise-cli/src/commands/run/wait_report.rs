@@ -32,6 +32,12 @@ struct RawObject {
     max_ns: u64,
     #[serde(default)]
     call_site: Vec<RawFrame>,
+    #[serde(default)]
+    acquisitions: Option<u64>,
+    #[serde(default)]
+    owner_changes: Option<u64>,
+    #[serde(default)]
+    hold_ns: Option<u64>,
 }
 
 /// One profile file.
@@ -69,6 +75,13 @@ pub struct ObjectReport {
     pub p99_wait_ns: f64,
     /// The longest wait, ns.
     pub longest_wait_ns: u64,
+    /// Mutexes: acquisitions from the first wait on.
+    pub acquisitions: Option<u64>,
+    /// Mutexes: acquisitions by another thread than the previous holder,
+    /// from the first wait on.
+    pub owner_changes: Option<u64>,
+    /// Mutexes: the time held from the first wait on, summed, ns.
+    pub hold_ns: Option<u64>,
     /// The law the waits fit better: `exponential` or `uniform`.
     pub law: Option<String>,
     /// The policy the model recommends (`s/b/alpha`, Lim & Agarwal's
@@ -164,6 +177,9 @@ fn object_report(pid: u32, o: RawObject, b: f64, symbolizer: &mut Symbolizer) ->
         average_wait_ns: ratio(o.total_ns as f64, waits as f64),
         p99_wait_ns: percentile_upper_bound(&o.buckets, 0.99),
         longest_wait_ns: o.max_ns,
+        acquisitions: o.acquisitions,
+        owner_changes: o.owner_changes,
+        hold_ns: o.hold_ns,
         law: fitted.as_ref().and_then(|f| f.best_model).map(|m| {
             match m {
                 FittedModel::Exponential => "exponential",
@@ -253,6 +269,9 @@ mod tests {
             total_ns,
             max_ns: 2000,
             call_site: Vec::new(),
+            acquisitions: None,
+            owner_changes: None,
+            hold_ns: None,
         };
         let report = WaitReport::from_profiles(vec![(
             7,
