@@ -229,6 +229,7 @@ pub unsafe extern "C-unwind" fn pthread_barrier_wait(b: *mut pthread_barrier_t) 
             libc::PTHREAD_BARRIER_SERIAL_THREAD
         }
         EpisodeArrival::Wait { episode } => {
+            crate::first_wait::prepare();
             // More parties than CPUs: poll by yield (module doc).
             let limit = crate::config::poll_limit_ns(SyncKind::Barrier);
             let policy = crate::config::wait_policy(

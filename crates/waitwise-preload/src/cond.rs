@@ -345,6 +345,7 @@ unsafe fn wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: Deadli
                 return Err(r);
             }
             waiter.now(WAITING);
+            crate::first_wait::prepare();
             let start = profile::start();
             let limit = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
             let policy = crate::config::wait_policy(

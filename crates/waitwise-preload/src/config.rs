@@ -14,8 +14,8 @@
 //!
 //! `B` is waitwise's ([`waitwise::policy::block_ns`]): it starts from
 //! `WAITWISE_BLOCK_NS`, else the machine profile that `waitwise probe
-//! --save` wrote, else the documented default (read at load time, in
-//! microseconds), and is then learned from the program's own futex
+//! --save` wrote, else the documented default (read by the first
+//! contended wait, [`crate::first_wait`]), and is then learned from the program's own futex
 //! wake-ups. Nothing is measured on a wait path.
 //!
 //! # Memory ordering
@@ -46,8 +46,9 @@ static ALPHA_BITS: AtomicU64 = AtomicU64::new(NO_ALPHA);
 const NO_ALPHA: u64 = u64::MAX; // a NaN: never a valid alpha
 
 /// Reads every `WAITWISE_*` variable once ([`waitwise::env::settings`],
-/// which prints one line per rejected value), keeps the policy and `alpha`,
-/// and reads the starting `B`.
+/// which prints one line per rejected value), and keeps the policy and
+/// `alpha`. The starting `B` is read by the first contended wait
+/// ([`crate::first_wait`]).
 ///
 /// Its stores are Relaxed: this runs before any other thread exists, and
 /// thread creation orders them before every read (module doc).
@@ -59,9 +60,6 @@ pub fn load() {
         // Relaxed: before any other thread exists (module doc).
         ALPHA_BITS.store(alpha.to_bits(), Ordering::Relaxed);
     }
-    // The starting B (WAITWISE_BLOCK_NS, the machine profile or the
-    // default), read now rather than on the first wait.
-    let _ = waitwise::policy::starting_block_cost();
 }
 
 /// The configured policy family.

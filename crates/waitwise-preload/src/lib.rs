@@ -31,8 +31,12 @@
 //! | [`rwlock`] | `pthread_rwlock_t`: waitwise's one-word reader-writer lock ([`waitwise::mutex::RwWordRef`]), reader-preferring or writer-preferring |
 //! | [`spin`] | `pthread_spinlock_t`: test-and-test-and-set ([`waitwise::mutex::SpinLockRef`]) |
 //! | [`c11`] | C11's `mtx_t` and `cnd_t`: the pthread mutex and condition variable above |
-//! | [`config`] | `WAITWISE_POLICY`, `WAITWISE_ALPHA`, `WAITWISE_BLOCK_NS`, read once at load by [`waitwise::env`] |
-//! | [`profile`] | `WAITWISE_PROFILE=PATH` (or `1`): per-object wait histograms written at exit |
+//! | [`config`] | `WAITWISE_POLICY`, `WAITWISE_ALPHA`, read once at load by [`waitwise::env`] |
+//! | [`profile`] | `WAITWISE_PROFILE=PATH` (or `1`): per-object wait histograms and call sites written at exit |
+//! | [`stats`] | `WAITWISE_STATS=1`: one line of totals at exit |
+//! | [`modules`] | the loaded modules, to name a call site's frames by file and offset |
+//! | [`first_wait`] | what only a contended wait needs, set up by the first one |
+//! | [`late_bound`] | libgcc_s's and libm's functions, bound on first call (no load-time dependency) |
 //! | [`real`] | the C library's own functions, for forwarded objects |
 //! | [`poll`] | `CLOCK_MONOTONIC` time, the semaphore's PAUSE poll and the rwlock's clock |
 //! | [`time`] | absolute `timespec` deadlines |
@@ -69,6 +73,10 @@ pub mod c11;
 pub mod cleanup;
 pub mod cond;
 pub mod config;
+pub mod first_wait;
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+pub mod late_bound;
+pub mod modules;
 pub mod mutex;
 pub mod mutex_layout;
 pub mod poll;
@@ -78,6 +86,7 @@ pub mod real;
 pub mod rwlock;
 pub mod sem;
 pub mod spin;
+pub mod stats;
 pub mod thread_id;
 pub mod time;
 
@@ -96,10 +105,14 @@ fn abort_on_every_panic() {
 /// Load-time initialization: read the environment once, before `main` and
 /// before any of the program's constructors (a preloaded object is
 /// initialized right after the C library). Reading it here, not on first
-/// use, keeps `getenv` and allocation off every lock path.
+/// use, keeps `getenv` and allocation off every lock path. What only a
+/// contended wait needs is set up by the first one ([`first_wait`]): a
+/// program that never waits reads no file and runs no CPUID.
 extern "C" fn on_load() {
     abort_on_every_panic();
     config::load();
+    // Before the profile: WAITWISE_STATS alone has it record the waits.
+    stats::load();
     profile::load();
     thread_id::check_layout();
     race_detectors::warn_if_hidden();
@@ -108,22 +121,12 @@ extern "C" fn on_load() {
     // before anything else did, and must not reach `dlsym`, which is not
     // (it takes the loader's lock and may allocate).
     let _ = real::SEM_POST.get();
-    waitwise_platform::cancel::prepare();
-    // The lazy state a wait may need later, set up now: an initializer
-    // runs code with landing pads (allocation, a `Once`'s reset guard), and
-    // a signal handler's `pthread_exit` that interrupted a waiter there
-    // would abort. The CPU features (a hundred microseconds of CPUID on a
-    // virtual machine) are read when the clock learns the TSC's rate.
-    let _ = waitwise_platform::features::cpu();
-    let _ = waitwise_platform::clock::cycle_clock();
-    // The CPU count that decides how crowded waits poll (condvars,
-    // barriers).
-    let _ = waitwise::policy::crowding::allowed_cpus();
 }
 
 /// At exit (`exit` or return from `main`; not `_exit`): write the profile.
 extern "C" fn on_unload() {
     profile::write_at_exit();
+    stats::print_at_exit();
 }
 
 #[used]

@@ -174,6 +174,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c
         if !lock_word(w).try_lock() {
             lock_contended(w, Deadline::NEVER, m);
         }
+        profile::acquired(m);
         return 0;
     }
     // SAFETY: as above.
@@ -195,6 +196,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -
     match kind {
         KIND_NORMAL | KIND_ADAPTIVE => {
             if lock_word(w).try_lock() {
+                profile::acquired(m);
                 0
             } else {
                 EBUSY
@@ -210,6 +212,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -
             }
             if lock_word(w).try_lock() {
                 set_owner(w, me);
+                profile::acquired(m);
                 0
             } else {
                 EBUSY
@@ -333,6 +336,7 @@ unsafe fn lock_other(
     if let Some(me) = me {
         set_owner(w, me);
     }
+    profile::acquired(m);
     0
 }
 
@@ -371,6 +375,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) ->
     // (module doc, "Memory ordering").
     let kind = w[KIND].load(Ordering::Relaxed);
     if kind == KIND_NORMAL || kind == KIND_ADAPTIVE {
+        profile::releasing(m);
         clear_glibc_owner(w);
         // `false` (it was not locked) is the caller's error, which glibc
         // does not report for a normal mutex either.
@@ -424,6 +429,7 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
             }
             // Relaxed: cleared before the unlock's Release RMW, which
             // orders them before the next holder's accesses.
+            profile::releasing(m);
             w[COUNT].store(0, Ordering::Relaxed);
             w[OWNER].store(0, Ordering::Relaxed);
             lock_word(w).unlock();
@@ -439,6 +445,7 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
 /// before `deadline`.
 #[cold]
 fn lock_contended(w: &Words, deadline: Deadline, m: *mut pthread_mutex_t) -> bool {
+    crate::first_wait::prepare();
     let start = profile::start();
     let limit = Duration::from_nanos(crate::config::poll_limit_ns(SyncKind::Mutex));
     let mut wait = MutexWait {

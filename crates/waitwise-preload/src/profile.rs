@@ -27,6 +27,15 @@
 //! and anything but a regular file there (a FIFO, `/dev/null`) is written
 //! into, never replaced ([`write_profile`]).
 //!
+//! Each object also carries `total_ns` (the time its waits took, summed),
+//! `max_ns` (the longest) and `call_site`: the return addresses of the
+//! first frames of the program's stack (the interposer's own frames left
+//! out) at the object's first recorded wait, each as the file of the
+//! module it lies in and its offset from that module's load bias, the
+//! address the module's symbol table and debug information use (`waitwise
+//! run --profile` symbolises them). The stack is taken with glibc's
+//! `backtrace`, which loads the unwinder (libgcc_s) on its first call.
+//!
 //! `kind` is the object's type: `mutex`, `rwlock` (read and write locks
 //! alike), `cond`, `barrier`, `sem` or `spin`.
 //!
@@ -34,8 +43,14 @@
 //! condition wait, a barrier arrival that is not the last, a semaphore
 //! decrement that found zero.
 //!
-//! Off, nothing is recorded: the fast paths
-//! never look here, and the waiting paths pay one predictable branch. On, the
+//! A mutex's entry also counts, from its first wait on, its `acquisitions`,
+//! its `owner_changes` (acquisitions by another thread than the previous
+//! holder) and `hold_ns` (the time it was held, summed): mutrace's figures.
+//! Before its first wait a mutex has no entry, and its lock and unlock
+//! look it up and find none.
+//!
+//! Off, nothing is recorded: the mutex's lock and unlock pay one
+//! predictable branch, and so do the waiting paths. On, the
 //! histograms live in a fixed open-addressing table keyed by the object's
 //! address and kind, allocated once at load time and updated with relaxed
 //! atomics only (no lock, no allocation while the program runs). When the
@@ -43,10 +58,14 @@
 //! `address` `"other"`.
 
 use serde::Serialize;
+use std::cell::Cell;
 use std::ffi::OsString;
+use std::ffi::{c_int, c_void};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 use std::sync::OnceLock;
 use waitwise::platform::clock::cycle_clock;
 use waitwise::profile::{bucket_of, WaitProfile, BUCKETS};
@@ -56,6 +75,20 @@ use waitwise::profile::{bucket_of, WaitProfile, BUCKETS};
 pub const SLOTS: usize = 4096;
 /// Linear-probe length before an object goes to its kind's pooled entry.
 const MAX_PROBE: usize = 64;
+/// Frames of the program's stack kept per call site. Guessed: enough for a
+/// flame graph to tell the callers of a small wrapper apart.
+pub const CALL_SITE_FRAMES: usize = 8;
+/// Frames taken by `backtrace`: the interposer's own (the capture, the
+/// recording, the entry point and what inlining left between them) and
+/// then [`CALL_SITE_FRAMES`] of the program's.
+const CAPTURED_FRAMES: usize = CALL_SITE_FRAMES + 12;
+
+/// A slot's call site: not taken yet.
+const SITE_NONE: u8 = 0;
+/// A thread is taking it.
+const SITE_TAKING: u8 = 1;
+/// Taken: `frames` holds it (zero-padded).
+const SITE_TAKEN: u8 = 2;
 
 /// The kind of object a wait was on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +144,25 @@ struct Slot {
     key: AtomicUsize,
     buckets: [AtomicU64; BUCKETS],
     blocks: AtomicU64,
+    /// The waits' durations summed, in ns.
+    total_ns: AtomicU64,
+    /// The longest wait, in ns.
+    max_ns: AtomicU64,
+    /// `SITE_NONE` => `SITE_TAKING` (one thread) => `SITE_TAKEN`.
+    site: AtomicU8,
+    /// Return addresses, outermost last; valid once `site` is `SITE_TAKEN`.
+    frames: [AtomicUsize; CAPTURED_FRAMES],
+    /// A mutex's: the cycle-clock stamp of its current holder's
+    /// acquisition, 0 while it is free.
+    held_since: AtomicU64,
+    /// A mutex's: the time it was held, summed, in ns.
+    hold_ns: AtomicU64,
+    /// A mutex's: acquisitions, and those by another thread than the
+    /// previous holder.
+    acquisitions: AtomicU64,
+    owner_changes: AtomicU64,
+    /// A mutex's: the thread id of its last holder.
+    last_owner: AtomicU32,
 }
 
 impl Slot {
@@ -119,15 +171,76 @@ impl Slot {
             key: AtomicUsize::new(0),
             buckets: std::array::from_fn(|_| AtomicU64::new(0)),
             blocks: AtomicU64::new(0),
+            total_ns: AtomicU64::new(0),
+            max_ns: AtomicU64::new(0),
+            site: AtomicU8::new(SITE_NONE),
+            frames: std::array::from_fn(|_| AtomicUsize::new(0)),
+            held_since: AtomicU64::new(0),
+            hold_ns: AtomicU64::new(0),
+            acquisitions: AtomicU64::new(0),
+            owner_changes: AtomicU64::new(0),
+            last_owner: AtomicU32::new(0),
         }
     }
 
     fn record(&self, ns: u64, blocked: bool) {
         // Relaxed: statistics; nothing else depends on them.
         self.buckets[bucket_of(ns)].fetch_add(1, Ordering::Relaxed);
+        self.total_ns.fetch_add(ns, Ordering::Relaxed);
+        self.max_ns.fetch_max(ns, Ordering::Relaxed);
         if blocked {
             self.blocks.fetch_add(1, Ordering::Relaxed);
         }
+        // Relaxed: a hint; the CAS in `take_call_site` decides.
+        if self.site.load(Ordering::Relaxed) == SITE_NONE {
+            self.take_call_site();
+        }
+    }
+
+    /// Stores the calling thread's stack as the slot's call site, if no
+    /// thread has yet. A capture that waits on an object itself (glibc's
+    /// first `backtrace` loads libgcc_s, which allocates, and an
+    /// allocator may lock a mutex) takes no second one.
+    #[cold]
+    #[inline(never)]
+    fn take_call_site(&self) {
+        if TAKING_CALL_SITE.with(|t| t.replace(true)) {
+            return;
+        }
+        // SITE_NONE => SITE_TAKING: this thread takes it. Relaxed: the
+        // frames are published by the Release store of SITE_TAKEN.
+        if self
+            .site
+            .compare_exchange(SITE_NONE, SITE_TAKING, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            let mut frames = [std::ptr::null_mut::<c_void>(); CAPTURED_FRAMES];
+            // SAFETY: `frames` has room for CAPTURED_FRAMES pointers.
+            let n = unsafe { backtrace(frames.as_mut_ptr(), CAPTURED_FRAMES as c_int) };
+            for (slot, frame) in self.frames.iter().zip(&frames[..n.max(0) as usize]) {
+                // Relaxed: published by the Release store below.
+                slot.store(*frame as usize, Ordering::Relaxed);
+            }
+            // SITE_TAKING => SITE_TAKEN. Release: pairs with the Acquire
+            // load in `call_site`, publishing the frames.
+            self.site.store(SITE_TAKEN, Ordering::Release);
+        }
+        TAKING_CALL_SITE.with(|t| t.set(false));
+    }
+
+    /// The call site's return addresses, the interposer's own frames
+    /// first; empty if none was taken.
+    fn call_site(&self) -> Vec<usize> {
+        // Acquire: pairs with the Release store of SITE_TAKEN.
+        if self.site.load(Ordering::Acquire) != SITE_TAKEN {
+            return Vec::new();
+        }
+        self.frames
+            .iter()
+            // Relaxed: published by the Acquire load above.
+            .map(|f| f.load(Ordering::Relaxed))
+            .take_while(|&f| f != 0)
+            .collect()
     }
 
     fn snapshot(&self, kind: Kind) -> WaitProfile {
@@ -147,11 +260,23 @@ impl Slot {
     }
 }
 
+extern "C" {
+    /// glibc's `<execinfo.h>`: stores up to `size` return addresses of the
+    /// calling thread's stack, innermost first, and returns how many.
+    fn backtrace(buffer: *mut *mut c_void, size: c_int) -> c_int;
+}
+
+thread_local! {
+    /// Whether this thread is taking a call site now.
+    static TAKING_CALL_SITE: Cell<bool> = const { Cell::new(false) };
+}
+
 /// The table: `SLOTS` individual entries, then one pooled entry per kind.
 struct Table {
     slots: Box<[Slot]>,
-    /// The file, before `%p` is replaced.
-    path: PathBuf,
+    /// The file, before `%p` is replaced; `None` when only
+    /// `WAITWISE_STATS` asked for the table ([`crate::stats`]).
+    path: Option<PathBuf>,
     pid: libc::pid_t,
 }
 
@@ -159,12 +284,13 @@ static ON: AtomicBool = AtomicBool::new(false);
 static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Reads `WAITWISE_PROFILE` (at load time, through [`waitwise::env`]) and,
-/// when profiling is on, allocates the table.
+/// when profiling is on or `WAITWISE_STATS` asks for totals
+/// ([`crate::stats`]), allocates the table.
 pub fn load() {
-    let Some(path) = waitwise::env::profiling().file() else {
+    let path = waitwise::env::profiling().file().map(|p| p.to_path_buf());
+    if path.is_none() && !crate::stats::on() {
         return;
-    };
-    let path = path.to_path_buf();
+    }
     let table = Box::new(Table {
         slots: (0..SLOTS + Kind::ALL.len()).map(|_| Slot::new()).collect(),
         path,
@@ -224,6 +350,77 @@ fn record(t0: u64, kind: Kind, addr: usize, blocked: bool) {
     slot_for(table, kind, addr).record(ns, blocked);
 }
 
+/// A mutex at `addr` was just acquired by the calling thread. Once the mutex has been waited on (it has a slot), its
+/// acquisitions, owner changes and hold time are counted; before, nothing.
+#[inline(always)]
+pub fn acquired<T>(addr: *const T) {
+    if on() {
+        mutex_acquired(addr as usize);
+    }
+}
+
+/// The calling thread is releasing the mutex at `addr` (call before the
+/// release).
+#[inline(always)]
+pub fn releasing<T>(addr: *const T) {
+    if on() {
+        mutex_releasing(addr as usize);
+    }
+}
+
+#[cold]
+fn mutex_acquired(addr: usize) {
+    let Some(slot) = existing_slot(Kind::Mutex, addr) else {
+        return;
+    };
+    let id = crate::thread_id::current();
+    // Relaxed: statistics. The holder alone writes `held_since` and
+    // `last_owner` (the mutex orders successive holders).
+    slot.held_since
+        .store(cycle_clock().now().max(1), Ordering::Relaxed);
+    slot.acquisitions.fetch_add(1, Ordering::Relaxed);
+    if slot.last_owner.swap(id, Ordering::Relaxed) != id {
+        slot.owner_changes.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[cold]
+fn mutex_releasing(addr: usize) {
+    let Some(slot) = existing_slot(Kind::Mutex, addr) else {
+        return;
+    };
+    // Relaxed: statistics; only the holder writes `held_since`.
+    let since = slot.held_since.swap(0, Ordering::Relaxed);
+    if since != 0 {
+        let clock = cycle_clock();
+        let ns = clock.ticks_to_ns(clock.now().saturating_sub(since)) as u64;
+        slot.hold_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+}
+
+/// The slot of the object at `addr`, if it has one; never claims one.
+fn existing_slot(kind: Kind, addr: usize) -> Option<&'static Slot> {
+    // Acquire: pairs with the Release store in `load`.
+    let table = TABLE.load(Ordering::Acquire);
+    if table.is_null() {
+        return None;
+    }
+    // SAFETY: the table is leaked at load time and never freed.
+    let table: &'static Table = unsafe { &*table };
+    let key = (addr << 3) | kind as usize;
+    let hash = (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52; // 12 bits
+    for i in 0..MAX_PROBE {
+        let slot = &table.slots[(hash as usize + i) % SLOTS];
+        // Relaxed: the key only names the slot.
+        match slot.key.load(Ordering::Relaxed) {
+            k if k == key => return Some(slot),
+            0 => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 fn slot_for(table: &Table, kind: Kind, addr: usize) -> &Slot {
     let key = (addr << 3) | kind as usize;
     let hash = (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52; // 12 bits
@@ -256,6 +453,77 @@ struct ObjectEntry {
     profile: WaitProfile,
     /// `0x...`, or `other` for the pooled entries.
     address: String,
+    /// The waits' durations summed, in ns.
+    total_ns: u64,
+    /// The longest wait, in ns.
+    max_ns: u64,
+    /// The program's frames at the first recorded wait, innermost first.
+    call_site: Vec<crate::modules::Frame>,
+    /// Mutexes: acquisitions since the first wait.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    acquisitions: Option<u64>,
+    /// Mutexes: acquisitions since the first wait by another thread than
+    /// the previous holder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owner_changes: Option<u64>,
+    /// Mutexes: the time held since the first wait, summed, in ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hold_ns: Option<u64>,
+}
+
+/// The slots with at least one wait: each with its kind and its address
+/// (`0x...`, or `other` for the pooled entries).
+fn waited_objects(table: &Table) -> impl Iterator<Item = (&Slot, Kind, String)> {
+    table.slots.iter().enumerate().filter_map(|(i, slot)| {
+        let (kind, address) = if i < SLOTS {
+            // Relaxed: the key only names the slot; a slot claimed by a
+            // still-running thread just now may be missed, like its counts.
+            let key = slot.key.load(Ordering::Relaxed);
+            if key == 0 {
+                return None;
+            }
+            (Kind::from_key(key), format!("{:#x}", key >> 3))
+        } else {
+            (Kind::ALL[i - SLOTS], "other".to_string())
+        };
+        // Relaxed: statistics read at exit (`Slot::snapshot`).
+        let waited = slot.buckets.iter().any(|b| b.load(Ordering::Relaxed) > 0);
+        waited.then_some((slot, kind, address))
+    })
+}
+
+/// The totals over every object, for [`crate::stats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Objects with at least one wait.
+    pub objects: u64,
+    /// Waits.
+    pub waits: u64,
+    /// Waits that slept in the kernel at least once.
+    pub blocks: u64,
+    /// The waits' durations summed, in ns.
+    pub wait_ns: u64,
+}
+
+/// The totals so far; all zero when the table was never allocated.
+pub fn totals() -> Totals {
+    // Acquire: pairs with the Release store in `load`.
+    let table = TABLE.load(Ordering::Acquire);
+    if table.is_null() {
+        return Totals::default();
+    }
+    // SAFETY: leaked at load time, never freed.
+    let table = unsafe { &*table };
+    let mut totals = Totals::default();
+    for (slot, kind, _) in waited_objects(table) {
+        let profile = slot.snapshot(kind);
+        totals.objects += 1;
+        totals.waits += profile.total_waits;
+        totals.blocks += profile.blocks;
+        // Relaxed: statistics read at exit.
+        totals.wait_ns += slot.total_ns.load(Ordering::Relaxed);
+    }
+    totals
 }
 
 /// The file.
@@ -284,31 +552,39 @@ pub fn write_at_exit() {
     }
     // SAFETY: leaked at load time, never freed.
     let table = unsafe { &*table };
+    let Some(table_path) = &table.path else {
+        return;
+    };
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() };
-    let (path, shared) = match with_pid(&table.path, pid) {
+    let (path, shared) = match with_pid(table_path, pid) {
         Some(path) => (path, false),
-        None if pid == table.pid => (table.path.clone(), true),
+        None if pid == table.pid => (table_path.clone(), true),
         None => return, // a forked child: leave the parent's file alone
     };
-    let mut objects = Vec::new();
-    for (i, slot) in table.slots.iter().enumerate() {
-        let (kind, address) = if i < SLOTS {
-            // Relaxed: the key only names the slot; a slot claimed by a
-            // still-running thread just now may be missed, like its counts.
-            let key = slot.key.load(Ordering::Relaxed);
-            if key == 0 {
-                continue;
+    let modules = crate::modules::loaded();
+    let this_object = modules.containing(write_at_exit as fn() as usize);
+    let objects = waited_objects(table)
+        .map(|(slot, kind, address)| {
+            let frames = slot.call_site();
+            let program_frames = frames
+                .iter()
+                .skip_while(|&&f| this_object.is_some() && modules.containing(f) == this_object)
+                .take(CALL_SITE_FRAMES);
+            ObjectEntry {
+                profile: slot.snapshot(kind),
+                address,
+                total_ns: slot.total_ns.load(Ordering::Relaxed),
+                max_ns: slot.max_ns.load(Ordering::Relaxed),
+                call_site: program_frames.map(|&f| modules.frame(f)).collect(),
+                acquisitions: (kind == Kind::Mutex)
+                    .then(|| slot.acquisitions.load(Ordering::Relaxed)),
+                owner_changes: (kind == Kind::Mutex)
+                    .then(|| slot.owner_changes.load(Ordering::Relaxed)),
+                hold_ns: (kind == Kind::Mutex).then(|| slot.hold_ns.load(Ordering::Relaxed)),
             }
-            (Kind::from_key(key), format!("{:#x}", key >> 3))
-        } else {
-            (Kind::ALL[i - SLOTS], "other".to_string())
-        };
-        let profile = slot.snapshot(kind);
-        if profile.total_waits > 0 {
-            objects.push(ObjectEntry { profile, address });
-        }
-    }
+        })
+        .collect::<Vec<_>>();
     if shared && objects.is_empty() && path.exists() {
         // A process that waited for nothing (a wrapper such as `timeout`,
         // a helper it ran) leaves a shared PATH to the ones that did.

@@ -18,8 +18,11 @@
 //!   front, so the warning says to run them without the interposer.
 //!   Memcheck tracks no synchronization and runs unchanged.
 //!
-//! The checks run once, at load, never on a wait path: two `dlsym` and at
-//! most two `dladdr` lookups, and a walk over the loaded objects' names.
+//! The checks run once, at load, never on a wait path: a walk over the
+//! loaded objects' names and, only when a ThreadSanitizer runtime is among
+//! them, two `dlsym` and at most two `dladdr` lookups. (A `dlsym` that
+//! finds nothing allocates its error message, and with it sets up `malloc`
+//! in a program that may never allocate.)
 
 use libc::{c_char, c_int, c_void, dl_phdr_info, size_t};
 use std::ffi::CStr;
@@ -42,12 +45,23 @@ pub fn valgrind_tool_warning(tool: &str) -> String {
 /// Prints a warning for each race detector in the process that cannot see
 /// the interposer's lock operations (module docs).
 pub fn warn_if_hidden() {
-    if tsan_behind() {
+    let loaded = loaded_race_detectors();
+    if loaded.tsan_object && tsan_behind() {
         eprintln!("{TSAN_BEHIND}");
     }
-    if let Some(tool) = valgrind_race_tool() {
+    if let Some(tool) = loaded.valgrind_tool {
         eprintln!("{}", valgrind_tool_warning(tool));
     }
+}
+
+/// The race detectors found among the loaded objects' names.
+#[derive(Default)]
+struct LoadedRaceDetectors {
+    /// A ThreadSanitizer runtime loaded as a shared object (gcc's
+    /// `libtsan.so`, clang's `libclang_rt.tsan*.so`).
+    tsan_object: bool,
+    /// Helgrind or DRD, by its preloaded object.
+    valgrind_tool: Option<&'static str>,
 }
 
 /// Whether a ThreadSanitizer runtime is loaded and the program's
@@ -81,28 +95,26 @@ fn object_base(addr: *const c_void) -> *mut c_void {
     info.dli_fbase
 }
 
-/// Helgrind or DRD, when its preloaded object is in the process.
-fn valgrind_race_tool() -> Option<&'static str> {
-    let mut found: Option<&'static str> = None;
+/// Walks the loaded objects' names.
+fn loaded_race_detectors() -> LoadedRaceDetectors {
+    let mut found = LoadedRaceDetectors::default();
     // SAFETY: the callback matches dl_iterate_phdr's signature and only
     // reads the names it is handed; `found` outlives the call.
     unsafe {
-        libc::dl_iterate_phdr(
-            Some(visit),
-            (&mut found as *mut Option<&'static str>).cast(),
-        );
+        libc::dl_iterate_phdr(Some(visit), (&mut found as *mut LoadedRaceDetectors).cast());
     }
     found
 }
 
-/// `dl_iterate_phdr`'s callback: records Helgrind or DRD by the name of its
-/// preloaded object (`vgpreload_helgrind-amd64-linux.so`).
+/// `dl_iterate_phdr`'s callback: records a ThreadSanitizer runtime, and
+/// Helgrind or DRD by the name of its preloaded object
+/// (`vgpreload_helgrind-amd64-linux.so`).
 unsafe extern "C" fn visit(info: *mut dl_phdr_info, _size: size_t, data: *mut c_void) -> c_int {
     // SAFETY: dl_iterate_phdr hands a valid info for the call's duration,
-    // and `data` is the `Option` valgrind_race_tool passed.
+    // and `data` is the `LoadedRaceDetectors` loaded_race_detectors passed.
     let (name, found) = unsafe {
         let name: *const c_char = (*info).dlpi_name;
-        (name, &mut *data.cast::<Option<&'static str>>())
+        (name, &mut *data.cast::<LoadedRaceDetectors>())
     };
     if name.is_null() {
         return 0;
@@ -110,10 +122,13 @@ unsafe extern "C" fn visit(info: *mut dl_phdr_info, _size: size_t, data: *mut c_
     // SAFETY: a loaded object's name is a NUL-terminated string.
     let name = unsafe { CStr::from_ptr(name) }.to_bytes();
     let contains = |needle: &[u8]| name.windows(needle.len()).any(|w| w == needle);
+    if contains(b"libtsan") || contains(b"clang_rt.tsan") {
+        found.tsan_object = true;
+    }
     if contains(b"vgpreload_helgrind") {
-        *found = Some("Helgrind");
+        found.valgrind_tool = Some("Helgrind");
     } else if contains(b"vgpreload_drd") {
-        *found = Some("DRD");
+        found.valgrind_tool = Some("DRD");
     }
     0
 }

@@ -423,6 +423,7 @@ fn read_contended(
         Ok(d) => d,
         Err(e) => return e,
     };
+    crate::first_wait::prepare();
     let start = profile::start();
     let mut wait = RwlockWait::until(deadline);
     let outcome = view(l).read_contended(&mut wait);
@@ -490,6 +491,7 @@ fn write_contended(l: &Lock, deadline: impl FnOnce() -> Result<Deadline, c_int>)
         Ok(d) => d,
         Err(e) => return e,
     };
+    crate::first_wait::prepare();
     let start = profile::start();
     let w = WaitingWriter::new(rw);
     let mut wait = RwlockWait::until(deadline);

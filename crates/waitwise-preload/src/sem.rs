@@ -147,6 +147,7 @@ pub unsafe extern "C-unwind" fn sem_destroy(s: *mut sem_t) -> c_int {
 /// `EINTR`). A cancellation request ends the thread in the sleep.
 #[cold]
 fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
+    crate::first_wait::prepare();
     let start = profile::start();
     let poll_limit_ns = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
     let mut wait = SemWait {

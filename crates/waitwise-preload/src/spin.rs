@@ -73,6 +73,7 @@ pub unsafe extern "C-unwind" fn pthread_spin_lock(l: *mut pthread_spinlock_t) ->
     // SAFETY: caller's contract.
     let lock = unsafe { spin_lock(l) };
     if !lock.try_swap() {
+        crate::first_wait::prepare();
         let start = profile::start();
         lock.lock_contended();
         profile::finish(start, Kind::Spin, l, false);

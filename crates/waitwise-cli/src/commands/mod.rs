@@ -19,6 +19,7 @@ pub mod preset;
 pub mod probe;
 pub mod profile;
 pub mod report;
+pub mod run;
 pub mod simulate;
 pub mod stdout;
 pub mod wakeup_matrix;
@@ -69,6 +70,9 @@ pub enum Command {
     Simulate(simulate::SimulateArgs),
     /// Read a wait-time profile (WAITWISE_PROFILE) and recommend alpha per kind.
     Profile(profile::ProfileArgs),
+    /// Run a program under the interposer (LD_PRELOAD); with --profile,
+    /// report where its threads waited.
+    Run(run::RunArgs),
 }
 
 impl Command {
@@ -93,6 +97,7 @@ impl Command {
             Command::Model(a) => model::validate(a),
             Command::Simulate(a) => simulate::validate(a),
             Command::Profile(a) => a.output.validate(),
+            Command::Run(a) => run::validate(a),
         }
     }
 
@@ -114,7 +119,9 @@ impl Command {
             | Command::Report(_) => true,
             Command::Peers(args) => !args.learns_block_cost(),
             Command::Model(args) => args.measures(),
-            Command::Probe(_) | Command::Simulate(_) | Command::Profile(_) => false,
+            Command::Probe(_) | Command::Simulate(_) | Command::Profile(_) | Command::Run(_) => {
+                false
+            }
         };
         if measures {
             let _ = waitwise::policy::block_cost::settle_block_cost(
@@ -144,6 +151,7 @@ impl Command {
             Command::Model(a) => model::run(a),
             Command::Simulate(a) => simulate::run(a),
             Command::Profile(a) => profile::run(a),
+            Command::Run(a) => run::run(a),
         }
     }
 }

@@ -1,0 +1,62 @@
+//! What a contended wait needs and a program that never waits does not,
+//! set up by the first wait that needs it ([`prepare`]) rather than at
+//! load: the CPU's features (CPUID, which traps to the hypervisor on a
+//! virtual machine), the cycle clock, the CPUs the process may run on
+//! (its affinity and its cgroup's CPU quota, read from `/proc` and
+//! `/sys`), and the starting `B` (`WAITWISE_BLOCK_NS` or the machine
+//! profile's file), and where glibc keeps a thread's cancellation state
+//! (a `dlsym`). A program that never waits reads none of it.
+//!
+//! Each of these initializers runs code with landing pads (allocation, a
+//! `Once`'s reset guard), and Rust's personality routine aborts an unwind
+//! that starts between two call sites of such code, which a signal
+//! handler's `pthread_exit` does if it interrupts one. [`prepare`] runs
+//! them with every signal blocked, so no handler runs in them; the wait
+//! itself, where a handler may end the thread, comes after.
+//!
+//! # Memory ordering
+//!
+//! `READY` is only a hint that spares later waits the call: every value
+//! set up here lives behind its own once-initialized static, which orders
+//! its own initialization, so its loads and its store are Relaxed.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static READY: AtomicBool = AtomicBool::new(false);
+
+/// Sets up what a contended wait reads, once per process. Call at the
+/// start of every contended wait, before its policy and profile are read.
+#[inline]
+pub fn prepare() {
+    // Relaxed: a hint (module doc).
+    if !READY.load(Ordering::Relaxed) {
+        prepare_now();
+    }
+}
+
+#[cold]
+fn prepare_now() {
+    // SAFETY: sigset_t is plain data, filled by sigfillset before use;
+    // `old` receives the mask pthread_sigmask replaces.
+    let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: both point to live sigset_t values; blocking signals in the
+    // calling thread only defers their handlers until the mask is restored.
+    let blocked = unsafe {
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) == 0
+    };
+    let _ = waitwise::policy::starting_block_cost();
+    let _ = waitwise_platform::features::cpu();
+    let _ = waitwise_platform::clock::cycle_clock();
+    let _ = waitwise::policy::crowding::allowed_cpus();
+    // The cancellation word's offset (a `dlsym`), read when a thread
+    // leaves an asynchronous-cancellation window inside a wait.
+    waitwise_platform::cancel::prepare();
+    if blocked {
+        // SAFETY: restores the mask saved above.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    }
+    // Relaxed: a hint (module doc).
+    READY.store(true, Ordering::Relaxed);
+}
