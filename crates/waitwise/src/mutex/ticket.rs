@@ -646,6 +646,9 @@ unsafe impl lock_api::RawMutexTimed for RawTicketMutex {
 mod tests {
     use super::*;
 
+    /// Tries at a release that finds its waiter running.
+    const HAND_OFF_TRIES: usize = 10_000;
+
     #[test]
     fn a_release_to_a_waiter_notes_a_cooldown_and_an_uncontended_one_does_not() {
         // Waiters that never sleep, so that a release finds them running
@@ -656,7 +659,9 @@ mod tests {
         // SAFETY: `guard` is this lock's, released once.
         unsafe { lock.unlock(guard) };
         assert!(!hand_off_cooldown::noted(addr));
-        let handed_off = (0..100).any(|_| {
+        // Each try may lose its waiter to preemption on a loaded machine;
+        // enough tries that a run which is only slow still succeeds.
+        let handed_off = (0..HAND_OFF_TRIES).any(|_| {
             let guard = lock.lock();
             std::thread::scope(|s| {
                 let waiter = s.spawn(|| {
