@@ -65,6 +65,10 @@ figcaption { color: #555; font-size: 0.9em; }
 .warning { color: #a94442; }
 ";
 
+/// A row of a [`HtmlReport::linked_table`]: its cells, and the section it
+/// links to as `(id, label)`.
+pub type LinkedRow = (Vec<String>, Option<(String, String)>);
+
 /// One `<section>` of the page.
 #[derive(Debug, Clone)]
 struct PageSection {
@@ -164,7 +168,7 @@ impl HtmlReport {
         &mut self,
         caption: &str,
         headings: &[&str],
-        rows: &[(Vec<String>, Option<(String, String)>)],
+        rows: &[LinkedRow],
     ) -> &mut Self {
         let has_links = rows.iter().any(|(_, link)| link.is_some());
         self.push(html! {
@@ -470,7 +474,7 @@ fn table_markup(table: &Table) -> Markup {
 /// unpaired backtick is kept as it is.
 fn with_code_spans(text: &str) -> Markup {
     let parts: Vec<&str> = text.split('`').collect();
-    if parts.len() % 2 == 0 {
+    if parts.len().is_multiple_of(2) {
         return html! { (text) };
     }
     html! {

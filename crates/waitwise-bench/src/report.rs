@@ -18,7 +18,7 @@ use crate::claims;
 use crate::experiments::{ExperimentOutput, RenderedChart};
 use crate::export::{CsvExporter, Exporter, Table};
 use crate::findings::{self, Finding};
-use crate::html::HtmlReport;
+use crate::html::{HtmlReport, LinkedRow};
 use crate::probe::{self, Probe};
 use anyhow::Context;
 use serde::Serialize;
@@ -231,12 +231,8 @@ fn link(sections: &[Section], key: &str) -> Option<(String, String)> {
 /// The first screen's recommendation: per synchronization kind the policy
 /// and poll limit, the default lock and barrier, hardware waits, helper
 /// threads and SMT placement, each linked to its evidence.
-fn recommendations(
-    p: &Probe,
-    sections: &[Section],
-    findings: &[Finding],
-) -> Vec<(Vec<String>, Option<(String, String)>)> {
-    let mut rows: Vec<(Vec<String>, Option<(String, String)>)> = p
+fn recommendations(p: &Probe, sections: &[Section], findings: &[Finding]) -> Vec<LinkedRow> {
+    let mut rows: Vec<LinkedRow> = p
         .policy
         .names
         .iter()
@@ -352,7 +348,7 @@ fn first_screen(
         &recommendations(probe, sections, &findings),
     );
     page.subsection("The papers' claims, measured here");
-    let claims: Vec<(Vec<String>, Option<(String, String)>)> = claims::judge(probe, &findings)
+    let claims: Vec<LinkedRow> = claims::judge(probe, &findings)
         .into_iter()
         .map(|c| {
             let link = link(sections, c.section);

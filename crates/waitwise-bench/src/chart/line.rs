@@ -85,63 +85,11 @@ impl LineChart {
         &self,
         intervals: &[Vec<(f64, f64, f64)>],
     ) -> Result<String, ChartError> {
-        let values = self
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1));
-        let ends = intervals.iter().flatten().flat_map(|&(_, lo, hi)| [lo, hi]);
-        let largest = values
-            .chain(ends)
-            .filter(|v| v.is_finite())
-            .fold(0.0, |m: f64, v| m.max(v.abs()));
-        let (y_label, divisor) = style::time_axis(&self.y_label, largest);
-        if divisor != 1.0 {
-            let mut scaled = self.clone();
-            scaled.y_label = y_label;
-            for series in &mut scaled.series {
-                series.points.iter_mut().for_each(|p| p.1 /= divisor);
-            }
-            let intervals: Vec<Vec<(f64, f64, f64)>> = intervals
-                .iter()
-                .map(|ends| {
-                    ends.iter()
-                        .map(|&(x, lo, hi)| (x, lo / divisor, hi / divisor))
-                        .collect()
-                })
-                .collect();
+        if let Some((scaled, intervals)) = self.in_time_unit(intervals) {
             return scaled.to_svg_with_intervals(&intervals);
         }
-        let drawable = |v: f64, log: bool| v.is_finite() && (!log || v > 0.0);
-        let whiskers: Vec<Vec<(f64, f64, f64)>> = intervals
-            .iter()
-            .map(|ends| {
-                ends.iter()
-                    .copied()
-                    .filter(|&(x, lo, hi)| {
-                        drawable(x, self.x_log)
-                            && drawable(lo, self.y_log)
-                            && drawable(hi, self.y_log)
-                            && lo <= hi
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut skipped = 0usize;
-        let lines: Vec<Vec<(f64, f64)>> = self
-            .series
-            .iter()
-            .map(|series| {
-                let mut points: Vec<(f64, f64)> = series
-                    .points
-                    .iter()
-                    .copied()
-                    .filter(|&(x, y)| drawable(x, self.x_log) && drawable(y, self.y_log))
-                    .collect();
-                skipped += series.points.len() - points.len();
-                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                points
-            })
-            .collect();
+        let whiskers = self.drawable_whiskers(intervals);
+        let (lines, skipped) = self.drawable_lines();
 
         let all = || lines.iter().flatten();
         let x_bounds = min_max(all().map(|p| p.0));
@@ -150,28 +98,8 @@ impl LineChart {
         let (x_lo, x_hi) = x_bounds.unwrap_or((f64::NAN, f64::NAN));
         let (y_lo, y_hi) = y_bounds.unwrap_or((f64::NAN, f64::NAN));
 
-        let mut notes = Vec::new();
-        if skipped > 0 {
-            let why = if self.x_log || self.y_log {
-                "not finite, or <= 0 on a log axis"
-            } else {
-                "not finite"
-            };
-            notes.push(format!("{skipped} point(s) not shown: {why}"));
-        }
-        if whiskers.iter().any(|w| !w.is_empty()) {
-            notes.push("whiskers: 95% CI of the median".to_owned());
-        }
-        let entries: Vec<LegendEntry> = self
-            .series
-            .iter()
-            .enumerate()
-            .map(|(i, s)| LegendEntry {
-                name: s.name.clone(),
-                color: series_color(i),
-                swatch: Swatch::Line(Marker::of_series(i)),
-            })
-            .collect();
+        let notes = self.notes(skipped, &whiskers);
+        let entries = self.legend_entries();
         let legend = legend_width(self.series.iter().map(|s| s.name.as_str()));
 
         style::render_svg((PLOT_WIDTH + legend, HEIGHT), |root| {
@@ -210,6 +138,121 @@ impl LineChart {
             }
             draw_legend(&legend_area, &entries, &notes)
         })
+    }
+}
+
+impl LineChart {
+    /// The chart and `intervals` in the time unit that reads best
+    /// ([`style::time_axis`]), when that is not the one given.
+    #[allow(clippy::type_complexity)]
+    fn in_time_unit(
+        &self,
+        intervals: &[Vec<(f64, f64, f64)>],
+    ) -> Option<(LineChart, Vec<Vec<(f64, f64, f64)>>)> {
+        let values = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1));
+        let ends = intervals.iter().flatten().flat_map(|&(_, lo, hi)| [lo, hi]);
+        let largest = values
+            .chain(ends)
+            .filter(|v| v.is_finite())
+            .fold(0.0, |m: f64, v| m.max(v.abs()));
+        let (y_label, divisor) = style::time_axis(&self.y_label, largest);
+        if divisor == 1.0 {
+            return None;
+        }
+        let mut scaled = self.clone();
+        scaled.y_label = y_label;
+        for series in &mut scaled.series {
+            series.points.iter_mut().for_each(|p| p.1 /= divisor);
+        }
+        let intervals = intervals
+            .iter()
+            .map(|ends| {
+                ends.iter()
+                    .map(|&(x, lo, hi)| (x, lo / divisor, hi / divisor))
+                    .collect()
+            })
+            .collect();
+        Some((scaled, intervals))
+    }
+
+    /// Whether `v` can be drawn on an axis, log or not.
+    fn drawable(v: f64, log: bool) -> bool {
+        v.is_finite() && (!log || v > 0.0)
+    }
+
+    /// The whiskers that can be drawn: finite ends in order, positive on
+    /// a log axis.
+    fn drawable_whiskers(&self, intervals: &[Vec<(f64, f64, f64)>]) -> Vec<Vec<(f64, f64, f64)>> {
+        intervals
+            .iter()
+            .map(|ends| {
+                ends.iter()
+                    .copied()
+                    .filter(|&(x, lo, hi)| {
+                        Self::drawable(x, self.x_log)
+                            && Self::drawable(lo, self.y_log)
+                            && Self::drawable(hi, self.y_log)
+                            && lo <= hi
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Each series' drawable points in x order, and how many were left out.
+    fn drawable_lines(&self) -> (Vec<Vec<(f64, f64)>>, usize) {
+        let mut skipped = 0usize;
+        let lines = self
+            .series
+            .iter()
+            .map(|series| {
+                let mut points: Vec<(f64, f64)> = series
+                    .points
+                    .iter()
+                    .copied()
+                    .filter(|&(x, y)| {
+                        Self::drawable(x, self.x_log) && Self::drawable(y, self.y_log)
+                    })
+                    .collect();
+                skipped += series.points.len() - points.len();
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                points
+            })
+            .collect();
+        (lines, skipped)
+    }
+
+    /// The legend's notes: points left out, what the whiskers are.
+    fn notes(&self, skipped: usize, whiskers: &[Vec<(f64, f64, f64)>]) -> Vec<String> {
+        let mut notes = Vec::new();
+        if skipped > 0 {
+            let why = if self.x_log || self.y_log {
+                "not finite, or <= 0 on a log axis"
+            } else {
+                "not finite"
+            };
+            notes.push(format!("{skipped} point(s) not shown: {why}"));
+        }
+        if whiskers.iter().any(|w| !w.is_empty()) {
+            notes.push("whiskers: 95% CI of the median".to_owned());
+        }
+        notes
+    }
+
+    /// One legend entry per series: its colour and marker.
+    fn legend_entries(&self) -> Vec<LegendEntry> {
+        self.series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| LegendEntry {
+                name: s.name.clone(),
+                color: series_color(i),
+                swatch: Swatch::Line(Marker::of_series(i)),
+            })
+            .collect()
     }
 }
 
