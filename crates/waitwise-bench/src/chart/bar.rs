@@ -298,70 +298,119 @@ impl Bars<'_, '_, '_> {
                     name_style.clone(),
                 ))
                 .map_err(ChartError::draw)?;
-            for (j, (_, values)) in self.chart.series.iter().enumerate() {
+            for j in 0..self.chart.series.len() {
                 let bar_top = top - gap / 2.0 - j as f64 * bar;
-                let (bar_bottom, middle) = (bar_top - bar, bar_top - bar / 2.0);
-                let value = values.get(i).copied().flatten().filter(|v| !v.is_nan());
-                let drawable = value.filter(|&v| v.is_finite() && (!self.chart.y_log || v > 0.0));
-                let whisker = drawable.and(
-                    self.chart
-                        .intervals
-                        .get(j)
-                        .and_then(|ends| ends.get(i).copied().flatten())
-                        .filter(|(lo, hi)| lo.is_finite() && hi.is_finite() && lo <= hi),
-                );
-                if let Some(v) = drawable {
-                    chart
-                        .draw_series(std::iter::once(Rectangle::new(
-                            [(base, bar_top), (v, bar_bottom)],
-                            series_color(j).filled(),
-                        )))
-                        .map_err(ChartError::draw)?;
-                }
-                if let Some((lo, hi)) = whisker {
-                    // On a log axis an end <= 0 is cut at the axis start.
-                    let lo = if self.chart.y_log {
-                        lo.max(axis_start)
-                    } else {
-                        lo
-                    };
-                    let cap = bar / 3.0;
-                    let ink = ShapeStyle::from(&BLACK).stroke_width(1);
-                    let lines = [
-                        vec![(lo, middle), (hi, middle)],
-                        vec![(lo, middle - cap), (lo, middle + cap)],
-                        vec![(hi, middle - cap), (hi, middle + cap)],
-                    ];
-                    chart
-                        .draw_series(lines.into_iter().map(|l| PathElement::new(l, ink)))
-                        .map_err(ChartError::draw)?;
-                }
-                let (text, end, style) = match (value, drawable) {
-                    (None, _) => ("n/a".to_owned(), base, &missing_style),
-                    (Some(v), Some(_)) => (
-                        format_value(v),
-                        whisker.map_or(v, |(_, hi)| hi.max(v)),
-                        &value_style,
-                    ),
-                    (Some(v), None) => (format_value(v), base, &missing_style),
+                let spot = BarSpot {
+                    category: i,
+                    series: j,
+                    top: bar_top,
+                    height: bar,
+                    base,
+                    axis_start,
                 };
-                let (ex, ey) = chart.backend_coord(&(end, middle));
-                let text_pos = if end < base {
-                    // A negative bar grows leftwards: write its value inside
-                    // the plot, right of the zero line, to stay clear of the
-                    // category names.
-                    let (zx, _) = chart.backend_coord(&(base, middle));
-                    (zx + 4, ey)
-                } else {
-                    (ex + 4, ey)
-                };
-                self.root
-                    .draw(&Text::new(text, text_pos, style.clone()))
-                    .map_err(ChartError::draw)?;
+                self.draw_bar(&mut chart, &spot, &value_style, &missing_style)?;
             }
         }
         Ok(())
     }
+
+    /// Draws series `spot.series`'s bar of category `spot.category`: the
+    /// bar, its whisker and its value (or "n/a").
+    fn draw_bar<C>(
+        &self,
+        chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<C, RangedCoordf64>>,
+        spot: &BarSpot,
+        value_style: &TextStyle<'_>,
+        missing_style: &TextStyle<'_>,
+    ) -> Result<(), ChartError>
+    where
+        C: Ranged<ValueType = f64>,
+    {
+        let (i, j, bar_top, bar, base, axis_start) = (
+            spot.category,
+            spot.series,
+            spot.top,
+            spot.height,
+            spot.base,
+            spot.axis_start,
+        );
+        let values = &self.chart.series[j].1;
+        let (bar_bottom, middle) = (bar_top - bar, bar_top - bar / 2.0);
+        let value = values.get(i).copied().flatten().filter(|v| !v.is_nan());
+        let drawable = value.filter(|&v| v.is_finite() && (!self.chart.y_log || v > 0.0));
+        let whisker = drawable.and(
+            self.chart
+                .intervals
+                .get(j)
+                .and_then(|ends| ends.get(i).copied().flatten())
+                .filter(|(lo, hi)| lo.is_finite() && hi.is_finite() && lo <= hi),
+        );
+        if let Some(v) = drawable {
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(base, bar_top), (v, bar_bottom)],
+                    series_color(j).filled(),
+                )))
+                .map_err(ChartError::draw)?;
+        }
+        if let Some((lo, hi)) = whisker {
+            // On a log axis an end <= 0 is cut at the axis start.
+            let lo = if self.chart.y_log {
+                lo.max(axis_start)
+            } else {
+                lo
+            };
+            let cap = bar / 3.0;
+            let ink = ShapeStyle::from(&BLACK).stroke_width(1);
+            let lines = [
+                vec![(lo, middle), (hi, middle)],
+                vec![(lo, middle - cap), (lo, middle + cap)],
+                vec![(hi, middle - cap), (hi, middle + cap)],
+            ];
+            chart
+                .draw_series(lines.into_iter().map(|l| PathElement::new(l, ink)))
+                .map_err(ChartError::draw)?;
+        }
+        let (text, end, style) = match (value, drawable) {
+            (None, _) => ("n/a".to_owned(), base, missing_style),
+            (Some(v), Some(_)) => (
+                format_value(v),
+                whisker.map_or(v, |(_, hi)| hi.max(v)),
+                value_style,
+            ),
+            (Some(v), None) => (format_value(v), base, missing_style),
+        };
+        let (ex, ey) = chart.backend_coord(&(end, middle));
+        let text_pos = if end < base {
+            // A negative bar grows leftwards: write its value inside
+            // the plot, right of the zero line, to stay clear of the
+            // category names.
+            let (zx, _) = chart.backend_coord(&(base, middle));
+            (zx + 4, ey)
+        } else {
+            (ex + 4, ey)
+        };
+        self.root
+            .draw(&Text::new(text, text_pos, style.clone()))
+            .map_err(ChartError::draw)?;
+        Ok(())
+    }
+}
+
+/// Where one bar goes, in the chart's coordinates.
+struct BarSpot {
+    /// Its category (row band, from the top).
+    category: usize,
+    /// Its series (bar within the band).
+    series: usize,
+    /// The bar's top edge.
+    top: f64,
+    /// The bar's height.
+    height: f64,
+    /// Where bars start on the value axis.
+    base: f64,
+    /// The value axis's start.
+    axis_start: f64,
 }
 
 #[cfg(test)]

@@ -229,6 +229,18 @@ impl Heatmap {
             }
         }
 
+        self.draw_tick_names(root, &chart, layout.rotate_x)
+    }
+
+    /// Writes the row names left of the grid and the column names under
+    /// it (a quarter turn when `rotate_x`), on `root` in pixels.
+    fn draw_tick_names(
+        &self,
+        root: &DrawingArea<SVGBackend<'_>, Shift>,
+        chart: &ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+        rotate_x: bool,
+    ) -> Result<(), ChartError> {
+        let rows_f = self.y_ticks.len().max(1) as f64;
         let tick = TextStyle::from((FONT, LABEL_SIZE).into_font());
         for (r, name) in self.y_ticks.iter().enumerate() {
             let (px, py) = chart.backend_coord(&(0.0, rows_f - r as f64 - 0.5));
@@ -238,7 +250,7 @@ impl Heatmap {
         }
         for (c, name) in self.x_ticks.iter().enumerate() {
             let (px, py) = chart.backend_coord(&(c as f64 + 0.5, 0.0));
-            let style = if layout.rotate_x {
+            let style = if rotate_x {
                 // Rotated a quarter turn clockwise: reads top to bottom,
                 // starting just under the cell.
                 tick.transform(FontTransform::Rotate90)
