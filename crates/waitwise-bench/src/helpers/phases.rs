@@ -359,7 +359,6 @@ impl std::fmt::Display for Account {
 }
 
 /// The serial run with its time split, where the experiment reads it.
-pub use super::dijkstra::serial_split;
 
 #[cfg(test)]
 mod tests {
