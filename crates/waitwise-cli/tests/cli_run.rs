@@ -8,14 +8,25 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-/// The interposer beside the `waitwise` binary under test (where `cargo
-/// build` puts both), built first if it is not there yet.
+/// The interposer built for the `waitwise` binary's profile: the newer of
+/// the one `cargo build` puts beside the binary and the one `cargo test -p
+/// waitwise-preload` leaves in `deps/`; built first if there is neither.
 fn preload_so() -> PathBuf {
     static SO: OnceLock<PathBuf> = OnceLock::new();
     SO.get_or_init(|| {
         let dir = Path::new(env!("CARGO_BIN_EXE_waitwise")).parent().unwrap();
+        let newest = [
+            dir.join("libwaitwise_preload.so"),
+            dir.join("deps/libwaitwise_preload.so"),
+        ]
+        .into_iter()
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max();
+        if let Some((_, so)) = newest {
+            return so;
+        }
         let so = dir.join("libwaitwise_preload.so");
-        if !so.exists() {
+        {
             let profile = dir.file_name().unwrap().to_string_lossy().into_owned();
             let mut build = Command::new(env!("CARGO"));
             build.args(["build", "-p", "waitwise-preload"]);
