@@ -182,6 +182,30 @@ fn a_program_killed_by_a_signal_gives_128_plus_the_signal() {
 }
 
 #[test]
+fn a_sigterm_to_waitwise_reaches_the_program() {
+    use std::io::BufRead;
+    let mut child = waitwise_run(
+        &[],
+        &[
+            "sh".as_ref(),
+            "-c".as_ref(),
+            "trap 'exit 3' TERM; echo ready; while :; do sleep 0.01; done".as_ref(),
+        ],
+    )
+    .stdout(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "ready\n");
+    // SAFETY: kill has no memory preconditions.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    assert_eq!(child.wait().unwrap().code(), Some(3));
+}
+
+#[test]
 fn standard_input_and_output_reach_the_program() {
     let mut child = waitwise_run(&[], &["cat".as_ref()])
         .stdin(Stdio::piped())
