@@ -8,14 +8,25 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-/// The interposer beside the `waitwise` binary under test (where `cargo
-/// build` puts both), built first if it is not there yet.
+/// The interposer built for the `waitwise` binary's profile: the newer of
+/// the one `cargo build` puts beside the binary and the one `cargo test -p
+/// waitwise-preload` leaves in `deps/`; built first if there is neither.
 fn preload_so() -> PathBuf {
     static SO: OnceLock<PathBuf> = OnceLock::new();
     SO.get_or_init(|| {
         let dir = Path::new(env!("CARGO_BIN_EXE_waitwise")).parent().unwrap();
+        let newest = [
+            dir.join("libwaitwise_preload.so"),
+            dir.join("deps/libwaitwise_preload.so"),
+        ]
+        .into_iter()
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max();
+        if let Some((_, so)) = newest {
+            return so;
+        }
         let so = dir.join("libwaitwise_preload.so");
-        if !so.exists() {
+        {
             let profile = dir.file_name().unwrap().to_string_lossy().into_owned();
             let mut build = Command::new(env!("CARGO"));
             build.args(["build", "-p", "waitwise-preload"]);
@@ -168,6 +179,30 @@ fn the_programs_exit_status_is_passed_on() {
 #[test]
 fn a_program_killed_by_a_signal_gives_128_plus_the_signal() {
     assert_eq!(run_sh("kill -TERM $$").status.code(), Some(128 + 15));
+}
+
+#[test]
+fn a_sigterm_to_waitwise_reaches_the_program() {
+    use std::io::BufRead;
+    let mut child = waitwise_run(
+        &[],
+        &[
+            "sh".as_ref(),
+            "-c".as_ref(),
+            "trap 'exit 3' TERM; echo ready; while :; do sleep 0.01; done".as_ref(),
+        ],
+    )
+    .stdout(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "ready\n");
+    // SAFETY: kill has no memory preconditions.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    assert_eq!(child.wait().unwrap().code(), Some(3));
 }
 
 #[test]

@@ -15,8 +15,8 @@
 //! `B` is waitwise's ([`waitwise::policy::block_ns`]): it starts from
 //! `WAITWISE_BLOCK_NS`, else the machine profile that `waitwise probe
 //! --save` wrote, else the documented default (read by the first
-//! contended wait, [`crate::first_wait`]), and is then learned from the program's own futex
-//! wake-ups. Nothing is measured on a wait path.
+//! contended wait, [`crate::first_wait`]), and is then learned from the
+//! program's own futex wake-ups. Nothing is measured on a wait path.
 //!
 //! # Memory ordering
 //!

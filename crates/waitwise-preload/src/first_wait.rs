@@ -11,7 +11,9 @@
 //! `Once`'s reset guard), and Rust's personality routine aborts an unwind
 //! that starts between two call sites of such code, which a signal
 //! handler's `pthread_exit` does if it interrupts one. [`prepare`] runs
-//! them with every signal blocked, so no handler runs in them; the wait
+//! them with every signal the program can handle blocked (glibc keeps its
+//! own cancellation and set-id signals open; asynchronous cancellation is
+//! not allowed in a wait anyway), so no handler runs in them; the wait
 //! itself, where a handler may end the thread, comes after.
 //!
 //! # Memory ordering

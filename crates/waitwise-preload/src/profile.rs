@@ -45,7 +45,8 @@
 //!
 //! A mutex's entry also counts, from its first wait on, its `acquisitions`,
 //! its `owner_changes` (acquisitions by another thread than the previous
-//! holder) and `hold_ns` (the time it was held, summed): mutrace's figures.
+//! holder) and `hold_ns` (the time it was held, summed, measured on one
+//! acquisition in [`HOLD_SAMPLE`] and scaled up): mutrace's figures.
 //! Before its first wait a mutex has no entry, and its lock and unlock
 //! look it up and find none.
 //!
@@ -82,6 +83,11 @@ pub const CALL_SITE_FRAMES: usize = 8;
 /// recording, the entry point and what inlining left between them) and
 /// then [`CALL_SITE_FRAMES`] of the program's.
 const CAPTURED_FRAMES: usize = CALL_SITE_FRAMES + 12;
+
+/// A mutex's hold time is measured on one acquisition in this many (and
+/// scaled up at exit): two clock reads inside every critical section would
+/// lengthen short ones enough to change how contended the lock is. Guessed.
+const HOLD_SAMPLE: u64 = 8;
 
 /// A slot's call site: not taken yet.
 const SITE_NONE: u8 = 0;
@@ -155,8 +161,10 @@ struct Slot {
     /// A mutex's: the cycle-clock stamp of its current holder's
     /// acquisition, 0 while it is free.
     held_since: AtomicU64,
-    /// A mutex's: the time it was held, summed, in ns.
+    /// A mutex's: the time it was held in the sampled acquisitions
+    /// ([`HOLD_SAMPLE`]), summed, in ns, and how many were sampled.
     hold_ns: AtomicU64,
+    hold_samples: AtomicU64,
     /// A mutex's: acquisitions, and those by another thread than the
     /// previous holder.
     acquisitions: AtomicU64,
@@ -177,6 +185,7 @@ impl Slot {
             frames: std::array::from_fn(|_| AtomicUsize::new(0)),
             held_since: AtomicU64::new(0),
             hold_ns: AtomicU64::new(0),
+            hold_samples: AtomicU64::new(0),
             acquisitions: AtomicU64::new(0),
             owner_changes: AtomicU64::new(0),
             last_owner: AtomicU32::new(0),
@@ -226,6 +235,19 @@ impl Slot {
             self.site.store(SITE_TAKEN, Ordering::Release);
         }
         TAKING_CALL_SITE.with(|t| t.set(false));
+    }
+
+    /// A mutex's time held since its first wait: the sampled acquisitions'
+    /// hold time scaled to all of them.
+    fn estimated_hold_ns(&self) -> u64 {
+        // Relaxed: statistics read at exit.
+        let sampled = self.hold_ns.load(Ordering::Relaxed) as f64;
+        let samples = self.hold_samples.load(Ordering::Relaxed);
+        let acquisitions = self.acquisitions.load(Ordering::Relaxed);
+        if samples == 0 {
+            return 0;
+        }
+        (sampled * acquisitions as f64 / samples as f64) as u64
     }
 
     /// The call site's return addresses, the interposer's own frames
@@ -374,13 +396,20 @@ fn mutex_acquired(addr: usize) {
         return;
     };
     let id = crate::thread_id::current();
-    // Relaxed: statistics. The holder alone writes `held_since` and
-    // `last_owner` (the mutex orders successive holders).
-    slot.held_since
-        .store(cycle_clock().now().max(1), Ordering::Relaxed);
-    slot.acquisitions.fetch_add(1, Ordering::Relaxed);
-    if slot.last_owner.swap(id, Ordering::Relaxed) != id {
-        slot.owner_changes.fetch_add(1, Ordering::Relaxed);
+    // Relaxed, and loads and stores rather than read-modify-writes: only
+    // the mutex's holder writes these words, and the mutex orders each
+    // holder's accesses before the next one's (a count read at exit, while
+    // a thread still runs, may be one behind).
+    let acquisitions = slot.acquisitions.load(Ordering::Relaxed);
+    slot.acquisitions.store(acquisitions + 1, Ordering::Relaxed);
+    if acquisitions % HOLD_SAMPLE == 0 {
+        slot.held_since
+            .store(cycle_clock().now().max(1), Ordering::Relaxed);
+    }
+    if slot.last_owner.load(Ordering::Relaxed) != id {
+        slot.last_owner.store(id, Ordering::Relaxed);
+        let changes = slot.owner_changes.load(Ordering::Relaxed);
+        slot.owner_changes.store(changes + 1, Ordering::Relaxed);
     }
 }
 
@@ -389,12 +418,17 @@ fn mutex_releasing(addr: usize) {
     let Some(slot) = existing_slot(Kind::Mutex, addr) else {
         return;
     };
-    // Relaxed: statistics; only the holder writes `held_since`.
-    let since = slot.held_since.swap(0, Ordering::Relaxed);
+    // Relaxed loads and stores: only the holder writes these words
+    // (`mutex_acquired`).
+    let since = slot.held_since.load(Ordering::Relaxed);
     if since != 0 {
+        slot.held_since.store(0, Ordering::Relaxed);
         let clock = cycle_clock();
         let ns = clock.ticks_to_ns(clock.now().saturating_sub(since)) as u64;
-        slot.hold_ns.fetch_add(ns, Ordering::Relaxed);
+        let held = slot.hold_ns.load(Ordering::Relaxed);
+        slot.hold_ns.store(held + ns, Ordering::Relaxed);
+        let samples = slot.hold_samples.load(Ordering::Relaxed);
+        slot.hold_samples.store(samples + 1, Ordering::Relaxed);
     }
 }
 
@@ -581,7 +615,7 @@ pub fn write_at_exit() {
                     .then(|| slot.acquisitions.load(Ordering::Relaxed)),
                 owner_changes: (kind == Kind::Mutex)
                     .then(|| slot.owner_changes.load(Ordering::Relaxed)),
-                hold_ns: (kind == Kind::Mutex).then(|| slot.hold_ns.load(Ordering::Relaxed)),
+                hold_ns: (kind == Kind::Mutex).then(|| slot.estimated_hold_ns()),
             }
         })
         .collect::<Vec<_>>();

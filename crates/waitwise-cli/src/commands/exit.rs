@@ -8,7 +8,9 @@
 //! | 2 | the command line was rejected before anything ran: clap's parse errors, and the checks of [`super::Command::validate`] (ranges, `--only` filters, output paths) |
 //!
 //! Status 2 is clap's own status for usage errors, so every rejected
-//! command line ends the same way.
+//! command line ends the same way. `waitwise run` is the exception once its
+//! program has run: it exits with the program's status
+//! ([`super::run::shell_status`]).
 
 use super::stdout::{errln, StdoutClosed};
 use std::process::ExitCode;

@@ -4,7 +4,9 @@
 //!
 //! The program keeps its standard input, output and error, and `waitwise
 //! run` exits with its status (a program killed by signal `N` gives
-//! `128 + N`, as a shell reports it). The interposer is put first in
+//! `128 + N`, as a shell reports it); a SIGTERM or SIGHUP sent to `waitwise
+//! run` is passed on to the program, and a Ctrl-C at the terminal reaches
+//! the program alone, so the report is still written. The interposer is put first in
 //! `LD_PRELOAD` (ahead of what the environment had there) and found
 //! beside this executable, in `../lib` from it, or where `--preload`
 //! says ([`find_preload`]).
@@ -21,9 +23,11 @@ mod report_files;
 mod wait_report;
 
 use anyhow::{bail, Context};
+use std::ffi::c_int;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
 use waitwise::env::PolicyChoice;
 
 /// The interposer's file name.
@@ -158,9 +162,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let mut child = child
         .spawn()
         .with_context(|| format!("cannot run {}", args.command[0].to_string_lossy()))?;
-    // A Ctrl-C or Ctrl-\ at the terminal reaches the program too; this
-    // process outlives it to report and pass on its status.
-    let _ignoring = IgnoredInterrupts::now();
+    let _passing_on = SignalsPassedOn::to(child.id());
     let status = child.wait().context("cannot wait for the program")?;
     let code = shell_status(status);
     if args.profile {
@@ -175,32 +177,55 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     std::process::exit(code)
 }
 
-/// SIGINT and SIGQUIT ignored in this process while it lives.
-struct IgnoredInterrupts {
-    previous: [libc::sighandler_t; 2],
+/// The program's process id while [`SignalsPassedOn`] lives; 0 otherwise.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+/// While it lives, this process outlives its program to report and pass on
+/// its status: SIGINT and SIGQUIT are ignored (a Ctrl-C or Ctrl-\\ at the
+/// terminal reaches the program in the same process group), and SIGTERM
+/// and SIGHUP are passed on to the program (`kill`, `timeout` and a closed
+/// terminal signal this process only).
+struct SignalsPassedOn {
+    previous: [(c_int, libc::sighandler_t); 4],
 }
 
-impl IgnoredInterrupts {
-    fn now() -> Self {
-        // SAFETY: setting a signal's disposition to SIG_IGN has no
-        // preconditions; the previous ones are restored by Drop.
-        let previous = unsafe {
-            [
-                libc::signal(libc::SIGINT, libc::SIG_IGN),
-                libc::signal(libc::SIGQUIT, libc::SIG_IGN),
-            ]
-        };
+/// Passes `signal` on to the program (async-signal-safe: one atomic load
+/// and `kill`).
+extern "C" fn pass_on(signal: c_int) {
+    // Relaxed: the id was stored before the handler was installed.
+    let pid = CHILD.load(Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill has no memory preconditions.
+        unsafe { libc::kill(pid, signal) };
+    }
+}
+
+impl SignalsPassedOn {
+    fn to(child: u32) -> Self {
+        // Relaxed: read by the handler installed below, in this thread.
+        CHILD.store(child as i32, Ordering::Relaxed);
+        let handler = pass_on as extern "C" fn(c_int) as libc::sighandler_t;
+        let dispositions = [
+            (libc::SIGINT, libc::SIG_IGN),
+            (libc::SIGQUIT, libc::SIG_IGN),
+            (libc::SIGTERM, handler),
+            (libc::SIGHUP, handler),
+        ];
+        // SAFETY: `signal` with SIG_IGN or an async-signal-safe handler; the
+        // previous dispositions are restored by Drop.
+        let previous = dispositions.map(|(sig, how)| (sig, unsafe { libc::signal(sig, how) }));
         Self { previous }
     }
 }
 
-impl Drop for IgnoredInterrupts {
+impl Drop for SignalsPassedOn {
     fn drop(&mut self) {
-        // SAFETY: restores the dispositions `now` replaced.
-        unsafe {
-            libc::signal(libc::SIGINT, self.previous[0]);
-            libc::signal(libc::SIGQUIT, self.previous[1]);
+        for (sig, how) in self.previous {
+            // SAFETY: restores the disposition `to` replaced.
+            unsafe { libc::signal(sig, how) };
         }
+        // Relaxed: the handlers are gone.
+        CHILD.store(0, Ordering::Relaxed);
     }
 }
 

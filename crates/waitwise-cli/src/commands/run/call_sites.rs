@@ -2,8 +2,10 @@
 //! recorded (a module's file and an offset in it) becomes the function,
 //! file and line of the call, read from the module's debug information
 //! with the `addr2line` crate, outside the profiled process. Without debug
-//! information a frame is named by its symbol, and without a symbol by
-//! `module+0xoffset`.
+//! information a frame is named by the symbol whose extent holds it (the
+//! symbol table's, else the dynamic one's), and without one by
+//! `module+0xoffset`: never by the nearest symbol before it, which in a
+//! stripped library is an exported function the address is not part of.
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -65,7 +67,54 @@ impl NamedFrame {
 /// Names frames, opening each module's debug information once.
 #[derive(Default)]
 pub struct Symbolizer {
-    loaders: HashMap<String, Option<addr2line::Loader>>,
+    modules: HashMap<String, Module>,
+}
+
+/// One module's debug information and symbols.
+struct Module {
+    loader: Option<addr2line::Loader>,
+    /// Function symbols with a size: `(address, size, name)`, by address.
+    symbols: Vec<(u64, u64, String)>,
+}
+
+impl Module {
+    fn open(path: &str) -> Self {
+        Self {
+            loader: addr2line::Loader::new(path).ok(),
+            symbols: sized_symbols(path),
+        }
+    }
+
+    /// The name of the symbol whose extent holds `probe`.
+    fn symbol_holding(&self, probe: u64) -> Option<&str> {
+        let i = self.symbols.partition_point(|s| s.0 <= probe);
+        let (address, size, name) = self.symbols.get(i.checked_sub(1)?)?;
+        (probe < address + size).then_some(name.as_str())
+    }
+}
+
+/// The function symbols of the ELF file at `path` that have a size: the
+/// symbol table's, else (a stripped file) the dynamic symbol table's.
+fn sized_symbols(path: &str) -> Vec<(u64, u64, String)> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    let Ok(data) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(file) = object::File::parse(&*data) else {
+        return Vec::new();
+    };
+    let collect = |symbols: object::SymbolIterator<'_, '_>| -> Vec<(u64, u64, String)> {
+        symbols
+            .filter(|s| s.kind() == SymbolKind::Text && s.size() > 0)
+            .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+            .collect()
+    };
+    let mut symbols = collect(file.symbols());
+    if symbols.is_empty() {
+        symbols = collect(file.dynamic_symbols());
+    }
+    symbols.sort_unstable();
+    symbols
 }
 
 impl Symbolizer {
@@ -87,15 +136,12 @@ impl Symbolizer {
         let (Some(offset), false) = (offset, frame.module.is_empty()) else {
             return named;
         };
-        let loader = self
-            .loaders
+        let module = self
+            .modules
             .entry(frame.module.clone())
-            .or_insert_with(|| addr2line::Loader::new(&frame.module).ok());
-        let Some(loader) = loader else {
-            return named;
-        };
+            .or_insert_with(|| Module::open(&frame.module));
         let probe = offset.saturating_sub(1);
-        if let Ok(mut frames) = loader.find_frames(probe) {
+        if let Some(Ok(mut frames)) = module.loader.as_ref().map(|l| l.find_frames(probe)) {
             // The innermost frame: the function the call is written in
             // (an inlined one, if the call was inlined).
             if let Ok(Some(f)) = frames.next() {
@@ -110,8 +156,8 @@ impl Symbolizer {
             }
         }
         if named.function.is_none() {
-            named.function = loader
-                .find_symbol(probe)
+            named.function = module
+                .symbol_holding(probe)
                 .map(|s| addr2line::demangle_auto(s.into(), None).into_owned());
         }
         named

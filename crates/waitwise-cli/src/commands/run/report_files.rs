@@ -175,3 +175,64 @@ pub fn write_all(report: &WaitReport, dir: &Path) -> anyhow::Result<()> {
     write("waits.folded", folded(report).as_bytes())?;
     write("waits.html", html_page(report).into_string().as_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::run::call_sites::NamedFrame;
+
+    fn frame(function: &str) -> NamedFrame {
+        NamedFrame {
+            function: Some(function.into()),
+            file: Some("/src/prog.c".into()),
+            line: Some(12),
+            module: "prog".into(),
+            offset: "0x10".into(),
+        }
+    }
+
+    fn report() -> WaitReport {
+        WaitReport {
+            block_cost_ns: 10_000.0,
+            objects: vec![ObjectReport {
+                kind: "mutex".into(),
+                address: "0x1000".into(),
+                pid: 1,
+                call_site: vec![frame("lock_it"), frame("main")],
+                waits: 4,
+                blocked_waits: 1,
+                blocked_share: 0.25,
+                total_wait_ns: 5000,
+                average_wait_ns: 1250.0,
+                p99_wait_ns: 2048.0,
+                longest_wait_ns: 2000,
+                acquisitions: Some(10),
+                owner_changes: Some(3),
+                hold_ns: Some(700),
+                law: Some("exponential".into()),
+                recommended_policy: "s/b/0.541".into(),
+                recommended_poll_ns: 5410.0,
+                predicted_saving: 0.0,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_folded_stack_runs_from_the_outermost_frame_to_the_object() {
+        assert_eq!(folded(&report()), "main;lock_it;mutex_0x1000 5000\n");
+    }
+
+    #[test]
+    fn the_table_names_the_call_site_by_function_and_file_line() {
+        let text = table_text(&report(), 10).unwrap();
+        assert!(text.contains("lock_it (prog.c:12)"), "{text}");
+    }
+
+    #[test]
+    fn the_page_escapes_and_lists_every_frame() {
+        let mut r = report();
+        r.objects[0].call_site[0].function = Some("<script>".into());
+        let page = html_page(&r).into_string();
+        assert!(page.contains("&lt;script&gt;") && page.contains("main (prog.c:12)"));
+    }
+}

@@ -147,7 +147,7 @@ impl WaitReport {
             .filter(|(_, o)| o.total_waits > 0)
             .map(|(pid, o)| object_report(pid, o, block_cost_ns, &mut symbolizer))
             .collect();
-        objects.sort_by(|a, b| b.total_wait_ns.cmp(&a.total_wait_ns));
+        objects.sort_by_key(|o| std::cmp::Reverse(o.total_wait_ns));
         Self {
             block_cost_ns,
             objects,
