@@ -54,8 +54,9 @@ use libc::{pthread_mutex_t, pthread_mutexattr_t, timespec, EBUSY, EDEADLK, EINVA
 use std::ffi::c_int;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use waitwise::mutex::{LockWait, PolicyLockWait, TtasLockRef};
+use waitwise::mutex::{LockWait, TtasLockRef};
 use waitwise::platform::futex::{Futex, FutexWait};
+use waitwise::two_phase_wait::{PolicyWait, TwoPhaseWait};
 use waitwise::{Deadline, Mechanism, Policy, SyncKind};
 
 /// The TTAS lock on `__lock`.
@@ -442,9 +443,7 @@ fn lock_contended(w: &Words, deadline: Deadline, m: *mut pthread_mutex_t) -> boo
     let start = profile::start();
     let limit = Duration::from_nanos(crate::config::poll_limit_ns(SyncKind::Mutex));
     let mut wait = MutexWait {
-        polling: PolicyLockWait::new(
-            &Policy::poll_then_block(limit).with_mechanism(Mechanism::Yield),
-        ),
+        polling: PolicyWait::new(&Policy::poll_then_block(limit).with_mechanism(Mechanism::Yield)),
     };
     let out = lock_word(w).lock_contended(&mut wait, deadline);
     profile::finish(start, Kind::Mutex, m, out.blocked());
@@ -458,10 +457,10 @@ fn lock_contended(w: &Words, deadline: Deadline, m: *mut pthread_mutex_t) -> boo
 /// through its owner's frame (crate docs, "Unwinding").
 struct MutexWait {
     /// The polling phase (its sleep is replaced by [`sleep_passing_on`]).
-    polling: PolicyLockWait,
+    polling: PolicyWait,
 }
 
-impl LockWait for MutexWait {
+impl TwoPhaseWait for MutexWait {
     #[inline]
     fn start_polling(&mut self, deadline: Deadline) -> bool {
         self.polling.start_polling(deadline)
@@ -477,6 +476,10 @@ impl LockWait for MutexWait {
         sleep_passing_on(futex, expected, timeout)
     }
 }
+
+/// Never asks for a hand-off: a sleep that glibc unwinds does not return
+/// to the algorithm, and the word keeps glibc's three values.
+impl LockWait for MutexWait {}
 
 /// Sleeps while the lock word holds `expected`. A thread that glibc
 /// unwinds out of the sleep (a signal handler's `pthread_exit`,
