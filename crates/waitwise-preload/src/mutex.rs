@@ -3,7 +3,7 @@
 //! the `__lock` word of the caller's `pthread_mutex_t`, with two-phase
 //! waiting. What is here is the mapping onto glibc's layout, the mutex
 //! kinds and POSIX's error semantics, and how a waiter polls and sleeps
-//! ([`MutexWait`]).
+//! ([`PassingOnLockWait`]).
 //!
 //! The layout of glibc's `pthread_mutex_t` and its kinds are in
 //! [`crate::mutex_layout`].
@@ -442,7 +442,7 @@ unsafe fn unlock_other(m: *mut pthread_mutex_t, kind: u32) -> c_int {
 fn lock_contended(w: &Words, deadline: Deadline, m: *mut pthread_mutex_t) -> bool {
     let start = profile::start();
     let limit = Duration::from_nanos(crate::config::poll_limit_ns(SyncKind::Mutex));
-    let mut wait = MutexWait {
+    let mut wait = PassingOnLockWait {
         polling: PolicyWait::new(&Policy::poll_then_block(limit).with_mechanism(Mechanism::Yield)),
     };
     let out = lock_word(w).lock_contended(&mut wait, deadline);
@@ -455,12 +455,12 @@ fn lock_contended(w: &Words, deadline: Deadline, m: *mut pthread_mutex_t) -> boo
 /// limit; then a sleep with a cleanup handler that passes on a wake-up
 /// when glibc unwinds the sleeper. No destructor: a forced unwind may pass
 /// through its owner's frame (crate docs, "Unwinding").
-struct MutexWait {
+struct PassingOnLockWait {
     /// The polling phase (its sleep is replaced by [`sleep_passing_on`]).
     polling: PolicyWait,
 }
 
-impl TwoPhaseWait for MutexWait {
+impl TwoPhaseWait for PassingOnLockWait {
     #[inline]
     fn start_polling(&mut self, deadline: Deadline) -> bool {
         self.polling.start_polling(deadline)
@@ -479,7 +479,7 @@ impl TwoPhaseWait for MutexWait {
 
 /// Never asks for a hand-off: a sleep that glibc unwinds does not return
 /// to the algorithm, and the word keeps glibc's three values.
-impl LockWait for MutexWait {}
+impl LockWait for PassingOnLockWait {}
 
 /// Sleeps while the lock word holds `expected`. A thread that glibc
 /// unwinds out of the sleep (a signal handler's `pthread_exit`,

@@ -31,8 +31,8 @@
 //! orderings are stated there. `SEM_VALUE_MAX` is its largest count.
 //! What is here is the layout, the forwarding of glibc's semaphores,
 //! POSIX's error semantics and how a waiter polls and sleeps
-//! ([`SemWait`]): PAUSE-polling for the configured `alpha * B`, then a
-//! cancellable sleep that a signal may end.
+//! ([`CancellableSemaphoreWait`]): PAUSE-polling for the configured
+//! `alpha * B`, then a cancellable sleep that a signal may end.
 //!
 //! `MARK` is Relaxed: `sem_init` writes it before the semaphore is shared
 //! (whatever shares it orders the store) and it stays fixed until
@@ -150,7 +150,7 @@ pub unsafe extern "C-unwind" fn sem_destroy(s: *mut sem_t) -> c_int {
 fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
     let start = profile::start();
     let poll_limit_ns = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
-    let mut wait = SemWait {
+    let mut wait = CancellableSemaphoreWait {
         poll_limit_ns,
         limit_ns: 0,
         yielding: poll_limit_ns != 0
@@ -174,7 +174,7 @@ fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
 /// cleanup handler that gives the registration back and passes on a
 /// wake-up when glibc unwinds the sleeper. No destructor: a forced unwind may pass through its owner's
 /// frame (crate docs, "Unwinding").
-struct SemWait {
+struct CancellableSemaphoreWait {
     /// The polling phase's limit in ns.
     poll_limit_ns: u64,
     /// The started polling phase's limit in ns, cut to the deadline.
@@ -183,7 +183,7 @@ struct SemWait {
     yielding: bool,
 }
 
-impl TwoPhaseWait for SemWait {
+impl TwoPhaseWait for CancellableSemaphoreWait {
     /// A phase of the configured limit, cut to `deadline`; none when that
     /// leaves nothing.
     #[inline]
@@ -202,7 +202,7 @@ impl TwoPhaseWait for SemWait {
     }
 }
 
-impl SemaphoreWait for SemWait {
+impl SemaphoreWait for CancellableSemaphoreWait {
     #[inline(never)]
     fn sleep_counted(
         &mut self,

@@ -89,7 +89,7 @@
 //! with its own.
 
 use crate::loom_const::const_unless_loom;
-use crate::options::{LazyWaits, WaitOptions};
+use crate::options::{LazyWaiting, WaitOptions};
 use crate::policy::{Policy, SyncKind};
 use crate::profile::WaitProfile;
 use crate::two_phase_wait::{PolicyWait, TwoPhaseWait};
@@ -477,7 +477,7 @@ struct SemaphoreWords {
 /// ```
 pub struct Semaphore {
     words: SemaphoreWords,
-    waits: LazyWaits,
+    waits: LazyWaiting,
 }
 
 impl Semaphore {
@@ -519,7 +519,7 @@ impl Semaphore {
                     value: Futex::new(permits),
                     sleepers: AtomicU32::new(0),
                 },
-                waits: LazyWaits::new(options, SyncKind::ProducerConsumer),
+                waits: LazyWaiting::new(options, SyncKind::ProducerConsumer),
             }
         }
     }

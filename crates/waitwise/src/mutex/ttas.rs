@@ -155,7 +155,7 @@ use super::cpu_turns::{
 // Under loom the pace is not consulted (`may_hand_off`); the docs link it.
 #[cfg_attr(loom, allow(unused_imports))]
 use super::hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
-use super::waiting::LockWaits;
+use super::waiting::LockWaiting;
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
 use crate::loom_const::const_unless_loom;
@@ -747,7 +747,7 @@ pub struct RawTtasMutex {
     /// Turns between CPUs (`cpu_turns.rs`). First, a cache line away from
     /// the word (checked below): the waiters out of turn look at it.
     turns: CpuTurns,
-    waits: LockWaits,
+    waits: LockWaiting,
     /// When the lock last handed off (module docs, "Bounded unfairness");
     /// not consulted under loom.
     #[cfg_attr(loom, allow(dead_code))]
@@ -779,7 +779,7 @@ impl RawTtasMutex {
         pub fn with_options(options: WaitOptions) -> Self {
             Self {
                 turns: CpuTurns::new(),
-                waits: LockWaits::adaptive(options, Mechanism::Yield),
+                waits: LockWaiting::adaptive(options, Mechanism::Yield),
                 pace: HandOffPace::new(),
                 holder_cpu: HolderCpu::new(),
                 word: Futex::new(UNLOCKED),
