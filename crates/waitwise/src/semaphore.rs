@@ -181,8 +181,8 @@ pub enum AcquireOutcome {
         blocked: bool,
     },
     /// A signal handler ended the sleep (the front end's
-    /// [`SemaphoreWait::sleep_counted`] reported [`Interrupted`]) and no permit was
-    /// there to take.
+    /// [`SemaphoreWait::sleep_counted`] reported [`Interrupted`]) and no
+    /// permit was there to take.
     Interrupted,
 }
 
@@ -340,10 +340,11 @@ impl<'a> SemaphoreRef<'a> {
         slept
     }
 
-    /// The cleanup of a sleeper that leaves [`SemaphoreWait::sleep_counted`] by an
-    /// unwind: it leaves `sleepers` and wakes another sleeper, in case a
-    /// release had woken this one (the permit is still in the count: an
-    /// abandoned wait takes none). Never panics.
+    /// The cleanup of a sleeper that leaves
+    /// [`SemaphoreWait::sleep_counted`] by an unwind: it leaves `sleepers`
+    /// and wakes another sleeper, in case a release had woken this one (the
+    /// permit is still in the count: an abandoned wait takes none). Never
+    /// panics.
     #[inline]
     pub fn abandon_sleep(self) {
         self.sleepers.fetch_sub(1, Ordering::Relaxed);

@@ -4,8 +4,8 @@
 //! lost wake-up in any interleaving, for `RawTtasMutex` and for the
 //! algorithm's view over a borrowed word (`TtasLockRef`, the code the
 //! interposer's `pthread_mutex_t` runs) with a front end's own `LockWait`
-//! (a `TwoPhaseWait`) whose polling phase is the engine's `poll_until`, one look at the word
-//! under loom: the `ttas_view_*` models reach the polling phase's race
+//! (a `TwoPhaseWait`) whose polling phase is the engine's `poll_until`,
+//! one look at the word under loom: the `ttas_view_*` models reach the polling phase's race
 //! (see `UNLOCKED`, lose the CAS, back off, look again), which
 //! `RawTtasMutex` skips under loom. The raw lock's own methods are tested
 //! (lock_api's traits need `const INIT`, which loom's atomics cannot give).

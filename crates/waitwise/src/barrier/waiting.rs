@@ -116,11 +116,12 @@ pub(crate) fn explicit_policy(opts: &WaitOptions) -> Option<Policy> {
     opts.policy_override()
 }
 
-/// A one-level barrier's waiting ([`NodeWaiting::from_options`], its wake-up
-/// chain breaker and its profiler), resolved on the first wait rather than
-/// at construction, so that the barriers' constructors are `const` and
-/// `WAITWISE_ALPHA`, `WAITWISE_PROFILE` and the allowed CPUs are read at
-/// run time. A [`ForkSafeOnce`], as [`LazyWaiting`](crate::options::LazyWaiting).
+/// A one-level barrier's waiting ([`NodeWaiting::from_options`], its
+/// wake-up chain breaker and its profiler), resolved on the first wait
+/// rather than at construction, so that the barriers' constructors are
+/// `const` and `WAITWISE_ALPHA`, `WAITWISE_PROFILE` and the allowed CPUs
+/// are read at run time. A [`ForkSafeOnce`], as
+/// [`LazyWaiting`](crate::options::LazyWaiting).
 pub(crate) struct LazyBarrierWaiting {
     parties: usize,
     options: WaitOptions,

@@ -143,11 +143,11 @@
 //! holder (figures in the [module docs](super)), asking
 //! for a hand-off after [`HAND_OFF_AFTER_LOST_ROUNDS`] lost rounds; a
 //! `WaitOptions` policy replaces the limit and the mechanism. The polling
-//! phase is the engine's ([`poll_until`](crate::wait_word::poll_until)); the blocking phase uses the
-//! word's futex directly with the states above (a
-//! [`WaitWord`](crate::WaitWord) sleeper count would stay non-zero until a
-//! woken thread runs, and every release in between would make a system
-//! call).
+//! phase is the engine's ([`poll_until`](crate::wait_word::poll_until));
+//! the blocking phase uses the word's futex directly with the states above
+//! (a [`WaitWord`](crate::WaitWord) sleeper count would stay non-zero
+//! until a woken thread runs, and every release in between would make a
+//! system call).
 
 use super::cpu_turns::{
     cpu_slot, refresh_cpu_slot, turn_ending, turn_stall_ns, CpuTurns, HolderCpu, TurnFor,
