@@ -3,7 +3,7 @@
 //! the `__lock` word of the caller's `pthread_mutex_t`, with two-phase
 //! waiting. What is here is the mapping onto glibc's layout, the mutex
 //! kinds and POSIX's error semantics, and how a waiter polls and sleeps
-//! ([`MutexWait`]).
+//! ([`PassingOnLockWait`]).
 //!
 //! The layout of glibc's `pthread_mutex_t` and its kinds are in
 //! [`crate::mutex_layout`].
@@ -54,8 +54,9 @@ use libc::{pthread_mutex_t, pthread_mutexattr_t, timespec, EBUSY, EDEADLK, EINVA
 use std::ffi::c_int;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use waitwise::mutex::{LockWait, PolicyLockWait, TtasLockRef};
+use waitwise::mutex::{LockWait, TtasLockRef};
 use waitwise::platform::futex::{Futex, FutexWait};
+use waitwise::two_phase_wait::{PolicyWait, TwoPhaseWait};
 use waitwise::{Deadline, Mechanism, Policy, SyncKind};
 
 /// The TTAS lock on `__lock`.
@@ -448,10 +449,8 @@ fn lock_contended(w: &Words, deadline: Deadline, m: *mut pthread_mutex_t) -> boo
     crate::first_wait::prepare();
     let start = profile::start();
     let limit = Duration::from_nanos(crate::config::poll_limit_ns(SyncKind::Mutex));
-    let mut wait = MutexWait {
-        polling: PolicyLockWait::new(
-            &Policy::poll_then_block(limit).with_mechanism(Mechanism::Yield),
-        ),
+    let mut wait = PassingOnLockWait {
+        polling: PolicyWait::new(&Policy::poll_then_block(limit).with_mechanism(Mechanism::Yield)),
     };
     let out = lock_word(w).lock_contended(&mut wait, deadline);
     profile::finish(start, Kind::Mutex, m, out.blocked());
@@ -463,12 +462,12 @@ fn lock_contended(w: &Words, deadline: Deadline, m: *mut pthread_mutex_t) -> boo
 /// limit; then a sleep with a cleanup handler that passes on a wake-up
 /// when glibc unwinds the sleeper. No destructor: a forced unwind may pass
 /// through its owner's frame (crate docs, "Unwinding").
-struct MutexWait {
+struct PassingOnLockWait {
     /// The polling phase (its sleep is replaced by [`sleep_passing_on`]).
-    polling: PolicyLockWait,
+    polling: PolicyWait,
 }
 
-impl LockWait for MutexWait {
+impl TwoPhaseWait for PassingOnLockWait {
     #[inline]
     fn start_polling(&mut self, deadline: Deadline) -> bool {
         self.polling.start_polling(deadline)
@@ -484,6 +483,10 @@ impl LockWait for MutexWait {
         sleep_passing_on(futex, expected, timeout)
     }
 }
+
+/// Never asks for a hand-off: a sleep that glibc unwinds does not return
+/// to the algorithm, and the word keeps glibc's three values.
+impl LockWait for PassingOnLockWait {}
 
 /// Sleeps while the lock word holds `expected`. A thread that glibc
 /// unwinds out of the sleep (a signal handler's `pthread_exit`,

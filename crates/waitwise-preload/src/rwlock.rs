@@ -45,7 +45,7 @@
 //! there. `__flags` gives it its kind ([`RwKind`]). What is here is the
 //! layout, the forwarding of glibc's process-shared locks, POSIX's error
 //! semantics (`EDEADLK` from `__cur_writer`, `EAGAIN`, `ETIMEDOUT`,
-//! `EPERM`), and how a waiter polls, sleeps and wakes ([`RwlockWait`],
+//! `EPERM`), and how a waiter polls, sleeps and wakes ([`BitsetRwWait`],
 //! [`FutexBitsets`]).
 //!
 //! # Waiting
@@ -306,14 +306,14 @@ impl RwWake for FutexBitsets {
 /// "Waiting"): yield-polling for the configured limit, then
 /// `FUTEX_WAIT_BITSET` sleeps. No destructor: a forced unwind may pass
 /// through its owner's frame.
-struct RwlockWait {
+struct BitsetRwWait {
     deadline: Deadline,
     /// Whether the waiter slept in the kernel at least once (woken or timed
     /// out), for the profile.
     slept: bool,
 }
 
-impl RwlockWait {
+impl BitsetRwWait {
     fn until(deadline: Deadline) -> Self {
         Self {
             deadline,
@@ -322,14 +322,14 @@ impl RwlockWait {
     }
 }
 
-impl RwWake for RwlockWait {
+impl RwWake for BitsetRwWait {
     #[inline]
     fn wake(&self, word: *const AtomicU64, queue: RwQueue) {
         FutexBitsets.wake(word, queue);
     }
 }
 
-impl RwWait for RwlockWait {
+impl RwWait for BitsetRwWait {
     /// At most the configured poll limit (`alpha * B`, the mutex kind's
     /// `alpha`; module doc).
     #[inline]
@@ -425,7 +425,7 @@ fn read_contended(
     };
     crate::first_wait::prepare();
     let start = profile::start();
-    let mut wait = RwlockWait::until(deadline);
+    let mut wait = BitsetRwWait::until(deadline);
     let outcome = view(l).read_contended(&mut wait);
     profile::finish(start, Kind::Rwlock, l, wait.slept);
     match outcome {
@@ -494,7 +494,7 @@ fn write_contended(l: &Lock, deadline: impl FnOnce() -> Result<Deadline, c_int>)
     crate::first_wait::prepare();
     let start = profile::start();
     let w = WaitingWriter::new(rw);
-    let mut wait = RwlockWait::until(deadline);
+    let mut wait = BitsetRwWait::until(deadline);
     // SAFETY: `writer_unwound` takes this thread's live `w` (it outlives
     // the call) and never unwinds.
     let taken = unsafe { cleanup::on_forced_unwind(&w, writer_unwound, || w.wait(&mut wait)) };

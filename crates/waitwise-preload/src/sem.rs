@@ -31,8 +31,8 @@
 //! orderings are stated there. `SEM_VALUE_MAX` is its largest count.
 //! What is here is the layout, the forwarding of glibc's semaphores,
 //! POSIX's error semantics and how a waiter polls and sleeps
-//! ([`SemWait`]): PAUSE-polling for the configured `alpha * B`, then a
-//! cancellable sleep that a signal may end.
+//! ([`CancellableSemaphoreWait`]): PAUSE-polling for the configured
+//! `alpha * B`, then a cancellable sleep that a signal may end.
 //!
 //! `MARK` is Relaxed: `sem_init` writes it before the semaphore is shared
 //! (whatever shares it orders the store) and it stays fixed until
@@ -63,6 +63,7 @@ use waitwise::platform::futex::{Futex, FutexWait, Interrupted, OnSignal};
 use waitwise::semaphore::{
     abandon_unwound_sleep, AcquireOutcome, SemaphoreRef, SemaphoreWait, MAY_SLEEP,
 };
+use waitwise::two_phase_wait::TwoPhaseWait;
 use waitwise::{Deadline, Mechanism, SyncKind};
 
 const _: () = assert!(std::mem::size_of::<sem_t>() == 32);
@@ -150,8 +151,9 @@ fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
     crate::first_wait::prepare();
     let start = profile::start();
     let poll_limit_ns = crate::config::poll_limit_ns(SyncKind::ProducerConsumer);
-    let mut wait = SemWait {
+    let mut wait = CancellableSemaphoreWait {
         poll_limit_ns,
+        limit_ns: 0,
         yielding: poll_limit_ns != 0
             && crate::config::choice() != crate::config::PolicyChoice::Spin
             && crate::config::realtime_thread(),
@@ -173,27 +175,37 @@ fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
 /// cleanup handler that gives the registration back and passes on a
 /// wake-up when glibc unwinds the sleeper. No destructor: a forced unwind may pass through its owner's
 /// frame (crate docs, "Unwinding").
-struct SemWait {
+struct CancellableSemaphoreWait {
     /// The polling phase's limit in ns.
     poll_limit_ns: u64,
+    /// The started polling phase's limit in ns, cut to the deadline.
+    limit_ns: u64,
     /// Poll with `sched_yield` between looks rather than PAUSE.
     yielding: bool,
 }
 
-impl SemaphoreWait for SemWait {
+impl TwoPhaseWait for CancellableSemaphoreWait {
+    /// A phase of the configured limit, cut to `deadline`; none when that
+    /// leaves nothing.
     #[inline]
-    fn poll(&mut self, futex: &Futex, deadline: Deadline, ready: impl FnMut(u32) -> bool) {
-        let limit_ns = deadline.cap_ns(self.poll_limit_ns);
-        if !self.yielding {
-            poll::poll(futex.value(), limit_ns, ready);
-        } else if limit_ns != 0 {
-            let end = Deadline::after(Duration::from_nanos(limit_ns));
-            waitwise::wait_word::poll_until(futex, Mechanism::Yield, end, ready);
-        }
+    fn start_polling(&mut self, deadline: Deadline) -> bool {
+        self.limit_ns = deadline.cap_ns(self.poll_limit_ns);
+        self.limit_ns != 0
     }
 
+    #[inline]
+    fn poll(&mut self, futex: &Futex, ready: impl FnMut(u32) -> bool) -> bool {
+        if !self.yielding {
+            return poll::poll(futex.value(), self.limit_ns, ready).is_some();
+        }
+        let end = Deadline::after(Duration::from_nanos(self.limit_ns));
+        !waitwise::wait_word::poll_until(futex, Mechanism::Yield, end, ready).timed_out()
+    }
+}
+
+impl SemaphoreWait for CancellableSemaphoreWait {
     #[inline(never)]
-    fn sleep(
+    fn sleep_counted(
         &mut self,
         sem: SemaphoreRef<'_>,
         timeout: Option<Duration>,

@@ -95,7 +95,7 @@
 //! waiter uses only the address of `WAITERS` (for the wake-up).
 
 use crate::loom_const::const_unless_loom;
-use crate::options::{LazyWaits, WaitOptions};
+use crate::options::{LazyWaiting, WaitOptions};
 use crate::policy::{Policy, SyncKind};
 use crate::profile::WaitProfile;
 use crate::wait_word::{SleepRules, WaitOutcome, WaitWord, WaitWordRef};
@@ -463,7 +463,7 @@ pub struct Condvar {
     /// last one to enter it alone recorded it (0 before the first wait):
     /// [`Condvar::check_mutex`].
     mutex: AtomicUsize,
-    waits: LazyWaits,
+    waits: LazyWaiting,
 }
 
 impl Condvar {
@@ -492,7 +492,7 @@ impl Condvar {
                 seq: WaitWord::new(0),
                 waiters: Futex::new(0),
                 mutex: AtomicUsize::new(0),
-                waits: LazyWaits::new(options, SyncKind::ProducerConsumer),
+                waits: LazyWaiting::new(options, SyncKind::ProducerConsumer),
             }
         }
     }

@@ -66,7 +66,7 @@
 //! a permit of its own.
 
 use crate::loom_const::const_unless_loom;
-use crate::options::{LazyWaits, WaitOptions};
+use crate::options::{LazyWaiting, WaitOptions};
 use crate::policy::{Policy, SyncKind};
 use crate::profile::WaitProfile;
 use crate::wait_word::{WaitOutcome, WaitWord};
@@ -126,7 +126,7 @@ fn waiters(s: u32) -> u32 {
 /// ```
 pub struct Event {
     word: WaitWord,
-    waits: LazyWaits,
+    waits: LazyWaiting,
 }
 
 impl Event {
@@ -149,7 +149,7 @@ impl Event {
         pub fn with_options(options: WaitOptions) -> Self {
             Self {
                 word: WaitWord::new(0),
-                waits: LazyWaits::new(options, SyncKind::ProducerConsumer),
+                waits: LazyWaiting::new(options, SyncKind::ProducerConsumer),
             }
         }
     }

@@ -12,6 +12,9 @@
 //!   randomized);
 //! - [`WaitWord`]: the engine that runs a policy on a futex word, and lets
 //!   wakers skip the system call when nobody sleeps;
+//! - [`two_phase_wait`]: the hook through which an algorithm over a
+//!   borrowed futex word (the TTAS lock, the semaphore) polls, then sleeps,
+//!   as its front end says;
 //! - the primitives built on it (table below), each waiting with the
 //!   policy of its kind unless [`WaitOptions`] say otherwise;
 //! - [`helper`] and [`pool`]: helper threads that run ahead of a worker,
@@ -93,6 +96,7 @@ pub mod pool;
 pub mod probe;
 pub mod profile;
 pub mod semaphore;
+pub mod two_phase_wait;
 pub mod wait_word;
 
 pub use barrier::Barrier;

@@ -1,6 +1,6 @@
 //! [`WaitOptions`]: the per-object settings every primitive accepts — its
 //! waiting policy (default: the one for its [`SyncKind`]) and whether it
-//! records a wait-time profile — and `LazyWaits`, their resolution on an
+//! records a wait-time profile — and `LazyWaiting`, their resolution on an
 //! object's first wait.
 
 use crate::policy::{crowding, Policy, SyncKind};
@@ -76,19 +76,19 @@ impl WaitOptions {
 /// The resolution is a [`ForkSafeOnce`]: a `fork()` while another thread
 /// resolves cannot leave the child's copy waiting forever. After it, each
 /// use costs one `Acquire` load.
-pub(crate) struct LazyWaits {
+pub(crate) struct LazyWaiting {
     options: WaitOptions,
     kind: SyncKind,
     resolved: ForkSafeOnce<Resolved>,
 }
 
-/// What [`LazyWaits`] resolves to.
+/// What [`LazyWaiting`] resolves to.
 struct Resolved {
     policy: Policy,
     profiler: Profiler,
 }
 
-impl LazyWaits {
+impl LazyWaiting {
     /// Waits of an object of `kind` configured by `options`.
     pub(crate) const fn new(options: WaitOptions, kind: SyncKind) -> Self {
         Self {
@@ -133,9 +133,9 @@ impl LazyWaits {
 }
 
 /// The policy by name (resolving it), as the primitives' `Debug` show it.
-impl fmt::Debug for LazyWaits {
+impl fmt::Debug for LazyWaiting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LazyWaits")
+        f.debug_struct("LazyWaiting")
             .field("policy", &format_args!("{}", self.policy().name()))
             .field("profiling", &self.profiler().is_enabled())
             .finish()

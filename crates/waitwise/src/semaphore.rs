@@ -81,18 +81,18 @@
 //!
 //! # Waiting
 //!
-//! The front end hands its waiting in as a [`SemaphoreWait`]: its polling
-//! phase (its clock, its mechanism) and its futex sleep (a cancellation
-//! point, a signal that ends the wait, a cleanup when the thread is
-//! unwound). [`Semaphore`] waits with [`PolicySemaphoreWait`]; the
-//! interposer's `sem_wait` with its own.
+//! The front end hands its waiting in as a [`SemaphoreWait`]: a
+//! [`TwoPhaseWait`] (its polling phase, its clock and mechanism) whose
+//! sleep is counted among the sleepers (a cancellation point, a signal
+//! that ends the wait, a cleanup when the thread is unwound).
+//! [`Semaphore`] waits with [`PolicyWait`]; the interposer's `sem_wait`
+//! with its own.
 
 use crate::loom_const::const_unless_loom;
-use crate::options::{LazyWaits, WaitOptions};
-use crate::policy::idle_extension::Extension;
-use crate::policy::{Policy, PollBudget, SyncKind};
+use crate::options::{LazyWaiting, WaitOptions};
+use crate::policy::{Policy, SyncKind};
 use crate::profile::WaitProfile;
-use crate::wait_word::{poll_extended, poll_until};
+use crate::two_phase_wait::{PolicyWait, TwoPhaseWait};
 use std::fmt;
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
@@ -111,19 +111,14 @@ fn permits(v: u32) -> u32 {
     v & PERMITS_MASK
 }
 
-/// How a contended acquisition of a [`SemaphoreRef`] waits: the front
-/// end's polling phase and its futex sleep, the services the algorithm
-/// asks for (as [`LockWait`](crate::mutex::LockWait) for the TTAS lock).
-/// [`PolicySemaphoreWait`] is the engine's; the interposer brings its own
-/// clock, and a sleep that is a cancellation point, ends on a signal, and
-/// gives its registration back when glibc unwinds the sleeping thread.
-pub trait SemaphoreWait {
-    /// The polling phase, once per contended acquisition: polls `futex`
-    /// until `ready(value)` holds or the phase's limit or `deadline`
-    /// passes; nothing at all for a front end without one. Loads are
-    /// `Acquire`. The acquisition tries the word after it either way.
-    fn poll(&mut self, futex: &Futex, deadline: Deadline, ready: impl FnMut(u32) -> bool);
-
+/// What a contended acquisition of a [`SemaphoreRef`] asks of its front
+/// end beyond a [`TwoPhaseWait`] (its polling phase and its futex sleep,
+/// as [`LockWait`](crate::mutex::LockWait) for the TTAS lock): a sleep
+/// counted among the semaphore's sleepers, which may end on a signal and
+/// must give its registration back when the thread is unwound.
+/// [`PolicyWait`] takes the default; the interposer's sleep is a
+/// cancellation point that a signal ends.
+pub trait SemaphoreWait: TwoPhaseWait {
     /// Sleeps on `sem.futex()` while it holds [`MAY_SLEEP`], at most
     /// `timeout`, with [`Futex::wait`]'s results, or [`Interrupted`] when
     /// a signal handler ends the sleep and the front end reports that.
@@ -133,16 +128,18 @@ pub trait SemaphoreWait {
     /// `pthread_exit`) must call [`SemaphoreRef::abandon_sleep`] on the
     /// way out, from a cleanup handler rather than a drop guard (an unwind
     /// that a signal handler starts at any instruction aborts in a frame
-    /// with landing pads). The default ([`Futex::wait`]) does.
+    /// with landing pads). The default ([`Futex::wait`], with that cleanup
+    /// registered; not [`TwoPhaseWait::sleep`], which an implementor may
+    /// replace by code that panics) does.
     #[inline]
-    fn sleep(
+    fn sleep_counted(
         &mut self,
         sem: SemaphoreRef<'_>,
         timeout: Option<Duration>,
     ) -> Result<FutexWait, Interrupted> {
-        let sleep = || Ok(sem.futex().wait(MAY_SLEEP, timeout));
         #[cfg(not(loom))]
         {
+            let sleep = || Ok(sem.futex().wait(MAY_SLEEP, timeout));
             // SAFETY: `abandon_unwound_sleep` takes the view it is given,
             // alive in this frame, and never unwinds; the futex wait does
             // not panic.
@@ -151,9 +148,12 @@ pub trait SemaphoreWait {
             }
         }
         #[cfg(loom)]
-        sleep()
+        Ok(sem.futex().wait(MAY_SLEEP, timeout))
     }
 }
+
+/// The engine's wait sleeps with [`Futex::wait`], the cleanup registered.
+impl SemaphoreWait for PolicyWait {}
 
 /// The cleanup handler of a sleep that a forced unwind leaves:
 /// [`SemaphoreRef::abandon_sleep`] on the view `sem` points at.
@@ -165,60 +165,6 @@ pub trait SemaphoreWait {
 pub unsafe extern "C" fn abandon_unwound_sleep(sem: *mut std::ffi::c_void) {
     // SAFETY: caller's contract.
     unsafe { *(sem as *const SemaphoreRef<'_>) }.abandon_sleep();
-}
-
-/// The engine's [`SemaphoreWait`] for a [`Policy`]: polls with its
-/// mechanism for its limit on the cycle clock ([`poll_until`]), sleeps
-/// with [`Futex::wait`]. [`Semaphore`] waits with it.
-///
-/// Under loom there is no polling phase: the models explore the blocking
-/// protocol, where wake-ups can be lost.
-#[derive(Clone, Copy, Debug)]
-pub struct PolicySemaphoreWait {
-    budget: PollBudget,
-}
-
-impl PolicySemaphoreWait {
-    /// Waits as `policy` says. A randomized policy draws its limit here:
-    /// make one per acquisition.
-    #[inline]
-    pub fn new(policy: &Policy) -> Self {
-        Self {
-            budget: policy.poll_budget(),
-        }
-    }
-
-    /// Waits with a budget already drawn (by [`Policy::begin_wait`], which
-    /// lets `adapt/b` draw from the semaphore's own summary).
-    #[inline]
-    pub fn with_budget(budget: PollBudget) -> Self {
-        Self { budget }
-    }
-}
-
-impl SemaphoreWait for PolicySemaphoreWait {
-    #[inline]
-    fn poll(&mut self, futex: &Futex, deadline: Deadline, ready: impl FnMut(u32) -> bool) {
-        if cfg!(loom) || !self.budget.polls() {
-            return;
-        }
-        let mut end = self.budget.poll_deadline(deadline);
-        if self.budget.idle_extension {
-            // `adapt/b`: past the limit, on while no other thread wants
-            // this CPU (`policy::idle_extension`).
-            let mut extension = Extension::new();
-            poll_extended(
-                futex,
-                self.budget.mechanism,
-                &mut end,
-                deadline,
-                &mut extension,
-                ready,
-            );
-        } else {
-            poll_until(futex, self.budget.mechanism, end, ready);
-        }
-    }
 }
 
 /// How [`SemaphoreRef::acquire_contended`] ended.
@@ -235,8 +181,8 @@ pub enum AcquireOutcome {
         blocked: bool,
     },
     /// A signal handler ended the sleep (the front end's
-    /// [`SemaphoreWait::sleep`] reported [`Interrupted`]) and no permit was
-    /// there to take.
+    /// [`SemaphoreWait::sleep_counted`] reported [`Interrupted`]) and no
+    /// permit was there to take.
     Interrupted,
 }
 
@@ -265,7 +211,8 @@ impl AcquireOutcome {
 /// # Examples
 /// ```
 /// use waitwise::platform::futex::Futex;
-/// use waitwise::semaphore::{PolicySemaphoreWait, SemaphoreRef};
+/// use waitwise::semaphore::SemaphoreRef;
+/// use waitwise::two_phase_wait::PolicyWait;
 /// use waitwise::{Deadline, Policy};
 /// use std::sync::atomic::AtomicU32;
 ///
@@ -273,7 +220,7 @@ impl AcquireOutcome {
 /// let sem = SemaphoreRef::new(&value, &sleepers);
 /// assert!(sem.try_acquire());
 /// assert!(!sem.try_acquire());
-/// let mut wait = PolicySemaphoreWait::new(&Policy::always_block());
+/// let mut wait = PolicyWait::new(&Policy::always_block());
 /// let now = Deadline::after(std::time::Duration::ZERO);
 /// assert!(!sem.acquire_contended(&mut wait, now).acquired());
 /// assert_eq!(sem.release(1), 1);
@@ -299,7 +246,7 @@ impl<'a> SemaphoreRef<'a> {
         Self { value, sleepers }
     }
 
-    /// The futex word (for a [`SemaphoreWait::sleep`]).
+    /// The futex word (for a [`SemaphoreWait::sleep_counted`]).
     #[inline(always)]
     pub fn futex(self) -> &'a Futex {
         self.value
@@ -341,7 +288,9 @@ impl<'a> SemaphoreRef<'a> {
         wait: &mut impl SemaphoreWait,
         deadline: Deadline,
     ) -> AcquireOutcome {
-        wait.poll(self.value, deadline, |v| permits(v) > 0);
+        if wait.start_polling(deadline) {
+            wait.poll(self.value, |v| permits(v) > 0);
+        }
         let mut blocked = false;
         loop {
             if self.try_acquire() {
@@ -386,15 +335,16 @@ impl<'a> SemaphoreRef<'a> {
             self.value
                 .value()
                 .compare_exchange(0, MAY_SLEEP, Ordering::Relaxed, Ordering::Relaxed);
-        let slept = wait.sleep(self, timeout);
+        let slept = wait.sleep_counted(self, timeout);
         self.sleepers.fetch_sub(1, Ordering::Relaxed);
         slept
     }
 
-    /// The cleanup of a sleeper that leaves [`SemaphoreWait::sleep`] by an
-    /// unwind: it leaves `sleepers` and wakes another sleeper, in case a
-    /// release had woken this one (the permit is still in the count: an
-    /// abandoned wait takes none). Never panics.
+    /// The cleanup of a sleeper that leaves
+    /// [`SemaphoreWait::sleep_counted`] by an unwind: it leaves `sleepers`
+    /// and wakes another sleeper, in case a release had woken this one (the
+    /// permit is still in the count: an abandoned wait takes none). Never
+    /// panics.
     #[inline]
     pub fn abandon_sleep(self) {
         self.sleepers.fetch_sub(1, Ordering::Relaxed);
@@ -497,8 +447,7 @@ struct SemaphoreWords {
 
 /// A counting semaphore: at most `permits` threads get past
 /// [`Semaphore::acquire`] until someone calls [`Semaphore::release`].
-/// [`SemaphoreRef`] on words of its own, waiting with
-/// [`PolicySemaphoreWait`].
+/// [`SemaphoreRef`] on words of its own, waiting with [`PolicyWait`].
 ///
 /// Use it to bound how many threads use a resource at once (connections,
 /// buffers, CPUs). Permits are not tied to threads: any thread may release.
@@ -529,7 +478,7 @@ struct SemaphoreWords {
 /// ```
 pub struct Semaphore {
     words: SemaphoreWords,
-    waits: LazyWaits,
+    waits: LazyWaiting,
 }
 
 impl Semaphore {
@@ -571,7 +520,7 @@ impl Semaphore {
                     value: Futex::new(permits),
                     sleepers: AtomicU32::new(0),
                 },
-                waits: LazyWaits::new(options, SyncKind::ProducerConsumer),
+                waits: LazyWaiting::new(options, SyncKind::ProducerConsumer),
             }
         }
     }
@@ -674,7 +623,7 @@ impl Semaphore {
             .waits
             .policy()
             .begin_wait(self.view().futex() as *const Futex as usize);
-        let mut wait = PolicySemaphoreWait::with_budget(budget);
+        let mut wait = PolicyWait::with_budget(budget);
         let out = self.view().acquire_contended(&mut wait, deadline);
         if let Some(learning) = learning {
             learning.finish(out.blocked(), !out.acquired());

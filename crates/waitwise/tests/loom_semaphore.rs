@@ -19,7 +19,8 @@ use loom_common::model_reaching_both;
 use loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use loom::thread;
 use std::time::Duration;
-use waitwise::semaphore::{PolicySemaphoreWait, Semaphore, SemaphoreRef, SemaphoreWait, MAY_SLEEP};
+use waitwise::semaphore::{Semaphore, SemaphoreRef, SemaphoreWait, MAY_SLEEP};
+use waitwise::two_phase_wait::{PolicyWait, TwoPhaseWait};
 use waitwise::{Deadline, Policy, WaitOptions};
 use waitwise_platform::futex::{Futex, FutexWait, Interrupted};
 use waitwise_platform::shim::Arc;
@@ -248,7 +249,7 @@ impl Words {
     fn acquire(&self) {
         let sem = self.view();
         if !sem.try_acquire() {
-            let mut wait = PolicySemaphoreWait::new(&Policy::always_block());
+            let mut wait = PolicyWait::new(&Policy::always_block());
             assert!(sem.acquire_contended(&mut wait, Deadline::NEVER).acquired());
         }
     }
@@ -290,10 +291,18 @@ struct Cancelled;
 /// runs) and an unwind through `acquire_contended`.
 struct CancelledInTheSleep;
 
-impl SemaphoreWait for CancelledInTheSleep {
-    fn poll(&mut self, _: &Futex, _: Deadline, _: impl FnMut(u32) -> bool) {}
+impl TwoPhaseWait for CancelledInTheSleep {
+    fn start_polling(&mut self, _: Deadline) -> bool {
+        false
+    }
 
-    fn sleep(
+    fn poll(&mut self, _: &Futex, _: impl FnMut(u32) -> bool) -> bool {
+        unreachable!("no polling phase was started")
+    }
+}
+
+impl SemaphoreWait for CancelledInTheSleep {
+    fn sleep_counted(
         &mut self,
         sem: SemaphoreRef<'_>,
         timeout: Option<Duration>,

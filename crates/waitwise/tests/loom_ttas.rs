@@ -4,8 +4,8 @@
 //! lost wake-up in any interleaving, for `RawTtasMutex` and for the
 //! algorithm's view over a borrowed word (`TtasLockRef`, the code the
 //! interposer's `pthread_mutex_t` runs) with a front end's own `LockWait`
-//! whose polling phase is the engine's `poll_until`, one look at the word
-//! under loom: the `ttas_view_*` models reach the polling phase's race
+//! (a `TwoPhaseWait`) whose polling phase is the engine's `poll_until`,
+//! one look at the word under loom: the `ttas_view_*` models reach the polling phase's race
 //! (see `UNLOCKED`, lose the CAS, back off, look again), which
 //! `RawTtasMutex` skips under loom. The raw lock's own methods are tested
 //! (lock_api's traits need `const INIT`, which loom's atomics cannot give).
@@ -30,6 +30,7 @@ use loom::thread;
 use loom_common::locks::*;
 use loom_common::model_reaching_both;
 use waitwise::mutex::{set_model_cpu, LockWait, RawTtasMutex, TtasLockRef};
+use waitwise::two_phase_wait::TwoPhaseWait;
 use waitwise::wait_word::poll_until;
 use waitwise::{Deadline, Mechanism};
 use waitwise_platform::futex::Futex;
@@ -46,7 +47,7 @@ struct BorrowedTtas {
 /// sleep.
 struct PollingWait;
 
-impl LockWait for PollingWait {
+impl TwoPhaseWait for PollingWait {
     fn start_polling(&mut self, _deadline: Deadline) -> bool {
         true
     }
@@ -55,6 +56,8 @@ impl LockWait for PollingWait {
         !poll_until(futex, Mechanism::Pause, Deadline::NEVER, ready).timed_out()
     }
 }
+
+impl LockWait for PollingWait {}
 
 impl BorrowedTtas {
     fn new() -> Self {
@@ -268,6 +271,7 @@ mod hand_off {
     use loom::thread;
     use std::time::Duration;
     use waitwise::mutex::{LockWait, TtasLockRef};
+    use waitwise::two_phase_wait::TwoPhaseWait;
     use waitwise::wait_word::poll_until;
     use waitwise::{Deadline, Mechanism};
     use waitwise_platform::futex::{Futex, FutexWait};
@@ -366,7 +370,7 @@ mod hand_off {
         seen: &'a AtomicBool,
     }
 
-    impl LockWait for Asking<'_> {
+    impl TwoPhaseWait for Asking<'_> {
         fn start_polling(&mut self, _deadline: Deadline) -> bool {
             self.polls
         }
@@ -382,7 +386,9 @@ mod hand_off {
             }
             slept
         }
+    }
 
+    impl LockWait for Asking<'_> {
         fn hand_off_after(&self) -> Option<u32> {
             Some(self.after)
         }

@@ -214,9 +214,10 @@ mod hand_off {
     use std::cell::UnsafeCell;
     use std::sync::{Arc, Barrier};
     use std::time::Duration;
-    use waitwise::mutex::{HandOffPace, LockWait, PolicyLockWait, TtasLockRef};
+    use waitwise::mutex::{AskingForHandOff, HandOffPace, LockOutcome, LockWait, TtasLockRef};
     use waitwise::platform::clock::cycle_clock;
     use waitwise::platform::futex::Futex;
+    use waitwise::two_phase_wait::{PolicyWait, TwoPhaseWait};
     use waitwise::{Deadline, Mechanism, Policy};
 
     /// Lock/unlock operations per case, over all threads.
@@ -236,15 +237,33 @@ mod hand_off {
     }
 
     impl Waiter {
-        fn lock_wait(self) -> PolicyLockWait {
-            let polling =
-                Policy::poll_then_block(Duration::from_micros(2)).with_mechanism(Mechanism::Yield);
+        /// Its polling phase and sleep.
+        fn polling(self) -> PolicyWait {
             match self {
-                Waiter::AsksAtOnce => {
-                    PolicyLockWait::new(&Policy::always_block()).asking_hand_off_after(0)
+                Waiter::AsksAtOnce => PolicyWait::new(&Policy::always_block()),
+                Waiter::PollsThenAsks | Waiter::NeverAsks => PolicyWait::new(
+                    &Policy::poll_then_block(Duration::from_micros(2))
+                        .with_mechanism(Mechanism::Yield),
+                ),
+            }
+        }
+
+        /// After how many lost rounds it asks for a hand-off.
+        fn hand_off_after(self) -> Option<u32> {
+            match self {
+                Waiter::AsksAtOnce => Some(0),
+                Waiter::PollsThenAsks => Some(1),
+                Waiter::NeverAsks => None,
+            }
+        }
+
+        /// `lock.lock_contended`, waiting as this waiter does.
+        fn lock_contended(self, lock: TtasLockRef<'_>, deadline: Deadline) -> LockOutcome {
+            match self.hand_off_after() {
+                Some(n) => {
+                    lock.lock_contended(&mut AskingForHandOff::new(self.polling(), n), deadline)
                 }
-                Waiter::PollsThenAsks => PolicyLockWait::new(&polling).asking_hand_off_after(1),
-                Waiter::NeverAsks => PolicyLockWait::new(&polling),
+                None => lock.lock_contended(&mut self.polling(), deadline),
             }
         }
     }
@@ -300,10 +319,7 @@ mod hand_off {
                             } else {
                                 Deadline::NEVER
                             };
-                            if lock
-                                .lock_contended(&mut kind.lock_wait(), deadline)
-                                .acquired()
-                            {
+                            if kind.lock_contended(lock, deadline).acquired() {
                                 break;
                             }
                         }
@@ -383,7 +399,7 @@ mod hand_off {
     /// sleep).
     struct OwnFrontEnd;
 
-    impl LockWait for OwnFrontEnd {
+    impl TwoPhaseWait for OwnFrontEnd {
         fn start_polling(&mut self, _deadline: Deadline) -> bool {
             false
         }
@@ -391,7 +407,9 @@ mod hand_off {
         fn poll(&mut self, _futex: &Futex, _ready: impl FnMut(u32) -> bool) -> bool {
             unreachable!("no polling phase")
         }
+    }
 
+    impl LockWait for OwnFrontEnd {
         fn hand_off_after(&self) -> Option<u32> {
             Some(0)
         }

@@ -61,7 +61,7 @@
 //! (`Relaxed`).
 
 use super::node::MAX_PARTIES;
-use super::wait_policy::LazyBarrierWaits;
+use super::waiting::LazyBarrierWaiting;
 use crate::loom_const::const_unless_loom;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
@@ -320,7 +320,7 @@ impl BarrierWaitResult {
 pub struct Barrier {
     words: Words,
     parties: u32,
-    waits: LazyBarrierWaits,
+    waits: LazyBarrierWaiting,
 }
 
 /// The barrier's words on a cache line of their own, as a
@@ -386,7 +386,7 @@ impl Barrier {
             Self {
                 words: Words::new(),
                 parties: n as u32,
-                waits: LazyBarrierWaits::new(n, options),
+                waits: LazyBarrierWaiting::new(n, options),
             }
         }
     }

@@ -42,7 +42,7 @@
 
 use super::central::BarrierWaitResult;
 use super::handle::{Claims, HandleError, MAX_HANDLE_PARTIES};
-use super::wait_policy::Waiting;
+use super::waiting::NodeWaiting;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
@@ -138,7 +138,7 @@ impl DisseminationBarrier {
             episodes: (0..parties).map(|_| AtomicU32::new(0)).collect(),
             claims: Claims::new(parties),
             // No wake-chain breaking: each round waits on another flag.
-            policy: Waiting::from_options(parties, &options).policy,
+            policy: NodeWaiting::from_options(parties, &options).policy,
             profiler: options.profiler(),
         }
     }

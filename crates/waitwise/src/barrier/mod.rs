@@ -38,7 +38,7 @@
 //! By default a wait runs the barrier kind's two-phase policy, polling with
 //! PAUSE while the parties fit on the CPUs the process may use (`s/b/0.62`)
 //! and with `yield` when they outnumber them (`Ss/b/0.62`)
-//! ([`default_policy`]; module `wait_policy` says why); the tree barriers
+//! ([`default_policy`]; module `waiting` says why); the tree barriers
 //! use a policy per level ([`TreePolicies`], [`TopologyPolicies`]). A
 //! policy given in [`WaitOptions`](crate::WaitOptions) is used as given.
 //! Profiling (`WaitOptions::profile` or `WAITWISE_PROFILE=1`) records every
@@ -51,7 +51,7 @@ mod node;
 mod pair;
 mod topology;
 mod tree;
-mod wait_policy;
+mod waiting;
 mod wake_chain;
 
 pub use central::{Barrier, BarrierWaitResult, CentralBarrierRef, EpisodeArrival};
@@ -62,6 +62,4 @@ pub use topology::{
     Level, TopologyBarrier, TopologyBarrierError, TopologyHandle, TopologyNode, TopologyPolicies,
 };
 pub use tree::{TreeBarrier, TreeHandle, TreePolicies, MIN_FAN_IN};
-pub use wait_policy::{
-    allowed_cpus, default_policy, is_oversubscribed, poll_mechanism, INNER_ALPHA,
-};
+pub use waiting::{allowed_cpus, default_policy, is_oversubscribed, poll_mechanism, INNER_ALPHA};

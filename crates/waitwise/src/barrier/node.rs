@@ -43,7 +43,7 @@
 //! that the last arrival's add reads (a release sequence on one word), and
 //! the last arrival's release store is read by every waiter.
 
-use super::wait_policy::Waiting;
+use super::waiting::NodeWaiting;
 use super::wake_chain::WakeChain;
 use crate::policy::Policy;
 use crate::profile::Profiler;
@@ -98,7 +98,7 @@ pub(crate) struct CountingNode {
 
 impl CountingNode {
     /// A node counting `parties` arrivals (clamped to `1..=MAX_PARTIES`).
-    pub(crate) fn new(parties: usize, waiting: Waiting) -> Self {
+    pub(crate) fn new(parties: usize, waiting: NodeWaiting) -> Self {
         Self {
             word: WaitWord::new(0),
             parties: parties.clamp(1, MAX_PARTIES) as u32,
@@ -157,8 +157,8 @@ impl CountingNode {
 mod tests {
     use super::*;
 
-    fn blocking() -> Waiting {
-        Waiting::exactly(Policy::always_block())
+    fn blocking() -> NodeWaiting {
+        NodeWaiting::exactly(Policy::always_block())
     }
 
     #[test]

@@ -34,7 +34,7 @@
 //! after leaving (the waiter's load of the new word is `Acquire`).
 
 use super::central::BarrierWaitResult;
-use super::wait_policy::LazyBarrierWaits;
+use super::waiting::LazyBarrierWaiting;
 use crate::loom_const::const_unless_loom;
 use crate::options::WaitOptions;
 use crate::policy::Policy;
@@ -84,7 +84,7 @@ const ARRIVED: u32 = 1;
 /// ```
 pub struct PairBarrier {
     word: WaitWord,
-    waits: LazyBarrierWaits,
+    waits: LazyBarrierWaiting,
 }
 
 impl PairBarrier {
@@ -99,7 +99,7 @@ impl PairBarrier {
         pub fn with_options(options: WaitOptions) -> Self {
             Self {
                 word: WaitWord::new(0),
-                waits: LazyBarrierWaits::new(2, options),
+                waits: LazyBarrierWaiting::new(2, options),
             }
         }
     }

@@ -33,7 +33,7 @@
 use super::central::BarrierWaitResult;
 use super::handle::{Claims, HandleError, MAX_HANDLE_PARTIES};
 use super::tree::{CombiningTree, Member, TreeBuilder};
-use super::wait_policy::{self, Waiting, INNER_ALPHA};
+use super::waiting::{self, NodeWaiting, INNER_ALPHA};
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
@@ -74,13 +74,12 @@ impl TopologyPolicies {
     /// default ([`default_policy`](super::default_policy): `Ss/b/0.62`) at
     /// the root.
     pub fn lim_agarwal(parties: usize) -> Self {
-        let inner =
-            Policy::two_phase(INNER_ALPHA).with_mechanism(wait_policy::poll_mechanism(parties));
+        let inner = Policy::two_phase(INNER_ALPHA).with_mechanism(waiting::poll_mechanism(parties));
         Self {
             core: Policy::always_block(),
             package: inner,
             numa_node: inner,
-            root: wait_policy::default_policy(parties),
+            root: waiting::default_policy(parties),
         }
     }
 
@@ -202,7 +201,7 @@ impl TopologyBarrier {
         cpus: &[usize],
         options: WaitOptions,
     ) -> Result<Self, TopologyBarrierError> {
-        match wait_policy::explicit_policy(&options) {
+        match waiting::explicit_policy(&options) {
             Some(p) => Self::build(topology, cpus, TopologyPolicies::uniform(p), false, options),
             None => Self::build(
                 topology,
@@ -268,8 +267,9 @@ impl TopologyBarrier {
             }
             b.combine(level, groups.into_values().collect());
         }
-        let (tree, levels) =
-            b.finish(|level, is_root| Waiting::new(policies.for_level(level, is_root), defaults));
+        let (tree, levels) = b.finish(|level, is_root| {
+            NodeWaiting::new(policies.for_level(level, is_root), defaults)
+        });
         Ok(Self {
             tree,
             levels,
@@ -422,7 +422,7 @@ mod tests {
         assert_eq!(nodes[0].policy, Policy::always_block());
         assert_eq!(nodes[8].policy, p.package);
         assert_eq!(nodes[10].policy, p.root);
-        assert_eq!(p.root, wait_policy::default_policy(16));
+        assert_eq!(p.root, waiting::default_policy(16));
     }
 
     #[test]

@@ -36,7 +36,7 @@
 use super::central::BarrierWaitResult;
 use super::handle::{Claims, HandleError, MAX_HANDLE_PARTIES};
 use super::node::{Arrival, CountingNode};
-use super::wait_policy::{self, Waiting, INNER_ALPHA};
+use super::waiting::{self, NodeWaiting, INNER_ALPHA};
 use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::{Profiler, WaitProfile};
@@ -69,9 +69,8 @@ impl TreePolicies {
     pub fn lim_agarwal(parties: usize) -> Self {
         Self {
             leaf: Policy::always_block(),
-            inner: Policy::two_phase(INNER_ALPHA)
-                .with_mechanism(wait_policy::poll_mechanism(parties)),
-            root: wait_policy::default_policy(parties),
+            inner: Policy::two_phase(INNER_ALPHA).with_mechanism(waiting::poll_mechanism(parties)),
+            root: waiting::default_policy(parties),
         }
     }
 
@@ -154,7 +153,10 @@ impl<T: Copy> TreeBuilder<T> {
 
     /// The tree, each node's waiting given by `waiting(tag, is_root)`; also
     /// each node's tag, in node order.
-    pub(crate) fn finish(self, waiting: impl Fn(T, bool) -> Waiting) -> (CombiningTree, Vec<T>) {
+    pub(crate) fn finish(
+        self,
+        waiting: impl Fn(T, bool) -> NodeWaiting,
+    ) -> (CombiningTree, Vec<T>) {
         let tags = self.nodes.iter().map(|n| n.2).collect();
         let nodes = self
             .nodes
@@ -304,7 +306,7 @@ impl TreeBarrier {
     /// A tree barrier with `options`: a policy set there is used, exactly,
     /// at every level; otherwise [`TreePolicies::lim_agarwal`].
     pub fn with_options(n: usize, fan_in: usize, options: WaitOptions) -> Self {
-        match wait_policy::explicit_policy(&options) {
+        match waiting::explicit_policy(&options) {
             Some(p) => Self::build(n, fan_in, TreePolicies::uniform(p), false, options),
             None => Self::build(n, fan_in, TreePolicies::lim_agarwal(n), true, options),
         }
@@ -343,7 +345,7 @@ impl TreeBarrier {
                 (false, 0) => policies.leaf,
                 (false, _) => policies.inner,
             };
-            Waiting::new(policy, defaults)
+            NodeWaiting::new(policy, defaults)
         });
         Self {
             tree,
@@ -481,9 +483,9 @@ mod tests {
         let waits: Vec<_> = (0..b.node_count()).map(|i| *b.tree.node(i).1).collect();
         assert_eq!(waits[0], Policy::always_block());
         assert_eq!(waits[1], Policy::always_block());
-        assert_eq!(waits[2], wait_policy::default_policy(4));
+        assert_eq!(waits[2], waiting::default_policy(4));
         let one = TreeBarrier::new(2, 2);
-        assert_eq!(*one.tree.node(0).1, wait_policy::default_policy(2));
+        assert_eq!(*one.tree.node(0).1, waiting::default_policy(2));
         let spin =
             TreeBarrier::with_options(4, 2, WaitOptions::new().policy(Policy::always_spin()));
         assert_eq!(*spin.tree.node(0).1, Policy::always_spin());

@@ -104,7 +104,7 @@ impl WakeChain {
         if self.enabled && !crate::policy::holds_wanted_cpu(policy.mechanism()) {
             if let Some(due) = self.woken_party_due() {
                 // The engine's polling phase alone: `enabled` only for
-                // policies that poll (`Waiting::default_with`).
+                // policies that poll (`NodeWaiting::default_with`).
                 let out = word.poll_until(policy.mechanism(), due, &mut ready);
                 if !out.timed_out() {
                     return out;

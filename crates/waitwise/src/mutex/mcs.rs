@@ -109,7 +109,7 @@
 
 use super::hand_off_cooldown;
 use super::liveness::{self, Judge};
-use super::waiting::LockWaits;
+use super::waiting::LockWaiting;
 use crate::loom_const::const_unless_loom;
 use crate::mechanism::{Mechanism, WaitpkgState};
 use crate::options::WaitOptions;
@@ -294,7 +294,7 @@ mod pool {
 pub struct RawMcsMutex {
     /// Address of the last queued node, 0 when free.
     tail: AtomicUsize,
-    waits: LockWaits,
+    waits: LockWaiting,
 }
 
 #[inline]
@@ -402,7 +402,7 @@ impl RawMcsMutex {
         pub fn with_options(options: WaitOptions) -> Self {
             Self {
                 tail: AtomicUsize::new(0),
-                waits: LockWaits::new(options, Mechanism::Umwait(WaitpkgState::C01)),
+                waits: LockWaiting::new(options, Mechanism::Umwait(WaitpkgState::C01)),
             }
         }
     }

@@ -14,7 +14,8 @@
 //! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring; waiting readers get a turn after each write; among writers unfair, bounded: a writer beaten in rounds starves the barging ones out; upgradable reads | yes |
 //!
 //! The TTAS algorithm itself is [`TtasLockRef`], a view over a borrowed
-//! futex word that waits through the caller's [`LockWait`]:
+//! futex word that waits through the caller's [`LockWait`] (a
+//! [`TwoPhaseWait`](crate::two_phase_wait::TwoPhaseWait)):
 //! [`RawTtasMutex`] is one front end, the `LD_PRELOAD` interposer's
 //! `pthread_mutex_t` another. The interposer's `pthread_spinlock_t` is a
 //! [`SpinLockRef`] (`spin.rs`), a lock that polls and never sleeps, and
@@ -170,7 +171,7 @@ pub use rwlock::{RawRwLock, MAX_READERS, MAX_WRITERS_STARVING, MAX_WRITERS_WAITI
 pub use spin::SpinLockRef;
 pub use ticket::{RawTicketMutex, TicketGuard, SLOTS as TICKET_SLOTS};
 pub use ttas::{
-    LockOutcome, LockWait, PolicyLockWait, RawTtasMutex, TtasLockRef, HAND_OFF_AFTER_LOST_ROUNDS,
+    AskingForHandOff, LockOutcome, LockWait, RawTtasMutex, TtasLockRef, HAND_OFF_AFTER_LOST_ROUNDS,
 };
 
 /// The raw lock behind [`Mutex`]: [`RawTtasMutex`] (see the module docs

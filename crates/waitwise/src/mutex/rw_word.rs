@@ -255,6 +255,11 @@ pub trait RwWake {
 /// end's polling phase, its deadline and its futex sleep (as
 /// [`LockWait`](super::LockWait) for the TTAS lock). One per wait: it
 /// carries the waiter's deadline.
+///
+/// It is not a [`TwoPhaseWait`](crate::two_phase_wait::TwoPhaseWait): the
+/// word it polls is 64 bits wide, the futex only its low half (which no
+/// `Futex` may alias: the two would be atomics of different sizes on one
+/// address), and every sleep goes to a queue ([`RwQueue`]).
 pub trait RwWait: RwWake {
     /// One polling phase: polls `word` until `ready(state)` holds or the
     /// phase's limit or the deadline passes; nothing at all for a front end

@@ -242,7 +242,7 @@ use super::hand_off_pace::HandOffPace;
 use super::hand_off_pace::HAND_OFF_PACE_IN_B;
 use super::liveness::{self, Judge};
 use super::ttas::HAND_OFF_AFTER_LOST_ROUNDS;
-use super::waiting::LockWaits;
+use super::waiting::LockWaiting;
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
 use crate::loom_const::const_unless_loom;
@@ -432,7 +432,7 @@ pub struct RawRwLock {
     /// The latest beat of a waiting reader (module doc, "A turn for a
     /// reader that does not run").
     reader_beat: ReaderBeat,
-    waits: LockWaits,
+    waits: LockWaiting,
     /// When a starving writer was last served (module doc, "Bounded
     /// unfairness among writers"); not consulted under loom.
     #[cfg_attr(loom, allow(dead_code))]
@@ -478,7 +478,7 @@ impl RawRwLock {
                     wakes: Futex::new(0),
                 },
                 reader_beat: ReaderBeat(AtomicU64::new(0)),
-                waits: LockWaits::new(options, Mechanism::Backoff),
+                waits: LockWaiting::new(options, Mechanism::Backoff),
                 pace: HandOffPace::new(),
             }
         }

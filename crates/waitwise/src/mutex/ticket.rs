@@ -102,7 +102,7 @@
 
 use super::hand_off_cooldown;
 use super::liveness::{self, Judge};
-use super::waiting::LockWaits;
+use super::waiting::LockWaiting;
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
 use crate::loom_const::const_unless_loom;
@@ -190,7 +190,7 @@ pub struct RawTicketMutex {
     slots: [WaitWord; SLOTS],
     beats: Beats,
     next: AtomicU32,
-    waits: LockWaits,
+    waits: LockWaiting,
 }
 
 /// The waiters' beats, on lines of their own: a release reads 16
@@ -245,7 +245,7 @@ impl RawTicketMutex {
             slots: [const { WaitWord::new(0) }; SLOTS],
             beats: Beats([const { AtomicU64::new(0) }; BEATS]),
             next: AtomicU32::new(0),
-            waits: LockWaits::new(options, Mechanism::Pause),
+            waits: LockWaiting::new(options, Mechanism::Pause),
         }
     }
 
@@ -257,7 +257,7 @@ impl RawTicketMutex {
             slots: std::array::from_fn(|_| WaitWord::new(0)),
             beats: Beats(std::array::from_fn(|_| AtomicU64::new(0))),
             next: AtomicU32::new(0),
-            waits: LockWaits::new(options, Mechanism::Pause),
+            waits: LockWaiting::new(options, Mechanism::Pause),
         }
     }
 

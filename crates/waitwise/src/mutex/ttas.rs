@@ -132,21 +132,22 @@
 //!
 //! # Waiting
 //!
-//! The front end hands its waiting in as a [`LockWait`]: how to poll and
-//! for how long (its clock, its mechanism), how to sleep on the futex, and
-//! whether and when to ask for a hand-off. [`RawTtasMutex`] waits with
-//! [`PolicyLockWait`]: the mutex kind's default, `adapt/b` (each lock
+//! The front end hands its waiting in as a [`LockWait`]: a
+//! [`TwoPhaseWait`] (how to poll and for how long, its clock, its
+//! mechanism; how to sleep on the futex) that also says whether and when
+//! to ask for a hand-off. [`RawTtasMutex`] waits with [`PolicyWait`]
+//! ([`AskingForHandOff`]): the mutex kind's default, `adapt/b` (each lock
 //! learning its poll limit from its own waits), with the `yield`
 //! mechanism, one look at the word per `sched_yield`, so a waiter neither
 //! pulls the lock's line from the holder nor keeps a CPU from a preempted
 //! holder (figures in the [module docs](super)), asking
 //! for a hand-off after [`HAND_OFF_AFTER_LOST_ROUNDS`] lost rounds; a
 //! `WaitOptions` policy replaces the limit and the mechanism. The polling
-//! phase is the engine's ([`poll_until`]); the blocking phase uses the
-//! word's futex directly with the states above (a
-//! [`WaitWord`](crate::WaitWord) sleeper count would stay non-zero until a
-//! woken thread runs, and every release in between would make a system
-//! call).
+//! phase is the engine's ([`poll_until`](crate::wait_word::poll_until));
+//! the blocking phase uses the word's futex directly with the states above
+//! (a [`WaitWord`](crate::WaitWord) sleeper count would stay non-zero
+//! until a woken thread runs, and every release in between would make a
+//! system call).
 
 use super::cpu_turns::{
     cpu_slot, refresh_cpu_slot, turn_ending, turn_stall_ns, CpuTurns, HolderCpu, TurnFor,
@@ -154,17 +155,17 @@ use super::cpu_turns::{
 // Under loom the pace is not consulted (`may_hand_off`); the docs link it.
 #[cfg_attr(loom, allow(unused_imports))]
 use super::hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
-use super::waiting::LockWaits;
+use super::waiting::LockWaiting;
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
 use crate::loom_const::const_unless_loom;
 use crate::mechanism::backoff::Backoff;
 use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
-use crate::policy::idle_extension::Extension;
-use crate::policy::{Policy, PollBudget};
+use crate::policy::Policy;
 use crate::profile::WaitProfile;
-use crate::wait_word::{poll_extended, poll_until};
+use crate::two_phase_wait::{PolicyWait, TwoPhaseWait};
+use crate::wait_word::poll_until;
 use std::time::Duration;
 #[cfg(not(loom))]
 use std::time::Instant;
@@ -220,127 +221,79 @@ fn starving(word: u32) -> bool {
     word >= STARVING_ONE
 }
 
-/// How a contended acquisition of a [`TtasLockRef`] waits: the front end's
-/// polling phase and its futex sleep, the services the algorithm asks for
-/// (the hooks of parking_lot's `park`, the `ops` of Concurrency Kit's
-/// `ck_ec`). [`PolicyLockWait`] is the engine's; the interposer brings its
-/// own clock, and a sleep that passes a wake-up on when glibc unwinds the
-/// sleeping thread.
-pub trait LockWait {
-    /// Starts a polling phase, which lasts until its limit or `deadline`,
-    /// whichever comes first. `false`: no polling phase (the acquisition
-    /// makes one test-and-set probe, then sleeps).
-    fn start_polling(&mut self, deadline: Deadline) -> bool;
-
-    /// Polls the word until `ready(value)` holds (`true`) or the polling
-    /// phase started last ends (`false`). Loads are `Acquire`.
-    fn poll(&mut self, futex: &Futex, ready: impl FnMut(u32) -> bool) -> bool;
-
-    /// Sleeps while the word holds `expected`, at most `timeout`, with
-    /// [`Futex::wait`]'s results. The default is [`Futex::wait`].
-    ///
-    /// A sleep that returns [`FutexWait::Woken`] or
-    /// [`FutexWait::TimedOut`] must return to the algorithm (which may be
-    /// handed the lock): a front end whose sleep can end otherwise (an
-    /// unwind) must not ask for hand-offs.
-    #[inline]
-    fn sleep(&mut self, futex: &Futex, expected: u32, timeout: Option<Duration>) -> FutexWait {
-        futex.wait(expected, timeout)
-    }
-
+/// What a contended acquisition of a [`TtasLockRef`] asks of its front
+/// end beyond a [`TwoPhaseWait`] (its polling phases and its futex
+/// sleeps): whether and when to ask for a hand-off. [`PolicyWait`] never
+/// asks; [`AskingForHandOff`] makes any wait ask.
+pub trait LockWait: TwoPhaseWait {
     /// After how many lost rounds (back from its futex sleep, woken or
-    /// refused, then beaten to the lock) the waiter asks for a hand-off (module docs, "Bounded unfairness");
-    /// `Some(0)` asks at its first sleep. `None`, the default: never, and
-    /// the word keeps glibc's three values.
+    /// refused, then beaten to the lock) the waiter asks for a hand-off
+    /// (module docs, "Bounded unfairness"); `Some(0)` asks at its first
+    /// sleep. `None`, the default: never, and the word keeps glibc's three
+    /// values.
+    ///
+    /// A waiter that asks may be handed the lock while it sleeps, so its
+    /// [`TwoPhaseWait::sleep`] must return to the algorithm whenever it
+    /// returns [`FutexWait::Woken`] or [`FutexWait::TimedOut`]: a front end
+    /// whose sleep can end otherwise (an unwind) must not ask.
     #[inline]
     fn hand_off_after(&self) -> Option<u32> {
         None
     }
 }
 
-/// The engine's [`LockWait`] for a [`Policy`]: polls with its mechanism
-/// for its limit on the cycle clock ([`poll_until`]), sleeps with
-/// [`Futex::wait`], asks for hand-offs only when built
-/// [`PolicyLockWait::asking_hand_off_after`]. [`RawTtasMutex`] waits with
-/// it.
+/// The engine's wait never asks for a hand-off.
+impl LockWait for PolicyWait {}
+
+/// A [`LockWait`] that polls and sleeps as `W` does and asks for a
+/// hand-off after a number of lost rounds ([`LockWait::hand_off_after`]).
+/// [`RawTtasMutex`] asks after [`HAND_OFF_AFTER_LOST_ROUNDS`].
 ///
-/// Under loom there is no polling phase (the models explore the blocking
-/// protocol, where wake-ups can be lost): each round makes the one
-/// test-and-set probe.
+/// # Examples
+/// ```
+/// use waitwise::mutex::{AskingForHandOff, LockWait};
+/// use waitwise::two_phase_wait::PolicyWait;
+/// use waitwise::Policy;
+///
+/// let wait = AskingForHandOff::new(PolicyWait::new(&Policy::always_block()), 2);
+/// assert_eq!(wait.hand_off_after(), Some(2));
+/// ```
 #[derive(Clone, Copy, Debug)]
-pub struct PolicyLockWait {
-    budget: PollBudget,
-    /// When the current polling phase ends.
-    poll_end: Deadline,
-    /// The acquisition's deadline (where an idle extension stops).
-    deadline: Deadline,
-    /// `adapt/b`'s idle extension, one per acquisition
-    /// (`policy::idle_extension`).
-    extension: Extension,
-    /// [`LockWait::hand_off_after`].
-    hand_off_after: Option<u32>,
+pub struct AskingForHandOff<W> {
+    wait: W,
+    lost_rounds: u32,
 }
 
-impl PolicyLockWait {
-    /// Waits as `policy` says. A randomized policy draws its limit here:
-    /// make one per acquisition.
+impl<W: TwoPhaseWait> AskingForHandOff<W> {
+    /// Waits as `wait` does, asking for a hand-off after `lost_rounds`
+    /// lost rounds.
     #[inline]
-    pub fn new(policy: &Policy) -> Self {
-        Self::with_budget(policy.poll_budget())
-    }
-
-    /// Waits with a budget already drawn (by [`Policy::begin_wait`]).
-    #[inline]
-    pub fn with_budget(budget: PollBudget) -> Self {
-        Self {
-            budget,
-            poll_end: Deadline::NEVER,
-            deadline: Deadline::NEVER,
-            extension: Extension::new(),
-            hand_off_after: None,
-        }
-    }
-
-    /// Asks for a hand-off after `lost_rounds` lost rounds
-    /// ([`LockWait::hand_off_after`]).
-    #[inline]
-    pub fn asking_hand_off_after(mut self, lost_rounds: u32) -> Self {
-        self.hand_off_after = Some(lost_rounds);
-        self
+    pub fn new(wait: W, lost_rounds: u32) -> Self {
+        Self { wait, lost_rounds }
     }
 }
 
-impl LockWait for PolicyLockWait {
+impl<W: TwoPhaseWait> TwoPhaseWait for AskingForHandOff<W> {
     #[inline]
     fn start_polling(&mut self, deadline: Deadline) -> bool {
-        if cfg!(loom) || !self.budget.polls() {
-            return false;
-        }
-        self.poll_end = self.budget.poll_deadline(deadline);
-        self.deadline = deadline;
-        true
+        self.wait.start_polling(deadline)
     }
 
     #[inline]
     fn poll(&mut self, futex: &Futex, ready: impl FnMut(u32) -> bool) -> bool {
-        let m = self.budget.mechanism;
-        if self.budget.idle_extension {
-            let out = poll_extended(
-                futex,
-                m,
-                &mut self.poll_end,
-                self.deadline,
-                &mut self.extension,
-                ready,
-            );
-            return !out.timed_out();
-        }
-        !poll_until(futex, m, self.poll_end, ready).timed_out()
+        self.wait.poll(futex, ready)
     }
 
     #[inline]
+    fn sleep(&mut self, futex: &Futex, expected: u32, timeout: Option<Duration>) -> FutexWait {
+        self.wait.sleep(futex, expected, timeout)
+    }
+}
+
+impl<W: TwoPhaseWait> LockWait for AskingForHandOff<W> {
+    #[inline]
     fn hand_off_after(&self) -> Option<u32> {
-        self.hand_off_after
+        Some(self.lost_rounds)
     }
 }
 
@@ -385,15 +338,16 @@ impl LockOutcome {
 ///
 /// # Examples
 /// ```
-/// use waitwise::mutex::{PolicyLockWait, TtasLockRef};
+/// use waitwise::mutex::TtasLockRef;
 /// use waitwise::platform::futex::Futex;
+/// use waitwise::two_phase_wait::PolicyWait;
 /// use waitwise::{Deadline, Policy};
 ///
 /// let word = Futex::new(0); // UNLOCKED
 /// let lock = TtasLockRef::new(&word);
 /// assert!(lock.try_lock());
 /// assert!(!lock.try_lock());
-/// let mut wait = PolicyLockWait::new(&Policy::always_block());
+/// let mut wait = PolicyWait::new(&Policy::always_block());
 /// let timed = lock.lock_contended(&mut wait, Deadline::after(std::time::Duration::ZERO));
 /// assert!(!timed.acquired());
 /// assert!(lock.unlock()); // it was held
@@ -749,7 +703,7 @@ fn outcome(acquired: bool, blocked: bool) -> LockOutcome {
 /// A test-and-test-and-set lock with two-phase waiting (poll, yielding
 /// between looks, for `alpha * B`, then sleep on the futex), the default
 /// [`Mutex`](super::Mutex): [`TtasLockRef`] on a word of its own, waiting
-/// with [`PolicyLockWait`].
+/// with [`PolicyWait`], asking for hand-offs ([`AskingForHandOff`]).
 ///
 /// Unfair, within a bound: a releasing thread can re-acquire before a
 /// woken waiter runs, which is what makes it fast under contention, but a
@@ -793,7 +747,7 @@ pub struct RawTtasMutex {
     /// Turns between CPUs (`cpu_turns.rs`). First, a cache line away from
     /// the word (checked below): the waiters out of turn look at it.
     turns: CpuTurns,
-    waits: LockWaits,
+    waits: LockWaiting,
     /// When the lock last handed off (module docs, "Bounded unfairness");
     /// not consulted under loom.
     #[cfg_attr(loom, allow(dead_code))]
@@ -825,7 +779,7 @@ impl RawTtasMutex {
         pub fn with_options(options: WaitOptions) -> Self {
             Self {
                 turns: CpuTurns::new(),
-                waits: LockWaits::adaptive(options, Mechanism::Yield),
+                waits: LockWaiting::adaptive(options, Mechanism::Yield),
                 pace: HandOffPace::new(),
                 holder_cpu: HolderCpu::new(),
                 word: Futex::new(UNLOCKED),
@@ -936,7 +890,7 @@ impl RawTtasMutex {
         let word = self.lock_ref().futex as *const Futex as usize;
         let (budget, learning) = self.waits.policy().begin_wait(word);
         let mut wait = TurnsLockWait::new(
-            PolicyLockWait::with_budget(budget).asking_hand_off_after(HAND_OFF_AFTER_LOST_ROUNDS),
+            AskingForHandOff::new(PolicyWait::with_budget(budget), HAND_OFF_AFTER_LOST_ROUNDS),
             &self.turns,
         );
         let out = self.lock_ref().lock_contended(&mut wait, deadline);
@@ -955,7 +909,7 @@ impl RawTtasMutex {
 /// spins when the turn is about to end, and waits on past its polling
 /// limit while the turn moves.
 struct TurnsLockWait<'a> {
-    inner: PolicyLockWait,
+    inner: AskingForHandOff<PolicyWait>,
     turns: &'a CpuTurns,
     /// The waiter's CPU slot.
     slot: u32,
@@ -966,7 +920,7 @@ struct TurnsLockWait<'a> {
 
 impl<'a> TurnsLockWait<'a> {
     #[inline]
-    fn new(inner: PolicyLockWait, turns: &'a CpuTurns) -> Self {
+    fn new(inner: AskingForHandOff<PolicyWait>, turns: &'a CpuTurns) -> Self {
         Self {
             inner,
             turns,
@@ -1019,7 +973,7 @@ impl<'a> TurnsLockWait<'a> {
     }
 }
 
-impl LockWait for TurnsLockWait<'_> {
+impl TwoPhaseWait for TurnsLockWait<'_> {
     #[inline]
     fn start_polling(&mut self, deadline: Deadline) -> bool {
         // This CPU waits, as the holder's next bookkeeping will see.
@@ -1080,7 +1034,9 @@ impl LockWait for TurnsLockWait<'_> {
         self.slot = refresh_cpu_slot();
         slept
     }
+}
 
+impl LockWait for TurnsLockWait<'_> {
     #[inline]
     fn hand_off_after(&self) -> Option<u32> {
         self.inner.hand_off_after()
@@ -1191,7 +1147,7 @@ mod tests {
         sleeps: u32,
     }
 
-    impl LockWait for CountingSleeps {
+    impl TwoPhaseWait for CountingSleeps {
         fn start_polling(&mut self, _deadline: Deadline) -> bool {
             false
         }
@@ -1205,6 +1161,8 @@ mod tests {
             futex.wait(expected, timeout)
         }
     }
+
+    impl LockWait for CountingSleeps {}
 
     #[test]
     fn a_borrowed_word_sleeps_through_the_front_ends_hook() {
@@ -1232,7 +1190,7 @@ mod tests {
         assert!(!lock.unlock(), "an unlocked word is reported");
         // A timed attempt on a held lock gives up and leaves it held.
         assert!(lock.try_lock());
-        let mut wait = PolicyLockWait::new(&Policy::always_block());
+        let mut wait = PolicyWait::new(&Policy::always_block());
         let soon = Deadline::after(Duration::from_millis(1));
         assert!(!lock.lock_contended(&mut wait, soon).acquired());
         assert!(lock.is_locked());
@@ -1321,7 +1279,7 @@ mod tests {
     /// A front end that asks for a hand-off at its first sleep.
     struct AskingAtOnce;
 
-    impl LockWait for AskingAtOnce {
+    impl TwoPhaseWait for AskingAtOnce {
         fn start_polling(&mut self, _deadline: Deadline) -> bool {
             false
         }
@@ -1329,7 +1287,9 @@ mod tests {
         fn poll(&mut self, _futex: &Futex, _ready: impl FnMut(u32) -> bool) -> bool {
             unreachable!("no polling phase was started")
         }
+    }
 
+    impl LockWait for AskingAtOnce {
         fn hand_off_after(&self) -> Option<u32> {
             Some(0)
         }
@@ -1367,7 +1327,7 @@ mod tests {
         looks: u32,
     }
 
-    impl LockWait for LosingOneRace {
+    impl TwoPhaseWait for LosingOneRace {
         fn start_polling(&mut self, _deadline: Deadline) -> bool {
             self.phases += 1;
             self.phases == 1
@@ -1377,7 +1337,9 @@ mod tests {
             self.looks += 1;
             self.looks == 1
         }
+    }
 
+    impl LockWait for LosingOneRace {
         fn hand_off_after(&self) -> Option<u32> {
             Some(1)
         }

@@ -19,7 +19,7 @@ use waitwise_platform::clock::Deadline;
 
 /// The waiting side of a lock: options, lazily resolved profiler.
 #[derive(Debug)]
-pub(crate) struct LockWaits {
+pub(crate) struct LockWaiting {
     options: WaitOptions,
     profiler: OnceLock<Profiler>,
     /// The polling mechanism used when `options` names no policy.
@@ -29,7 +29,7 @@ pub(crate) struct LockWaits {
     adaptive_default: bool,
 }
 
-impl LockWaits {
+impl LockWaiting {
     /// Waits configured by `options`, polling with `default_mechanism`
     /// for the mutex kind's static `alpha * B` unless `options` overrides
     /// the whole policy (the FIFO locks and the reader-writer lock).
@@ -37,7 +37,7 @@ impl LockWaits {
         Self::with_default(options, default_mechanism, false)
     }
 
-    /// As [`LockWaits::new`], with the mutex kind's default limit,
+    /// As [`LockWaiting::new`], with the mutex kind's default limit,
     /// `adapt/b` (the default `Mutex`; `policy/kind.rs`, "The defaults").
     pub(crate) const fn adaptive(options: WaitOptions, default_mechanism: Mechanism) -> Self {
         Self::with_default(options, default_mechanism, true)

@@ -66,12 +66,12 @@ pub fn default_policy(parties: usize) -> Policy {
 /// How the waits at one barrier node wait: a policy, and whether they
 /// break wake-up chains first ([`WakeChain`](super::wake_chain::WakeChain)).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Waiting {
+pub(crate) struct NodeWaiting {
     pub(crate) policy: Policy,
     pub(crate) breaks_chains: bool,
 }
 
-impl Waiting {
+impl NodeWaiting {
     /// `policy` exactly as given.
     pub(crate) fn exactly(policy: Policy) -> Self {
         Self {
@@ -89,7 +89,7 @@ impl Waiting {
         }
     }
 
-    /// `policy` as a default ([`Waiting::default_with`]) or exactly as
+    /// `policy` as a default ([`NodeWaiting::default_with`]) or exactly as
     /// given.
     pub(crate) fn new(policy: Policy, is_default: bool) -> Self {
         if is_default {
@@ -116,25 +116,26 @@ pub(crate) fn explicit_policy(opts: &WaitOptions) -> Option<Policy> {
     opts.policy_override()
 }
 
-/// A one-level barrier's waiting ([`Waiting::from_options`], its wake-up
-/// chain breaker and its profiler), resolved on the first wait rather than
-/// at construction, so that the barriers' constructors are `const` and
-/// `WAITWISE_ALPHA`, `WAITWISE_PROFILE` and the allowed CPUs are read at
-/// run time. A [`ForkSafeOnce`], as [`LazyWaits`](crate::options::LazyWaits).
-pub(crate) struct LazyBarrierWaits {
+/// A one-level barrier's waiting ([`NodeWaiting::from_options`], its
+/// wake-up chain breaker and its profiler), resolved on the first wait
+/// rather than at construction, so that the barriers' constructors are
+/// `const` and `WAITWISE_ALPHA`, `WAITWISE_PROFILE` and the allowed CPUs
+/// are read at run time. A [`ForkSafeOnce`], as
+/// [`LazyWaiting`](crate::options::LazyWaiting).
+pub(crate) struct LazyBarrierWaiting {
     parties: usize,
     options: WaitOptions,
-    resolved: ForkSafeOnce<BarrierWaits>,
+    resolved: ForkSafeOnce<BarrierWaiting>,
 }
 
-/// What [`LazyBarrierWaits`] resolves to.
-pub(crate) struct BarrierWaits {
+/// What [`LazyBarrierWaiting`] resolves to.
+pub(crate) struct BarrierWaiting {
     pub(crate) policy: Policy,
     pub(crate) chain: WakeChain,
     pub(crate) profiler: Profiler,
 }
 
-impl LazyBarrierWaits {
+impl LazyBarrierWaiting {
     /// The waiting of a barrier of `parties` threads built with `options`.
     pub(crate) const fn new(parties: usize, options: WaitOptions) -> Self {
         Self {
@@ -146,10 +147,10 @@ impl LazyBarrierWaits {
 
     /// The resolved waiting (resolved on the first call).
     #[inline]
-    pub(crate) fn get(&self) -> &BarrierWaits {
+    pub(crate) fn get(&self) -> &BarrierWaiting {
         self.resolved.get_or_init(|| {
-            let waiting = Waiting::from_options(self.parties, &self.options);
-            BarrierWaits {
+            let waiting = NodeWaiting::from_options(self.parties, &self.options);
+            BarrierWaiting {
                 policy: waiting.policy,
                 chain: WakeChain::new(waiting.breaks_chains),
                 profiler: self.options.profiler(),
