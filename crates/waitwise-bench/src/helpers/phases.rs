@@ -358,8 +358,6 @@ impl std::fmt::Display for Account {
     }
 }
 
-/// The serial run with its time split, where the experiment reads it.
-
 #[cfg(test)]
 mod tests {
     use super::*;
