@@ -113,7 +113,7 @@ extern "C" fn on_load() {
     config::load();
     // Before the profile: WAITWISE_STATS alone has it record the waits.
     stats::load();
-    profile::load();
+    profile::load(stats::on());
     thread_id::check_layout();
     race_detectors::warn_if_hidden();
     // sem_post is async-signal-safe (POSIX): a signal handler may post a

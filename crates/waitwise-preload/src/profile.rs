@@ -297,7 +297,7 @@ thread_local! {
 struct Table {
     slots: Box<[Slot]>,
     /// The file, before `%p` is replaced; `None` when only
-    /// `WAITWISE_STATS` asked for the table ([`crate::stats`]).
+    /// `WAITWISE_STATS` asked for the table.
     path: Option<PathBuf>,
     pid: libc::pid_t,
 }
@@ -306,11 +306,11 @@ static ON: AtomicBool = AtomicBool::new(false);
 static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Reads `WAITWISE_PROFILE` (at load time, through [`waitwise::env`]) and,
-/// when profiling is on or `WAITWISE_STATS` asks for totals
-/// ([`crate::stats`]), allocates the table.
-pub fn load() {
+/// when profiling is on or `for_totals` (`WAITWISE_STATS` asks for the
+/// totals), allocates the table.
+pub fn load(for_totals: bool) {
     let path = waitwise::env::profiling().file().map(|p| p.to_path_buf());
-    if path.is_none() && !crate::stats::on() {
+    if path.is_none() && !for_totals {
         return;
     }
     let table = Box::new(Table {
@@ -526,7 +526,7 @@ fn waited_objects(table: &Table) -> impl Iterator<Item = (&Slot, Kind, String)> 
     })
 }
 
-/// The totals over every object, for [`crate::stats`].
+/// The totals over every object, for the `WAITWISE_STATS` line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
     /// Objects with at least one wait.
