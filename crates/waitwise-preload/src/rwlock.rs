@@ -46,7 +46,8 @@
 //! layout, the forwarding of glibc's process-shared locks, POSIX's error
 //! semantics (`EDEADLK` from `__cur_writer`, `EAGAIN`, `ETIMEDOUT`,
 //! `EPERM`), and how a waiter polls, sleeps and wakes ([`BitsetRwWait`],
-//! [`FutexBitsets`]).
+//! the algorithm's `RwWait`, a `TwoPhaseWait` on the state word, and
+//! [`FutexBitsets`], its `RwWake`).
 //!
 //! # Waiting
 //!
@@ -123,13 +124,15 @@ use libc::{
 use std::ffi::{c_int, c_void};
 use std::mem::{align_of, offset_of, size_of};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
 use waitwise::mechanism::yield_guard;
 use waitwise::mutex::{
-    ReadOutcome, RwKind, RwQueue, RwSlept, RwState, RwWait, RwWake, RwWordRef, TryRead,
+    ReadOutcome, RwKind, RwQueue, RwState, RwStateWord, RwWait, RwWake, RwWordRef, TryRead,
     WaitingWriter,
 };
 use waitwise::platform::futex::{wait_bitset, wake_bitset, FutexWait, Interrupted};
 use waitwise::platform::thread::sched_yield;
+use waitwise::two_phase_wait::TwoPhaseWait;
 use waitwise::{Deadline, SyncKind};
 
 /// The C library function used here that the libc crate lacks.
@@ -269,18 +272,18 @@ macro_rules! glibc {
 // reaches the kernel for a wake, so the lock may already be freed: the
 // algorithm's docs, "Protocol").
 
-/// Sleeps on the futex half of the state word at `word` while it equals
-/// `expected`, until woken for `bitset` or `deadline` (the platform's
-/// [`wait_bitset`], which holds no value with a destructor: an unwind may
-/// start in it).
+/// Sleeps on the futex half of the state word `word` while it equals
+/// `expected`, until woken for `bitset` or at most `timeout` (the
+/// platform's [`wait_bitset`], which holds no value with a destructor: an
+/// unwind may start in it). A sleep a signal handler interrupts did not
+/// happen: [`FutexWait::ValueChanged`].
 #[inline(never)]
-fn sleep(word: &AtomicU64, expected: u32, bitset: u32, deadline: Deadline) -> RwSlept {
+fn sleep(word: &RwStateWord, expected: u32, bitset: u32, timeout: Option<Duration>) -> FutexWait {
     // SAFETY: the futex half is a valid, aligned u32 of a live lock for the
     // whole call.
-    match unsafe { wait_bitset(futex_word(word), expected, deadline.remaining(), bitset) } {
-        Ok(FutexWait::Woken) => RwSlept::Woken,
-        Ok(FutexWait::TimedOut) => RwSlept::TimedOut,
-        Ok(FutexWait::ValueChanged) | Err(Interrupted) => RwSlept::Refused,
+    match unsafe { wait_bitset(futex_word(word.value()), expected, timeout, bitset) } {
+        Ok(slept) => slept,
+        Err(Interrupted) => FutexWait::ValueChanged,
     }
 }
 
@@ -302,21 +305,22 @@ impl RwWake for FutexBitsets {
 // ---------------------------------------------------------------------
 // Waiting.
 
-/// How a contended rdlock or wrlock waits until its deadline (module doc,
-/// "Waiting"): yield-polling for the configured limit, then
-/// `FUTEX_WAIT_BITSET` sleeps. No destructor: a forced unwind may pass
-/// through its owner's frame.
+/// How a contended rdlock or wrlock waits (module doc, "Waiting"):
+/// yield-polling for the configured limit, then `FUTEX_WAIT_BITSET`
+/// sleeps in the queue's bit set. The algorithm owns the deadline. No
+/// destructor: a forced unwind may pass through its owner's frame.
 struct BitsetRwWait {
-    deadline: Deadline,
+    /// When the current polling phase ends (`CLOCK_MONOTONIC` ns).
+    poll_end_ns: u64,
     /// Whether the waiter slept in the kernel at least once (woken or timed
     /// out), for the profile.
     slept: bool,
 }
 
 impl BitsetRwWait {
-    fn until(deadline: Deadline) -> Self {
+    fn new() -> Self {
         Self {
-            deadline,
+            poll_end_ns: 0,
             slept: false,
         }
     }
@@ -329,40 +333,50 @@ impl RwWake for BitsetRwWait {
     }
 }
 
-impl RwWait for BitsetRwWait {
+impl TwoPhaseWait<RwStateWord> for BitsetRwWait {
     /// At most the configured poll limit (`alpha * B`, the mutex kind's
-    /// `alpha`; module doc).
+    /// `alpha`; module doc), none while yields lose slices.
     #[inline]
-    fn poll(&mut self, word: &AtomicU64, ready: impl FnMut(RwState) -> bool) {
-        let limit = self.deadline.cap_ns(config::poll_limit_ns(SyncKind::Mutex));
-        if limit > 0 && !yield_guard::yielding_loses_slices() {
-            poll_state(word, poll::end_after(limit), ready);
+    fn start_polling(&mut self, deadline: Deadline) -> bool {
+        let limit = deadline.cap_ns(config::poll_limit_ns(SyncKind::Mutex));
+        if limit == 0 || yield_guard::yielding_loses_slices() {
+            return false;
         }
+        self.poll_end_ns = poll::end_after(limit);
+        true
     }
 
     #[inline]
-    fn expired(&mut self) -> bool {
-        self.deadline.has_passed()
+    fn poll(&mut self, word: &RwStateWord, ready: impl FnMut(RwState) -> bool) -> bool {
+        poll_state(word.value(), self.poll_end_ns, ready)
     }
+}
 
+impl RwWait for BitsetRwWait {
     #[inline]
-    fn sleep(&mut self, lock: RwWordRef<'_>, expected: u32, queue: RwQueue) -> RwSlept {
+    fn sleep_in(
+        &mut self,
+        word: &RwStateWord,
+        expected: u32,
+        timeout: Option<Duration>,
+        queue: RwQueue,
+    ) -> FutexWait {
         let bitset = match queue {
             RwQueue::Readers => READERS,
             RwQueue::Writers => WRITERS,
         };
-        let slept = sleep(lock.word(), expected, bitset, self.deadline);
-        self.slept |= slept != RwSlept::Refused;
+        let slept = sleep(word, expected, bitset, timeout);
+        self.slept |= slept != FutexWait::ValueChanged;
         slept
     }
 }
 
-/// Polls the state word, yielding between looks, until `ready` or the
-/// `CLOCK_MONOTONIC` time `end_ns`; a wait that ends ready reports its
-/// last yield to the lost-slice guard (as the engine's yield polling
-/// does). No landing pads (as [`sleep`]).
+/// Polls the state word, yielding between looks, until `ready` (`true`)
+/// or the `CLOCK_MONOTONIC` time `end_ns` (`false`); a wait that ends
+/// ready reports its last yield to the lost-slice guard (as the engine's
+/// yield polling does). No landing pads (as [`sleep`]).
 #[inline(never)]
-fn poll_state(word: &AtomicU64, end_ns: u64, mut ready: impl FnMut(RwState) -> bool) {
+fn poll_state(word: &AtomicU64, end_ns: u64, mut ready: impl FnMut(RwState) -> bool) -> bool {
     // The last yield's length and its end, once one was made.
     let mut last: Option<(u64, u64)> = None;
     loop {
@@ -372,13 +386,13 @@ fn poll_state(word: &AtomicU64, end_ns: u64, mut ready: impl FnMut(RwState) -> b
             if let Some((took_ns, _)) = last {
                 yield_guard::wait_ended_after_yield(took_ns);
             }
-            return;
+            return true;
         }
         let before = last.map_or_else(poll::monotonic_ns, |(_, end)| end);
         sched_yield();
         let after = poll::monotonic_ns();
         if after >= end_ns {
-            return;
+            return false;
         }
         last = Some((after.saturating_sub(before), after));
     }
@@ -425,8 +439,8 @@ fn read_contended(
     };
     crate::first_wait::prepare();
     let start = profile::start();
-    let mut wait = BitsetRwWait::until(deadline);
-    let outcome = view(l).read_contended(&mut wait);
+    let mut wait = BitsetRwWait::new();
+    let outcome = view(l).read_contended(&mut wait, deadline);
     profile::finish(start, Kind::Rwlock, l, wait.slept);
     match outcome {
         ReadOutcome::Taken => 0,
@@ -494,10 +508,11 @@ fn write_contended(l: &Lock, deadline: impl FnOnce() -> Result<Deadline, c_int>)
     crate::first_wait::prepare();
     let start = profile::start();
     let w = WaitingWriter::new(rw);
-    let mut wait = BitsetRwWait::until(deadline);
+    let mut wait = BitsetRwWait::new();
     // SAFETY: `writer_unwound` takes this thread's live `w` (it outlives
     // the call) and never unwinds.
-    let taken = unsafe { cleanup::on_forced_unwind(&w, writer_unwound, || w.wait(&mut wait)) };
+    let taken =
+        unsafe { cleanup::on_forced_unwind(&w, writer_unwound, || w.wait(&mut wait, deadline)) };
     profile::finish(start, Kind::Rwlock, l, wait.slept);
     if taken {
         set_writer(l, me);

@@ -4,18 +4,34 @@
 //!
 //! An algorithm written once over borrowed memory (the TTAS lock's
 //! [`TtasLockRef`](crate::mutex::TtasLockRef), the semaphore's
-//! [`SemaphoreRef`](crate::semaphore::SemaphoreRef)) never chooses a clock,
+//! [`SemaphoreRef`](crate::semaphore::SemaphoreRef), the reader-writer
+//! word's [`RwWordRef`](crate::mutex::RwWordRef)) never chooses a clock,
 //! a mechanism or a sleep by itself: it asks its front end, as
 //! parking_lot's `park` asks its hooks and Concurrency Kit's `ck_ec` its
 //! `ops`. The front end decides how to poll and for how long (its clock,
 //! its mechanism) and how to sleep on the futex (a cancellation point, a
-//! cleanup when the thread is unwound). What one algorithm needs beyond
-//! that is a small extension trait beside it:
+//! cleanup when the thread is unwound). The algorithm owns the deadline
+//! and hands it in. What one algorithm needs beyond that is a small
+//! extension trait beside it:
 //! [`LockWait`](crate::mutex::LockWait) (when a waiter asks for a
-//! hand-off) and [`SemaphoreWait`](crate::semaphore::SemaphoreWait) (a
-//! sleep counted among the semaphore's sleepers, which a signal may end).
-//! [`PolicyWait`] implements both, so the engine's primitives and the
-//! interposer's objects share one policy-driven polling phase.
+//! hand-off), [`SemaphoreWait`](crate::semaphore::SemaphoreWait) (a
+//! sleep counted among the semaphore's sleepers, which a signal may end)
+//! and [`RwWait`](crate::mutex::RwWait) (a sleep in the readers' or the
+//! writers' queue, and when a wait ends; its waker half, which unlocks
+//! use too, is [`RwWake`](crate::mutex::RwWake)).
+//! [`PolicyWait`] implements the first two, so the engine's primitives and
+//! the interposer's objects share one policy-driven polling phase.
+//!
+//! The waited word is a [`WaitWord`]: a [`Futex`] (the default) for the
+//! mutex and the semaphore, whose polls see its `u32`; the reader-writer
+//! word's [`RwStateWord`](crate::mutex::RwStateWord), a 64-bit word whose
+//! low half is the futex, whose polls see an
+//! [`RwState`](crate::mutex::RwState).
+//!
+//! Implementors: [`PolicyWait`]; the TTAS lock's `AskingForHandOff` and
+//! `TurnsLockWait`; the interposer's mutex, semaphore and rwlock waits
+//! (`PassingOnLockWait`, `CancellableSemaphoreWait`, `BitsetRwWait`); and
+//! the loom models' and stress tests' own front ends.
 
 use crate::policy::idle_extension::Extension;
 use crate::policy::{Policy, PollBudget};
@@ -24,26 +40,51 @@ use std::time::Duration;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::futex::{Futex, FutexWait};
 
+/// A word a [`TwoPhaseWait`] polls and sleeps on: what a poll sees of it,
+/// and the plain sleep on its futex that [`TwoPhaseWait::sleep`] defaults
+/// to.
+pub trait WaitWord {
+    /// What a poll's `ready` is given: the word's value.
+    type Value: Copy;
+
+    /// Sleeps while the futex holds `expected`, at most `timeout`, with
+    /// [`Futex::wait`]'s results (a spurious [`FutexWait::Woken`]
+    /// included: the caller always looks again).
+    fn wait(&self, expected: u32, timeout: Option<Duration>) -> FutexWait;
+}
+
+impl WaitWord for Futex {
+    type Value = u32;
+
+    #[inline]
+    fn wait(&self, expected: u32, timeout: Option<Duration>) -> FutexWait {
+        Futex::wait(self, expected, timeout)
+    }
+}
+
 /// How a contended wait on a futex word waits: polling phases, each
 /// started with [`TwoPhaseWait::start_polling`] and run with
 /// [`TwoPhaseWait::poll`], and sleeps on the futex
 /// ([`TwoPhaseWait::sleep`]). The algorithm decides when each happens
-/// (the word's protocol); the front end decides how.
-pub trait TwoPhaseWait {
+/// (the word's protocol); the front end decides how. `W` is the waited
+/// word ([`WaitWord`]).
+pub trait TwoPhaseWait<W: WaitWord + ?Sized = Futex> {
     /// Starts a polling phase, which lasts until its limit or `deadline`,
     /// whichever comes first. `false`: no polling phase (the algorithm
     /// tries the word once, then sleeps).
     fn start_polling(&mut self, deadline: Deadline) -> bool;
 
     /// Polls the word until `ready(value)` holds (`true`) or the polling
-    /// phase started last ends (`false`). Loads are `Acquire`.
-    fn poll(&mut self, futex: &Futex, ready: impl FnMut(u32) -> bool) -> bool;
+    /// phase started last ends (`false`). Loads of a [`Futex`] are
+    /// `Acquire`; a word may ask less (the reader-writer word's polls may
+    /// be `Relaxed`: the CAS that follows is what acquires).
+    fn poll(&mut self, word: &W, ready: impl FnMut(W::Value) -> bool) -> bool;
 
-    /// Sleeps while the word holds `expected`, at most `timeout`, with
-    /// [`Futex::wait`]'s results. The default is [`Futex::wait`].
+    /// Sleeps while the word's futex holds `expected`, at most `timeout`,
+    /// with [`Futex::wait`]'s results. The default is [`WaitWord::wait`].
     #[inline]
-    fn sleep(&mut self, futex: &Futex, expected: u32, timeout: Option<Duration>) -> FutexWait {
-        futex.wait(expected, timeout)
+    fn sleep(&mut self, word: &W, expected: u32, timeout: Option<Duration>) -> FutexWait {
+        word.wait(expected, timeout)
     }
 }
 

@@ -16,10 +16,14 @@
 use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use loom::sync::{Condvar, Mutex};
 use loom::thread;
+use std::time::Duration;
 use waitwise::mutex::{
-    ReadOutcome, RwKind, RwQueue, RwSlept, RwState, RwWait, RwWake, RwWordRef, TryRead,
+    ReadOutcome, RwKind, RwQueue, RwState, RwStateWord, RwWait, RwWake, RwWordRef, TryRead,
     WaitingWriter,
 };
+use waitwise::two_phase_wait::TwoPhaseWait;
+use waitwise::Deadline;
+use waitwise_platform::futex::FutexWait;
 use waitwise_platform::shim::Arc;
 
 /// The lock's word, its sleepers' queues, and data it protects.
@@ -77,14 +81,18 @@ impl Shared {
     }
 
     fn write_lock(&self, deadline: Timeout) -> bool {
-        self.lock().try_write() || WaitingWriter::new(self.lock()).wait(&mut self.waiter(deadline))
+        self.lock().try_write()
+            || WaitingWriter::new(self.lock()).wait(&mut self.waiter(deadline), Deadline::NEVER)
     }
 
     fn read_lock(&self, deadline: Timeout) -> bool {
         match self.lock().try_read() {
             TryRead::Taken => true,
             TryRead::Overflow => unreachable!(),
-            TryRead::Busy(_) => match self.lock().read_contended(&mut self.waiter(deadline)) {
+            TryRead::Busy(_) => match self
+                .lock()
+                .read_contended(&mut self.waiter(deadline), Deadline::NEVER)
+            {
                 ReadOutcome::Taken => true,
                 ReadOutcome::TimedOut => false,
                 ReadOutcome::Overflow => unreachable!(),
@@ -126,7 +134,8 @@ impl RwWake for Shared {
     }
 }
 
-/// When a waiter's deadline passes.
+/// When a waiter's wait is over (the algorithm's own deadline is never:
+/// the model ends the wait itself, through [`RwWait::expired`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Timeout {
     Never,
@@ -149,26 +158,41 @@ impl RwWake for LoomWait<'_> {
     }
 }
 
-impl RwWait for LoomWait<'_> {
+impl TwoPhaseWait<RwStateWord> for LoomWait<'_> {
     /// No polling phase (the models explore the blocking protocol, where
     /// wake-ups can be lost); it only says the waiter got here.
-    fn poll(&mut self, _word: &AtomicU64, _ready: impl FnMut(RwState) -> bool) {
+    fn start_polling(&mut self, _deadline: Deadline) -> bool {
         self.shared.polled.store(true, Ordering::SeqCst);
+        false
     }
 
-    fn expired(&mut self) -> bool {
+    /// Never called: no polling phase starts.
+    fn poll(&mut self, _word: &RwStateWord, _ready: impl FnMut(RwState) -> bool) -> bool {
+        false
+    }
+}
+
+impl RwWait for LoomWait<'_> {
+    /// The model's timeouts, at the points [`Timeout`] names.
+    fn expired(&mut self, _deadline: Deadline) -> bool {
         self.expired
     }
 
-    fn sleep(&mut self, lock: RwWordRef<'_>, expected: u32, queue: RwQueue) -> RwSlept {
+    fn sleep_in(
+        &mut self,
+        word: &RwStateWord,
+        expected: u32,
+        _timeout: Option<Duration>,
+        queue: RwQueue,
+    ) -> FutexWait {
         let s = self.shared;
         let g = s.sleep.lock().unwrap();
-        if lock.word().load(Ordering::SeqCst) as u32 != expected {
-            return RwSlept::Refused;
+        if word.value().load(Ordering::SeqCst) as u32 != expected {
+            return FutexWait::ValueChanged;
         }
         if self.timeout == Timeout::AtFirstSleep {
             self.expired = true;
-            return RwSlept::TimedOut;
+            return FutexWait::TimedOut;
         }
         let cv = match queue {
             RwQueue::Readers => &s.readers,
@@ -178,7 +202,7 @@ impl RwWait for LoomWait<'_> {
         if self.timeout == Timeout::AfterWoken {
             self.expired = true;
         }
-        RwSlept::Woken
+        FutexWait::Woken
     }
 }
 

@@ -7,23 +7,16 @@
 #![cfg(not(loom))]
 
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
 use waitwise::mutex::{
-    ReadOutcome, RwKind, RwQueue, RwSlept, RwState, RwWait, RwWake, RwWordRef, TryRead,
+    ReadOutcome, RwKind, RwQueue, RwState, RwStateWord, RwWait, RwWake, RwWordRef, TryRead,
     WaitingWriter,
 };
-use waitwise::platform::futex::{wake_address, Futex, FutexWait};
+use waitwise::platform::futex::wake_address;
+use waitwise::two_phase_wait::TwoPhaseWait;
 use waitwise::Deadline;
-
-/// The futex half of the state word: its low 32 bits, at its own address.
-fn futex_half(word: &AtomicU64) -> &Futex {
-    const _: () = assert!(cfg!(target_endian = "little"));
-    // SAFETY: the low half of an aligned AtomicU64 is an aligned u32 at the
-    // same address on a little-endian machine, accessed only atomically.
-    Futex::from_atomic(unsafe { AtomicU32::from_ptr(word.as_ptr() as *mut u32) })
-}
 
 /// Wake-ups with plain futex calls (no bit sets): every sleeper, readers
 /// and writers alike. Waking more than the algorithm asks is a spurious
@@ -36,10 +29,9 @@ impl RwWake for WakeAll {
     }
 }
 
-/// A wait until `deadline`: a few yields of polling, then futex sleeps.
-struct Wait {
-    deadline: Deadline,
-}
+/// A wait: a few yields of polling, then the word's own futex sleeps, in
+/// no particular queue (the defaults of [`RwWait`]).
+struct Wait;
 
 impl RwWake for Wait {
     fn wake(&self, word: *const AtomicU64, queue: RwQueue) {
@@ -47,28 +39,25 @@ impl RwWake for Wait {
     }
 }
 
-impl RwWait for Wait {
-    fn poll(&mut self, word: &AtomicU64, mut ready: impl FnMut(RwState) -> bool) {
+impl TwoPhaseWait<RwStateWord> for Wait {
+    fn start_polling(&mut self, _deadline: Deadline) -> bool {
+        true
+    }
+
+    fn poll(&mut self, word: &RwStateWord, mut ready: impl FnMut(RwState) -> bool) -> bool {
         for _ in 0..4 {
-            if ready(RwState::from_bits(word.load(Ordering::Relaxed))) {
-                return;
+            // Relaxed: the poll only decides when to try the CAS, which is
+            // what acquires.
+            if ready(RwState::from_bits(word.value().load(Ordering::Relaxed))) {
+                return true;
             }
             std::thread::yield_now();
         }
-    }
-
-    fn expired(&mut self) -> bool {
-        self.deadline.has_passed()
-    }
-
-    fn sleep(&mut self, lock: RwWordRef<'_>, expected: u32, _queue: RwQueue) -> RwSlept {
-        match futex_half(lock.word()).wait(expected, self.deadline.remaining()) {
-            FutexWait::Woken => RwSlept::Woken,
-            FutexWait::ValueChanged => RwSlept::Refused,
-            FutexWait::TimedOut => RwSlept::TimedOut,
-        }
+        false
     }
 }
+
+impl RwWait for Wait {}
 
 struct Guarded {
     word: AtomicU64,
@@ -112,10 +101,8 @@ fn case(kind: RwKind, threads: usize, ops: u64, timeout: Option<Duration>) {
                         let taken = match lock.try_read() {
                             TryRead::Taken => true,
                             TryRead::Busy(_) => {
-                                let mut wait = Wait {
-                                    deadline: Deadline::NEVER,
-                                };
-                                lock.read_contended(&mut wait) == ReadOutcome::Taken
+                                lock.read_contended(&mut Wait, Deadline::NEVER)
+                                    == ReadOutcome::Taken
                             }
                             TryRead::Overflow => false,
                         };
@@ -126,10 +113,8 @@ fn case(kind: RwKind, threads: usize, ops: u64, timeout: Option<Duration>) {
                         hold(i);
                         lock.read_unlock(lock.state(), &WakeAll).unwrap();
                     } else {
-                        let mut wait = Wait {
-                            deadline: Deadline::after_opt(timeout),
-                        };
-                        if lock.try_write() || WaitingWriter::new(lock).wait(&mut wait) {
+                        let deadline = Deadline::after_opt(timeout);
+                        if lock.try_write() || WaitingWriter::new(lock).wait(&mut Wait, deadline) {
                             // SAFETY: the write lock is held.
                             let pair = unsafe { &mut *g.pair.get() };
                             pair.0 += 1;

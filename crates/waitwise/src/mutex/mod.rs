@@ -164,7 +164,7 @@ pub use cpu_turns::{
 pub use hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
 pub use mcs::{McsGuard, RawMcsMutex};
 pub use rw_word::{
-    NotReadLocked, ReadOutcome, RwKind, RwQueue, RwSlept, RwState, RwWait, RwWake, RwWordRef,
+    NotReadLocked, ReadOutcome, RwKind, RwQueue, RwState, RwStateWord, RwWait, RwWake, RwWordRef,
     TryRead, WaitingWriter,
 };
 pub use rwlock::{RawRwLock, MAX_READERS, MAX_WRITERS_STARVING, MAX_WRITERS_WAITING};

@@ -2,8 +2,10 @@
 //! a futex: [`RwWordRef`], a view over a borrowed `AtomicU64`, the
 //! algorithm of the interposer's `pthread_rwlock_t` (the word is glibc's
 //! `__readers` and `__writers`), reader-preferring or writer-preferring
-//! ([`RwKind`]). The front end brings its waiting as an [`RwWait`] and its
-//! wake-ups as an [`RwWake`].
+//! ([`RwKind`]). The front end brings its waiting as an [`RwWait`] (a
+//! [`TwoPhaseWait`] on the word, [`RwStateWord`], with a sleep in a queue)
+//! and its wake-ups as an [`RwWake`] (the waker half of the same protocol,
+//! which unlocks take alone).
 //!
 //! # State word
 //!
@@ -83,12 +85,17 @@
 //!
 //! # Waiting
 //!
-//! A contended reader or writer waits through the front end's [`RwWait`]:
-//! its polling phase (how long, on which clock, with which mechanism), its
-//! deadline, and its sleep on the futex half in a queue (which may be a
-//! cancellation point, or end in an unwind). The interposer polls by
-//! yielding for the mutex kind's `alpha * B` and sleeps with
-//! `FUTEX_WAIT_BITSET`.
+//! A contended reader or writer waits until the deadline it is given,
+//! through the front end's [`RwWait`], a [`TwoPhaseWait`] over the state
+//! word viewed as an [`RwStateWord`] (polls see an [`RwState`], sleeps
+//! compare the futex half): its polling phases (how long, on which clock,
+//! with which mechanism; one before the first try and one after each
+//! sleep that ends in a wake-up), and its sleeps on the futex half, each in
+//! a queue ([`RwWait::sleep_in`], which may be a cancellation point, or end
+//! in an unwind). Before each sleep the algorithm asks
+//! [`RwWait::expired`] whether the wait is over (by default: the deadline
+//! has passed). The interposer polls by yielding for the mutex kind's
+//! `alpha * B` and sleeps with `FUTEX_WAIT_BITSET`.
 //!
 //! # Unwinding
 //!
@@ -128,8 +135,12 @@
 //! CASes are Relaxed: the successful CAS is what orders. These orderings
 //! hold everywhere in this file; the code comments only name them.
 
+use crate::two_phase_wait::{TwoPhaseWait, WaitWord};
 use std::cell::Cell;
 use std::sync::atomic::compiler_fence;
+use std::time::Duration;
+use waitwise_platform::clock::Deadline;
+use waitwise_platform::futex::FutexWait;
 use waitwise_platform::shim::{AtomicU64, Ordering};
 
 /// `R`'s bits.
@@ -163,7 +174,7 @@ pub enum RwKind {
 pub struct RwState(u64);
 
 impl RwState {
-    /// The state `bits` hold (for a front end's [`RwWait::poll`]).
+    /// The state `bits` hold (for a front end's [`TwoPhaseWait::poll`]).
     #[inline(always)]
     pub const fn from_bits(bits: u64) -> Self {
         Self(bits)
@@ -230,18 +241,82 @@ pub enum RwQueue {
     Writers,
 }
 
-/// How an [`RwWait::sleep`] ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RwSlept {
-    /// Woken by a wake-up (or spuriously).
-    Woken,
-    /// Not asleep: the futex half had changed, or a signal handler ran.
-    Refused,
-    /// The deadline passed.
-    TimedOut,
+/// The state word of an [`RwWordRef`] as the word a [`TwoPhaseWait`]
+/// waits on ([`WaitWord`]): a poll sees an [`RwState`], a sleep compares
+/// the futex half (its low 32 bits, at its own address on a little-endian
+/// machine). No `Futex` may view that half (it would be a second atomic,
+/// of another size, on the same address): only the kernel is handed it,
+/// by [`RwStateWord::futex_half`].
+#[derive(Debug)]
+#[repr(transparent)]
+pub struct RwStateWord(AtomicU64);
+
+impl RwStateWord {
+    /// Views `word` as a waited word.
+    #[inline(always)]
+    pub fn from_atomic(word: &AtomicU64) -> &Self {
+        // SAFETY: `RwStateWord` is `repr(transparent)` over `AtomicU64`:
+        // the layouts are identical and the lifetime is kept.
+        unsafe { &*(word as *const AtomicU64 as *const Self) }
+    }
+
+    /// The whole word.
+    #[inline(always)]
+    pub fn value(&self) -> &AtomicU64 {
+        &self.0
+    }
+
+    /// The futex half's address, for the kernel (never for a Rust
+    /// access). Not under loom, whose atomics have no such address.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub fn futex_half(&self) -> *const u32 {
+        const _: () = assert!(cfg!(target_endian = "little"));
+        self.0.as_ptr() as *const u32
+    }
 }
 
-/// How the front end wakes sleepers of an [`RwWordRef`].
+impl WaitWord for RwStateWord {
+    type Value = RwState;
+
+    /// A sleep in no particular queue (`FUTEX_WAIT_BITSET` with every bit
+    /// set), which every wake-up of the word ends. A signal handler that
+    /// interrupts it ends it as a spurious wake-up.
+    #[cfg(not(loom))]
+    #[inline]
+    fn wait(&self, expected: u32, timeout: Option<Duration>) -> FutexWait {
+        // SAFETY: the futex half is a valid, aligned u32 of the word, live
+        // for the whole call; only the kernel reads it.
+        match unsafe {
+            waitwise_platform::futex::wait_bitset(self.futex_half(), expected, timeout, u32::MAX)
+        } {
+            Ok(slept) => slept,
+            Err(waitwise_platform::futex::Interrupted) => FutexWait::Woken,
+        }
+    }
+
+    /// Loom cannot model the futex half (no atomic of its own: see
+    /// [`RwStateWord`]): a changed half refuses, a timed sleep times out at once (as the
+    /// platform's loom futex), an untimed one is a spurious wake-up after
+    /// a yield. The loom models sleep in their own queues instead.
+    #[cfg(loom)]
+    fn wait(&self, expected: u32, timeout: Option<Duration>) -> FutexWait {
+        // SeqCst: the model's one look at the word, as the loom futex's.
+        if self.0.load(Ordering::SeqCst) as u32 != expected {
+            return FutexWait::ValueChanged;
+        }
+        if timeout.is_some() {
+            return FutexWait::TimedOut;
+        }
+        waitwise_platform::shim::yield_now();
+        FutexWait::Woken
+    }
+}
+
+/// How the front end wakes sleepers of an [`RwWordRef`]: the waker half of
+/// the protocol whose waiting half is [`RwWait`]. Unlocks take it alone
+/// (an unlocking thread does not wait); every [`RwWait`] is one too, for
+/// the wake-ups a waiter that gives up pays.
 pub trait RwWake {
     /// Wakes every sleeper of `queue` ([`RwQueue::Readers`]) or one
     /// ([`RwQueue::Writers`]) on the futex half of the lock at `word`.
@@ -251,29 +326,39 @@ pub trait RwWake {
     fn wake(&self, word: *const AtomicU64, queue: RwQueue);
 }
 
-/// How a contended reader or writer of an [`RwWordRef`] waits: the front
-/// end's polling phase, its deadline and its futex sleep (as
-/// [`LockWait`](super::LockWait) for the TTAS lock). One per wait: it
-/// carries the waiter's deadline.
-///
-/// It is not a [`TwoPhaseWait`](crate::two_phase_wait::TwoPhaseWait): the
-/// word it polls is 64 bits wide, the futex only its low half (which no
-/// `Futex` may alias: the two would be atomics of different sizes on one
-/// address), and every sleep goes to a queue ([`RwQueue`]).
-pub trait RwWait: RwWake {
-    /// One polling phase: polls `word` until `ready(state)` holds or the
-    /// phase's limit or the deadline passes; nothing at all for a front end
-    /// without one. The waiter tries the word after it either way. Holds
-    /// no value with a destructor.
-    fn poll(&mut self, word: &AtomicU64, ready: impl FnMut(RwState) -> bool);
+/// How a contended reader or writer of an [`RwWordRef`] waits: a
+/// [`TwoPhaseWait`] on the state word ([`RwStateWord`]) whose sleeps go to
+/// a queue, with the front end's say on when the wait is over (as
+/// [`LockWait`](super::LockWait) extends it for the TTAS lock). Its
+/// polling phases and sleeps hold no value with a destructor: a forced
+/// unwind may start in them (module docs, "Unwinding"). The waker half is
+/// the [`RwWake`] it extends.
+pub trait RwWait: TwoPhaseWait<RwStateWord> + RwWake {
+    /// Sleeps in `queue` on `word`'s futex half while it equals `expected`,
+    /// at most `timeout`, with [`TwoPhaseWait::sleep`]'s results (the
+    /// algorithm sleeps only through this). The default is that sleep, in
+    /// no particular queue: every wake-up ends it, which the algorithm
+    /// takes as a spurious one when it was meant for the other queue.
+    #[inline]
+    fn sleep_in(
+        &mut self,
+        word: &RwStateWord,
+        expected: u32,
+        timeout: Option<Duration>,
+        queue: RwQueue,
+    ) -> FutexWait {
+        let _ = queue;
+        self.sleep(word, expected, timeout)
+    }
 
-    /// Whether the waiter's deadline has passed.
-    fn expired(&mut self) -> bool;
-
-    /// Sleeps in `queue` on `lock`'s futex half while it equals `expected`,
-    /// until woken or the deadline. Holds no value with a destructor: a
-    /// forced unwind may start in it (module docs, "Unwinding").
-    fn sleep(&mut self, lock: RwWordRef<'_>, expected: u32, queue: RwQueue) -> RwSlept;
+    /// Whether the wait ends now (asked before each sleep, and before a
+    /// writer counts itself in `W`): by default, whether `deadline` (the
+    /// algorithm's) has passed. A front end may end it at a point of its
+    /// choosing (the loom models time out there).
+    #[inline]
+    fn expired(&mut self, deadline: Deadline) -> bool {
+        deadline.has_passed()
+    }
 }
 
 /// Why [`RwWordRef::try_read`] took no read lock.
@@ -349,10 +434,16 @@ impl<'a> RwWordRef<'a> {
         Self { word, kind }
     }
 
-    /// The state word (its low half is the futex: for an [`RwWait::sleep`]).
+    /// The state word (its low half is the futex).
     #[inline(always)]
     pub fn word(self) -> &'a AtomicU64 {
         self.word
+    }
+
+    /// The state word as the word an [`RwWait`] polls and sleeps on.
+    #[inline(always)]
+    pub fn state_word(self) -> &'a RwStateWord {
+        RwStateWord::from_atomic(self.word)
     }
 
     /// The lock's kind.
@@ -395,18 +486,19 @@ impl<'a> RwWordRef<'a> {
 
     /// A reader's wait, after [`RwWordRef::try_read`] found the lock busy:
     /// poll, then announce (`READERS_MAY_SLEEP`) and sleep until readable
-    /// or the deadline.
+    /// or the wait is over ([`RwWait::expired`], by default `deadline`).
     #[cold]
-    pub fn read_contended(self, wait: &mut impl RwWait) -> ReadOutcome {
+    pub fn read_contended(self, wait: &mut impl RwWait, deadline: Deadline) -> ReadOutcome {
         let kind = self.kind;
-        wait.poll(self.word, |s| s.readable(kind));
+        let word = self.state_word();
+        polling_phase(wait, word, deadline, |s| s.readable(kind));
         loop {
             let s = match self.try_read() {
                 TryRead::Taken => return ReadOutcome::Taken,
                 TryRead::Overflow => return ReadOutcome::Overflow,
                 TryRead::Busy(s) => s,
             };
-            if wait.expired() {
+            if wait.expired(deadline) {
                 return ReadOutcome::TimedOut;
             }
             let announced = RwState(s.0 | READERS_MAY_SLEEP);
@@ -420,10 +512,12 @@ impl<'a> RwWordRef<'a> {
             {
                 continue;
             }
-            if wait.sleep(self, announced.futex_half(), RwQueue::Readers) == RwSlept::Woken {
+            let timeout = deadline.remaining();
+            let slept = wait.sleep_in(word, announced.futex_half(), timeout, RwQueue::Readers);
+            if slept == FutexWait::Woken {
                 // A writer that did not sleep may have taken it again:
                 // poll before sleeping again (as the writers do).
-                wait.poll(self.word, |s| s.readable(kind));
+                polling_phase(wait, word, deadline, |s| s.readable(kind));
             }
         }
     }
@@ -570,6 +664,20 @@ impl<'a> RwWordRef<'a> {
     }
 }
 
+/// One polling phase of `wait` on `word` until `ready`, if the front end
+/// has one; the waiter tries the word after it either way.
+#[inline(always)]
+fn polling_phase(
+    wait: &mut impl RwWait,
+    word: &RwStateWord,
+    deadline: Deadline,
+    ready: impl FnMut(RwState) -> bool,
+) {
+    if wait.start_polling(deadline) {
+        wait.poll(word, ready);
+    }
+}
+
 /// A writer waiting for an [`RwWordRef`], as a cleanup routine sees it:
 /// whether it is counted in `W` and whether it may owe a wake-up (module
 /// docs, "Unwinding"). Holds no value with a destructor.
@@ -577,29 +685,32 @@ impl<'a> RwWordRef<'a> {
 /// # Examples
 /// ```
 /// use std::sync::atomic::AtomicU64;
-/// use waitwise::mutex::{RwKind, RwQueue, RwSlept, RwState, RwWait, RwWake, RwWordRef, WaitingWriter};
+/// use waitwise::mutex::{RwKind, RwQueue, RwState, RwStateWord, RwWait, RwWake, RwWordRef, WaitingWriter};
+/// use waitwise::two_phase_wait::TwoPhaseWait;
+/// use waitwise::Deadline;
 ///
-/// /// A wait whose deadline has passed, with nobody asleep.
-/// struct Expired;
-/// impl RwWake for Expired {
+/// /// A wait with no polling phase, and nobody asleep.
+/// struct NoPolling;
+/// impl RwWake for NoPolling {
 ///     fn wake(&self, _word: *const AtomicU64, _queue: RwQueue) {}
 /// }
-/// impl RwWait for Expired {
-///     fn poll(&mut self, _word: &AtomicU64, _ready: impl FnMut(RwState) -> bool) {}
-///     fn expired(&mut self) -> bool { true }
-///     fn sleep(&mut self, _lock: RwWordRef<'_>, _expected: u32, _queue: RwQueue) -> RwSlept {
-///         RwSlept::TimedOut
+/// impl TwoPhaseWait<RwStateWord> for NoPolling {
+///     fn start_polling(&mut self, _deadline: Deadline) -> bool { false }
+///     fn poll(&mut self, _word: &RwStateWord, _ready: impl FnMut(RwState) -> bool) -> bool {
+///         false
 ///     }
 /// }
+/// impl RwWait for NoPolling {}
 ///
 /// let word = AtomicU64::new(0);
 /// let lock = RwWordRef::new(&word, RwKind::ReaderPreferring);
 /// assert!(lock.try_write());
 /// let writer = WaitingWriter::new(lock);
-/// assert!(!writer.wait(&mut Expired)); // timed out
+/// let past = Deadline::after(std::time::Duration::ZERO);
+/// assert!(!writer.wait(&mut NoPolling, past)); // timed out
 /// assert_eq!(lock.state().waiting_writers(), 0);
-/// lock.write_unlock(&Expired);
-/// assert!(writer.wait(&mut Expired)); // free: taken at once
+/// lock.write_unlock(&NoPolling);
+/// assert!(writer.wait(&mut NoPolling, past)); // free: taken at once
 /// ```
 #[derive(Debug)]
 pub struct WaitingWriter<'a> {
@@ -634,10 +745,12 @@ impl<'a> WaitingWriter<'a> {
     }
 
     /// The wait, after [`RwWordRef::try_write`] failed: count in `W`,
-    /// poll, sleep; returns whether the lock was taken (else the deadline
-    /// passed and the writer left, its wake-ups paid).
-    pub fn wait(&self, wait: &mut impl RwWait) -> bool {
+    /// poll, sleep; returns whether the lock was taken (else the wait was
+    /// over, [`RwWait::expired`], by default `deadline`, and the writer
+    /// left, its wake-ups paid).
+    pub fn wait(&self, wait: &mut impl RwWait, deadline: Deadline) -> bool {
         let word = self.lock.word;
+        let state_word = self.lock.state_word();
         let mut s = self.lock.state();
         loop {
             if s.is_free() {
@@ -653,7 +766,7 @@ impl<'a> WaitingWriter<'a> {
                 }
                 continue;
             }
-            if wait.expired() {
+            if wait.expired(deadline) {
                 return false; // a deadline already past: no need to count
             }
             // Count in W. Relaxed: an announcement. W cannot overflow: it
@@ -669,7 +782,7 @@ impl<'a> WaitingWriter<'a> {
             }
         }
         Self::record(&self.in_w, true);
-        wait.poll(word, RwState::is_free);
+        polling_phase(wait, state_word, deadline, RwState::is_free);
         loop {
             let s = self.lock.state();
             if s.is_free() {
@@ -694,7 +807,7 @@ impl<'a> WaitingWriter<'a> {
                 Self::record(&self.in_w, true);
                 continue;
             }
-            if wait.expired() {
+            if wait.expired(deadline) {
                 let owes = self.owes.get();
                 Self::record(&self.in_w, false);
                 self.lock.give_up(owes, wait);
@@ -712,11 +825,18 @@ impl<'a> WaitingWriter<'a> {
                 continue;
             }
             Self::record(&self.owes, true);
-            if wait.sleep(self.lock, announced.futex_half(), RwQueue::Writers) == RwSlept::Woken {
+            let timeout = deadline.remaining();
+            let slept = wait.sleep_in(
+                state_word,
+                announced.futex_half(),
+                timeout,
+                RwQueue::Writers,
+            );
+            if slept == FutexWait::Woken {
                 // Woken: the lock was let go, but a writer that did not
                 // sleep may have taken it again; poll before sleeping again
                 // (as the mutex does). The wake-up is owed on.
-                wait.poll(word, RwState::is_free);
+                polling_phase(wait, state_word, deadline, RwState::is_free);
             } else {
                 Self::record(&self.owes, false);
             }
