@@ -164,6 +164,35 @@ fn a_semaphore_is_named_by_its_function_and_line() {
     names_the_call_site("sem", "take_token", "sem_wait(&tokens)");
 }
 
+#[test]
+fn every_process_of_the_program_is_reported() {
+    let out_dir = scratch().join(format!("profile-two-{}", std::process::id()));
+    let exe = wait_sites();
+    let script = format!("{0} mutex && {0} barrier", exe.display());
+    let out = waitwise_run(
+        &["--profile", "--out", out_dir.to_str().unwrap()],
+        &["sh".as_ref(), "-c".as_ref(), script.as_ref()],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("waits.json")).unwrap()).unwrap();
+    let objects = json["objects"].as_array().unwrap();
+    let pid_of = |kind: &str| {
+        objects
+            .iter()
+            .find(|o| o["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} in {json}"))["pid"]
+            .as_u64()
+    };
+    assert_ne!(pid_of("mutex"), pid_of("barrier"));
+}
+
 fn run_sh(script: &str) -> Output {
     waitwise_run(&[], &["sh".as_ref(), "-c".as_ref(), script.as_ref()])
         .output()
@@ -186,10 +215,14 @@ fn a_sigterm_to_waitwise_reaches_the_program() {
     use std::io::BufRead;
     let mut child = waitwise_run(
         &[],
+        // Ends by itself after a while if the signal never comes, rather
+        // than outliving a failed test.
         &[
             "sh".as_ref(),
             "-c".as_ref(),
-            "trap 'exit 3' TERM; echo ready; while :; do sleep 0.01; done".as_ref(),
+            "trap 'exit 3' TERM; echo ready; i=0; \
+             while [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done; exit 9"
+                .as_ref(),
         ],
     )
     .stdout(Stdio::piped())

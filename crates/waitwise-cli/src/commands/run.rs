@@ -25,7 +25,7 @@ mod wait_report;
 use anyhow::{bail, Context};
 use std::ffi::c_int;
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use waitwise::env::PolicyChoice;
@@ -159,10 +159,24 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         let raw_dir = std::path::absolute(&raw_dir)?;
         child.env("WAITWISE_PROFILE", raw_dir.join("profile-%p.json"));
     }
+    // Held from before the spawn until the handlers are in place, so that
+    // a signal sent as soon as the program runs is passed on, not lost; the
+    // program itself starts with this process's mask as it was.
+    let blocked = BlockedSignals::now();
+    let mask = blocked.previous;
+    // SAFETY: the closure runs in the child between fork and exec, where it
+    // only calls pthread_sigmask (async-signal-safe) on a copied mask.
+    unsafe {
+        child.pre_exec(move || {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
+            Ok(())
+        });
+    }
     let mut child = child
         .spawn()
         .with_context(|| format!("cannot run {}", args.command[0].to_string_lossy()))?;
     let _passing_on = SignalsPassedOn::to(child.id());
+    drop(blocked);
     let status = child.wait().context("cannot wait for the program")?;
     let code = shell_status(status);
     if args.profile {
@@ -175,6 +189,36 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         );
     }
     std::process::exit(code)
+}
+
+/// The signals [`SignalsPassedOn`] handles, blocked while it lives.
+struct BlockedSignals {
+    previous: libc::sigset_t,
+}
+
+impl BlockedSignals {
+    fn now() -> Self {
+        // SAFETY: sigset_t is plain data, initialized by sigemptyset before
+        // use; pthread_sigmask writes the previous mask into `previous`.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut previous: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
+                libc::sigaddset(&mut set, sig);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut previous);
+            Self { previous }
+        }
+    }
+}
+
+impl Drop for BlockedSignals {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask `now` replaced; a signal that arrived
+        // meanwhile is delivered now, to the handlers then in place.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
+    }
 }
 
 /// The program's process id while [`SignalsPassedOn`] lives; 0 otherwise.
