@@ -92,6 +92,21 @@ pub fn process_cpus() -> Result<Vec<usize>, AffinityError> {
     imp::process_cpus()
 }
 
+/// Keeps the calling thread's mask as the process's, for [`process_cpus`]
+/// and [`process_cpus_count`] to answer from without asking the kernel
+/// for the main thread's mask by its id. Call it from the main thread
+/// while it is the only one (an `LD_PRELOAD` library's constructor):
+/// the mask is then the process's, as it was at that moment. Later
+/// changes of the main thread's mask are not seen.
+///
+/// Why: a sandbox may forbid `sched_getaffinity` on any thread but the
+/// caller (Chromium's seccomp policy kills a renderer that asks for its
+/// main thread's mask from another thread), and a waiting library asks
+/// from whichever thread waits first.
+pub fn remember_process_cpus() {
+    imp::remember_process_cpus()
+}
+
 /// How many CPUs the process's main thread may run on: the length of
 /// [`process_cpus`], counted without allocating (for paths that must hold
 /// no value with a destructor). `None` where [`process_cpus`] fails.
@@ -166,21 +181,57 @@ pub fn current_cpu() -> Option<usize> {
 #[cfg(target_os = "linux")]
 mod imp {
     use super::AffinityError;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::{io, mem};
 
     pub(super) fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
         cpus_of(0)
     }
 
-    pub(super) fn process_cpus() -> Result<Vec<usize>, AffinityError> {
+    /// `cpu_set_t` in 64-bit words.
+    const MASK_WORDS: usize = mem::size_of::<libc::cpu_set_t>() / 8;
+    const _: () = assert!(mem::size_of::<libc::cpu_set_t>() % 8 == 0);
+
+    /// The mask [`remember_process_cpus`] kept, word by word; meaningful
+    /// once [`REMEMBERED`] is set. Relaxed: published by `REMEMBERED`.
+    static REMEMBERED_MASK: [AtomicU64; MASK_WORDS] = [const { AtomicU64::new(0) }; MASK_WORDS];
+    /// Whether [`REMEMBERED_MASK`] holds the process's mask. Release when
+    /// set, Acquire when read: the words are written before.
+    static REMEMBERED: AtomicBool = AtomicBool::new(false);
+
+    pub(super) fn remember_process_cpus() {
+        let Ok(set) = mask_of(0) else { return };
+        // SAFETY: `cpu_set_t` is a plain bit array of MASK_WORDS words.
+        let words: [u64; MASK_WORDS] = unsafe { mem::transmute_copy(&set) };
+        for (slot, word) in REMEMBERED_MASK.iter().zip(words) {
+            slot.store(word, Ordering::Relaxed);
+        }
+        REMEMBERED.store(true, Ordering::Release);
+    }
+
+    /// The process's mask: the remembered one, else the main thread's
+    /// (`sched_getaffinity` on the process id).
+    fn process_mask() -> Result<libc::cpu_set_t, AffinityError> {
+        if REMEMBERED.load(Ordering::Acquire) {
+            let words: [u64; MASK_WORDS] =
+                std::array::from_fn(|i| REMEMBERED_MASK[i].load(Ordering::Relaxed));
+            // SAFETY: any bit pattern is a valid `cpu_set_t`.
+            return Ok(unsafe { mem::transmute_copy(&words) });
+        }
         // SAFETY: `getpid` takes no arguments and cannot fail.
-        let pid = unsafe { libc::getpid() };
-        cpus_of(pid)
+        mask_of(unsafe { libc::getpid() })
+    }
+
+    pub(super) fn process_cpus() -> Result<Vec<usize>, AffinityError> {
+        let set = process_mask()?;
+        Ok((0..super::CPU_SETSIZE)
+            // SAFETY: `cpu < CPU_SETSIZE`, so CPU_ISSET stays inside `set`.
+            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+            .collect())
     }
 
     pub(super) fn process_cpus_count() -> Option<usize> {
-        // SAFETY: `getpid` takes no arguments and cannot fail.
-        let set = mask_of(unsafe { libc::getpid() }).ok()?;
+        let set = process_mask().ok()?;
         // SAFETY: CPU_COUNT reads only `set`, a valid `cpu_set_t`.
         Some(unsafe { libc::CPU_COUNT(&set) } as usize)
     }
@@ -258,6 +309,8 @@ mod imp {
     pub(super) fn process_cpus_count() -> Option<usize> {
         None
     }
+
+    pub(super) fn remember_process_cpus() {}
 
     pub(super) fn set_affinity(_cpus: &[usize]) -> Result<(), AffinityError> {
         Err(AffinityError::Unsupported)

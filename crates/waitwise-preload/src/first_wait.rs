@@ -26,6 +26,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static READY: AtomicBool = AtomicBool::new(false);
 
+/// Signals raised by the thread's own instruction or system call, which
+/// the set-up never blocks (see [`prepare_now`]).
+const SYNCHRONOUS_SIGNALS: [libc::c_int; 6] = [
+    libc::SIGSYS,
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGILL,
+    libc::SIGFPE,
+    libc::SIGTRAP,
+];
+
 /// Sets up what a contended wait reads, once per process. Call at the
 /// start of every contended wait, before its policy and profile are read.
 #[inline]
@@ -44,8 +55,17 @@ fn prepare_now() {
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: both point to live sigset_t values; blocking signals in the
     // calling thread only defers their handlers until the mask is restored.
+    //
+    // The signals a fault or a system-call filter raises stay unblocked: the
+    // kernel delivers them whatever the mask, and one delivered while
+    // blocked runs its default action instead of the handler. A sandbox
+    // that traps a system call made here (Chromium's renderers route file
+    // opens through a SIGSYS handler) would kill the process.
     let blocked = unsafe {
         libc::sigfillset(&mut all);
+        for sig in SYNCHRONOUS_SIGNALS {
+            libc::sigdelset(&mut all, sig);
+        }
         libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) == 0
     };
     let _ = waitwise::policy::starting_block_cost();

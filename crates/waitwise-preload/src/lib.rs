@@ -110,6 +110,10 @@ fn abort_on_every_panic() {
 /// program that never waits reads no file and runs no CPUID.
 extern "C" fn on_load() {
     abort_on_every_panic();
+    // The process's CPU mask, read now by the only thread (one system
+    // call, no file): a first wait on another thread inside a sandbox
+    // may not ask for the main thread's (module `first_wait`).
+    waitwise_platform::affinity::remember_process_cpus();
     config::load();
     // Before the profile: WAITWISE_STATS alone has it record the waits.
     stats::load();
