@@ -190,7 +190,7 @@ mod imp {
 
     /// `cpu_set_t` in 64-bit words.
     const MASK_WORDS: usize = mem::size_of::<libc::cpu_set_t>() / 8;
-    const _: () = assert!(mem::size_of::<libc::cpu_set_t>() % 8 == 0);
+    const _: () = assert!(mem::size_of::<libc::cpu_set_t>().is_multiple_of(8));
 
     /// The mask [`remember_process_cpus`] kept, word by word; meaningful
     /// once [`REMEMBERED`] is set. Relaxed: published by `REMEMBERED`.
