@@ -137,6 +137,22 @@ fn not_measured(
     }
 }
 
+/// A claim this machine lacks what it needs for (the reason).
+fn cannot_run_here(
+    claim: &'static str,
+    paper: &'static str,
+    section: &'static str,
+    why: &str,
+) -> Claim {
+    Claim {
+        claim,
+        paper,
+        measured: String::new(),
+        verdict: Verdict::CannotRunHere(why.to_owned()),
+        section,
+    }
+}
+
 fn two_phase(findings: &[Finding]) -> Claim {
     let (claim, paper, section) = (
         "Two-phase waiting (poll alpha*B, then block) wakes almost as fast as spinning and frees the CPU on a long wait",
@@ -202,13 +218,7 @@ fn sibling_slowdown(findings: &[Finding], smt: bool) -> Claim {
         "interference",
     );
     if !smt {
-        return Claim {
-            claim,
-            paper,
-            measured: String::new(),
-            verdict: Verdict::CannotRunHere("no SMT siblings".into()),
-            section,
-        };
+        return cannot_run_here(claim, paper, section, "no SMT siblings");
     }
     findings
         .iter()
@@ -242,13 +252,7 @@ fn hardware_wakeup(findings: &[Finding], hardware: &HardwareWaits) -> Claim {
         "mechanisms",
     );
     if let Some(why) = &hardware.missing {
-        return Claim {
-            claim,
-            paper,
-            measured: String::new(),
-            verdict: Verdict::CannotRunHere(why.clone()),
-            section,
-        };
+        return cannot_run_here(claim, paper, section, why);
     }
     findings
         .iter()
@@ -386,13 +390,7 @@ fn smt_pair(findings: &[Finding], smt: bool) -> Claim {
         "interference",
     );
     if !smt {
-        return Claim {
-            claim,
-            paper,
-            measured: String::new(),
-            verdict: Verdict::CannotRunHere("no SMT siblings".into()),
-            section,
-        };
+        return cannot_run_here(claim, paper, section, "no SMT siblings");
     }
     findings
         .iter()
