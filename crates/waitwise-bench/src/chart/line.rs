@@ -466,4 +466,23 @@ mod tests {
             .collect();
         assert!(chart(false, true, many).to_svg().unwrap().contains("s24"));
     }
+
+    #[test]
+    fn legend_names_are_written_whole() {
+        let name = "waitwise Barrier (default), 4 threads, adapt/b (yield)";
+        let svg = LineChart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_log: false,
+            y_log: false,
+            series: vec![Series {
+                name: name.into(),
+                points: vec![(0.0, 1.0), (1.0, 2.0)],
+            }],
+        }
+        .to_svg()
+        .unwrap();
+        assert!(svg.contains(name), "{svg}");
+    }
 }

@@ -298,10 +298,30 @@ pub(super) struct LegendEntry {
 pub(super) fn legend_width<'a>(names: impl IntoIterator<Item = &'a str>) -> u32 {
     let widest = names
         .into_iter()
-        .map(|n| text_width(&truncate_label(n), LABEL_SIZE))
+        .map(|n| text_width(&truncate_legend(n), LABEL_SIZE))
         .max()
         .unwrap_or(0);
-    (widest + 50).clamp(120, 340)
+    (widest + 50).clamp(
+        120,
+        50 + text_width(&"x".repeat(MAX_LEGEND_CHARS), LABEL_SIZE),
+    )
+}
+
+/// Legend entries are written whole up to this many characters (axis
+/// labels stop at [`MAX_LABEL_CHARS`]): a legend is the only place a
+/// series is named. Longer ones end in an ellipsis.
+pub(super) const MAX_LEGEND_CHARS: usize = 72;
+
+/// `name` cut to [`MAX_LEGEND_CHARS`] characters, with an ellipsis when
+/// cut.
+pub(super) fn truncate_legend(name: &str) -> String {
+    if name.chars().count() <= MAX_LEGEND_CHARS {
+        name.to_owned()
+    } else {
+        let mut cut: String = name.chars().take(MAX_LEGEND_CHARS - 1).collect();
+        cut.push('…');
+        cut
+    }
 }
 
 /// Draws `entries` top-down in `area` (a panel beside the plot, so it never
@@ -334,7 +354,7 @@ pub(super) fn draw_legend(
             }
         }
         area.draw(&Text::new(
-            truncate_label(&entry.name),
+            truncate_legend(&entry.name),
             (44, y),
             label_style.clone(),
         ))
