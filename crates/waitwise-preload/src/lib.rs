@@ -105,9 +105,9 @@ fn abort_on_every_panic() {
 /// Load-time initialization: read the environment once, before `main` and
 /// before any of the program's constructors (a preloaded object is
 /// initialized right after the C library). Reading it here, not on first
-/// use, keeps `getenv` and allocation off every lock path. What only a
-/// contended wait needs is set up by the first one ([`first_wait`]): a
-/// program that never waits reads no file and runs no CPUID.
+/// use, keeps `getenv` and allocation off every lock path. What a
+/// contended wait needs is set up here too ([`first_wait::prepare`]; see
+/// the note at its call).
 extern "C" fn on_load() {
     abort_on_every_panic();
     // The process's CPU mask, read now by the only thread (one system
@@ -115,6 +115,13 @@ extern "C" fn on_load() {
     // may not ask for the main thread's (module `first_wait`).
     waitwise_platform::affinity::remember_process_cpus();
     config::load();
+    // What a contended wait needs (CPU features, the cycle clock, the
+    // allowed CPUs and cgroup quota, the machine profile's B, glibc's
+    // cancellation offset), set up now, on the only thread. Set up lazily
+    // by the first contended wait instead, it broke Varnish's cache process
+    // (whose workers wait first; the servers test's apache_behind_varnish
+    // failed every run), which is not understood yet.
+    first_wait::prepare();
     // Before the profile: WAITWISE_STATS alone has it record the waits.
     stats::load();
     profile::load(stats::on());
