@@ -141,7 +141,6 @@ impl<T> Shared<T> {
         deadline: Deadline,
     ) -> Result<(), SendTimeoutError<T>> {
         let start = self.profiler.start();
-        let at_once = self.waits_at_once();
         let mut backoff = Backoff::new();
         while backoff.rounds() < RETRIES_BEFORE_WAIT && !deadline.has_passed() {
             if !Self::retry_pause(&mut backoff) {
@@ -159,6 +158,9 @@ impl<T> Shared<T> {
                 Err(PushError::Full(v, head)) => (v, head),
             };
         }
+        // Read once the re-tries failed: an operation they complete
+        // pays nothing for it.
+        let at_once = self.waits_at_once();
         let (mut blocked, mut timed_out) = (false, false);
         let index = self.ring.head();
         let result = loop {
@@ -206,7 +208,6 @@ impl<T> Shared<T> {
     #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
     fn recv_contended(&self, mut tail: u32, deadline: Deadline) -> Result<T, RecvTimeoutError> {
         let start = self.profiler.start();
-        let at_once = self.waits_at_once();
         let mut backoff = Backoff::new();
         while backoff.rounds() < RETRIES_BEFORE_WAIT && !deadline.has_passed() {
             if !Self::retry_pause(&mut backoff) {
@@ -224,6 +225,8 @@ impl<T> Shared<T> {
                 Err(PopError::Empty(tail)) => tail,
             };
         }
+        // As in `send_contended`.
+        let at_once = self.waits_at_once();
         let (mut blocked, mut timed_out) = (false, false);
         let index = self.ring.tail();
         let result = loop {
