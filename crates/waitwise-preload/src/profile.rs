@@ -34,7 +34,10 @@
 //! module it lies in and its offset from that module's load bias, the
 //! address the module's symbol table and debug information use (`waitwise
 //! run --profile` symbolises them). The stack is taken with glibc's
-//! `backtrace`, which loads the unwinder (libgcc_s) on its first call.
+//! `backtrace`, which loads the unwinder (libgcc_s) on its first call;
+//! [`load`] makes that call, so that no capture loads a library: a load
+//! allocates, and a capture runs in a thread that may hold the
+//! allocator's own lock (the wait it records was for that lock).
 //!
 //! `kind` is the object's type: `mutex`, `rwlock` (read and write locks
 //! alike), `cond`, `barrier`, `sem` or `spin`.
@@ -207,9 +210,8 @@ impl Slot {
     }
 
     /// Stores the calling thread's stack as the slot's call site, if no
-    /// thread has yet. A capture that waits on an object itself (glibc's
-    /// first `backtrace` loads libgcc_s, which allocates, and an
-    /// allocator may lock a mutex) takes no second one.
+    /// thread has yet. A capture that waits on an object itself (the
+    /// unwinder may take the loader's lock) takes no second one.
     #[cold]
     #[inline(never)]
     fn take_call_site(&self) {
@@ -323,9 +325,22 @@ pub fn load(for_totals: bool) {
     // `write_at_exit`, which load TABLE with Acquire. (This runs before any
     // other thread exists, so thread creation orders it too.)
     TABLE.store(Box::into_raw(table), Ordering::Release);
+    load_unwinder();
     // Release: not needed by `on` (Relaxed, a hint only): `record`
     // re-checks TABLE with Acquire.
     ON.store(true, Ordering::Release);
+}
+
+/// Has glibc load the unwinder (libgcc_s) now, on the only thread, rather
+/// than in the first call site's capture: that capture runs right after a
+/// wait, often with the lock it waited for held, and loading a library
+/// allocates. When the lock is the allocator's own (jemalloc's arena
+/// locks are pthread mutexes), the allocation locks it again and the
+/// thread waits on itself forever.
+fn load_unwinder() {
+    let mut frame = [std::ptr::null_mut::<c_void>(); 1];
+    // SAFETY: `frame` has room for the one pointer asked for.
+    unsafe { backtrace(frame.as_mut_ptr(), 1) };
 }
 
 /// Whether profiling is on.
