@@ -226,8 +226,8 @@ mod tests {
 
     fn features(waitpkg: bool, monitorx: bool) -> CpuFeatures {
         CpuFeatures {
-            vendor: Vendor::Other(String::new()),
-            model: String::new(),
+            vendor: Vendor::Other(Default::default()),
+            model: Default::default(),
             waitpkg,
             monitorx,
             invariant_tsc: true,

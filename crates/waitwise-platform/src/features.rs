@@ -23,6 +23,7 @@
 
 use crate::once::ForkSafeOnce;
 
+use crate::cpu_string::CpuString;
 use crate::cpuid::{CpuidRegs, CpuidSource, HardwareCpuid, EXTENDED_BASE};
 
 /// Leaf 7 subleaf 0 ECX: WAITPKG (UMONITOR, UMWAIT, TPAUSE).
@@ -58,7 +59,7 @@ pub enum Vendor {
     /// `AuthenticAMD`
     Amd,
     /// Anything else, with its vendor string (empty where CPUID is absent).
-    Other(String),
+    Other(CpuString<12>),
 }
 
 impl Vendor {
@@ -69,7 +70,7 @@ impl Vendor {
     /// use waitwise_platform::features::Vendor;
     /// assert_eq!(Vendor::Amd.name(), "AMD");
     /// assert_eq!(Vendor::Other("HygonGenuine".into()).name(), "HygonGenuine");
-    /// assert_eq!(Vendor::Other(String::new()).name(), "unknown");
+    /// assert_eq!(Vendor::Other(Default::default()).name(), "unknown");
     /// ```
     pub fn name(&self) -> &str {
         match self {
@@ -85,7 +86,7 @@ impl Vendor {
         match id {
             "GenuineIntel" => Vendor::Intel,
             "AuthenticAMD" => Vendor::Amd,
-            other => Vendor::Other(other.to_owned()),
+            other => Vendor::Other(CpuString::new(other)),
         }
     }
 }
@@ -98,7 +99,7 @@ pub struct CpuFeatures {
     pub vendor: Vendor,
     /// Brand string (leaves `0x8000_0002..=0x8000_0004`), trimmed; empty if
     /// the CPU has none.
-    pub model: String,
+    pub model: CpuString<48>,
     /// WAITPKG: UMONITOR/UMWAIT/TPAUSE (leaf 7 subleaf 0 ECX bit 5).
     pub waitpkg: bool,
     /// MONITORX/MWAITX (leaf `0x8000_0001` ECX bit 29).
@@ -166,7 +167,7 @@ impl<S: CpuidSource> Leaves<'_, S> {
 ///
 /// // An empty recording: a CPU with no leaves at all.
 /// let f = decode(&RecordedCpuid::default());
-/// assert_eq!(f.vendor, Vendor::Other(String::new()));
+/// assert_eq!(f.vendor, Vendor::Other(Default::default()));
 /// assert!(!f.waitpkg && !f.monitorx && !f.invariant_tsc);
 /// assert_eq!(f.tsc_hz, None);
 /// assert_eq!(f.monitor_line_bytes, 64);
@@ -185,7 +186,7 @@ pub fn decode(src: &impl CpuidSource) -> CpuFeatures {
         },
     };
 
-    let vendor = Vendor::from_id(&ascii_from_regs(&[leaf0.ebx, leaf0.edx, leaf0.ecx]));
+    let vendor = Vendor::from_id(&ascii_from_regs::<12>(&[leaf0.ebx, leaf0.edx, leaf0.ecx]));
     let model = brand_string(&leaves);
     let waitpkg = leaves.get(7, 0).ecx & LEAF7_ECX_WAITPKG != 0;
     let monitorx = leaves.get(EXTENDED_BASE + 1, 0).ecx & EXT1_ECX_MONITORX != 0;
@@ -205,19 +206,28 @@ pub fn decode(src: &impl CpuidSource) -> CpuFeatures {
 }
 
 /// The bytes of `regs` (each little-endian) up to the first NUL, as text.
-fn ascii_from_regs(regs: &[u32]) -> String {
-    let bytes: Vec<u8> = regs.iter().flat_map(|r| r.to_le_bytes()).collect();
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
+fn ascii_from_regs<const N: usize>(regs: &[u32]) -> CpuString<N> {
+    let mut bytes = [0u8; N];
+    for (chunk, r) in bytes.chunks_mut(4).zip(regs) {
+        chunk.copy_from_slice(&r.to_le_bytes()[..chunk.len()]);
+    }
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(N);
+    // Text up to the first byte that is not ASCII (CPUID's strings are).
+    let text = match std::str::from_utf8(&bytes[..end]) {
+        Ok(text) => text,
+        Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    CpuString::new(text)
 }
 
 /// The 48-byte brand string, trimmed; empty if the leaves are absent.
-fn brand_string<S: CpuidSource>(leaves: &Leaves<'_, S>) -> String {
-    let regs: Vec<u32> = (2..=4)
-        .map(|i| leaves.get(EXTENDED_BASE + i, 0))
-        .flat_map(|r| [r.eax, r.ebx, r.ecx, r.edx])
-        .collect();
-    ascii_from_regs(&regs).trim().to_owned()
+fn brand_string<S: CpuidSource>(leaves: &Leaves<'_, S>) -> CpuString<48> {
+    let mut regs = [0u32; 12];
+    for (i, chunk) in (2..=4).zip(regs.chunks_mut(4)) {
+        let r = leaves.get(EXTENDED_BASE + i, 0);
+        chunk.copy_from_slice(&[r.eax, r.ebx, r.ecx, r.edx]);
+    }
+    CpuString::new(ascii_from_regs::<48>(&regs).trim())
 }
 
 /// Display family and model from leaf 1 EAX (SDM vol. 2A, figure 3-6).
@@ -316,7 +326,7 @@ static FEATURES: ForkSafeOnce<CpuFeatures> = ForkSafeOnce::new();
 /// whole feature set costs ~100 µs there).
 pub fn cpu_model() -> String {
     if let Some(f) = FEATURES.get() {
-        return f.model.clone();
+        return f.model.to_string();
     }
     let src = &HardwareCpuid;
     let ext0 = src.cpuid(EXTENDED_BASE, 0);
@@ -329,7 +339,7 @@ pub fn cpu_model() -> String {
             0
         },
     };
-    brand_string(&leaves)
+    brand_string(&leaves).to_string()
 }
 
 /// The slow path of [`cpu`]: query the hardware.

@@ -7,6 +7,7 @@
 //! | module | what it gives |
 //! |---|---|
 //! | [`cpuid`] | raw CPUID access behind a trait, so decoding is testable on recorded registers |
+//! | [`cpu_string`] | CPUID's text (vendor, brand string) kept inline, so that detection never allocates |
 //! | [`features`] | decoded CPU features (vendor, WAITPKG, MONITORX, invariant TSC, TSC frequency), detected once |
 //! | [`disable`] | `WAITWISE_DISABLE=umwait,tpause,mwaitx`: force the fallbacks |
 //! | [`topology`] | CPUs, cores, packages, NUMA nodes and SMT siblings parsed from sysfs |
@@ -30,6 +31,7 @@ pub mod affinity;
 pub mod arch;
 pub mod cancel;
 pub mod clock;
+pub mod cpu_string;
 pub mod cpu_time;
 pub mod cpuid;
 pub mod disable;

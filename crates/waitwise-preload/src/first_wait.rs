@@ -1,20 +1,28 @@
-//! What a contended wait needs and a program that never waits does not,
-//! set up by the first wait that needs it ([`prepare`]) rather than at
-//! load: the CPU's features (CPUID, which traps to the hypervisor on a
-//! virtual machine), the cycle clock, the CPUs the process may run on
-//! (its affinity and its cgroup's CPU quota, read from `/proc` and
-//! `/sys`), and the starting `B` (`WAITWISE_BLOCK_NS` or the machine
-//! profile's file), and where glibc keeps a thread's cancellation state
-//! (a `dlsym`). A program that never waits reads none of it.
+//! What a contended wait needs and a program that never waits does not.
 //!
-//! Each of these initializers runs code with landing pads (allocation, a
-//! `Once`'s reset guard), and Rust's personality routine aborts an unwind
-//! that starts between two call sites of such code, which a signal
-//! handler's `pthread_exit` does if it interrupts one. [`prepare`] runs
-//! them with every signal the program can handle blocked (glibc keeps its
-//! own cancellation and set-id signals open; asynchronous cancellation is
-//! not allowed in a wait anyway), so no handler runs in them; the wait
-//! itself, where a handler may end the thread, comes after.
+//! Most of it is set up at load ([`at_load`], from the constructor, on the
+//! only thread): the starting `B` (`WAITWISE_BLOCK_NS` or the machine
+//! profile's file), the CPUs the process may run on (its affinity and its
+//! cgroup's CPU quota, read from `/proc` and `/sys`), the cycle clock, and
+//! where glibc keeps a thread's cancellation state (a `dlsym`). Each of
+//! these allocates or takes the loader's lock, so none may run inside a
+//! wait: the wait may be for the allocator's own lock (an allocator's
+//! locks are pthread mutexes, which this object implements), held by the
+//! thread itself or by one that waits for this set-up to finish.
+//!
+//! Only the CPU's features are left to the first contended wait
+//! ([`prepare`]): a dozen CPUID instructions, each a trap to the
+//! hypervisor on a virtual machine (~150 µs in all), which allocate
+//! nothing and call nothing this object interposes.
+//!
+//! The initializers run code with landing pads (a `Once`'s reset guard),
+//! and Rust's personality routine aborts an unwind that starts between
+//! two call sites of such code, which a signal handler's `pthread_exit`
+//! does if it interrupts one. [`prepare`] runs with every signal the
+//! program can handle blocked (glibc keeps its own cancellation and set-id
+//! signals open; asynchronous cancellation is not allowed in a wait
+//! anyway), so no handler runs in it; the wait itself, where a handler may
+//! end the thread, comes after.
 //!
 //! # Memory ordering
 //!
@@ -37,8 +45,19 @@ const SYNCHRONOUS_SIGNALS: [libc::c_int; 6] = [
     libc::SIGTRAP,
 ];
 
-/// Sets up what a contended wait reads, once per process. Call at the
-/// start of every contended wait, before its policy and profile are read.
+/// Sets up what a contended wait reads and may not set up itself: from the
+/// constructor, before any other thread exists.
+pub fn at_load() {
+    let _ = waitwise::policy::starting_block_cost();
+    let _ = waitwise_platform::clock::cycle_clock();
+    let _ = waitwise::policy::crowding::allowed_cpus();
+    // The cancellation word's offset (a `dlsym`), read when a thread
+    // leaves an asynchronous-cancellation window inside a wait.
+    waitwise_platform::cancel::prepare();
+}
+
+/// Detects the CPU's features, once per process. Call at the start of
+/// every contended wait, before its policy and profile are read.
 #[inline]
 pub fn prepare() {
     // Relaxed: a hint (module doc).
@@ -68,13 +87,7 @@ fn prepare_now() {
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) == 0
     };
-    let _ = waitwise::policy::starting_block_cost();
     let _ = waitwise_platform::features::cpu();
-    let _ = waitwise_platform::clock::cycle_clock();
-    let _ = waitwise::policy::crowding::allowed_cpus();
-    // The cancellation word's offset (a `dlsym`), read when a thread
-    // leaves an asynchronous-cancellation window inside a wait.
-    waitwise_platform::cancel::prepare();
     if blocked {
         // SAFETY: restores the mask saved above.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };

@@ -35,7 +35,7 @@
 //! | [`profile`] | `WAITWISE_PROFILE=PATH` (or `1`): per-object wait histograms and call sites written at exit |
 //! | [`stats`] | `WAITWISE_STATS=1`: one line of totals at exit |
 //! | [`modules`] | the loaded modules, to name a call site's frames by file and offset |
-//! | [`first_wait`] | what only a contended wait needs, set up by the first one |
+//! | [`first_wait`] | what a contended wait needs: set up at load, except the CPU's features (by the first wait) |
 //! | [`late_bound`] | libgcc_s's and libm's functions, bound on first call (no load-time dependency) |
 //! | [`real`] | the C library's own functions, for forwarded objects |
 //! | [`poll`] | `CLOCK_MONOTONIC` time, the semaphore's PAUSE poll and the rwlock's clock |
@@ -105,9 +105,8 @@ fn abort_on_every_panic() {
 /// Load-time initialization: read the environment once, before `main` and
 /// before any of the program's constructors (a preloaded object is
 /// initialized right after the C library). Reading it here, not on first
-/// use, keeps `getenv` and allocation off every lock path. What a
-/// contended wait needs is set up here too ([`first_wait::prepare`]; see
-/// the note at its call).
+/// use, keeps `getenv` and allocation off every lock path; so does setting
+/// up here what a contended wait needs ([`first_wait::at_load`]).
 extern "C" fn on_load() {
     abort_on_every_panic();
     // The process's CPU mask, read now by the only thread (one system
@@ -115,13 +114,9 @@ extern "C" fn on_load() {
     // may not ask for the main thread's (module `first_wait`).
     waitwise_platform::affinity::remember_process_cpus();
     config::load();
-    // What a contended wait needs (CPU features, the cycle clock, the
-    // allowed CPUs and cgroup quota, the machine profile's B, glibc's
-    // cancellation offset), set up now, on the only thread. Set up lazily
-    // by the first contended wait instead, it broke Varnish's cache process
-    // (whose workers wait first; the servers test's apache_behind_varnish
-    // failed every run), which is not understood yet.
-    first_wait::prepare();
+    // What a contended wait needs and may not set up inside a wait (it
+    // allocates): module `first_wait`.
+    first_wait::at_load();
     // Before the profile: WAITWISE_STATS alone has it record the waits.
     stats::load();
     profile::load(stats::on());

@@ -232,7 +232,7 @@ pub fn run() -> Result<Probe, TopologyError> {
 fn cpu_info() -> CpuInfo {
     let f = features::cpu();
     CpuInfo {
-        model: f.model.clone(),
+        model: f.model.to_string(),
         vendor: f.vendor.name().to_string(),
     }
 }
