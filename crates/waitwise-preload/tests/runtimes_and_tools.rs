@@ -123,8 +123,7 @@ fn sqlite_threaded_sorter_answers_as_natively() {
                CREATE INDEX i ON t(a); \
                SELECT count(*), sum(a), min(b), max(b) FROM (SELECT a, b FROM t ORDER BY b DESC, a);";
     let exe = program("sqlite3");
-    let mut outputs = Vec::new();
-    for preload in [true, false] {
+    let run = |preload: bool| {
         let db = scratch_file(if preload { "pre.db" } else { "native.db" });
         let _ = std::fs::remove_file(&db);
         let mut cmd = if preload {
@@ -133,26 +132,42 @@ fn sqlite_threaded_sorter_answers_as_natively() {
             native(&exe)
         };
         cmd.arg(&db).arg(sql);
-        if preload {
-            let (out, objects) = run_profiled(cmd, "sqlite3");
-            assert!(
-                total_waits(&objects) > 0,
-                "sqlite3's sorter threads recorded no waits: {objects:?}"
-            );
-            outputs.push(out);
+        let result = if preload {
+            run_profiled(cmd, "sqlite3")
         } else {
-            outputs.push(
-                String::from_utf8_lossy(&run_ok_within(&mut cmd, HANG_LIMIT).stdout).into_owned(),
-            );
-        }
+            let out = run_ok_within(&mut cmd, HANG_LIMIT);
+            (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                Vec::new(),
+            )
+        };
         let _ = std::fs::remove_file(db);
+        result
+    };
+    let (native_out, _) = run(false);
+    // The sorter's threads meet only on SQLite's own mutexes (its memory
+    // statistics' and page cache's), and whether they ever find one taken
+    // is up to the scheduler: a run on a busy machine may record no wait.
+    // Such a run proves nothing about the waits, so another is made; each
+    // must answer as natively.
+    let mut waits = 0;
+    for _ in 0..5 {
+        let (out, objects) = run(true);
+        assert_eq!(
+            out, native_out,
+            "sqlite3: answer differs under the interposer"
+        );
+        waits = total_waits(&objects);
+        if waits > 0 {
+            break;
+        }
     }
-    assert_eq!(
-        outputs[0], outputs[1],
-        "sqlite3: answer differs under the interposer"
+    assert!(
+        waits > 0,
+        "sqlite3's sorter threads recorded no waits in 5 runs"
     );
     // `PRAGMA threads` prints the limit it set.
-    assert_eq!(outputs[0].trim(), "4\n1000000|500000523754|1|1000000");
+    assert_eq!(native_out.trim(), "4\n1000000|500000523754|1|1000000");
 }
 
 #[test]
