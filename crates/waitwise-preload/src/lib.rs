@@ -38,7 +38,6 @@
 //! | [`first_wait`] | what a contended wait needs: set up at load, except the CPU's features (by the first wait) |
 //! | [`late_bound`] | libgcc_s's and libm's functions, bound on first call (no load-time dependency) |
 //! | [`real`] | the C library's own functions, for forwarded objects |
-//! | [`poll`] | `CLOCK_MONOTONIC` time, the semaphore's PAUSE poll and the rwlock's clock |
 //! | [`time`] | absolute `timespec` deadlines |
 //! | [`cleanup`] | undoing a waiter's registrations when glibc unwinds it |
 //! | [`race_detectors`] | the warning at load when ThreadSanitizer, Helgrind or DRD cannot see the interposer's lock operations |
@@ -79,7 +78,6 @@ pub mod late_bound;
 pub mod modules;
 pub mod mutex;
 pub mod mutex_layout;
-pub mod poll;
 pub mod profile;
 pub mod race_detectors;
 pub mod real;

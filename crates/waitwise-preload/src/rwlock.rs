@@ -116,7 +116,7 @@
 
 use crate::profile::{self, Kind};
 use crate::real::RealFn;
-use crate::{cleanup, config, poll, time};
+use crate::{cleanup, config, time};
 use libc::{
     pthread_rwlock_t, pthread_rwlockattr_t, timespec, EAGAIN, EBUSY, EDEADLK, EINVAL, EPERM,
     ETIMEDOUT,
@@ -125,13 +125,12 @@ use std::ffi::{c_int, c_void};
 use std::mem::{align_of, offset_of, size_of};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
-use waitwise::mechanism::yield_guard;
+use waitwise::mechanism::{yield_guard, yielding};
 use waitwise::mutex::{
     ReadOutcome, RwKind, RwQueue, RwState, RwStateWord, RwWait, RwWake, RwWordRef, TryRead,
     WaitingWriter,
 };
 use waitwise::platform::futex::{wait_bitset, wake_bitset, FutexWait, Interrupted};
-use waitwise::platform::thread::sched_yield;
 use waitwise::two_phase_wait::TwoPhaseWait;
 use waitwise::{Deadline, SyncKind};
 
@@ -310,8 +309,8 @@ impl RwWake for FutexBitsets {
 /// sleeps in the queue's bit set. The algorithm owns the deadline. No
 /// destructor: a forced unwind may pass through its owner's frame.
 struct BitsetRwWait {
-    /// When the current polling phase ends (`CLOCK_MONOTONIC` ns).
-    poll_end_ns: u64,
+    /// When the current polling phase ends.
+    poll_end: Deadline,
     /// Whether the waiter slept in the kernel at least once (woken or timed
     /// out), for the profile.
     slept: bool,
@@ -320,7 +319,7 @@ struct BitsetRwWait {
 impl BitsetRwWait {
     fn new() -> Self {
         Self {
-            poll_end_ns: 0,
+            poll_end: Deadline::NEVER,
             slept: false,
         }
     }
@@ -342,13 +341,22 @@ impl TwoPhaseWait<RwStateWord> for BitsetRwWait {
         if limit == 0 || yield_guard::yielding_loses_slices() {
             return false;
         }
-        self.poll_end_ns = poll::end_after(limit);
+        self.poll_end = Deadline::after(Duration::from_nanos(limit));
         true
     }
 
-    #[inline]
-    fn poll(&mut self, word: &RwStateWord, ready: impl FnMut(RwState) -> bool) -> bool {
-        poll_state(word.value(), self.poll_end_ns, ready)
+    /// Yields between looks at the state word ([`yielding::poll`]). No
+    /// landing pads (as [`sleep`]).
+    #[inline(never)]
+    fn poll(&mut self, word: &RwStateWord, mut ready: impl FnMut(RwState) -> bool) -> bool {
+        // Relaxed: the poll only decides when to try the CAS, which is
+        // what acquires.
+        let load = || word.value().load(Ordering::Relaxed);
+        let seen = load();
+        ready(RwState::from_bits(seen))
+            || yielding::poll(load, seen, self.poll_end, |bits| {
+                ready(RwState::from_bits(bits))
+            })
     }
 }
 
@@ -368,33 +376,6 @@ impl RwWait for BitsetRwWait {
         let slept = sleep(word, expected, bitset, timeout);
         self.slept |= slept != FutexWait::ValueChanged;
         slept
-    }
-}
-
-/// Polls the state word, yielding between looks, until `ready` (`true`)
-/// or the `CLOCK_MONOTONIC` time `end_ns` (`false`); a wait that ends
-/// ready reports its last yield to the lost-slice guard (as the engine's
-/// yield polling does). No landing pads (as [`sleep`]).
-#[inline(never)]
-fn poll_state(word: &AtomicU64, end_ns: u64, mut ready: impl FnMut(RwState) -> bool) -> bool {
-    // The last yield's length and its end, once one was made.
-    let mut last: Option<(u64, u64)> = None;
-    loop {
-        // Relaxed: the poll only decides when to try the CAS, which is
-        // what acquires.
-        if ready(RwState::from_bits(word.load(Ordering::Relaxed))) {
-            if let Some((took_ns, _)) = last {
-                yield_guard::wait_ended_after_yield(took_ns);
-            }
-            return true;
-        }
-        let before = last.map_or_else(poll::monotonic_ns, |(_, end)| end);
-        sched_yield();
-        let after = poll::monotonic_ns();
-        if after >= end_ns {
-            return false;
-        }
-        last = Some((after.saturating_sub(before), after));
     }
 }
 

@@ -53,7 +53,7 @@
 
 use crate::profile::{self, Kind};
 use crate::real::{self, forward, set_errno};
-use crate::{cleanup, poll, time};
+use crate::{cleanup, time};
 use libc::{sem_t, timespec, EAGAIN, EINVAL};
 use std::ffi::{c_int, c_uint};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -168,9 +168,8 @@ fn take_contended(w: &Words, s: *mut sem_t, deadline: Deadline) -> c_int {
 }
 
 /// How a contended `sem_*wait` waits: PAUSE-polls for the configured
-/// limit ([`poll::poll`]; a real-time thread yields between looks
-/// instead, with the engine's polling phase,
-/// [`crate::config::realtime_thread`]), then sleeps as a
+/// limit with the engine's polling phase (a real-time thread yields
+/// between looks instead, [`crate::config::realtime_thread`]), then sleeps as a
 /// cancellation point that a signal handler ends (`EINTR`), with a
 /// cleanup handler that gives the registration back and passes on a
 /// wake-up when glibc unwinds the sleeper. No destructor: a forced unwind may pass through its owner's
@@ -195,11 +194,13 @@ impl TwoPhaseWait for CancellableSemaphoreWait {
 
     #[inline]
     fn poll(&mut self, futex: &Futex, ready: impl FnMut(u32) -> bool) -> bool {
-        if !self.yielding {
-            return poll::poll(futex.value(), self.limit_ns, ready).is_some();
-        }
+        let mechanism = if self.yielding {
+            Mechanism::Yield
+        } else {
+            Mechanism::Pause
+        };
         let end = Deadline::after(Duration::from_nanos(self.limit_ns));
-        !waitwise::wait_word::poll_until(futex, Mechanism::Yield, end, ready).timed_out()
+        !waitwise::wait_word::poll_until(futex, mechanism, end, ready).timed_out()
     }
 }
 
