@@ -116,25 +116,18 @@ pub fn process_cpus_count() -> Option<usize> {
 
 /// How many CPUs the process may run on, for decisions that hold for the
 /// whole process (whether a group of threads outnumbers the CPUs): what
-/// `std::thread::available_parallelism` reads (the calling thread's mask
-/// and the cgroup's CPU quota), unless the calling thread has been
-/// narrowed below the main thread's mask ([`process_cpus`]: a pinned
-/// worker asking first). Then the main thread's CPUs, or the quota where
-/// `available_parallelism` shows one below even the caller's mask. A quota
-/// between the two masks is not seen there. At least 1.
+/// `std::thread::available_parallelism` answers (the calling thread's
+/// mask, at most the cgroup's CPU quota, [`crate::cgroup_quota`]), unless
+/// the calling thread has been narrowed below the main thread's mask
+/// ([`process_cpus`]: a pinned worker asking first). Then the main
+/// thread's CPUs, or the quota where it is below even the caller's mask.
+/// A quota between the two masks is not seen there. At least 1.
+///
+/// On Linux it allocates nothing on any path and calls no pthread
+/// function, so that a wait may call it (the wait may be for the
+/// allocator's own lock); `available_parallelism` allocates.
 pub fn process_cpu_count() -> usize {
-    let here = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let (Ok(thread), Ok(main)) = (allowed_cpus(), process_cpus()) else {
-        return here;
-    };
-    if thread.len() >= main.len() {
-        return here;
-    }
-    if here < thread.len() {
-        here
-    } else {
-        main.len().max(1)
-    }
+    imp::process_cpu_count()
 }
 
 /// Restrict the calling thread to `cpu`.
@@ -212,14 +205,20 @@ mod imp {
     /// The process's mask: the remembered one, else the main thread's
     /// (`sched_getaffinity` on the process id).
     fn process_mask() -> Result<libc::cpu_set_t, AffinityError> {
+        process_mask_raw().ok_or_else(get_error)
+    }
+
+    /// [`process_mask`] without its error: `None`, with `errno` set,
+    /// where the kernel refuses. Allocates nothing.
+    fn process_mask_raw() -> Option<libc::cpu_set_t> {
         if REMEMBERED.load(Ordering::Acquire) {
             let words: [u64; MASK_WORDS] =
                 std::array::from_fn(|i| REMEMBERED_MASK[i].load(Ordering::Relaxed));
             // SAFETY: any bit pattern is a valid `cpu_set_t`.
-            return Ok(unsafe { mem::transmute_copy(&words) });
+            return Some(unsafe { mem::transmute_copy(&words) });
         }
         // SAFETY: `getpid` takes no arguments and cannot fail.
-        mask_of(unsafe { libc::getpid() })
+        mask_of_raw(unsafe { libc::getpid() })
     }
 
     pub(super) fn process_cpus() -> Result<Vec<usize>, AffinityError> {
@@ -231,9 +230,40 @@ mod imp {
     }
 
     pub(super) fn process_cpus_count() -> Option<usize> {
-        let set = process_mask().ok()?;
+        process_mask_raw().map(|set| count(&set))
+    }
+
+    /// How many CPUs `set` holds.
+    fn count(set: &libc::cpu_set_t) -> usize {
         // SAFETY: CPU_COUNT reads only `set`, a valid `cpu_set_t`.
-        Some(unsafe { libc::CPU_COUNT(&set) } as usize)
+        let n = unsafe { libc::CPU_COUNT(set) };
+        usize::try_from(n).unwrap_or(0)
+    }
+
+    pub(super) fn process_cpu_count() -> usize {
+        let quota = crate::cgroup_quota::cpu_limit().unwrap_or(usize::MAX);
+        let thread = mask_of_raw(0).map(|set| count(&set));
+        // As `available_parallelism`: the calling thread's mask, else the
+        // CPUs online (a mask of no CPU is a kernel's bug), at most the quota.
+        let here = match thread.filter(|&n| n > 0) {
+            Some(n) => n.min(quota),
+            None => {
+                // SAFETY: `sysconf` reads a system value; no memory of ours.
+                let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+                usize::try_from(online).map_or(1, |n| n.min(quota)).max(1)
+            }
+        };
+        let (Some(thread), Some(main)) = (thread, process_mask_raw().map(|set| count(&set))) else {
+            return here;
+        };
+        if thread >= main {
+            return here;
+        }
+        if here < thread {
+            here
+        } else {
+            main.max(1)
+        }
     }
 
     /// The mask of thread `tid` (0: the calling thread; the process id:
@@ -249,17 +279,25 @@ mod imp {
     /// The affinity mask of thread `tid` (as [`cpus_of`]), without
     /// allocating on success.
     fn mask_of(tid: libc::pid_t) -> Result<libc::cpu_set_t, AffinityError> {
+        mask_of_raw(tid).ok_or_else(get_error)
+    }
+
+    /// [`mask_of`] without its error: `None`, with `errno` set, where the
+    /// kernel refuses. Allocates nothing.
+    fn mask_of_raw(tid: libc::pid_t) -> Option<libc::cpu_set_t> {
         // SAFETY: `cpu_set_t` is a plain bit array; all-zero is a valid value.
         let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
         // SAFETY: `set` is a live, writable `cpu_set_t` and we pass its exact
         // size; a `tid` that names no thread makes the call fail, not write.
         let rc = unsafe { libc::sched_getaffinity(tid, mem::size_of_val(&set), &mut set) };
-        if rc != 0 {
-            return Err(AffinityError::Get {
-                source: io::Error::last_os_error(),
-            });
+        (rc == 0).then_some(set)
+    }
+
+    /// The error of a `sched_getaffinity` that just failed (from `errno`).
+    fn get_error() -> AffinityError {
+        AffinityError::Get {
+            source: io::Error::last_os_error(),
         }
-        Ok(set)
     }
 
     /// Set the calling thread's mask to `cpus`; the caller has checked that
@@ -308,6 +346,10 @@ mod imp {
 
     pub(super) fn process_cpus_count() -> Option<usize> {
         None
+    }
+
+    pub(super) fn process_cpu_count() -> usize {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
     }
 
     pub(super) fn remember_process_cpus() {}

@@ -12,6 +12,7 @@
 //! | [`disable`] | `WAITWISE_DISABLE=umwait,tpause,mwaitx`: force the fallbacks |
 //! | [`topology`] | CPUs, cores, packages, NUMA nodes and SMT siblings parsed from sysfs |
 //! | [`affinity`] | pinning the calling thread to a CPU |
+//! | [`cgroup_quota`] | the CPU limit of the process's cgroup quota, read without allocating |
 //! | [`clock`] | the cycle clock (TSC with fences, or `Instant`), its overhead and ns conversion |
 //! | [`futex`] | one futex API: wait with optional timeout, wake one, wake all |
 //! | [`arch`] | tiny `#[inline]` wrappers over PAUSE, UMONITOR/UMWAIT/TPAUSE, MONITORX/MWAITX, RDTSC(P) |
@@ -30,6 +31,7 @@
 pub mod affinity;
 pub mod arch;
 pub mod cancel;
+pub mod cgroup_quota;
 pub mod clock;
 pub mod cpu_string;
 pub mod cpu_time;

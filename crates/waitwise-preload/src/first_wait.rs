@@ -2,18 +2,22 @@
 //!
 //! Most of it is set up at load ([`at_load`], from the constructor, on the
 //! only thread): the starting `B` (`WAITWISE_BLOCK_NS` or the machine
-//! profile's file), the CPUs the process may run on (its affinity and its
-//! cgroup's CPU quota, read from `/proc` and `/sys`), the cycle clock, and
-//! where glibc keeps a thread's cancellation state (a `dlsym`). Each of
-//! these allocates or takes the loader's lock, so none may run inside a
-//! wait: the wait may be for the allocator's own lock (an allocator's
-//! locks are pthread mutexes, which this object implements), held by the
-//! thread itself or by one that waits for this set-up to finish.
+//! profile's file), the cycle clock, and where glibc keeps a thread's
+//! cancellation state (a `dlsym`). Each of these allocates or takes the
+//! loader's lock, so none may run inside a wait: the wait may be for the
+//! allocator's own lock (an allocator's locks are pthread mutexes, which
+//! this object implements), held by the thread itself or by one that
+//! waits for this set-up to finish.
 //!
-//! Only the CPU's features are left to the first contended wait
-//! ([`prepare`]): a dozen CPUID instructions, each a trap to the
-//! hypervisor on a virtual machine (~150 µs in all), which allocate
-//! nothing and call nothing this object interposes.
+//! Left to the first contended wait ([`prepare`]) is what allocates
+//! nothing and calls nothing this object interposes: the CPU's features,
+//! a dozen CPUID instructions, each a trap to the hypervisor on a virtual
+//! machine (~150 µs in all); and the CPUs the process may run on, its
+//! affinity and its cgroup's CPU quota (`/proc/self/cgroup` and the quota
+//! files under `/sys`, ~60 µs), read with `open` and `read` into buffers
+//! on the stack (about 12 KiB). The process's own mask is remembered at
+//! load (`remember_process_cpus`): in a sandbox, the waiting thread may
+//! not be allowed to ask for the main thread's.
 //!
 //! The initializers run code with landing pads (a `Once`'s reset guard),
 //! and Rust's personality routine aborts an unwind that starts between
@@ -50,14 +54,14 @@ const SYNCHRONOUS_SIGNALS: [libc::c_int; 6] = [
 pub fn at_load() {
     let _ = waitwise::policy::starting_block_cost();
     let _ = waitwise_platform::clock::cycle_clock();
-    let _ = waitwise::policy::crowding::allowed_cpus();
     // The cancellation word's offset (a `dlsym`), read when a thread
     // leaves an asynchronous-cancellation window inside a wait.
     waitwise_platform::cancel::prepare();
 }
 
-/// Detects the CPU's features, once per process. Call at the start of
-/// every contended wait, before its policy and profile are read.
+/// Detects the CPU's features and counts the CPUs the process may run on,
+/// once per process. Call at the start of every contended wait, before its
+/// policy and profile are read.
 #[inline]
 pub fn prepare() {
     // Relaxed: a hint (module doc).
@@ -88,6 +92,7 @@ fn prepare_now() {
         libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) == 0
     };
     let _ = waitwise_platform::features::cpu();
+    let _ = waitwise::policy::crowding::allowed_cpus();
     if blocked {
         // SAFETY: restores the mask saved above.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
