@@ -29,19 +29,22 @@
 //! Nothing here allocates: files are opened with `open` (`O_NONBLOCK`, so
 //! a FIFO at the path cannot block, and read only if `fstat` finds a
 //! regular file) and read with `read` into buffers on the stack; paths are
-//! built in a 4096-byte (`PATH_MAX`) buffer on the stack; `/proc/self/cgroup`
-//! and `/proc/self/mountinfo` are streamed line by line through a buffer
-//! of the same size (a partial line is carried over to the next read). A
-//! line longer than that buffer is skipped, and a path longer than it
-//! gives no limit. About 12 KiB of stack at most.
+//! built in a 1024-byte buffer on the stack; `/proc/self/cgroup` and
+//! `/proc/self/mountinfo` are streamed line by line through a buffer of
+//! the same size (a partial line is carried over to the next read). A
+//! line longer than that buffer is skipped (mountinfo's overlay lines can
+//! be; the cgroup mounts' are short), and a path longer than it gives no
+//! limit (a container's cgroup path is a few hundred bytes at most). About
+//! 3 KiB of stack at most: this runs inside a thread's first contended
+//! wait, on whatever stack the program gave that thread.
 //!
 //! Not covered (nor by std): a cgroup v2 hierarchy mounted anywhere but
 //! `/sys/fs/cgroup`, and paths with spaces or control characters, which
 //! `/proc` escapes and nothing here unescapes.
 
-/// The size of the path and line buffers (Linux's `PATH_MAX`).
+/// The size of the path and line buffers (module doc).
 #[cfg(target_os = "linux")]
-const PATH_MAX: usize = 4096;
+const BUFFER_BYTES: usize = 1024;
 
 /// The number of CPUs the process's cgroup quota allows (module doc): the
 /// least quota over the cgroup and its parents, divided by its period,
@@ -64,7 +67,7 @@ pub fn cpu_limit() -> Option<usize> {
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use super::PATH_MAX;
+    use super::BUFFER_BYTES;
     use std::ffi::{CStr, OsStr};
     use std::io;
     use std::mem;
@@ -87,7 +90,7 @@ mod imp {
         sys_cgroup: &Path,
         mountinfo: &CStr,
     ) -> Option<usize> {
-        let mut lines = [0u8; PATH_MAX];
+        let mut lines = [0u8; BUFFER_BYTES];
         let mut group = StackPath::new();
         let version = own_cgroup(proc_cgroup, &mut lines, &mut group)?;
         let quota = match version {
@@ -272,14 +275,14 @@ mod imp {
 
     /// A path in a fixed buffer, always NUL-terminated.
     pub(super) struct StackPath {
-        bytes: [u8; PATH_MAX],
+        bytes: [u8; BUFFER_BYTES],
         len: usize,
     }
 
     impl StackPath {
         pub(super) fn new() -> Self {
             Self {
-                bytes: [0; PATH_MAX],
+                bytes: [0; BUFFER_BYTES],
                 len: 0,
             }
         }
@@ -288,7 +291,7 @@ mod imp {
         /// a NUL or the path and its NUL would not fit.
         pub(super) fn push_bytes(&mut self, part: &[u8]) -> bool {
             let end = self.len + part.len();
-            if end >= PATH_MAX || part.contains(&0) {
+            if end >= BUFFER_BYTES || part.contains(&0) {
                 return false;
             }
             self.bytes[self.len..end].copy_from_slice(part);
@@ -517,7 +520,7 @@ mod imp {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::imp::{quota_under, Line, Lines, StackPath};
-    use super::PATH_MAX;
+    use super::BUFFER_BYTES;
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
     use std::path::{Path, PathBuf};
@@ -692,7 +695,7 @@ mod tests {
             .write("elsewhere/cpu/inner/cpu.cfs_period_us", "100000\n")
             .write("elsewhere/cpu/cpu.cfs_quota_us", "-1\n")
             .write("elsewhere/cpu/cpu.cfs_period_us", "100000\n");
-        let long_options = "x".repeat(PATH_MAX + 100);
+        let long_options = "x".repeat(BUFFER_BYTES + 100);
         let mountinfo = format!(
             "22 1 0:21 / / rw - overlay overlay rw,lowerdir={long_options}\n\
              30 22 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n\
@@ -740,13 +743,13 @@ mod tests {
         f.write("sys/cgroup.controllers", "cpu\n")
             .write("sys/cpu.max", "100000 100000\n");
         // A line longer than the line buffer is skipped: no cgroup named.
-        let long = "a/".repeat(PATH_MAX);
+        let long = "a/".repeat(BUFFER_BYTES);
         assert_eq!(f.quota(&format!("0::/{long}\n")), None);
         // A line that fits, whose path under the mount does not.
-        let long = "a/".repeat(PATH_MAX / 2 - 8);
+        let long = "a/".repeat(BUFFER_BYTES / 2 - 8);
         assert_eq!(f.quota(&format!("0::/{long}\n")), None);
         // The short line after a skipped one still counts.
-        let long = "a/".repeat(PATH_MAX);
+        let long = "a/".repeat(BUFFER_BYTES);
         assert_eq!(f.quota(&format!("1:cpu:/{long}\n0::/\n")), Some(1));
     }
 
@@ -755,10 +758,10 @@ mod tests {
         let mut path = StackPath::new();
         assert!(path.push_bytes(b"/sys"));
         assert!(path.push_component(b"fs"));
-        assert!(!path.push_component(&[b'x'; PATH_MAX]));
+        assert!(!path.push_component(&[b'x'; BUFFER_BYTES]));
         assert!(!path.push_bytes(b"a\0b"));
         assert_eq!(path.c_str(), c"/sys/fs");
-        assert!(path.push_bytes(&[b'y'; PATH_MAX - 8]));
+        assert!(path.push_bytes(&[b'y'; BUFFER_BYTES - 8]));
         assert!(!path.push_bytes(b"y"));
     }
 

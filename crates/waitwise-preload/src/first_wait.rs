@@ -15,7 +15,7 @@
 //! machine (~150 µs in all); and the CPUs the process may run on, its
 //! affinity and its cgroup's CPU quota (`/proc/self/cgroup` and the quota
 //! files under `/sys`, ~60 µs), read with `open` and `read` into buffers
-//! on the stack (about 12 KiB). The process's own mask is remembered at
+//! on the stack (about 3 KiB). The process's own mask is remembered at
 //! load (`remember_process_cpus`): in a sandbox, the waiting thread may
 //! not be allowed to ask for the main thread's.
 //!

@@ -1,12 +1,69 @@
 //! What a program that never waits pays for the interposer at start-up:
-//! no library beyond the C library and the loader is loaded with it.
+//! no library beyond the C library and the loader is loaded with it, and
+//! its constructor looks at no file but the saved machine profile's folder
+//! (the cgroup and `/proc` files are read by the first contended wait).
 //! Timing is a benchmark's business (`crates/waitwise-preload/bench`), not
 //! a test's.
 
 mod common;
 
 use common::preload_so;
+use std::path::Path;
 use std::process::Command;
+
+/// The paths `strace` saw `/bin/true` look at under the interposer, with
+/// `cache` as its `XDG_CACHE_HOME`; `None` when `strace` cannot run here.
+fn opened_paths(cache: &Path) -> Option<Vec<String>> {
+    let log = common::scratch_dir().join(format!("startup-strace-{}.log", std::process::id()));
+    let status = Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=open,openat,openat2,stat,statx,newfstatat,readlink,access",
+            "-o",
+        ])
+        .arg(&log)
+        .arg("/bin/true")
+        .env("LD_PRELOAD", preload_so())
+        .env("XDG_CACHE_HOME", cache)
+        // cargo's library path would have the loader search its folders.
+        .env_remove("LD_LIBRARY_PATH")
+        .status()
+        .ok()?;
+    if !status.success() {
+        return None;
+    }
+    let text = std::fs::read_to_string(&log).ok()?;
+    let _ = std::fs::remove_file(&log);
+    Some(
+        text.lines()
+            .filter_map(|l| l.split('"').nth(1).map(str::to_string))
+            // `newfstatat(fd, "")`: the file just opened.
+            .filter(|p| !p.is_empty())
+            .collect(),
+    )
+}
+
+#[test]
+fn an_unthreaded_program_under_the_interposer_looks_at_no_file_but_the_machine_profiles() {
+    let cache = common::scratch_dir().join("startup-cache");
+    let Some(paths) = opened_paths(&cache) else {
+        eprintln!("skipped: strace cannot run here");
+        return;
+    };
+    let so = preload_so();
+    for path in &paths {
+        let loader_reads = path == so.to_str().unwrap()
+            || path.starts_with("/etc/ld.so")
+            || path.contains("libc.so.6");
+        let machine_profile = Path::new(path).starts_with(&cache);
+        assert!(
+            loader_reads || machine_profile,
+            "the interposer made /bin/true look at {path:?}; every path: {paths:#?}"
+        );
+    }
+}
 
 #[test]
 fn the_interposer_needs_no_library_beyond_libc_and_the_loader() {
