@@ -12,12 +12,12 @@
 //! Left to the first contended wait ([`prepare`]) is what allocates
 //! nothing and calls nothing this object interposes: the CPU's features,
 //! a dozen CPUID instructions, each a trap to the hypervisor on a virtual
-//! machine (~150 µs in all); and the CPUs the process may run on, its
-//! affinity and its cgroup's CPU quota (`/proc/self/cgroup` and the quota
-//! files under `/sys`, ~60 µs), read with `open` and `read` into buffers
-//! on the stack (about 3 KiB). The process's own mask is remembered at
-//! load (`remember_process_cpus`): in a sandbox, the waiting thread may
-//! not be allowed to ask for the main thread's.
+//! machine; and the CPUs the process may run on, its affinity and its
+//! cgroup's CPU quota (`/proc/self/cgroup`, which the kernel writes out
+//! on each read, and the quota files under `/sys`), read with `open` and
+//! `read` into buffers on the stack (about 3 KiB). The process's own mask
+//! is remembered at load (`remember_process_cpus`): in a sandbox, the
+//! waiting thread may not be allowed to ask for the main thread's.
 //!
 //! The initializers run code with landing pads (a `Once`'s reset guard),
 //! and Rust's personality routine aborts an unwind that starts between
