@@ -297,3 +297,42 @@ fn a_missing_interposer_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn a_program_that_changes_its_user_is_reported() {
+    // A server started as root often goes on as `nobody` (memcached -u):
+    // its profile must still be written. Only root can change user.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--help").output().is_err() {
+        eprintln!("skipped: needs root and setpriv");
+        return;
+    }
+    let out_dir = scratch().join(format!("profile-nobody-{}", std::process::id()));
+    let exe = wait_sites();
+    let out = waitwise_run(
+        &["--profile", "--out", out_dir.to_str().unwrap()],
+        &[
+            "setpriv".as_ref(),
+            "--reuid=65534".as_ref(),
+            "--regid=65534".as_ref(),
+            "--clear-groups".as_ref(),
+            exe.as_os_str(),
+            "mutex".as_ref(),
+        ],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("cannot write the profile"), "{err}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("waits.json")).unwrap()).unwrap();
+    assert!(
+        json["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["kind"] == "mutex"),
+        "{json}"
+    );
+}

@@ -122,6 +122,22 @@ pub fn preload_list(preload: &Path, existing: Option<OsString>) -> OsString {
     list
 }
 
+/// Run as root, lets every user write into `dir` (mode 1777, as `/tmp`):
+/// a server started as root often goes on as a user of its own (memcached
+/// `-u nobody`, Apache's and Varnish's workers), and its processes write
+/// their profiles there when they exit. The sticky bit keeps each user's
+/// files to that user. Run as anyone else, the program cannot change its
+/// user, and `dir` keeps the mode the umask gave it.
+fn open_to_programs_that_change_user(dir: &std::path::Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777))
+            .with_context(|| format!("cannot open {} to other users", dir.display()))?;
+    }
+    Ok(())
+}
+
 /// The exit status a shell reports for `status`: the code, or `128 + N`
 /// for a program killed by signal `N`.
 pub fn shell_status(status: std::process::ExitStatus) -> i32 {
@@ -156,6 +172,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         }
         std::fs::create_dir_all(&raw_dir)
             .with_context(|| format!("cannot create {}", raw_dir.display()))?;
+        open_to_programs_that_change_user(&raw_dir)?;
         let raw_dir = std::path::absolute(&raw_dir)?;
         child.env("WAITWISE_PROFILE", raw_dir.join("profile-%p.json"));
     }
