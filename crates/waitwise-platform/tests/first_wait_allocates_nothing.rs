@@ -1,11 +1,14 @@
-//! The CPUs the process may use are first counted by a contended wait,
-//! which may be for the allocator's own lock: counting them (the affinity
-//! masks and the cgroup's CPU quota) must not allocate.
+//! What a contended wait sets up the first time (the interposer's first
+//! wait) may run while the allocator's own lock is held, or be for it:
+//! detecting the CPU's features and counting the CPUs the process may use
+//! (the affinity masks and the cgroup's CPU quota) must not allocate.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use waitwise_platform::affinity::process_cpu_count;
 use waitwise_platform::cgroup_quota::cpu_limit;
+use waitwise_platform::cpuid::HardwareCpuid;
+use waitwise_platform::features::decode;
 
 /// The system allocator, counting the calling thread's allocations.
 struct Counting;
@@ -36,6 +39,12 @@ fn counting<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let before = ALLOCATIONS.with(Cell::get);
     let value = f();
     (value, ALLOCATIONS.with(Cell::get) - before)
+}
+
+#[test]
+fn decoding_this_cpus_features_allocates_nothing() {
+    let (features, allocations) = counting(|| decode(&HardwareCpuid));
+    assert_eq!(allocations, 0, "allocations while decoding {features:?}");
 }
 
 #[test]
