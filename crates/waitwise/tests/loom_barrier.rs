@@ -9,7 +9,10 @@
 //! is covered by `tree_*`, plus one model of a shape built from a topology.
 //!
 //! The central barrier's algorithm is `CentralBarrierRef`, which `Barrier`
-//! runs (`central_*`) and the interposer's `pthread_barrier_t` too; the
+//! runs for any number of parties but a power of two (`central_*` with
+//! three), and the interposer's `pthread_barrier_t` for all; for a power of
+//! two `Barrier` runs the carry barrier on one word (`central_*` with two
+//! parties, `carry_*`); the
 //! `central_view_*` models drive the view over borrowed words as the
 //! interposer does, with what only it uses: more threads than parties, and
 //! an arrival taken back (a waiter that glibc unwinds).
@@ -352,6 +355,61 @@ fn central_view_more_threads_than_parties() {
         assert_eq!(b.completed(), 2);
         assert_eq!(b.view().arrivals(), 0);
     });
+}
+
+/// Four threads on a `Barrier` of two, the carry barrier: two episodes,
+/// whichever pairs form, each with one leader, and each thread leaves
+/// having seen at least its partner's pre-barrier write (an arrival after
+/// the carry counts in the next episode). At most one preemption, as the
+/// model above.
+#[test]
+fn carry_more_threads_than_parties() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(builder.preemption_bound.map_or(1, |b| b.min(1)));
+    builder.check(|| {
+        let b = Arc::new(Barrier::with_options(2, blocking()));
+        let leaders = Arc::new(AtomicU32::new(0));
+        let marks: Arc<Vec<AtomicU32>> = Arc::new((0..4).map(|_| AtomicU32::new(0)).collect());
+        let run = {
+            let (b, leaders, marks) = (b.clone(), leaders.clone(), marks.clone());
+            move |t: usize| {
+                // Relaxed on purpose: only the barrier may order the mark
+                // before the other threads' loads.
+                marks[t].store(1, Ordering::Relaxed);
+                if b.wait().is_leader() {
+                    // Relaxed: a count, read after every thread is joined.
+                    leaders.fetch_add(1, Ordering::Relaxed);
+                }
+                let seen = marks
+                    .iter()
+                    .filter(|m| m.load(Ordering::Relaxed) == 1)
+                    .count();
+                assert!(seen >= 2, "left having seen {seen} arrivals");
+            }
+        };
+        let run = Arc::new(run);
+        let others: Vec<_> = (1..4)
+            .map(|t| {
+                let run = run.clone();
+                thread::spawn(move || run(t))
+            })
+            .collect();
+        run(0);
+        for o in others {
+            o.join().unwrap();
+        }
+        // Relaxed: every thread is joined.
+        assert_eq!(leaders.load(Ordering::Relaxed), 2);
+    });
+}
+
+/// Four parties of the carry barrier, one episode. At most one
+/// preemption (four threads).
+#[test]
+fn carry_four_threads_one_episode() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(builder.preemption_bound.map_or(1, |b| b.min(1)));
+    model_barrier_with(builder, 4, 1, || Barrier::with_options(4, blocking()));
 }
 
 /// A waiter that leaves (an arrival taken back, as the interposer does for

@@ -188,3 +188,47 @@ table! {
     topology_4: topology(4, None);
     topology_8: topology(8, None);
 }
+
+/// More threads than parties (as POSIX allows): `threads` threads share
+/// the waits of `episodes(parties)` episodes, each taking one wait at a time
+/// from a common count (a thread that ran ahead cannot be left without
+/// partners); every episode lets exactly `parties` through, so each has one
+/// leader and nobody is stranded.
+fn more_threads_than_parties(parties: usize, threads: usize, policy: Option<&str>) {
+    let b = Barrier::with_options(parties, options(policy));
+    let episodes = episodes(parties);
+    let arrivals = AtomicU64::new(episodes * parties as u64);
+    let leaders = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                // Relaxed: a count of tickets; the barrier orders the rest.
+                while arrivals
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                    .is_ok()
+                {
+                    if b.wait().is_leader() {
+                        // Relaxed: a count, read after the scope joins.
+                        leaders.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(leaders.load(Ordering::Relaxed), episodes);
+}
+
+#[test]
+fn carry_2_parties_6_threads() {
+    more_threads_than_parties(2, 6, None);
+}
+
+#[test]
+fn carry_4_parties_8_threads_blocking() {
+    more_threads_than_parties(4, 8, Some("/b/0"));
+}
+
+#[test]
+fn central_3_parties_6_threads() {
+    more_threads_than_parties(3, 6, None);
+}

@@ -3,7 +3,10 @@
 //! waiters wait on. The algorithm is written once, as
 //! [`CentralBarrierRef`], a view over borrowed words; [`Barrier`] owns its
 //! words on a cache line of their own, and the interposer's
-//! `pthread_barrier_t` keeps them inside glibc's object.
+//! `pthread_barrier_t` keeps them inside glibc's object. For a power-of-two
+//! number of parties [`Barrier`] runs the carry barrier (module `carry`)
+//! on the futex word alone instead: one `fetch_add` per arrival, the last
+//! one's carry opening the next episode.
 //!
 //! # Words
 //!
@@ -60,6 +63,7 @@
 //! [`WaitWordRef`]. A failed CAS's value is only the next guess
 //! (`Relaxed`).
 
+use super::carry::{self, CarryArrival, CarryBarrierRef};
 use super::node::MAX_PARTIES;
 use super::waiting::LazyBarrierWaiting;
 use crate::loom_const::const_unless_loom;
@@ -278,10 +282,13 @@ impl BarrierWaitResult {
 ///   borrows it, so sharing it needs an `Arc` or a scope that outlives
 ///   every waiter.
 ///
-/// Costs per episode: one CAS per party, one RMW and the sleeper check by
-/// the last arrival, and each waiter's polling (or sleeping) on the
-/// completed-episodes word, which shares the counter's cache line. Every
-/// arrival writes that line, so with many parties a
+/// Costs per episode: for a power-of-two number of parties up to 256, one
+/// `fetch_add` per party on one futex word, the last one's carry opening
+/// the next episode and releasing the waiters, who poll that word; for any
+/// other number, one CAS per party ([`CentralBarrierRef`]), one RMW and the
+/// sleeper check by the last arrival, and each waiter's polling (or
+/// sleeping) on the completed-episodes word, which shares the counter's
+/// cache line. Every arrival writes that line, so with many parties a
 /// [`TreeBarrier`](super::TreeBarrier) spreads the traffic better.
 ///
 /// # Examples
@@ -402,6 +409,9 @@ impl Barrier {
     /// a leader result to exactly one of them (the last to arrive).
     #[inline]
     pub fn wait(&self) -> BarrierWaitResult {
+        if carry::fits(self.parties) {
+            return self.wait_carrying();
+        }
         let b = self.view();
         match b.arrive(self.parties) {
             EpisodeArrival::Last { .. } => {
@@ -413,6 +423,46 @@ impl Barrier {
                 self.wait_for(b, episode);
                 BarrierWaitResult::new(false)
             }
+        }
+    }
+
+    /// [`Barrier::wait`] for a power-of-two number of parties: the carry
+    /// barrier on the futex word alone ([`carry`]).
+    #[inline]
+    fn wait_carrying(&self) -> BarrierWaitResult {
+        let b = self.carry_view();
+        match b.arrive() {
+            CarryArrival::Last => {
+                self.waits.get().chain.wake(b.word(), true);
+                BarrierWaitResult::new(true)
+            }
+            CarryArrival::Wait { arrived } => {
+                let waits = self.waits.get();
+                let start = waits.profiler.start();
+                let out = waits
+                    .chain
+                    .wait_until(b.word(), &waits.policy, |w| b.has_passed(w, arrived));
+                debug_assert!(!out.timed_out(), "a wait without deadline timed out");
+                waits.profiler.finish(start, out.blocked());
+                BarrierWaitResult::new(false)
+            }
+        }
+    }
+
+    /// The carry barrier over this barrier's futex word (parties that
+    /// [`carry::fits`]; `state` is unused then).
+    #[inline(always)]
+    fn carry_view(&self) -> CarryBarrierRef<'_> {
+        let w = &self.words;
+        CarryBarrierRef::new(WaitWordRef::new(&w.gen, &w.sleepers), self.parties)
+    }
+
+    /// Arrivals in the open episode (a snapshot).
+    fn arrivals(&self) -> u32 {
+        if carry::fits(self.parties) {
+            self.carry_view().arrivals()
+        } else {
+            self.view().arrivals()
         }
     }
 
@@ -450,7 +500,7 @@ impl fmt::Debug for Barrier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Barrier")
             .field("parties", &self.parties)
-            .field("arrived", &self.view().arrivals())
+            .field("arrived", &self.arrivals())
             .field("policy", &format_args!("{}", self.policy().name()))
             .finish()
     }

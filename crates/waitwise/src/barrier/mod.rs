@@ -11,7 +11,10 @@
 //!
 //! The central barrier's algorithm is [`CentralBarrierRef`], a view over
 //! borrowed words: [`Barrier`] runs it on words of its own, the
-//! `LD_PRELOAD` interposer inside glibc's `pthread_barrier_t`.
+//! `LD_PRELOAD` interposer inside glibc's `pthread_barrier_t`. For a
+//! power-of-two number of parties [`Barrier`] counts on one futex word
+//! instead, the last arrival's carry releasing the others (module
+//! `carry`, the shape [`PairBarrier`] has for two).
 //!
 //! Every `wait` returns a [`BarrierWaitResult`] whose
 //! [`is_leader`](BarrierWaitResult::is_leader) is true for exactly one
@@ -44,6 +47,7 @@
 //! Profiling (`WaitOptions::profile` or `WAITWISE_PROFILE=1`) records every
 //! wait into the barrier's `wait_profile()`.
 
+mod carry;
 mod central;
 mod dissemination;
 mod handle;
