@@ -335,7 +335,9 @@ pub struct Barrier {
 #[repr(align(128))]
 #[derive(Debug)]
 struct Words {
-    /// Completed episodes: the futex the waiters wait on.
+    /// Completed episodes: the futex the waiters wait on. For a
+    /// power-of-two number of parties, the carry barrier's whole word
+    /// (episode and arrivals, module `carry`), `state` unused.
     gen: Futex,
     /// Waiters registered as (about to be) asleep on `gen`.
     sleepers: AtomicU32,
