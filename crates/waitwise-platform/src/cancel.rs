@@ -378,10 +378,17 @@ mod tests {
             }
         });
         let target = rx.recv().unwrap();
+        // One signal at a time: each is sent once the last was handled. A
+        // real-time signal queues, and sent faster than the handler (which
+        // walks the stack) runs, the queue fills and pthread_kill fails
+        // with EAGAIN (RLIMIT_SIGPENDING).
         while HANDLED.load(Relaxed) < 20_000 {
+            let handled = HANDLED.load(Relaxed);
             // SAFETY: the flipper runs until STOP, so `target` is live.
             assert_eq!(unsafe { libc::pthread_kill(target, signal) }, 0);
-            std::thread::yield_now();
+            while HANDLED.load(Relaxed) == handled {
+                std::thread::yield_now();
+            }
         }
         STOP.store(true, Relaxed);
         flipper.join().unwrap();
