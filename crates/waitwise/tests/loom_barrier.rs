@@ -308,98 +308,62 @@ impl BorrowedCentral {
     }
 }
 
-/// Four threads on a barrier of two: two episodes, whichever pairs form,
-/// each with one leader, and each thread leaves having seen at least its
-/// partner's pre-barrier write. At most one preemption: with two, loom
-/// takes over five minutes (four threads).
+/// Four threads, each waiting once with `wait` (whether it led) on a
+/// barrier of two: two episodes, whichever pairs form, each with one
+/// leader, and each thread leaves having seen at least its partner's
+/// pre-barrier write. Returns after every thread is joined.
+fn four_threads_on_two_parties<B: Send + Sync + 'static>(b: Arc<B>, wait: fn(&B) -> bool) {
+    let leaders = Arc::new(AtomicU32::new(0));
+    let marks: Arc<Vec<AtomicU32>> = Arc::new((0..4).map(|_| AtomicU32::new(0)).collect());
+    let run = {
+        let leaders = leaders.clone();
+        move |t: usize| {
+            // Relaxed on purpose: only the barrier may order the mark
+            // before the other threads' loads.
+            marks[t].store(1, Ordering::Relaxed);
+            if wait(&b) {
+                // Relaxed: a count, read after every thread is joined.
+                leaders.fetch_add(1, Ordering::Relaxed);
+            }
+            // At least one other thread (this episode's partner) arrived
+            // before this thread left.
+            let seen = marks
+                .iter()
+                .filter(|m| m.load(Ordering::Relaxed) == 1)
+                .count();
+            assert!(seen >= 2, "left having seen {seen} arrivals");
+        }
+    };
+    spawn_all(4, run);
+    // Relaxed: every thread is joined.
+    assert_eq!(leaders.load(Ordering::Relaxed), 2);
+}
+
+/// The central view with four threads on two parties
+/// ([`four_threads_on_two_parties`]), as the interposer allows. At most one
+/// preemption: with two, loom takes over five minutes (four threads).
 #[test]
 fn central_view_more_threads_than_parties() {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(builder.preemption_bound.map_or(1, |b| b.min(1)));
     builder.check(|| {
         let b = Arc::new(BorrowedCentral::new());
-        let leaders = Arc::new(AtomicU32::new(0));
-        let marks: Arc<Vec<AtomicU32>> = Arc::new((0..4).map(|_| AtomicU32::new(0)).collect());
-        let run = {
-            let (b, leaders, marks) = (b.clone(), leaders.clone(), marks.clone());
-            move |t: usize| {
-                // Relaxed on purpose: only the barrier may order the mark
-                // before the other threads' loads.
-                marks[t].store(1, Ordering::Relaxed);
-                if b.wait(2) {
-                    // Relaxed: a count, read after every thread is joined.
-                    leaders.fetch_add(1, Ordering::Relaxed);
-                }
-                // At least one other thread (this episode's partner)
-                // arrived before this thread left.
-                let seen = marks
-                    .iter()
-                    .filter(|m| m.load(Ordering::Relaxed) == 1)
-                    .count();
-                assert!(seen >= 2, "left having seen {seen} arrivals");
-            }
-        };
-        let run = Arc::new(run);
-        let others: Vec<_> = (1..4)
-            .map(|t| {
-                let run = run.clone();
-                thread::spawn(move || run(t))
-            })
-            .collect();
-        run(0);
-        for o in others {
-            o.join().unwrap();
-        }
-        // Relaxed: every thread is joined.
-        assert_eq!(leaders.load(Ordering::Relaxed), 2);
+        four_threads_on_two_parties(b.clone(), |b| b.wait(2));
         assert_eq!(b.completed(), 2);
         assert_eq!(b.view().arrivals(), 0);
     });
 }
 
-/// Four threads on a `Barrier` of two, the carry barrier: two episodes,
-/// whichever pairs form, each with one leader, and each thread leaves
-/// having seen at least its partner's pre-barrier write (an arrival after
-/// the carry counts in the next episode). At most one preemption, as the
-/// model above.
+/// The carry barrier (a `Barrier` of two) with four threads
+/// ([`four_threads_on_two_parties`]): an arrival after the carry counts in
+/// the next episode. At most one preemption, as the model above.
 #[test]
 fn carry_more_threads_than_parties() {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(builder.preemption_bound.map_or(1, |b| b.min(1)));
     builder.check(|| {
         let b = Arc::new(Barrier::with_options(2, blocking()));
-        let leaders = Arc::new(AtomicU32::new(0));
-        let marks: Arc<Vec<AtomicU32>> = Arc::new((0..4).map(|_| AtomicU32::new(0)).collect());
-        let run = {
-            let (b, leaders, marks) = (b.clone(), leaders.clone(), marks.clone());
-            move |t: usize| {
-                // Relaxed on purpose: only the barrier may order the mark
-                // before the other threads' loads.
-                marks[t].store(1, Ordering::Relaxed);
-                if b.wait().is_leader() {
-                    // Relaxed: a count, read after every thread is joined.
-                    leaders.fetch_add(1, Ordering::Relaxed);
-                }
-                let seen = marks
-                    .iter()
-                    .filter(|m| m.load(Ordering::Relaxed) == 1)
-                    .count();
-                assert!(seen >= 2, "left having seen {seen} arrivals");
-            }
-        };
-        let run = Arc::new(run);
-        let others: Vec<_> = (1..4)
-            .map(|t| {
-                let run = run.clone();
-                thread::spawn(move || run(t))
-            })
-            .collect();
-        run(0);
-        for o in others {
-            o.join().unwrap();
-        }
-        // Relaxed: every thread is joined.
-        assert_eq!(leaders.load(Ordering::Relaxed), 2);
+        four_threads_on_two_parties(b, |b| b.wait().is_leader());
     });
 }
 
