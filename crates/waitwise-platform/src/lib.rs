@@ -20,7 +20,8 @@
 //! | [`pause_time`] | pausing for a time (never a PAUSE count), and the PAUSE cost measured per CPU |
 //! | [`once`] | a lazily computed value that a `fork()` at any moment cannot leave half done |
 //! | [`machine`] | which machine this is (CPU model, kernel, hypervisor), for keying measurements |
-//! | [`mod@file`] | reading a small regular file without blocking on a FIFO or device at its path |
+//! | [`mod@file`] | reading a small regular file without blocking on a FIFO or device at its path; whether a directory exists, asked without allocating |
+//! | [`c_env`] | the environment read through the C library, without allocating |
 //! | [`wake_latency`] | the wake-up latency of futex sleeps, learned from the program's own wake-ups (`B`) |
 //! | [`runnable`] | how many threads want a CPU right now, machine-wide (`/proc/loadavg`), against the CPUs online |
 //! | [`cancel`] | POSIX thread cancellation at the waits that are cancellation points |
@@ -30,6 +31,7 @@
 
 pub mod affinity;
 pub mod arch;
+pub mod c_env;
 pub mod cancel;
 pub mod cgroup_quota;
 pub mod clock;

@@ -14,8 +14,8 @@
 //!
 //! `B` is waitwise's ([`waitwise::policy::block_ns`]): it starts from
 //! `WAITWISE_BLOCK_NS`, else the machine profile that `waitwise probe
-//! --save` wrote, else the documented default (read by the first
-//! contended wait, [`crate::first_wait`]), and is then learned from the
+//! --save` wrote, else the documented default (read at load,
+//! [`crate::first_wait`]), and is then learned from the
 //! program's own futex wake-ups. Nothing is measured on a wait path.
 //!
 //! # Memory ordering
@@ -47,8 +47,7 @@ const NO_ALPHA: u64 = u64::MAX; // a NaN: never a valid alpha
 
 /// Reads every `WAITWISE_*` variable once ([`waitwise::env::settings`],
 /// which prints one line per rejected value), and keeps the policy and
-/// `alpha`. The starting `B` is read by the first contended wait
-/// ([`crate::first_wait`]).
+/// `alpha`. The starting `B` is read at load too ([`crate::first_wait`]).
 ///
 /// Its stores are Relaxed: this runs before any other thread exists, and
 /// thread creation orders them before every read (module doc).

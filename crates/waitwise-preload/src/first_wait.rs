@@ -1,17 +1,20 @@
 //! What a contended wait needs and a program that never waits does not.
 //!
-//! Most of it is set up at load ([`at_load`], from the constructor, on the
-//! only thread): the starting `B` (`WAITWISE_BLOCK_NS` or the machine
-//! profile's file), the cycle clock, and where glibc keeps a thread's
-//! cancellation state (a `dlsym`). Each of these allocates or takes the
-//! loader's lock, so none may run inside a wait: the wait may be for the
-//! allocator's own lock (an allocator's locks are pthread mutexes, which
-//! this object implements), held by the thread itself or by one that
-//! waits for this set-up to finish.
+//! Set up at load ([`at_load`], from the constructor, on the only thread)
+//! is what may allocate or take the loader's lock, which nothing inside a
+//! wait may do: the wait may be for the allocator's own lock (an
+//! allocator's locks are pthread mutexes, which this object implements),
+//! held by the thread itself or by one that waits for this set-up to
+//! finish. That is the starting `B` (`WAITWISE_BLOCK_NS`, or the machine
+//! profile's file: reading it allocates, but where no profile was ever
+//! saved one `stat` without allocating finds that out) and where glibc
+//! keeps a thread's cancellation state (a `dlsym`).
 //!
 //! Left to the first contended wait ([`prepare`]) is what allocates
-//! nothing and calls nothing this object interposes: the CPU's features,
-//! a dozen CPUID instructions, each a trap to the hypervisor on a virtual
+//! nothing and calls nothing this object interposes, and costs every
+//! process that never waits its page faults and system calls: the cycle
+//! clock (a clock read and a process id); the CPU's features, a dozen
+//! CPUID instructions, each a trap to the hypervisor on a virtual
 //! machine; and the CPUs the process may run on, its affinity and its
 //! cgroup's CPU quota (`/proc/self/cgroup`, which the kernel writes out
 //! on each read, and the quota files under `/sys`), read with `open` and
@@ -53,14 +56,13 @@ const SYNCHRONOUS_SIGNALS: [libc::c_int; 6] = [
 /// constructor, before any other thread exists.
 pub fn at_load() {
     let _ = waitwise::policy::starting_block_cost();
-    let _ = waitwise_platform::clock::cycle_clock();
     // The cancellation word's offset (a `dlsym`), read when a thread
     // leaves an asynchronous-cancellation window inside a wait.
     waitwise_platform::cancel::prepare();
 }
 
-/// Detects the CPU's features and counts the CPUs the process may run on,
-/// once per process. Call at the start of every contended wait, before its
+/// Starts the cycle clock, detects the CPU's features and counts the CPUs
+/// the process may run on, once per process. Call at the start of every contended wait, before its
 /// policy and profile are read.
 #[inline]
 pub fn prepare() {
@@ -91,6 +93,7 @@ fn prepare_now() {
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) == 0
     };
+    let _ = waitwise_platform::clock::cycle_clock();
     let _ = waitwise_platform::features::cpu();
     let _ = waitwise::policy::crowding::allowed_cpus();
     if blocked {

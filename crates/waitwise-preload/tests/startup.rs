@@ -1,7 +1,8 @@
 //! What a program that never waits pays for the interposer at start-up:
-//! no library beyond the C library and the loader is loaded with it, and
-//! its constructor looks at no file but the saved machine profile's folder
-//! (the cgroup and `/proc` files are read by the first contended wait).
+//! no library beyond the C library and the loader is loaded with it, its
+//! constructor looks at no file but the saved machine profile's folder
+//! (the cgroup and `/proc` files are read by the first contended wait),
+//! and it allocates nothing (the C library's heap is not set up for it).
 //! Timing is a benchmark's business (`crates/waitwise-preload/bench`), not
 //! a test's.
 
@@ -63,6 +64,44 @@ fn an_unthreaded_program_under_the_interposer_looks_at_no_file_but_the_machine_p
             "the interposer made /bin/true look at {path:?}; every path: {paths:#?}"
         );
     }
+}
+
+/// The `brk` calls that grew the heap while `/bin/true` ran under the
+/// interposer with `env` added; `None` when `strace` cannot run here.
+fn heap_growth(env: &[(&str, &str)]) -> Option<Vec<String>> {
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=brk", "/bin/true"])
+        .env("LD_PRELOAD", preload_so())
+        .envs(env.iter().copied())
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    Some(
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            // `brk(NULL)` asks where the heap ends; `brk(0x...)` moves it.
+            .filter(|l| l.starts_with("brk(0x"))
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+#[test]
+fn an_unthreaded_program_under_the_interposer_sets_up_no_heap() {
+    let cache = common::scratch_dir().join("startup-cache-heap");
+    let cache = cache.to_str().unwrap();
+    let Some(grown) = heap_growth(&[("XDG_CACHE_HOME", cache)]) else {
+        eprintln!("skipped: strace cannot run here");
+        return;
+    };
+    assert!(grown.is_empty(), "the heap grew at start-up: {grown:?}");
+    // The check can see an allocation: a WAITWISE_* variable has the
+    // constructor parse the environment, which allocates its values.
+    let grown = heap_growth(&[("XDG_CACHE_HOME", cache), ("WAITWISE_POLICY", "spin")]).unwrap();
+    assert!(!grown.is_empty(), "strace saw no heap growth at all");
 }
 
 #[test]

@@ -392,6 +392,12 @@ pub fn settings() -> &'static Settings {
 #[cold]
 #[inline(never)]
 fn read_and_report() -> Settings {
+    // Most processes set none: one walk of the environment tells, before
+    // the parser's code is paged in (the interposer reads this before
+    // `main` in every process).
+    if !waitwise_platform::c_env::any_named_with(b"WAITWISE_") {
+        return Settings::default();
+    }
     let settings = Settings::read_with(|name| std::env::var_os(name));
     for e in &settings.errors {
         eprintln!("waitwise: {e}");

@@ -26,6 +26,7 @@
 use crate::env::MAX_BLOCK_NS;
 use std::path::PathBuf;
 use waitwise_platform::machine::MachineId;
+use waitwise_platform::{c_env, file};
 
 /// The profile file for `machine`, or `None` when neither
 /// `XDG_CACHE_HOME` nor `HOME` is set.
@@ -40,6 +41,30 @@ fn cache_dir() -> Option<PathBuf> {
         None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".cache"),
     };
     Some(base.join("waitwise"))
+}
+
+/// Whether [`cache_dir`] is a directory, asked without allocating (the
+/// C library's `getenv` and one `stat` of a path put together on the
+/// stack). Under the interposer this runs before `main` in every process,
+/// most of which never had a profile saved; allocating there would set up
+/// the C library's heap in programs that may never use it. A path too long
+/// for that is left to [`cache_dir`] (answered `true`).
+fn cache_dir_exists() -> bool {
+    fn non_empty(v: Option<&[u8]>) -> Option<&[u8]> {
+        v.filter(|v| !v.is_empty())
+    }
+    let found = c_env::with_var(c"XDG_CACHE_HOME", |cache| match non_empty(cache) {
+        Some(cache) => Some(file::is_directory(&[cache, b"/waitwise"])),
+        None => None,
+    });
+    let found = match found {
+        Some(found) => found,
+        None => c_env::with_var(c"HOME", |home| {
+            non_empty(home).map(|home| file::is_directory(&[home, b"/.cache/waitwise"]))
+        })
+        .unwrap_or(Some(false)),
+    };
+    found.unwrap_or(true)
 }
 
 /// The file's text for `machine` with `block_ns`.
@@ -87,7 +112,7 @@ pub fn parse(text: &str, machine: &MachineId) -> Option<u64> {
 /// blocking, so a FIFO with no writer cannot stop the process (which may
 /// be before `main`, under the interposer).
 pub fn load() -> Option<(u64, PathBuf)> {
-    if !cache_dir()?.is_dir() {
+    if !cache_dir_exists() {
         return None;
     }
     let machine = MachineId::current();
