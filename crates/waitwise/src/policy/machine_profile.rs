@@ -53,9 +53,8 @@ fn cache_dir_exists() -> bool {
     fn non_empty(v: Option<&[u8]>) -> Option<&[u8]> {
         v.filter(|v| !v.is_empty())
     }
-    let found = c_env::with_var(c"XDG_CACHE_HOME", |cache| match non_empty(cache) {
-        Some(cache) => Some(file::is_directory(&[cache, b"/waitwise"])),
-        None => None,
+    let found = c_env::with_var(c"XDG_CACHE_HOME", |cache| {
+        non_empty(cache).map(|cache| file::is_directory(&[cache, b"/waitwise"]))
     });
     let found = match found {
         Some(found) => found,
