@@ -43,6 +43,21 @@
 //! notifier most likely needs the CPU a PAUSE poller would hold. A policy
 //! given explicitly is used as given.
 //!
+//! # Polling before registering
+//!
+//! A waiter of the default waiting that finds no permit first polls for
+//! one without registering, for a quarter of `B` at most, while the
+//! registered waiters, itself and a notifier fit on the CPUs and polling
+//! would hold no CPU another runnable thread wants (the conditions under
+//! which its policy would poll with PAUSE, [`crate::policy::crowding`]).
+//! A notifier that is running hands over within a cache-line transfer;
+//! the waiter then takes the permit with the fast path's one CAS, where a
+//! registered one pays two more on the line the notifier writes (the
+//! registration, and the release's permit-and-waiter step). A notify
+//! meanwhile finds no registered waiter and leaves a permit, as for a
+//! wait that had not begun. Past the poll the wait registers and follows
+//! its policy. An explicit policy is followed as given, from the start.
+//!
 //! # Memory ordering
 //!
 //! Every state change is a `SeqCst` CAS: it is the write half of the
@@ -66,8 +81,9 @@
 //! a permit of its own.
 
 use crate::loom_const::const_unless_loom;
+use crate::mechanism::Mechanism;
 use crate::options::{LazyWaiting, WaitOptions};
-use crate::policy::{Policy, SyncKind};
+use crate::policy::{block_ns, crowding, Policy, SyncKind};
 use crate::profile::WaitProfile;
 use crate::wait_word::{WaitOutcome, WaitWord};
 use std::fmt;
@@ -76,6 +92,9 @@ use waitwise_platform::clock::Deadline;
 use waitwise_platform::shim::Ordering;
 
 const PERMIT: u32 = 1;
+/// How long a wait polls before it registers, as a share of `B` (module
+/// docs, "Polling before registering").
+const PRE_POLL_SHARE_OF_B: f64 = 0.25;
 const WAITER: u32 = 1 << 16;
 const PERMITS_MASK: u32 = WAITER - 1;
 /// Most threads that may wait on one event at once.
@@ -264,9 +283,17 @@ impl Event {
     #[cold]
     fn wait_contended(&self, deadline: Deadline) -> (bool, bool) {
         let w = self.word.value();
+        // Relaxed: a guess (see below).
+        let mut s = w.load(Ordering::Relaxed);
+        if let Some(mechanism) = self.polls_before_registering(s) {
+            match self.take_polled_permit(mechanism, deadline) {
+                Some(taken) => return (taken, false),
+                // Relaxed: as above.
+                None => s = w.load(Ordering::Relaxed),
+            }
+        }
         // Register, unless a permit shows up first. Relaxed load and CAS
         // failure: guesses for the SeqCst CAS, which orders (module doc).
-        let mut s = w.load(Ordering::Relaxed);
         let registered = loop {
             let next = if permits(s) > 0 {
                 // permits > 0 => permits - 1: notified without registering.
@@ -328,6 +355,54 @@ impl Event {
                     }
                 },
             }
+        }
+    }
+
+    /// The mechanism a wait that finds the state `s` polls with before it
+    /// registers (module docs, "Polling before registering"), if it does:
+    /// under the default waiting only, while the registered waiters, this
+    /// one and a notifier fit on the CPUs and polling would hold no CPU
+    /// another runnable thread wants.
+    #[inline]
+    fn polls_before_registering(&self, s: u32) -> Option<Mechanism> {
+        if !self.waits.is_default() {
+            return None;
+        }
+        let mechanism = self
+            .waits
+            .policy_for_threads(waiters(s) as usize + 2)
+            .mechanism();
+        (crowding::holds_cpu(mechanism) && !crate::policy::holds_wanted_cpu(mechanism))
+            .then_some(mechanism)
+    }
+
+    /// Polls with `mechanism`, unregistered, until a permit shows up or a quarter of `B`
+    /// (or `deadline`) passes, and takes it with the fast path's one CAS.
+    /// `Some(true)`: taken; `Some(false)`: `deadline` passed without one;
+    /// `None`: go on and register (the poll ran out, or another waiter
+    /// took the permit first).
+    #[inline]
+    fn take_polled_permit(&self, mechanism: Mechanism, deadline: Deadline) -> Option<bool> {
+        let poll_ns = (block_ns() * PRE_POLL_SHARE_OF_B) as u64;
+        let until = deadline.min(Deadline::after(Duration::from_nanos(poll_ns)));
+        match self
+            .word
+            .as_ref()
+            .poll_until(mechanism, until, |s| permits(s) > 0)
+        {
+            WaitOutcome::Ready { value, .. } => {
+                // permits > 0 => permits - 1, as the fast path; failure
+                // Relaxed: another waiter took it, and this one registers.
+                let taken = self.word.value().compare_exchange(
+                    value,
+                    value - PERMIT,
+                    Ordering::SeqCst,
+                    Ordering::Relaxed,
+                );
+                taken.is_ok().then_some(true)
+            }
+            _ if deadline.has_passed() => Some(self.try_consume_fast()),
+            _ => None,
         }
     }
 

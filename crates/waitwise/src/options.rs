@@ -112,6 +112,12 @@ impl LazyWaiting {
         &self.resolved().policy
     }
 
+    /// Whether the options name no policy (the kind's default waiting).
+    #[inline]
+    pub(crate) fn is_default(&self) -> bool {
+        self.options.policy_override().is_none()
+    }
+
     /// The policy for one wait of `threads` threads (the primitive counts
     /// them): an explicit policy as it is; the kind's default polling by
     /// `yield` when they outnumber the CPUs ([`crowding`]).

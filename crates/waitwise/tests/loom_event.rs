@@ -36,6 +36,44 @@ fn notify_releases_a_waiter() {
     });
 }
 
+/// The default waiting polls for a permit before it registers (module
+/// `event`, "Polling before registering"): a notify that comes while the
+/// waiter polls unregistered leaves a permit, which the poll or the
+/// registration then takes.
+#[test]
+fn a_default_wait_polling_unregistered_loses_no_notify() {
+    loom::model(|| {
+        let e = Arc::new(Event::new());
+        let e2 = e.clone();
+        let notifier = thread::spawn(move || e2.notify());
+        e.wait();
+        notifier.join().unwrap();
+        assert!(!e.is_signalled());
+    });
+}
+
+#[test]
+fn two_default_waits_are_released_by_two_notifies() {
+    loom::model(|| {
+        let e = Arc::new(Event::new());
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let e = e.clone();
+                thread::spawn(move || e.wait())
+            })
+            .collect();
+        // As in `two_notifies_release_two_waiters`.
+        e.notify();
+        while e.is_signalled() {
+            thread::yield_now();
+        }
+        e.notify();
+        for w in waiters {
+            w.join().unwrap();
+        }
+    });
+}
+
 #[test]
 fn two_notifies_release_two_waiters() {
     loom::model(|| {
@@ -90,9 +128,9 @@ fn timed_out_wait_leaves_the_notify_pending() {
 /// collapses into it. The consumer must still see `item == 2` after it
 /// consumes that signal, or it waits again for a notify that already
 /// happened: a lost wake-up.
-fn collapsed_notify_publishes(notify: fn(&Event)) {
+fn collapsed_notify_publishes(make: fn() -> Event, notify: fn(&Event)) {
     loom::model(move || {
-        let e = Arc::new(Event::with_policy(Policy::always_block()));
+        let e = Arc::new(make());
         let item = Arc::new(loom::sync::atomic::AtomicU32::new(0));
         let (e2, item2) = (e.clone(), item.clone());
         let producer = thread::spawn(move || {
@@ -112,10 +150,20 @@ fn collapsed_notify_publishes(notify: fn(&Event)) {
 
 #[test]
 fn a_notify_into_a_pending_signal_still_publishes_its_writes() {
-    collapsed_notify_publishes(Event::notify);
+    collapsed_notify_publishes(blocking, Event::notify);
 }
 
 #[test]
 fn a_notify_all_into_a_pending_signal_still_publishes_its_writes() {
-    collapsed_notify_publishes(Event::notify_all);
+    collapsed_notify_publishes(blocking, Event::notify_all);
+}
+
+#[test]
+fn a_notify_into_a_pending_signal_publishes_to_a_default_wait() {
+    collapsed_notify_publishes(Event::new, Event::notify);
+}
+
+/// An event whose waits block at once.
+fn blocking() -> Event {
+    Event::with_policy(Policy::always_block())
 }

@@ -9,9 +9,12 @@ use waitwise::{Event, Policy};
 
 /// Ping-pong `rounds` times between two threads over two events: every
 /// notify must be consumed by exactly one wait, or the pair deadlocks.
-fn ping_pong(policy: Policy, rounds: u64) {
-    let ping = Arc::new(Event::with_policy(policy));
-    let pong = Arc::new(Event::with_policy(policy));
+/// `None`: the events' default waiting (which polls for a permit before
+/// it registers).
+fn ping_pong(policy: Option<Policy>, rounds: u64) {
+    let event = || policy.map_or_else(Event::new, Event::with_policy);
+    let ping = Arc::new(event());
+    let pong = Arc::new(event());
     let (p2, q2) = (ping.clone(), pong.clone());
     let partner = std::thread::spawn(move || {
         for _ in 0..rounds {
@@ -31,9 +34,14 @@ fn ping_pong(policy: Policy, rounds: u64) {
 #[test]
 fn one_million_hand_offs_default_policy() {
     ping_pong(
-        Policy::for_kind(waitwise::SyncKind::ProducerConsumer),
+        Some(Policy::for_kind(waitwise::SyncKind::ProducerConsumer)),
         500_000,
     );
+}
+
+#[test]
+fn one_million_hand_offs_default_waiting() {
+    ping_pong(None, 500_000);
 }
 
 #[test]
@@ -51,7 +59,7 @@ fn hand_offs_per_policy() {
         ),
     ];
     for (policy, rounds) in table {
-        ping_pong(policy, rounds);
+        ping_pong(Some(policy), rounds);
     }
 }
 
