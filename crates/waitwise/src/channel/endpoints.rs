@@ -7,7 +7,10 @@
 //! channel's policy, for the index it saw to move: poll the index for the policy's
 //! limit, then prepare to park, re-try, and sleep ([`super::index`]). The
 //! ring notifies parked waiters itself; a successful operation costs one
-//! load of an event count when nobody parked.
+//! load of an event count when nobody parked. Under the default waiting
+//! the poll is by `yield` while the channel's endpoints outnumber the
+//! CPUs, and skipped while polling would hold a CPU that other runnable
+//! threads want.
 //!
 //! # Disconnection
 //!
@@ -39,7 +42,7 @@ use super::error::{
 use super::lost_yields;
 use super::ring::{Backoff, PopError, PushError, Ring};
 use crate::options::WaitOptions;
-use crate::policy::{Policy, SyncKind};
+use crate::policy::{crowding, Policy, SyncKind};
 use crate::profile::{Profiler, WaitProfile};
 use std::fmt;
 use std::panic::{RefUnwindSafe, UnwindSafe};
@@ -106,8 +109,25 @@ impl<T> Shared<T> {
     /// want ([`crate::policy::holds_wanted_cpu`]). Explicit policies poll
     /// as told.
     #[inline]
-    fn waits_at_once(&self) -> bool {
-        self.default_waiting && crate::policy::holds_wanted_cpu(self.policy.mechanism())
+    fn waits_at_once(&self, policy: &Policy) -> bool {
+        self.default_waiting && crate::policy::holds_wanted_cpu(policy.mechanism())
+    }
+
+    /// The policy a blocking operation polls with: the default waiting
+    /// polls by `yield` while the channel's endpoints outnumber the CPUs
+    /// the process may use (each is a thread as a rule, and a PAUSE poller
+    /// would hold a CPU the thread it waits for needs; [`crowding`], as the
+    /// condition variable and the event). Explicit policies as given.
+    #[inline]
+    fn polling_policy(&self) -> Policy {
+        if !self.default_waiting {
+            return self.policy;
+        }
+        // Relaxed: a count read as a hint (an endpoint cloned or dropped
+        // meanwhile changes only how this wait polls).
+        let endpoints =
+            self.senders.load(Ordering::Relaxed) + self.receivers.load(Ordering::Relaxed);
+        crowding::for_threads(self.policy, endpoints)
     }
 
     /// One re-try's pause: a spin while spinning is due, then a yield,
@@ -160,7 +180,8 @@ impl<T> Shared<T> {
         }
         // Read once the re-tries failed: an operation they complete
         // pays nothing for it.
-        let at_once = self.waits_at_once();
+        let policy = self.polling_policy();
+        let at_once = self.waits_at_once(&policy);
         let (mut blocked, mut timed_out) = (false, false);
         let index = self.ring.head();
         let result = loop {
@@ -168,7 +189,7 @@ impl<T> Shared<T> {
                 break Err(SendTimeoutError::Timeout(value));
             }
             // POLLING: until a pop moves `head`, for the policy's limit.
-            if at_once || index.poll(&self.policy, deadline, head).timed_out() {
+            if at_once || index.poll(&policy, deadline, head).timed_out() {
                 // PARKING: announce, re-try, then sleep.
                 let key = index.prepare();
                 value = match self.ring.try_push(value) {
@@ -226,7 +247,8 @@ impl<T> Shared<T> {
             };
         }
         // As in `send_contended`.
-        let at_once = self.waits_at_once();
+        let policy = self.polling_policy();
+        let at_once = self.waits_at_once(&policy);
         let (mut blocked, mut timed_out) = (false, false);
         let index = self.ring.tail();
         let result = loop {
@@ -234,7 +256,7 @@ impl<T> Shared<T> {
                 break Err(RecvTimeoutError::Timeout);
             }
             // POLLING: until a push (or the disconnection) moves `tail`.
-            if at_once || index.poll(&self.policy, deadline, tail).timed_out() {
+            if at_once || index.poll(&policy, deadline, tail).timed_out() {
                 // PARKING: announce, re-try, then sleep.
                 let key = index.prepare();
                 match self.ring.try_pop() {
@@ -635,5 +657,31 @@ impl<T> fmt::Debug for Receiver<T> {
             .field("capacity", &self.capacity())
             .field("disconnected", &self.is_disconnected())
             .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::mechanism::Mechanism;
+    use crate::options::WaitOptions;
+    use crate::policy::{crowding, Policy};
+
+    #[test]
+    fn default_waits_poll_by_yield_once_the_endpoints_outnumber_the_cpus() {
+        let (tx, rx) = super::pair::<u8>(1, WaitOptions::new());
+        let alone = tx.shared.polling_policy().mechanism();
+        assert!(crowding::holds_cpu(alone), "{alone:?}");
+        let senders: Vec<_> = (0..crowding::allowed_cpus()).map(|_| tx.clone()).collect();
+        assert_eq!(rx.shared.polling_policy().mechanism(), Mechanism::Yield);
+        drop(senders);
+        assert_eq!(tx.shared.polling_policy().mechanism(), alone);
+    }
+
+    #[test]
+    fn an_explicit_policy_polls_as_given_however_many_endpoints() {
+        let spin = Policy::always_spin();
+        let (tx, _rx) = super::pair::<u8>(1, WaitOptions::new().policy(spin));
+        let _senders: Vec<_> = (0..crowding::allowed_cpus()).map(|_| tx.clone()).collect();
+        assert_eq!(tx.shared.polling_policy(), spin);
     }
 }
