@@ -111,6 +111,22 @@ fn deep_joins_finish_on_one_worker_and_on_many() {
     }
 }
 
+/// The default waiting, once the workers outnumber the CPUs the process
+/// may use: idle workers poll by yield, and a worker waiting for its own
+/// work sleeps as soon as it finds nothing to run (module `thread_pool`,
+/// `Inner::polls_while_waiting`); the deep joins above run on such a pool
+/// too (8 workers).
+#[test]
+fn a_pool_with_more_workers_than_cpus_polls_by_yield() {
+    let cpus = waitwise::policy::crowding::allowed_cpus();
+    let crowded = ThreadPool::new(cpus + 1).unwrap();
+    assert_eq!(crowded.policy().mechanism(), waitwise::Mechanism::Yield);
+    let fitting = ThreadPool::new(1).unwrap();
+    assert_ne!(fitting.policy().mechanism(), waitwise::Mechanism::Yield);
+    let v: Vec<u64> = (0..20_000).collect();
+    assert_eq!(sum(&crowded, &v), 199_990_000);
+}
+
 #[test]
 fn a_task_panic_reaches_its_joiner() {
     let pool = ThreadPool::new(2).unwrap();

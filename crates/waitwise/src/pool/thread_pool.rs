@@ -71,7 +71,7 @@ use super::idle::{Idle, Wake};
 use super::job::Job;
 use super::join_wait::JoinWords;
 use super::placement::{place, Tier, WorkerPlace};
-use crate::policy::{Policy, SyncKind};
+use crate::policy::{crowding, Policy, PollBudget, SyncKind};
 use crate::wait_word::WaitWordRef;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use std::cell::Cell;
@@ -117,6 +117,9 @@ pub(crate) struct Inner {
     siblings: Range<usize>,
     extras: Range<usize>,
     policy: Policy,
+    /// Whether the workers outnumber the CPUs the process may use: their
+    /// polling loops then yield instead of spinning ([`Inner::pause`]).
+    crowded: bool,
     gate: UtilizationGate,
     /// Per worker, the event count it sleeps on while its `join`'s other
     /// half runs elsewhere.
@@ -402,7 +405,7 @@ impl Inner {
                 self.run(job);
                 return true;
             }
-            if !budget.polls() {
+            if !self.polls_while_waiting(&budget) {
                 return false;
             }
             let end = budget.poll_deadline(Deadline::NEVER);
@@ -412,7 +415,7 @@ impl Inner {
                     self.run(job);
                     return true;
                 }
-                std::hint::spin_loop();
+                self.pause();
             }
             false
         };
@@ -465,7 +468,7 @@ impl Inner {
                 end = None;
                 continue;
             }
-            if !budget.polls() {
+            if !self.polls_while_waiting(&budget) {
                 break;
             }
             if end
@@ -474,7 +477,7 @@ impl Inner {
             {
                 break;
             }
-            std::hint::spin_loop();
+            self.pause();
         }
         // The polling is done above: block at once.
         word.wait_until(&Policy::always_block(), Deadline::NEVER, ready);
@@ -492,6 +495,31 @@ impl Inner {
             if end.has_passed() {
                 return None;
             }
+            self.pause();
+        }
+    }
+
+    /// Whether a worker waiting for its own work (a `join`'s other half,
+    /// a scope's tasks) that found nothing to run polls before it sleeps:
+    /// while the pool's policy polls, and not once the workers outnumber
+    /// the CPUs, where the worker it waits for, or one with work to share,
+    /// may need the CPU it would hold, even polling by yield (measured
+    /// with `waitwise peers --only pool`, 8 workers on 2 CPUs).
+    #[inline]
+    fn polls_while_waiting(&self, budget: &PollBudget) -> bool {
+        budget.polls() && !self.crowded
+    }
+
+    /// One pause of a polling loop (a search for work, a wait for a
+    /// `join`'s other half): a spin hint while the workers fit on the CPUs
+    /// the process may use; a yield once they outnumber them, as rayon's
+    /// searching workers yield: a worker that spins holds a CPU that the
+    /// worker it waits for, or one with work to share, may need.
+    #[inline]
+    fn pause(&self) {
+        if self.crowded {
+            std::thread::yield_now();
+        } else {
             std::hint::spin_loop();
         }
     }
@@ -541,8 +569,9 @@ impl Inner {
 ///
 /// Idle workers wait through the pool's [`Policy`] (by default the
 /// producer-consumer two-phase policy: poll for `ln(e-1) · B`, then
-/// block), so a task submitted to a worker that is still polling reaches
-/// it with one store, and an idle pool soon burns no CPU. Workers are
+/// block; polling by yield once the workers outnumber the CPUs the
+/// process may use), so a task submitted to a worker that is still
+/// polling reaches it with one store, and an idle pool soon burns no CPU. Workers are
 /// pinned one per core first and to SMT siblings last
 /// ([`placement`](super::placement)); siblings stay parked while the work
 /// they would take is below the SMT threshold ([`gate`](super::gate)).
@@ -692,9 +721,13 @@ impl PoolBuilder {
             siblings: c..c + s,
             extras: c + s..n,
             places,
-            policy: self
-                .policy
-                .unwrap_or_else(|| Policy::for_kind(SyncKind::ProducerConsumer)),
+            // The default polls by yield once the workers outnumber the
+            // CPUs (crowding, as the other primitives' defaults); an
+            // explicit policy as given.
+            policy: self.policy.unwrap_or_else(|| {
+                crowding::for_threads(Policy::for_kind(SyncKind::ProducerConsumer), n)
+            }),
+            crowded: crowding::is_oversubscribed(n),
             gate: UtilizationGate::new(self.pair_throughput, now_ns()),
             join_words: JoinWords::new(n),
             inboxes: (0..n).map(|_| Injector::new()).collect(),
