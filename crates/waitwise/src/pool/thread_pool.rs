@@ -117,8 +117,9 @@ pub(crate) struct Inner {
     siblings: Range<usize>,
     extras: Range<usize>,
     policy: Policy,
-    /// Whether the workers outnumber the CPUs the process may use: their
-    /// polling loops then yield instead of spinning ([`Inner::pause`]).
+    /// Whether the workers outnumber the CPUs the process may use under
+    /// the default waiting: their polling loops then yield instead of
+    /// spinning ([`Inner::pause`]). An explicit policy is followed as given.
     crowded: bool,
     gate: UtilizationGate,
     /// Per worker, the event count it sleeps on while its `join`'s other
@@ -571,8 +572,8 @@ impl Inner {
 /// producer-consumer two-phase policy: poll for `ln(e-1) · B`, then
 /// block; polling by yield once the workers outnumber the CPUs the
 /// process may use), so a task submitted to a worker that is still
-/// polling reaches it with one store, and an idle pool soon burns no CPU. Workers are
-/// pinned one per core first and to SMT siblings last
+/// polling reaches it with one store, and an idle pool soon burns no CPU.
+/// Workers are pinned one per core first and to SMT siblings last
 /// ([`placement`](super::placement)); siblings stay parked while the work
 /// they would take is below the SMT threshold ([`gate`](super::gate)).
 ///
@@ -727,7 +728,7 @@ impl PoolBuilder {
             policy: self.policy.unwrap_or_else(|| {
                 crowding::for_threads(Policy::for_kind(SyncKind::ProducerConsumer), n)
             }),
-            crowded: crowding::is_oversubscribed(n),
+            crowded: self.policy.is_none() && crowding::is_oversubscribed(n),
             gate: UtilizationGate::new(self.pair_throughput, now_ns()),
             join_words: JoinWords::new(n),
             inboxes: (0..n).map(|_| Injector::new()).collect(),
