@@ -26,14 +26,7 @@ fn wait_word_store_then_wake_is_never_lost() {
 
 #[test]
 fn notify_releases_a_waiter() {
-    loom::model(|| {
-        let e = Arc::new(Event::with_policy(Policy::always_block()));
-        let e2 = e.clone();
-        let notifier = thread::spawn(move || e2.notify());
-        e.wait();
-        notifier.join().unwrap();
-        assert!(!e.is_signalled());
-    });
+    notify_releases_a_waiter_of(blocking);
 }
 
 /// The default waiting polls for a permit before it registers (module
@@ -42,8 +35,12 @@ fn notify_releases_a_waiter() {
 /// registration then takes.
 #[test]
 fn a_default_wait_polling_unregistered_loses_no_notify() {
-    loom::model(|| {
-        let e = Arc::new(Event::new());
+    notify_releases_a_waiter_of(Event::new);
+}
+
+fn notify_releases_a_waiter_of(make: fn() -> Event) {
+    loom::model(move || {
+        let e = Arc::new(make());
         let e2 = e.clone();
         let notifier = thread::spawn(move || e2.notify());
         e.wait();
@@ -53,31 +50,18 @@ fn a_default_wait_polling_unregistered_loses_no_notify() {
 }
 
 #[test]
-fn two_default_waits_are_released_by_two_notifies() {
-    loom::model(|| {
-        let e = Arc::new(Event::new());
-        let waiters: Vec<_> = (0..2)
-            .map(|_| {
-                let e = e.clone();
-                thread::spawn(move || e.wait())
-            })
-            .collect();
-        // As in `two_notifies_release_two_waiters`.
-        e.notify();
-        while e.is_signalled() {
-            thread::yield_now();
-        }
-        e.notify();
-        for w in waiters {
-            w.join().unwrap();
-        }
-    });
+fn two_notifies_release_two_waiters() {
+    two_notifies_release_two_waiters_of(|| Event::with_policy(Policy::two_phase(0.5)));
 }
 
 #[test]
-fn two_notifies_release_two_waiters() {
-    loom::model(|| {
-        let e = Arc::new(Event::with_policy(Policy::two_phase(0.5)));
+fn two_default_waits_are_released_by_two_notifies() {
+    two_notifies_release_two_waiters_of(Event::new);
+}
+
+fn two_notifies_release_two_waiters_of(make: fn() -> Event) {
+    loom::model(move || {
+        let e = Arc::new(make());
         let waiters: Vec<_> = (0..2)
             .map(|_| {
                 let e = e.clone();
