@@ -422,7 +422,9 @@ impl Barrier {
                 BarrierWaitResult::new(true)
             }
             EpisodeArrival::Wait { episode } => {
-                self.wait_for(b, episode);
+                self.wait_until(b.gen(), |gen| {
+                    CentralBarrierRef::has_completed(gen, episode)
+                });
                 BarrierWaitResult::new(false)
             }
         }
@@ -439,13 +441,7 @@ impl Barrier {
                 BarrierWaitResult::new(true)
             }
             CarryArrival::Wait { arrived } => {
-                let waits = self.waits.get();
-                let start = waits.profiler.start();
-                let out = waits
-                    .chain
-                    .wait_until(b.word(), &waits.policy, |w| b.has_passed(w, arrived));
-                debug_assert!(!out.timed_out(), "a wait without deadline timed out");
-                waits.profiler.finish(start, out.blocked());
+                self.wait_until(b.word(), |w| b.has_passed(w, arrived));
                 BarrierWaitResult::new(false)
             }
         }
@@ -468,13 +464,13 @@ impl Barrier {
         }
     }
 
-    /// Waits until `episode` completed, profiled.
-    fn wait_for(&self, b: CentralBarrierRef<'_>, episode: u32) {
+    /// Waits, profiled, until `ready(word)`: the episode this arrival
+    /// belongs to has completed (the central counter's episode word, or
+    /// the carry barrier's futex word).
+    fn wait_until(&self, word: WaitWordRef<'_>, ready: impl FnMut(u32) -> bool) {
         let waits = self.waits.get();
         let start = waits.profiler.start();
-        let out = waits.chain.wait_until(b.gen(), &waits.policy, |gen| {
-            CentralBarrierRef::has_completed(gen, episode)
-        });
+        let out = waits.chain.wait_until(word, &waits.policy, ready);
         debug_assert!(!out.timed_out(), "a wait without deadline timed out");
         waits.profiler.finish(start, out.blocked());
     }
