@@ -62,8 +62,8 @@ pub fn at_load() {
 }
 
 /// Starts the cycle clock, detects the CPU's features and counts the CPUs
-/// the process may run on, once per process. Call at the start of every contended wait, before its
-/// policy and profile are read.
+/// the process may run on, once per process. Call at the start of every
+/// contended wait, before its policy and profile are read.
 #[inline]
 pub fn prepare() {
     // Relaxed: a hint (module doc).

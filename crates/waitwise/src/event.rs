@@ -376,8 +376,9 @@ impl Event {
             .then_some(mechanism)
     }
 
-    /// Polls with `mechanism`, unregistered, until a permit shows up or a quarter of `B`
-    /// (or `deadline`) passes, and takes it with the fast path's one CAS.
+    /// Polls with `mechanism`, unregistered, until a permit shows up or a
+    /// quarter of `B` (or `deadline`) passes, and takes it with the fast
+    /// path's one CAS.
     /// `Some(true)`: taken; `Some(false)`: `deadline` passed without one;
     /// `None`: go on and register (the poll ran out, or another waiter
     /// took the permit first).
