@@ -31,6 +31,7 @@
 //! poll that ends too early or too late, never a lost wake-up: the waits
 //! themselves run on the [`WaitWord`](crate::WaitWord) protocol.
 
+use crate::mechanism::Mechanism;
 use crate::policy::Policy;
 use crate::wait_word::{WaitOutcome, WaitWordRef};
 use waitwise_platform::clock::{cycle_clock, Deadline};
@@ -92,8 +93,14 @@ impl WakeChain {
     /// Waits until `ready(word)`: first, while a woken party may still be
     /// on its way, polls with `policy`'s mechanism until it is due (unless
     /// that poll would hold a CPU other runnable threads want,
-    /// [`crate::policy::holds_wanted_cpu`]); then `policy`. A wait that
-    /// blocked measures its wake-up latency.
+    /// [`crate::policy::holds_wanted_cpu`], or the mechanism is `yield`);
+    /// then `policy`. A wait that blocked measures its wake-up latency.
+    ///
+    /// A `yield` poll is left out because each yield beside a CPU-bound
+    /// thread hands that thread a whole time slice: a poll due after two
+    /// wake-up latencies then lasts milliseconds, where blocking wakes the
+    /// waiter as soon as its party arrives. The default waiting polls by
+    /// `yield` when the CPUs are crowded.
     #[inline]
     pub(crate) fn wait_until(
         &self,
@@ -101,7 +108,10 @@ impl WakeChain {
         policy: &Policy,
         mut ready: impl FnMut(u32) -> bool,
     ) -> WaitOutcome {
-        if self.enabled && !crate::policy::holds_wanted_cpu(policy.mechanism()) {
+        if self.enabled
+            && policy.mechanism() != Mechanism::Yield
+            && !crate::policy::holds_wanted_cpu(policy.mechanism())
+        {
             if let Some(due) = self.woken_party_due() {
                 // The engine's polling phase alone: `enabled` only for
                 // policies that poll (`NodeWaiting::default_with`).
@@ -230,5 +240,36 @@ mod tests {
             polls.get() > 2
         });
         assert!(!out.timed_out());
+    }
+
+    #[test]
+    fn a_yield_policy_waits_by_its_policy_without_polling_for_a_woken_party() {
+        let chain = WakeChain::new(true);
+        let clock = cycle_clock();
+        // A woken party due in a second, which a due-poll would wait for.
+        chain.woke_at.store(clock.now().max(1), O::Relaxed);
+        chain.latency.store(clock.ns_to_ticks(500_000_000), O::Relaxed);
+        let word = WaitWord::new(0);
+        let checks = std::sync::atomic::AtomicU32::new(0);
+        let checks_before_sleeping = std::sync::atomic::AtomicU32::new(0);
+        let policy = Policy::always_block().with_mechanism(Mechanism::Yield);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let out = chain.wait_until(word.as_ref(), &policy, |v| {
+                    checks.fetch_add(1, O::Relaxed);
+                    v == 1
+                });
+                assert!(out.blocked());
+            });
+            while !word.has_sleepers() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            checks_before_sleeping.store(checks.load(O::Relaxed), O::Relaxed);
+            word.value().store(1, O::SeqCst);
+            chain.wake(word.as_ref(), true);
+        });
+        // The policy checks once, and once more after registering; a yield
+        // poll would have checked after every yield until the party was due.
+        assert!(checks_before_sleeping.load(O::Relaxed) <= 2);
     }
 }
