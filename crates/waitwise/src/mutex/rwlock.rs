@@ -158,9 +158,10 @@
 //! publishes itself *patient*, and a patient beat always keeps the grace,
 //! as in the FIFO locks. A skip therefore costs a reader at most that many
 //! turns while it is the last to beat. Cost: a clock read and a store per
-//! µs of a reader's polling, on a line of its own, and one load when a
-//! turn is unused. A reader polls to its limit only, without the idle
-//! extension (`policy/idle_extension.rs`), which would not beat.
+//! µs of a reader's polling, a cache line away from the state word, and
+//! one load when a turn is unused. A reader polls to its limit only,
+//! without the idle extension (`policy/idle_extension.rs`), which would
+//! not beat.
 //!
 //! # Who sleeps
 //!
@@ -427,21 +428,35 @@ fn free_for(s: u32, starving: bool) -> bool {
 /// *lock.write() += 1;
 /// assert_eq!(*lock.read(), 6);
 /// ```
+#[repr(C)]
 pub struct RawRwLock {
-    words: Words,
     /// The latest beat of a waiting reader (module doc, "A turn for a
-    /// reader that does not run").
-    reader_beat: ReaderBeat,
+    /// reader that does not run"). First, a cache line away from the words
+    /// (checked below): waiting readers store it every µs while they poll,
+    /// writers read it only when a readers' turn is unused.
+    reader_beat: AtomicU64,
     waits: LockWaiting,
     /// When a starving writer was last served (module doc, "Bounded
     /// unfairness among writers"); not consulted under loom.
     #[cfg_attr(loom, allow(dead_code))]
     pace: HandOffPace,
+    /// Last: beside the value a `lock_api::RwLock` puts after it, so that
+    /// the line an acquisition takes holds the data too (a lock whose data
+    /// lies a line away moves two lines from core to core, not one).
+    words: Words,
 }
 
-/// The state word and the wake epoch, on one line: a release that wakes
-/// changes both.
-#[repr(align(128))]
+// The reader beat and the words share no cache line (64 bytes) wherever
+// the lock lies.
+#[cfg(not(loom))]
+const _: () = assert!(
+    std::mem::offset_of!(RawRwLock, words)
+        >= std::mem::offset_of!(RawRwLock, reader_beat) + std::mem::size_of::<AtomicU64>() + 63
+);
+
+/// The state word and the wake epoch, on one line (8 bytes, aligned to 8,
+/// never straddle one): a release that wakes changes both.
+#[repr(C, align(8))]
 struct Words {
     /// The state (module doc, "State word"); polled, never slept on.
     state: Futex,
@@ -457,12 +472,6 @@ struct ReaderWait<'a> {
     patient: bool,
 }
 
-/// A waiting reader's beat (`liveness.rs`, tag 0), on a line of its own:
-/// readers store it every µs while they poll, writers read it only when a
-/// readers' turn is unused.
-#[repr(align(128))]
-struct ReaderBeat(AtomicU64);
-
 impl RawRwLock {
     const_unless_loom! {
         /// An unlocked lock with the default mutex policy.
@@ -477,7 +486,7 @@ impl RawRwLock {
                     state: Futex::new(0),
                     wakes: Futex::new(0),
                 },
-                reader_beat: ReaderBeat(AtomicU64::new(0)),
+                reader_beat: AtomicU64::new(0),
                 waits: LockWaiting::new(options, Mechanism::Backoff),
                 pace: HandOffPace::new(),
             }
@@ -611,7 +620,7 @@ impl RawRwLock {
             // clears READERS_WAITING): a reader that missed that turn, not
             // having run during it, asks for the next one.
             let beat = ReaderWait {
-                beat: &self.reader_beat.0,
+                beat: &self.reader_beat,
                 patient: liveness::is_patient(missed),
             };
             let out = self.wait(&policy, deadline, ready, false, Some(beat));
@@ -1205,7 +1214,7 @@ impl RawRwLock {
     #[cold]
     fn read_turn_grace(&self, deadline: Deadline) -> u32 {
         // Relaxed: a hint (`liveness.rs`).
-        let beat = self.reader_beat.0.load(Ordering::Relaxed);
+        let beat = self.reader_beat.load(Ordering::Relaxed);
         if Judge::now().preempted(beat, 0) {
             // The last reader to beat was preempted while polling, and no
             // reader has polled or slept since: none is on its way (module
