@@ -248,7 +248,9 @@ mod tests {
         let clock = cycle_clock();
         // A woken party due in a second, which a due-poll would wait for.
         chain.woke_at.store(clock.now().max(1), O::Relaxed);
-        chain.latency.store(clock.ns_to_ticks(500_000_000), O::Relaxed);
+        chain
+            .latency
+            .store(clock.ns_to_ticks(500_000_000), O::Relaxed);
         let word = WaitWord::new(0);
         let checks = std::sync::atomic::AtomicU32::new(0);
         let checks_before_sleeping = std::sync::atomic::AtomicU32::new(0);

@@ -16,7 +16,10 @@ fn the_value_of_a_lock_api_rwlock_lies_beside_the_state_word() {
     // SAFETY: only the address of the raw lock's state word is taken.
     let state = unsafe { lock.raw() }.words.state.value() as *const _ as usize;
     let value = lock.data_ptr() as usize;
-    assert!(value > state && value - state <= 8, "state {state:#x}, value {value:#x}");
+    assert!(
+        value > state && value - state <= 8,
+        "state {state:#x}, value {value:#x}"
+    );
 }
 
 /// Releases wake (advance the epoch) only when a waiter set
