@@ -441,8 +441,9 @@ pub struct RawRwLock {
     #[cfg_attr(loom, allow(dead_code))]
     pace: HandOffPace,
     /// Last: beside the value a `lock_api::RwLock` puts after it, so that
-    /// the line an acquisition takes holds the data too (a lock whose data
-    /// lies a line away moves two lines from core to core, not one).
+    /// the line an acquisition takes holds the value too, unless a line
+    /// boundary falls between them (a lock whose value lies a line away
+    /// moves two lines from core to core, not one).
     words: Words,
 }
 
