@@ -1,14 +1,22 @@
 //! # waitwise-preload
 //!
-//! `libwaitwise_preload.so`: run an unmodified pthread program on waitwise.
+//! `libwaitwise_interposer.so`: run an unmodified pthread program on
+//! waitwise.
 //!
 //! ```text
 //! LD_PRELOAD=target/release/libwaitwise_preload.so program args...
 //! ```
 //!
-//! The object defines `pthread_mutex_*`, `pthread_cond_*`,
+//! The object a program preloads, `libwaitwise_preload.so`, is a small C
+//! shim (`shim/preload.c`, built by `build.rs`): it defines the functions
+//! as jumps, and loads this library and binds them to it ([`entry_points`])
+//! only in a process that imports any of them at start-up or asks for
+//! `WAITWISE_STATS` or `WAITWISE_PROFILE`; any other process runs on the C
+//! library's functions and loads nothing more.
+//!
+//! This library defines `pthread_mutex_*`, `pthread_cond_*`,
 //! `pthread_barrier_*`, `pthread_rwlock_*`, `pthread_spin_*`, `sem_*` and
-//! C11's `mtx_*` and `cnd_*`; preloaded, its
+//! C11's `mtx_*` and `cnd_*`; preloaded itself, its
 //! definitions come first in the dynamic linker's search order and the
 //! program's references (versioned or not) bind to them. Every object keeps
 //! its state inside the caller's pthread object (no table on the hot path),
@@ -31,6 +39,7 @@
 //! | [`rwlock`] | `pthread_rwlock_t`: waitwise's one-word reader-writer lock ([`waitwise::mutex::RwWordRef`]), reader-preferring or writer-preferring |
 //! | [`spin`] | `pthread_spinlock_t`: test-and-test-and-set ([`waitwise::mutex::SpinLockRef`]) |
 //! | [`c11`] | C11's `mtx_t` and `cnd_t`: the pthread mutex and condition variable above |
+//! | [`entry_points`] | the functions by name, for the shim that loads this library |
 //! | [`config`] | `WAITWISE_POLICY`, `WAITWISE_ALPHA`, read once at load by [`waitwise::env`] |
 //! | [`profile`] | `WAITWISE_PROFILE=PATH` (or `1`): per-object wait histograms and call sites written at exit |
 //! | [`stats`] | `WAITWISE_STATS=1`: one line of totals at exit |
@@ -72,6 +81,7 @@ pub mod c11;
 pub mod cleanup;
 pub mod cond;
 pub mod config;
+pub mod entry_points;
 pub mod first_wait;
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 pub mod late_bound;
@@ -102,7 +112,8 @@ fn abort_on_every_panic() {
 
 /// Load-time initialization: read the environment once, before `main` and
 /// before any of the program's constructors (a preloaded object is
-/// initialized right after the C library). Reading it here, not on first
+/// initialized right after the C library; the shim loads this one from its
+/// own constructor). Reading it here, not on first
 /// use, keeps `getenv` and allocation off every lock path; so does setting
 /// up here what a contended wait needs ([`first_wait::at_load`]).
 extern "C" fn on_load() {

@@ -20,7 +20,7 @@
 //!
 //! The checks run once, at load, never on a wait path: a walk over the
 //! loaded objects' names and, only when a ThreadSanitizer runtime is among
-//! them, two `dlsym` and at most two `dladdr` lookups. (A `dlsym` that
+//! them, three `dlsym` and at most three `dladdr` lookups. (A `dlsym` that
 //! finds nothing allocates its error message, and with it sets up `malloc`
 //! in a program that may never allocate.)
 
@@ -80,7 +80,14 @@ fn tsan_behind() -> bool {
     // dynamic linker bound, the interceptor's when that comes first, so
     // the object is told by a function nobody else can define.
     let this_object = tsan_behind as *const c_void;
-    !tsan.is_null() && !first.is_null() && object_base(first) == object_base(this_object)
+    // Loaded by the shim (`libwaitwise_preload.so`, module
+    // `entry_points`), the first definition to look for is the shim's.
+    // SAFETY: as above.
+    let shim = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"waitwise_preload_shim".as_ptr()) };
+    let ours = |object: *mut c_void| {
+        object == object_base(this_object) || (!shim.is_null() && object == object_base(shim))
+    };
+    !tsan.is_null() && !first.is_null() && ours(object_base(first))
 }
 
 /// The load address of the object that holds `addr` (`dladdr`), or null.

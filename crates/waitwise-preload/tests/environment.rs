@@ -48,8 +48,18 @@ fn bad_values_warn_once_in_a_c_program_and_it_runs_on() {
 }
 
 #[test]
-fn bad_values_warn_once_in_true() {
-    warns_once_per_bad_variable("true", &mut preloaded("true"));
+fn bad_values_warn_once_in_true_when_it_reports_and_go_unread_when_it_does_not() {
+    // `true` imports no pthread function: only an output it is asked for
+    // has the interposer load and read its settings.
+    let profile = scratch_dir().join(format!("bad-values-true-{}.json", std::process::id()));
+    warns_once_per_bad_variable("true", preloaded("true").env("WAITWISE_PROFILE", &profile));
+    let _ = std::fs::remove_file(&profile);
+    let out = run_ok(preloaded("true").envs(BAD));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// `python3` itself, not a wrapper such as pyenv's shim: every process of
@@ -171,9 +181,10 @@ fn a_process_without_waits_leaves_a_shared_profile_alone() {
 }
 
 /// A FIFO at the saved machine profile's path (where a preloaded process
-/// reads its starting `B`, at load) is not a profile: a preloaded program
-/// ignores it with one line on stderr and runs, instead of blocking in the
-/// open for a writer that never comes.
+/// that may wait reads its starting `B`, at load) is not a profile: a
+/// preloaded program ignores it with one line on stderr and runs, instead
+/// of blocking in the open for a writer that never comes. `true`, which
+/// imports no pthread function, does not look.
 #[test]
 fn a_fifo_at_the_machine_profile_path_is_ignored() {
     let cache = scratch_dir().join(format!("machine-fifo-{}", std::process::id()));
@@ -196,6 +207,10 @@ fn a_fifo_at_the_machine_profile_path_is_ignored() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{what}: {}\n{stderr}", out.status);
         let lines: Vec<&str> = stderr.lines().collect();
+        if what == "true" {
+            assert!(lines.is_empty(), "{what}:\n{stderr}");
+            continue;
+        }
         assert!(
             lines.len() == 1
                 && lines.iter().all(|l| l.starts_with("waitwise: ")

@@ -308,8 +308,7 @@ document.getElementById('out').textContent = 'pixels ' + sum;
 </script></body></html>"#,
     )
     .expect("write the page");
-    let so = dir.join("libwaitwise_preload.so");
-    std::fs::copy(preload_so(), &so).expect("copy the interposer");
+    let so = common::copy_interposer_to(&dir);
     std::os::unix::fs::chown(&dir, Some(ids.0), Some(ids.1)).expect("chown the directory");
     // One headless run as the browser's user, preloaded with `policy` or
     // native (`None`): what it prints (`--dump-dom`) or the screenshot it

@@ -408,8 +408,7 @@ fn server_dir(name: &str, (uid, gid): (u32, u32)) -> (PathBuf, PathBuf) {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create the server's directory");
     std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).expect("chown the directory");
-    let so = dir.join("libwaitwise_preload.so");
-    std::fs::copy(preload_so(), &so).expect("copy the interposer");
+    let so = common::copy_interposer_to(&dir);
     (dir, so)
 }
 

@@ -1,14 +1,14 @@
-//! What a program that never waits pays for the interposer at start-up:
-//! no library beyond the C library and the loader is loaded with it, its
-//! constructor looks at no file but the saved machine profile's folder
-//! (the cgroup and `/proc` files are read by the first contended wait),
-//! and it allocates nothing (the C library's heap is not set up for it).
-//! Timing is a benchmark's business (`crates/waitwise-preload/bench`), not
-//! a test's.
+//! What a program that never waits pays for the interposer at start-up.
+//! A program that imports none of the interposed functions (`/bin/true`,
+//! `cat`) gets the shim alone: no library beyond the C library and the
+//! loader, no file looked at, nothing allocated, and a library it opens
+//! later waits with the C library's functions. One that imports any gets
+//! the implementation loaded before `main`. Timing is a benchmark's
+//! business (`crates/waitwise-preload/bench`), not a test's.
 
 mod common;
 
-use common::preload_so;
+use common::{compile, compile_with, preload_so, preloaded, run_ok, scratch_dir};
 use std::path::Path;
 use std::process::Command;
 
@@ -98,9 +98,9 @@ fn an_unthreaded_program_under_the_interposer_sets_up_no_heap() {
         return;
     };
     assert!(grown.is_empty(), "the heap grew at start-up: {grown:?}");
-    // The check can see an allocation: a WAITWISE_* variable has the
-    // constructor parse the environment, which allocates its values.
-    let grown = heap_growth(&[("XDG_CACHE_HOME", cache), ("WAITWISE_POLICY", "spin")]).unwrap();
+    // The check can see an allocation: WAITWISE_STATS has the shim load
+    // the implementation, which allocates.
+    let grown = heap_growth(&[("XDG_CACHE_HOME", cache), ("WAITWISE_STATS", "1")]).unwrap();
     assert!(!grown.is_empty(), "strace saw no heap growth at all");
 }
 
@@ -163,4 +163,123 @@ fn a_profiled_process_loads_the_unwinder_before_main_and_an_unprofiled_one_does_
         !plain.contains("libgcc_s"),
         "unprofiled, libgcc_s is mapped:\n{plain}"
     );
+}
+
+/// Runs `program` under the interposer and returns its stdout's lines.
+fn lines_of(cmd: &mut Command) -> Vec<String> {
+    let out = run_ok(cmd);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_program_that_imports_no_pthread_function_never_loads_the_implementation() {
+    let Some(maps) = maps_under_interposer(&[]) else {
+        eprintln!("skipped: cat cannot run here");
+        return;
+    };
+    assert!(
+        maps.contains("libwaitwise_preload.so"),
+        "the shim is not mapped:\n{maps}"
+    );
+    assert!(
+        !maps.contains("libwaitwise_interposer.so"),
+        "cat, which imports no pthread function, has the implementation mapped:\n{maps}"
+    );
+}
+
+#[test]
+fn a_program_that_imports_one_has_the_implementation_loaded_before_main() {
+    let lines = lines_of(&mut preloaded(compile("imports_a_lock")));
+    assert_eq!(lines, ["mapped"]);
+}
+
+#[test]
+fn waitwise_stats_loads_the_implementation_into_any_program() {
+    let maps = maps_under_interposer(&[("WAITWISE_STATS", "1")]).expect("cat runs");
+    assert!(maps.contains("libwaitwise_interposer.so"), "{maps}");
+    let maps = maps_under_interposer(&[("WAITWISE_STATS", "0")]).expect("cat runs");
+    assert!(!maps.contains("libwaitwise_interposer.so"), "{maps}");
+}
+
+#[test]
+fn a_library_opened_later_by_a_program_that_imports_none_waits_with_the_c_library() {
+    // Its waits (a mutex, a condition variable's timed and untimed waits,
+    // a semaphore) check their results: the C library's functions, at the
+    // versions a program linked today binds, are what they reach.
+    let library = compile_with("late_library", &["-shared", "-fPIC"]);
+    let lines = lines_of(preloaded(compile("opens_late")).arg(&library));
+    assert_eq!(lines, ["not mapped", "not mapped"]);
+}
+
+#[test]
+fn without_its_implementation_the_shim_says_so_and_the_program_runs_on_the_c_library() {
+    let dir = scratch_dir().join(format!("shim-alone-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let shim = dir.join("libwaitwise_preload.so");
+    std::fs::copy(preload_so(), &shim).unwrap();
+    let out = run_ok(
+        Command::new(compile("imports_a_lock"))
+            .env("LD_PRELOAD", &shim)
+            .env_remove("LD_LIBRARY_PATH"),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "not mapped");
+    assert!(
+        stderr.starts_with("waitwise: cannot load ")
+            && stderr.contains("libwaitwise_interposer.so")
+            && stderr.contains("the program waits with the C library's functions"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+/// jemalloc locks its arenas with `pthread_mutex_t`s: the allocations made
+/// while the shim loads the implementation take them on the C library's
+/// functions, and the program's later ones on waitwise's.
+#[test]
+fn a_program_on_jemalloc_loads_the_implementation_and_runs() {
+    let Some(jemalloc) = [
+        "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+        "/usr/lib64/libjemalloc.so.2",
+    ]
+    .into_iter()
+    .map(Path::new)
+    .find(|p| p.exists()) else {
+        eprintln!("skipped: libjemalloc.so.2 is not installed");
+        return;
+    };
+    let preload = format!("{}:{}", jemalloc.display(), preload_so().display());
+    for args in [&["producer-consumer"][..], &["broadcast"][..]] {
+        let out = run_ok(
+            Command::new(compile("cond"))
+                .args(args)
+                .env("LD_PRELOAD", &preload)
+                .env("WAITWISE_STATS", "1"),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("waitwise: pid "),
+            "{args:?}: no stats line:\n{stderr}"
+        );
+    }
+    let out = run_ok(Command::new(compile("imports_a_lock")).env("LD_PRELOAD", &preload));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "mapped");
+}
+
+#[test]
+fn a_library_constructor_that_runs_before_the_shims_has_its_call_decided_and_bound() {
+    // The program depends on the library, not on the preloaded shim, so the
+    // library is initialized first; its lock call makes the decision.
+    let library = compile_with("early_library", &["-shared", "-fPIC"]);
+    let program = compile_with(
+        "uses_early_library",
+        &["-Wl,--no-as-needed", library.to_str().expect("utf-8 path")],
+    );
+    let lines = lines_of(&mut preloaded(program));
+    assert_eq!(lines, ["mapped"]);
 }

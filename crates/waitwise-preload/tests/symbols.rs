@@ -161,3 +161,33 @@ fn forwarded_functions_work_with_interposed_objects() {
     let out = run_ok(Command::new(compile("forwarded")).env_remove("LD_PRELOAD"));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "forwarded: ok");
 }
+
+#[test]
+fn the_shim_and_the_implementation_define_the_same_functions() {
+    // The shim binds each of its entry points to the implementation's
+    // function of the same name (`entry_points.rs`), and falls back to the
+    // C library altogether when one is missing: the two lists must agree.
+    let shim = preload_so();
+    let implementation = shim.with_file_name("libwaitwise_interposer.so");
+    let interposed = |object: &Path| -> BTreeSet<String> {
+        defined_symbols(object)
+            .into_iter()
+            .filter(|s| audited(s))
+            .collect()
+    };
+    let (in_shim, in_implementation) = (interposed(&shim), interposed(&implementation));
+    assert!(in_shim.contains("pthread_mutex_lock"), "{in_shim:?}");
+    assert_eq!(
+        in_shim,
+        in_implementation,
+        "{} and {} define different pthread functions",
+        shim.display(),
+        implementation.display()
+    );
+    // Nothing else is exported from the shim but its marker.
+    let others: Vec<String> = defined_symbols(&shim)
+        .into_iter()
+        .filter(|s| !audited(s))
+        .collect();
+    assert_eq!(others, ["waitwise_preload_shim"]);
+}

@@ -32,6 +32,8 @@ use waitwise::env::PolicyChoice;
 
 /// The interposer's file name.
 pub const PRELOAD_FILE: &str = "libwaitwise_preload.so";
+/// The implementation the interposer loads from beside itself.
+pub const IMPLEMENTATION_FILE: &str = "libwaitwise_interposer.so";
 
 /// Options of `waitwise run`.
 #[derive(clap::Args, Debug)]
@@ -86,8 +88,8 @@ pub fn validate(args: &RunArgs) -> anyhow::Result<()> {
 /// the running executable or in `../lib` from it.
 ///
 /// # Errors
-/// The named file does not exist, or none was found; the message lists
-/// where it looked.
+/// The named file does not exist, or none was found (the message lists
+/// where it looked), or the one found has no implementation beside it.
 pub fn find_preload(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     if let Some(path) = flag {
         if !path.is_file() {
@@ -103,6 +105,14 @@ pub fn find_preload(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
         dir.join("../lib").join(PRELOAD_FILE),
     ];
     if let Some(found) = candidates.iter().find(|p| p.is_file()) {
+        let implementation = found.with_file_name(IMPLEMENTATION_FILE);
+        if !implementation.is_file() {
+            bail!(
+                "{} has no {IMPLEMENTATION_FILE} beside it, which it loads; copy both \
+                 (cargo build --release builds them together)",
+                found.display()
+            );
+        }
         return Ok(found.clone());
     }
     let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();

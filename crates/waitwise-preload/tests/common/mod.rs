@@ -39,6 +39,17 @@ pub fn preload_so() -> PathBuf {
     .clone()
 }
 
+/// Copies the interposer into `dir` (the shim and the implementation it
+/// loads from beside itself) and returns the shim's path there.
+pub fn copy_interposer_to(dir: &Path) -> PathBuf {
+    let shim = preload_so();
+    for file in ["libwaitwise_preload.so", "libwaitwise_interposer.so"] {
+        std::fs::copy(shim.with_file_name(file), dir.join(file))
+            .unwrap_or_else(|e| panic!("copy {file} to {}: {e}", dir.display()));
+    }
+    dir.join("libwaitwise_preload.so")
+}
+
 /// Where compiled C programs and scratch files go.
 pub fn scratch_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("waitwise-preload");
