@@ -30,8 +30,8 @@
 mod common;
 
 use common::{
-    compile, compile_cpp, installed, native, preload_so, preloaded, read_profile, run_ok_within,
-    run_within, scratch_dir, total_waits,
+    compile, compile_cpp, installed, native, preloaded, read_profile, run_ok_within, run_within,
+    scratch_dir, total_waits,
 };
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
