@@ -49,6 +49,7 @@
 //! | [`real`] | the C library's own functions, for forwarded objects |
 //! | [`time`] | absolute `timespec` deadlines |
 //! | [`cleanup`] | undoing a waiter's registrations when glibc unwinds it |
+//! | [`static_tls`] | this library's thread-locals in the static TLS block, also when loaded with `dlopen` |
 //! | [`race_detectors`] | the warning at load when ThreadSanitizer, Helgrind or DRD cannot see the interposer's lock operations |
 //!
 //! # Unwinding
@@ -94,6 +95,8 @@ pub mod real;
 pub mod rwlock;
 pub mod sem;
 pub mod spin;
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+pub mod static_tls;
 pub mod stats;
 pub mod thread_id;
 pub mod time;
@@ -117,6 +120,8 @@ fn abort_on_every_panic() {
 /// use, keeps `getenv` and allocation off every lock path; so does setting
 /// up here what a contended wait needs ([`first_wait::at_load`]).
 extern "C" fn on_load() {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    std::hint::black_box(static_tls::anchor());
     abort_on_every_panic();
     // The process's CPU mask, read now by the only thread (one system
     // call, no file): a first wait on another thread inside a sandbox

@@ -283,3 +283,13 @@ fn a_library_constructor_that_runs_before_the_shims_has_its_call_decided_and_bou
     let lines = lines_of(&mut preloaded(program));
     assert_eq!(lines, ["mapped"]);
 }
+
+/// The implementation's thread-locals are in the static TLS block: a new
+/// thread has them before it touches them, so no first access inside a
+/// wait allocates (module `static_tls`; a wait for an allocator's lock
+/// would re-enter the allocator).
+#[test]
+fn a_new_thread_has_the_implementations_tls_block_before_touching_it() {
+    let lines = lines_of(&mut preloaded(compile("tls_block")));
+    assert_eq!(lines, ["allocated"]);
+}
