@@ -60,8 +60,13 @@ fn compile_shim(output: &Path) {
             "-shared",
             "-fPIC",
             // Its few imports bound at their first call, not at load: a
-            // process that never waits calls at most one of them.
+            // process that never waits calls none of them.
             "-Wl,-z,lazy",
+            // Code and read-only data in one segment: the page fault that
+            // maps the constructor's code maps the names it compares too
+            // (two segments instead of four; about 5 us less per process
+            // start when page faults are slow).
+            "-Wl,-z,noseparate-code",
             "-o",
         ])
         .arg(output)

@@ -42,81 +42,84 @@
 #include <unistd.h>
 
 /* The interposed functions, sorted by name (strcmp order), each with the
- * glibc symbol version to forward to when it is not the default one. */
+ * glibc symbol version to forward to when it is not the default one ("":
+ * the default). */
 #define INTERPOSED(X) \
-    X(0, __pthread_mutex_destroy, NULL) \
-    X(1, __pthread_mutex_init, NULL) \
-    X(2, __pthread_mutex_lock, NULL) \
-    X(3, __pthread_mutex_trylock, NULL) \
-    X(4, __pthread_mutex_unlock, NULL) \
-    X(5, __pthread_rwlock_destroy, NULL) \
-    X(6, __pthread_rwlock_init, NULL) \
-    X(7, __pthread_rwlock_rdlock, NULL) \
-    X(8, __pthread_rwlock_tryrdlock, NULL) \
-    X(9, __pthread_rwlock_trywrlock, NULL) \
-    X(10, __pthread_rwlock_unlock, NULL) \
-    X(11, __pthread_rwlock_wrlock, NULL) \
-    X(12, cnd_broadcast, NULL) \
-    X(13, cnd_destroy, NULL) \
-    X(14, cnd_init, NULL) \
-    X(15, cnd_signal, NULL) \
-    X(16, cnd_timedwait, NULL) \
-    X(17, cnd_wait, NULL) \
-    X(18, mtx_destroy, NULL) \
-    X(19, mtx_init, NULL) \
-    X(20, mtx_lock, NULL) \
-    X(21, mtx_timedlock, NULL) \
-    X(22, mtx_trylock, NULL) \
-    X(23, mtx_unlock, NULL) \
-    X(24, pthread_barrier_destroy, NULL) \
-    X(25, pthread_barrier_init, NULL) \
-    X(26, pthread_barrier_wait, NULL) \
+    X(0, __pthread_mutex_destroy, "") \
+    X(1, __pthread_mutex_init, "") \
+    X(2, __pthread_mutex_lock, "") \
+    X(3, __pthread_mutex_trylock, "") \
+    X(4, __pthread_mutex_unlock, "") \
+    X(5, __pthread_rwlock_destroy, "") \
+    X(6, __pthread_rwlock_init, "") \
+    X(7, __pthread_rwlock_rdlock, "") \
+    X(8, __pthread_rwlock_tryrdlock, "") \
+    X(9, __pthread_rwlock_trywrlock, "") \
+    X(10, __pthread_rwlock_unlock, "") \
+    X(11, __pthread_rwlock_wrlock, "") \
+    X(12, cnd_broadcast, "") \
+    X(13, cnd_destroy, "") \
+    X(14, cnd_init, "") \
+    X(15, cnd_signal, "") \
+    X(16, cnd_timedwait, "") \
+    X(17, cnd_wait, "") \
+    X(18, mtx_destroy, "") \
+    X(19, mtx_init, "") \
+    X(20, mtx_lock, "") \
+    X(21, mtx_timedlock, "") \
+    X(22, mtx_trylock, "") \
+    X(23, mtx_unlock, "") \
+    X(24, pthread_barrier_destroy, "") \
+    X(25, pthread_barrier_init, "") \
+    X(26, pthread_barrier_wait, "") \
     X(27, pthread_cond_broadcast, "GLIBC_2.3.2") \
-    X(28, pthread_cond_clockwait, NULL) \
+    X(28, pthread_cond_clockwait, "") \
     X(29, pthread_cond_destroy, "GLIBC_2.3.2") \
     X(30, pthread_cond_init, "GLIBC_2.3.2") \
     X(31, pthread_cond_signal, "GLIBC_2.3.2") \
     X(32, pthread_cond_timedwait, "GLIBC_2.3.2") \
     X(33, pthread_cond_wait, "GLIBC_2.3.2") \
-    X(34, pthread_mutex_clocklock, NULL) \
-    X(35, pthread_mutex_destroy, NULL) \
-    X(36, pthread_mutex_init, NULL) \
-    X(37, pthread_mutex_lock, NULL) \
-    X(38, pthread_mutex_timedlock, NULL) \
-    X(39, pthread_mutex_trylock, NULL) \
-    X(40, pthread_mutex_unlock, NULL) \
-    X(41, pthread_rwlock_clockrdlock, NULL) \
-    X(42, pthread_rwlock_clockwrlock, NULL) \
-    X(43, pthread_rwlock_destroy, NULL) \
-    X(44, pthread_rwlock_init, NULL) \
-    X(45, pthread_rwlock_rdlock, NULL) \
-    X(46, pthread_rwlock_timedrdlock, NULL) \
-    X(47, pthread_rwlock_timedwrlock, NULL) \
-    X(48, pthread_rwlock_tryrdlock, NULL) \
-    X(49, pthread_rwlock_trywrlock, NULL) \
-    X(50, pthread_rwlock_unlock, NULL) \
-    X(51, pthread_rwlock_wrlock, NULL) \
-    X(52, pthread_spin_destroy, NULL) \
-    X(53, pthread_spin_init, NULL) \
-    X(54, pthread_spin_lock, NULL) \
-    X(55, pthread_spin_trylock, NULL) \
-    X(56, pthread_spin_unlock, NULL) \
-    X(57, sem_clockwait, NULL) \
-    X(58, sem_destroy, NULL) \
-    X(59, sem_getvalue, NULL) \
-    X(60, sem_init, NULL) \
-    X(61, sem_post, NULL) \
-    X(62, sem_timedwait, NULL) \
-    X(63, sem_trywait, NULL) \
-    X(64, sem_wait, NULL)
+    X(34, pthread_mutex_clocklock, "") \
+    X(35, pthread_mutex_destroy, "") \
+    X(36, pthread_mutex_init, "") \
+    X(37, pthread_mutex_lock, "") \
+    X(38, pthread_mutex_timedlock, "") \
+    X(39, pthread_mutex_trylock, "") \
+    X(40, pthread_mutex_unlock, "") \
+    X(41, pthread_rwlock_clockrdlock, "") \
+    X(42, pthread_rwlock_clockwrlock, "") \
+    X(43, pthread_rwlock_destroy, "") \
+    X(44, pthread_rwlock_init, "") \
+    X(45, pthread_rwlock_rdlock, "") \
+    X(46, pthread_rwlock_timedrdlock, "") \
+    X(47, pthread_rwlock_timedwrlock, "") \
+    X(48, pthread_rwlock_tryrdlock, "") \
+    X(49, pthread_rwlock_trywrlock, "") \
+    X(50, pthread_rwlock_unlock, "") \
+    X(51, pthread_rwlock_wrlock, "") \
+    X(52, pthread_spin_destroy, "") \
+    X(53, pthread_spin_init, "") \
+    X(54, pthread_spin_lock, "") \
+    X(55, pthread_spin_trylock, "") \
+    X(56, pthread_spin_unlock, "") \
+    X(57, sem_clockwait, "") \
+    X(58, sem_destroy, "") \
+    X(59, sem_getvalue, "") \
+    X(60, sem_init, "") \
+    X(61, sem_post, "") \
+    X(62, sem_timedwait, "") \
+    X(63, sem_trywait, "") \
+    X(64, sem_wait, "")
 
 #define COUNT_ONE(i, name, version) +1
 enum { FUNCTIONS = 0 INTERPOSED(COUNT_ONE) };
 
+/* Names and versions as arrays of characters, not of pointers: no
+ * relocation, so loading the shim writes no page of its own for them. */
 #define NAME(i, name, version) #name,
-static const char *const names[FUNCTIONS] = {INTERPOSED(NAME)};
+static const char names[FUNCTIONS][32] = {INTERPOSED(NAME)};
 #define VERSION(i, name, version) version,
-static const char *const versions[FUNCTIONS] = {INTERPOSED(VERSION)};
+static const char versions[FUNCTIONS][12] = {INTERPOSED(VERSION)};
 
 /* The implementation's file, looked for beside this object. */
 #define IMPLEMENTATION "libwaitwise_interposer.so"
@@ -297,12 +300,12 @@ static uint32_t gnu_hash(const char *name) {
 }
 
 /* Whether symbol `k`'s version is `version`, or the default one when
- * `version` is null. */
+ * `version` is empty. */
 static int version_matches(const ElfW(Half) *versym, const ElfW(Verdef) *verdef, const char *strings,
                            size_t k, const char *version) {
     if (!versym)
         return 1;
-    if (!version)
+    if (!version[0])
         return !(versym[k] & 0x8000);
     for (const ElfW(Verdef) *d = verdef; d;
          d = d->vd_next ? (const ElfW(Verdef) *)((const char *)d + d->vd_next) : NULL) {
