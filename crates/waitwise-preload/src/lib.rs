@@ -113,10 +113,10 @@ fn abort_on_every_panic() {
     }));
 }
 
-/// Load-time initialization: read the environment once, before `main` and
-/// before any of the program's constructors (a preloaded object is
-/// initialized right after the C library; the shim loads this one from its
-/// own constructor). Reading it here, not on first
+/// Load-time initialization: read the environment once, before `main` (the
+/// shim loads this library from its constructor, or from the first call of
+/// a library constructor that the loader runs before the shim's). Reading
+/// it here, not on first
 /// use, keeps `getenv` and allocation off every lock path; so does setting
 /// up here what a contended wait needs ([`first_wait::at_load`]).
 extern "C" fn on_load() {
