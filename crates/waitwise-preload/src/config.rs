@@ -87,7 +87,8 @@ pub fn alpha(kind: SyncKind) -> f64 {
 }
 
 /// `policy` for a wait of `threads` threads: polling by `yield` when they
-/// outnumber the CPUs ([`crowding`]) or the caller is a real-time thread
+/// outnumber the CPUs, or blocking at once then while the process's
+/// yields lose slices ([`crowding::for_wait`]), or the caller is a real-time thread
 /// ([`realtime_thread`]), unless `WAITWISE_POLICY=spin` asked for
 /// spinning.
 #[inline]
@@ -97,7 +98,7 @@ pub fn wait_policy(policy: Policy, threads: usize) -> Policy {
     } else if crowding::holds_cpu(policy.mechanism()) && realtime_thread() {
         policy.with_mechanism(Mechanism::Yield)
     } else {
-        crowding::for_threads(policy, threads)
+        crowding::for_wait(policy, threads)
     }
 }
 

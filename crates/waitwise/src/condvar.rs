@@ -69,8 +69,10 @@
 //! CPU a PAUSE poller would hold, and every waiter that a `notify_all`
 //! releases goes on to contend for the mutex. Sleeping waiters are counted
 //! too, so the rule errs towards yielding (a yield poll notices a notify
-//! within one `sched_yield`, a PAUSE poll within ~100 ns). A policy given
-//! in [`WaitOptions`] is used as given. The front ends decide; the
+//! within one `sched_yield`, a PAUSE poll within ~100 ns). While the
+//! process's yields lose whole slices to threads that keep the CPU, such
+//! a waiter blocks at once ([`crate::policy::crowding::for_wait`]). A
+//! policy given in [`WaitOptions`] is used as given. The front ends decide; the
 //! algorithm ([`CondSeqRef::wait`]) polls as the policy it is handed says.
 //! `cargo run -p waitwise --release --example crowded_waits` measures the
 //! default against the same policy given explicitly (8 threads taking
@@ -877,7 +879,8 @@ mod tests {
         let fits = cv.waits.policy_for_threads(allowed_cpus());
         assert_eq!(fits, *cv.policy(), "waiters and notifier fit: the default");
         let crowded = cv.waits.policy_for_threads(allowed_cpus() + 1);
-        assert_eq!(crowded.mechanism(), crate::Mechanism::Yield);
+        // Yield, or block while the process's yields lose slices.
+        assert!(!crate::policy::crowding::holds_cpu(crowded.mechanism()));
         assert_eq!(crowded.limit(), cv.policy().limit());
         let explicit = Policy::two_phase(0.5);
         let cv = Condvar::with_options(WaitOptions::new().policy(explicit));

@@ -40,8 +40,10 @@
 //! waiters (itself included, counted when it registers) and one notifier
 //! fit on the CPUs the process may use, and by `yield` once they outnumber
 //! them ([`crate::policy::crowding`], as the condition variable): the
-//! notifier most likely needs the CPU a PAUSE poller would hold. A policy
-//! given explicitly is used as given.
+//! notifier most likely needs the CPU a PAUSE poller would hold. While the
+//! process's yields lose whole slices such a waiter blocks at once
+//! ([`crate::policy::crowding::for_wait`]). A policy given explicitly is
+//! used as given.
 //!
 //! # Polling before registering
 //!

@@ -120,14 +120,15 @@ impl LazyWaiting {
 
     /// The policy for one wait of `threads` threads (the primitive counts
     /// them): an explicit policy as it is; the kind's default polling by
-    /// `yield` when they outnumber the CPUs ([`crowding`]).
+    /// `yield` when they outnumber the CPUs, or blocking at once then
+    /// while the process's yields lose slices ([`crowding::for_wait`]).
     #[inline]
     pub(crate) fn policy_for_threads(&self, threads: usize) -> Policy {
         let policy = *self.policy();
         if self.options.policy_override().is_some() {
             policy
         } else {
-            crowding::for_threads(policy, threads)
+            crowding::for_wait(policy, threads)
         }
     }
 

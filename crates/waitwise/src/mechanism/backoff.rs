@@ -141,6 +141,14 @@ impl Backoff {
         }
     }
 
+    /// Ends the pauses early: the next [`Backoff::snooze`] yields, and the
+    /// step count moves to the first yield's, so that as many yields
+    /// remain before [`Backoff::is_completed`] as after all the pauses.
+    #[inline]
+    pub fn stop_spinning(&mut self) {
+        self.step = self.step.max(BACKOFF_CAP_SHIFT + 1);
+    }
+
     /// Whether the next [`Backoff::snooze`] pauses (rather than yields).
     #[inline]
     pub fn is_spinning(&self) -> bool {

@@ -56,6 +56,24 @@
 //! quiet period of blocking at once, which every wait supports (`/b/0` is
 //! a valid policy everywhere); it never costs a wake-up or correctness.
 //!
+//! # Slices lost to other processes
+//!
+//! Some yields help no lock holder: a default wait that polls by `yield`
+//! only because its threads outnumber the CPUs
+//! ([`crate::policy::crowding`]), and a channel operation's last re-tries.
+//! For them one lost slice is evidence enough, when the process used less
+//! than [`SHARED_SHARE`] of its CPUs over the last share interval, so that
+//! other processes had at least as much: [`yield_lost_slice_at`] records
+//! it, and for [`QUIET_NS`] after the last such loss
+//! [`lost_slice_recently`] is true and those yields are skipped (the
+//! crowded waits block at once, the re-tries block sooner). Each loss
+//! costs those waits at most one slice per quiet period while the load
+//! lasts; 8 threads of one program taking turns on 2 CPUs use all of
+//! them, and their losses are not recorded. The share here comes from a
+//! sampler of its own, so that neither measure moves the other's
+//! intervals; each sampler's looks are claimed one at a time, so that no
+//! thread sets its CPU time against another's interval.
+//!
 //! # Memory ordering
 //!
 //! All Relaxed: the words are a hint that publishes no memory. Racing
@@ -193,12 +211,13 @@ pub fn set_enabled(on: bool) {
 #[cold]
 #[inline(never)]
 fn lost_slice() {
+    let clock = cycle_clock();
+    let now = clock.now();
+    yield_lost_slice_at(now);
     // Relaxed: a hint (module docs).
     if !ENABLED.load(Ordering::Relaxed) {
         return;
     }
-    let clock = cycle_clock();
-    let now = clock.now();
     if GUARD.record_loss(now, clock.ns_to_ticks(LOSS_WINDOW_NS)) && SHARE.is_low(now) {
         GUARD.trip(now, clock.ns_to_ticks(QUIET_NS));
     }
@@ -222,8 +241,20 @@ pub const SHARE_INTERVAL_NS: u64 = 20_000_000;
 /// Whether `cpu_ns` of process CPU time over `wall_ns` is a share of
 /// `cpus` below [`LOW_SHARE`] (pure, so the rule is testable).
 pub fn share_is_low(cpu_ns: u64, wall_ns: u64, cpus: usize) -> bool {
-    (cpu_ns as f64) < LOW_SHARE * wall_ns as f64 * cpus.max(1) as f64
+    share_of(cpu_ns, wall_ns, cpus) < LOW_SHARE
 }
+
+/// The share of `cpus` CPUs that `cpu_ns` of process CPU time over
+/// `wall_ns` is (pure); 1 when no time passed.
+pub fn share_of(cpu_ns: u64, wall_ns: u64, cpus: usize) -> f64 {
+    if wall_ns == 0 {
+        return 1.0;
+    }
+    cpu_ns as f64 / (wall_ns as f64 * cpus.max(1) as f64)
+}
+
+/// No share measured yet ([`ShareSampler::last`]).
+const NO_SHARE: u32 = u32::MAX;
 
 /// The process's CPU share since the last look: the last look's cycle
 /// clock and process CPU time, and the process's CPU count.
@@ -234,26 +265,64 @@ struct ShareSampler {
     cpu_ns: AtomicU64,
     /// The process's CPUs, counted at the first look (0 until then).
     cpus: AtomicU32,
+    /// The share the last look found, in thousandths ([`NO_SHARE`]: none).
+    last: AtomicU32,
 }
 
 impl ShareSampler {
+    const fn new() -> Self {
+        Self {
+            at: AtomicU64::new(0),
+            cpu_ns: AtomicU64::new(0),
+            cpus: AtomicU32::new(0),
+            last: AtomicU32::new(NO_SHARE),
+        }
+    }
+
     /// Whether the process used a low share of its CPUs since the last
     /// look, at least [`SHARE_INTERVAL_NS`] ago (else `false`, and no look
-    /// is taken). One `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`.
+    /// is taken).
     fn is_low(&self, now: u64) -> bool {
+        self.look(now).is_some_and(|share| share < LOW_SHARE)
+    }
+
+    /// The process's share of its CPUs over the last interval of at least
+    /// [`SHARE_INTERVAL_NS`]: since the last look if that is as old (a new
+    /// look), else what the last look found; `None` before the second
+    /// look.
+    fn recent(&self, now: u64) -> Option<f64> {
+        self.look(now).or_else(|| {
+            // Relaxed: a hint (module docs).
+            let last = self.last.load(Ordering::Relaxed);
+            (last != NO_SHARE).then(|| f64::from(last) / 1000.0)
+        })
+    }
+
+    /// The share since the last look, at least [`SHARE_INTERVAL_NS`] ago
+    /// (a new look), else `None` and no look is taken. One
+    /// `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)` per look. Looks are
+    /// claimed one at a time: a thread that found the last look old but
+    /// loses the claim to another takes none (`None`), since its CPU time
+    /// would be set against the other's interval, a share near 0.
+    fn look(&self, now: u64) -> Option<f64> {
         let clock = cycle_clock();
-        // Relaxed throughout: a hint (module docs); a racing look replaces
-        // the sample with one just as good.
+        // Relaxed throughout: a hint (module docs).
         let at = self.at.load(Ordering::Relaxed);
         let wall_ns = clock.ticks_to_ns(now.saturating_sub(at)) as u64;
         if at != 0 && wall_ns < SHARE_INTERVAL_NS {
-            return false;
+            return None;
+        }
+        if self
+            .at
+            .compare_exchange(at, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return None;
         }
         let cpu_ns = waitwise_platform::thread::process_cpu_time().as_nanos() as u64;
         let last_cpu_ns = self.cpu_ns.swap(cpu_ns, Ordering::Relaxed);
-        self.at.store(now, Ordering::Relaxed);
         if at == 0 {
-            return false;
+            return None;
         }
         let mut cpus = self.cpus.load(Ordering::Relaxed);
         if cpus == 0 {
@@ -264,16 +333,17 @@ impl ShareSampler {
                 .max(1);
             self.cpus.store(cpus, Ordering::Relaxed);
         }
-        share_is_low(cpu_ns.saturating_sub(last_cpu_ns), wall_ns, cpus as usize)
+        let share = share_of(cpu_ns.saturating_sub(last_cpu_ns), wall_ns, cpus as usize);
+        self.last.store(
+            (share * 1000.0).min(f64::from(NO_SHARE - 1)) as u32,
+            Ordering::Relaxed,
+        );
+        Some(share)
     }
 }
 
-/// The process's sampler.
-static SHARE: ShareSampler = ShareSampler {
-    at: AtomicU64::new(0),
-    cpu_ns: AtomicU64::new(0),
-    cpus: AtomicU32::new(0),
-};
+/// The process's sampler for the guard's trips.
+static SHARE: ShareSampler = ShareSampler::new();
 
 /// Whether yields lose whole slices now (the guard tripped less than
 /// [`QUIET_NS`] ago): a wait that would poll by yielding blocks at once.
@@ -286,6 +356,82 @@ pub fn yielding_loses_slices() -> bool {
 /// How many times the process's guard tripped.
 pub fn trips() -> u64 {
     GUARD.trips()
+}
+
+/// When a yield of this process last lost a slice, cycle-clock ticks (0:
+/// none since the last look that found it old).
+static LAST_LOSS_AT: AtomicU64 = AtomicU64::new(0);
+
+/// Records a slice lost to another process at `now` (ticks), for
+/// [`lost_slice_recently`].
+#[inline]
+pub fn note_lost_slice_at(now: u64) {
+    // Relaxed: a hint (module docs).
+    LAST_LOSS_AT.store(now.max(1), Ordering::Relaxed);
+}
+
+/// A yield of this process kept its caller off the CPU for a whole slice,
+/// ending at `now` (ticks): the guard's reports and the channels' timed
+/// re-try yields alike. Recorded for [`lost_slice_recently`] when the
+/// process used less than [`SHARED_SHARE`] of its CPUs over the last
+/// [`SHARE_INTERVAL_NS`] or more, so that other processes had the rest:
+/// 8 threads taking turns on 2 CPUs lose slices to each other while the
+/// process uses all of its CPUs, and their yields are what lets the next
+/// one run.
+#[cold]
+pub fn yield_lost_slice_at(now: u64) {
+    if LOSS_SHARE
+        .recent(now)
+        .is_some_and(|share| share < SHARED_SHARE)
+    {
+        note_lost_slice_at(now);
+    }
+}
+
+/// The process's CPU share below which a lost slice counts as lost to
+/// other processes ([`yield_lost_slice_at`]): they had at least half of
+/// the CPUs the process may use. Beside a busy loop on each of 2 CPUs, a
+/// condition-variable hand-off or a one-producer channel uses a quarter
+/// of them; 8 threads of one process taking turns on 2 CPUs all of them.
+pub const SHARED_SHARE: f64 = 0.5;
+
+/// The process's sampler for [`yield_lost_slice_at`], apart from the
+/// guard's so that neither changes the other's intervals.
+static LOSS_SHARE: ShareSampler = ShareSampler::new();
+
+/// Whether a yield of this process lost a slice to other processes less
+/// than [`QUIET_NS`] ago ([`yield_lost_slice_at`]). The
+/// guard's trip waits for more evidence because it stops the polling of
+/// lock waiters, whose yields let the lock holder run; yields that have
+/// no such holder to help consult this instead: the polls that a
+/// default wait makes by `yield` only because its threads outnumber the
+/// CPUs ([`crate::policy::crowding`]), and the channels' re-try yields.
+/// Each of those loses a slice at most once per [`QUIET_NS`] while the
+/// load lasts. One relaxed load while no loss is recent; never under loom.
+#[inline]
+pub fn lost_slice_recently() -> bool {
+    if cfg!(loom) {
+        return false;
+    }
+    // Relaxed: a hint (module docs).
+    let lost_at = LAST_LOSS_AT.load(Ordering::Relaxed);
+    if lost_at == 0 {
+        return false;
+    }
+    let clock = cycle_clock();
+    if is_recent(lost_at, clock.now(), clock.ns_to_ticks(QUIET_NS)) {
+        return true;
+    }
+    // Failure Relaxed too: a loss recorded meanwhile keeps its time.
+    let _ = LAST_LOSS_AT.compare_exchange(lost_at, 0, Ordering::Relaxed, Ordering::Relaxed);
+    false
+}
+
+/// Whether a loss at `lost_at` (ticks; 0: none) is less than `quiet`
+/// ticks before `now` (pure, so the rule is testable).
+#[inline]
+pub fn is_recent(lost_at: u64, now: u64, quiet: u64) -> bool {
+    lost_at != 0 && now.saturating_sub(lost_at) < quiet
 }
 
 #[cfg(test)]
@@ -320,6 +466,40 @@ mod tests {
         for i in 0..20u64 {
             assert!(!g.record_loss(1 + i * (WINDOW / 2), WINDOW));
         }
+    }
+
+    #[test]
+    fn a_loss_is_recent_for_the_quiet_period() {
+        assert!(!is_recent(0, 10, QUIET), "no loss");
+        assert!(is_recent(10, 10, QUIET));
+        assert!(is_recent(10, 10 + QUIET - 1, QUIET));
+        assert!(!is_recent(10, 10 + QUIET, QUIET));
+        assert!(is_recent(10, 5, QUIET), "a clock read before the loss");
+    }
+
+    #[test]
+    fn the_share_is_the_cpu_time_over_the_cpus_wall_time() {
+        assert_eq!(share_of(20_000_000, 10_000_000, 2), 1.0);
+        assert_eq!(share_of(5_000_000, 10_000_000, 2), 0.25);
+        assert_eq!(share_of(5_000_000, 10_000_000, 0), 0.5, "no CPU count: 1");
+        assert_eq!(share_of(5, 0, 2), 1.0, "no time passed");
+        const { assert!(0.25 < SHARED_SHARE && SHARED_SHARE < 1.0) };
+    }
+
+    #[test]
+    fn a_sampler_gives_a_share_from_its_second_look_and_keeps_it() {
+        let clock = cycle_clock();
+        let s = ShareSampler::new();
+        let t0 = clock.now();
+        assert_eq!(s.recent(t0), None, "the first look gives no share");
+        let soon = t0 + clock.ns_to_ticks(SHARE_INTERVAL_NS / 2);
+        assert_eq!(s.recent(soon), None, "no look yet, nothing kept");
+        let later = t0 + clock.ns_to_ticks(SHARE_INTERVAL_NS * 2);
+        let share = s.recent(later).expect("a look over a whole interval");
+        assert!(share >= 0.0);
+        let kept = s.recent(later + 1).expect("kept until the next look");
+        assert!((kept - share).abs() < 0.001, "{kept} {share}");
+        assert!(!s.is_low(later + 2), "is_low takes fresh looks only");
     }
 
     #[test]

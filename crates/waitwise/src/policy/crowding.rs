@@ -15,9 +15,10 @@
 //! the available CPUs (`gomp_throttled_spin_count_var`).
 //!
 //! Beside CPU-bound processes a `yield` can hand the CPU to one of them for
-//! its whole time slice; the lost-slice guard
-//! ([`crate::mechanism::yield_guard`]) stops such polling while that
-//! happens.
+//! its whole time slice: while the process's yields lose slices, a wait
+//! that would poll by `yield` only by this rule blocks at once instead
+//! ([`for_wait`], with the lost-slice memory of
+//! [`crate::mechanism::yield_guard`]).
 //!
 //! Who counts as a thread of the wait is the primitive's: a barrier's
 //! parties; a condition variable's waiters, or an event's registered
@@ -41,7 +42,7 @@
 //! ```
 
 use super::Policy;
-use crate::mechanism::Mechanism;
+use crate::mechanism::{yield_guard, Mechanism};
 use waitwise_platform::once::ForkSafeOnce;
 
 /// Number of CPUs this process may run on (its affinity mask and cgroup
@@ -80,14 +81,45 @@ pub fn holds_cpu(mechanism: Mechanism) -> bool {
 
 /// `policy` for a wait of `threads` threads: the same poll limit, polling
 /// by `yield` when the threads outnumber the CPUs and `policy` would hold
-/// its CPU while polling; else `policy` as it is.
+/// its CPU while polling; else `policy` as it is. For a choice made once
+/// (a pool's, when it is built); a wait deciding for itself asks
+/// [`for_wait`].
 #[inline]
 pub fn for_threads(policy: Policy, threads: usize) -> Policy {
     if holds_cpu(policy.mechanism()) && is_oversubscribed(threads) {
-        policy.with_mechanism(Mechanism::Yield)
+        crowded(policy, false)
     } else {
         policy
     }
+}
+
+/// `policy` for one wait of `threads` threads that starts now:
+/// [`for_threads`], except that where that polls by `yield`, the wait
+/// blocks at once while the process's yields lose whole scheduler slices
+/// ([`yield_guard::lost_slice_recently`]). Such a yield hands the CPU to a
+/// thread that keeps it for its slice, most often one outside the
+/// process, and the waiter notices its release a slice late, where a
+/// sleeper is woken and runs at once. One relaxed load more than
+/// [`for_threads`] when the threads outnumber the CPUs.
+#[inline]
+pub fn for_wait(policy: Policy, threads: usize) -> Policy {
+    if holds_cpu(policy.mechanism()) && is_oversubscribed(threads) {
+        crowded(policy, yield_guard::lost_slice_recently())
+    } else {
+        policy
+    }
+}
+
+/// The crowded form of `policy` (pure): the same poll limit, polling by
+/// `yield`, or with the `block` mechanism (no polling phase) when
+/// `yields_lose_slices`.
+#[inline]
+pub fn crowded(policy: Policy, yields_lose_slices: bool) -> Policy {
+    policy.with_mechanism(if yields_lose_slices {
+        Mechanism::Block
+    } else {
+        Mechanism::Yield
+    })
 }
 
 #[cfg(test)]
@@ -116,6 +148,24 @@ mod tests {
         }
         let spin = Policy::always_spin().with_mechanism(Mechanism::Spin);
         assert_eq!(for_threads(spin, n).mechanism(), Mechanism::Yield);
+    }
+
+    #[test]
+    fn crowded_waits_block_at_once_while_yields_lose_slices() {
+        for p in [Policy::adaptive(), Policy::two_phase(0.5)] {
+            let losing = crowded(p, true);
+            assert_eq!(losing.mechanism(), Mechanism::Block);
+            assert!(!losing.poll_budget().polls(), "no polling phase");
+            assert_eq!(crowded(p, false).mechanism(), Mechanism::Yield);
+        }
+    }
+
+    #[test]
+    fn a_wait_that_fits_keeps_its_policy_whatever_the_losses() {
+        let p = Policy::adaptive();
+        assert_eq!(for_wait(p, allowed_cpus()), p);
+        let crowded_now = for_wait(p, allowed_cpus() + 1).mechanism();
+        assert!(!holds_cpu(crowded_now), "{crowded_now:?}");
     }
 
     #[test]
