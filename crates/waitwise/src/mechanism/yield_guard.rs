@@ -400,14 +400,14 @@ pub const SHARED_SHARE: f64 = 0.5;
 static LOSS_SHARE: ShareSampler = ShareSampler::new();
 
 /// Whether a yield of this process lost a slice to other processes less
-/// than [`QUIET_NS`] ago ([`yield_lost_slice_at`]). The
-/// guard's trip waits for more evidence because it stops the polling of
-/// lock waiters, whose yields let the lock holder run; yields that have
-/// no such holder to help consult this instead: the polls that a
-/// default wait makes by `yield` only because its threads outnumber the
-/// CPUs ([`crate::policy::crowding`]), and the channels' re-try yields.
-/// Each of those loses a slice at most once per [`QUIET_NS`] while the
-/// load lasts. One relaxed load while no loss is recent; never under loom.
+/// than [`QUIET_NS`] ago ([`yield_lost_slice_at`]). The guard's trip waits
+/// for more evidence because it stops the polling of lock waiters, whose
+/// yields let the lock holder run; yields that have no such holder to
+/// help consult this instead: the polls that a default wait makes by
+/// `yield` only because its threads outnumber the CPUs
+/// ([`crate::policy::crowding`]), and the channels' re-try yields. Each of
+/// those loses a slice at most once per [`QUIET_NS`] while the load
+/// lasts. One relaxed load while no loss is recent; never under loom.
 #[inline]
 pub fn lost_slice_recently() -> bool {
     if cfg!(loom) {
