@@ -149,7 +149,9 @@ impl<T> Shared<T> {
     /// it waits for is one of them).
     #[inline]
     fn retry_spins(&self) -> u32 {
-        if self.waits_at_once(&self.policy) && yield_guard::lost_slice_recently() {
+        // The memory first: one relaxed load while no loss is recent, so
+        // that an operation on a quiet machine reads no demand signal.
+        if yield_guard::lost_slice_recently() && self.waits_at_once(&self.policy) {
             BUSY_RETRY_SPINS
         } else {
             u32::MAX
