@@ -183,8 +183,11 @@ mod tests {
     #[test]
     fn a_thread_that_handed_off_waits_before_it_queues_again_once() {
         let lock = 0x1000;
-        handed_off(lock);
+        // The clock starts before the note: a thread preempted between the
+        // note and the wait spends part of the cool-down before `wait_out`,
+        // which then waits only for the rest.
         let start = Instant::now();
+        handed_off(lock);
         let waited = wait_out(lock);
         let elapsed = start.elapsed().as_nanos() as f64;
         // A slow machine may have spent the cool-down already (then it
