@@ -312,7 +312,13 @@ fn a_program_that_changes_its_user_is_reported() {
     // A checkout in a directory only its owner may enter (a `mktemp -d`)
     // keeps `nobody` from the program and the interposer alike.
     let reachable = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "test", "-r"])
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "test",
+            "-r",
+        ])
         .arg(preload_so())
         .args(["-a", "-x"])
         .arg(&exe)

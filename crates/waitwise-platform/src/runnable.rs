@@ -19,8 +19,9 @@
 //! (`cargo run --release -p waitwise-platform --example runnable_cost`
 //! prints it beside the other candidate signals). Callers on a wait path
 //! read it rarely and cache the answer (`waitwise::policy::idle_extension`
-//! reads it at most once per 100 µs per process). It never allocates and
-//! takes no lock; the first call opens the file (one more system call).
+//! reads it at most once per 100 µs per process, and not at the start of
+//! a wait that can act on an older answer). It never allocates and takes
+//! no lock; the first call opens the file (one more system call).
 //!
 //! # Limits
 //!

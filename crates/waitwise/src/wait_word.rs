@@ -509,6 +509,11 @@ impl<'a> WaitWordRef<'a> {
         ready: &mut dyn FnMut(u32) -> bool,
         rules: SleepRules,
     ) -> WaitOutcome {
+        // A wait about to sleep may read the machine's demand for the
+        // waits that start after it (`idle_extension`, "The cache on the
+        // wait path").
+        #[cfg(not(loom))]
+        crate::policy::idle_extension::refresh_stale_demand();
         let mut blocked = false;
         loop {
             // POLLING => REGISTERING
@@ -707,6 +712,10 @@ fn extend_polling(
     }
     #[cfg(not(loom))]
     {
+        // A wait this long may read the machine's demand for the waits
+        // that start after it (`idle_extension`, "The cache on the wait
+        // path").
+        crate::policy::idle_extension::refresh_stale_demand();
         let clock = waitwise_platform::clock::cycle_clock();
         let mut out = out;
         while out.timed_out() && !deadline.has_passed() {

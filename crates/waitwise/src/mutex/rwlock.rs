@@ -1155,6 +1155,11 @@ impl RawRwLock {
         return_when_woken: bool,
     ) -> WaitOutcome {
         let Words { state, wakes } = &self.words;
+        // A wait about to sleep may read the machine's demand for the
+        // waits that start after it (`idle_extension`, "The cache on the
+        // wait path").
+        #[cfg(not(loom))]
+        crate::policy::idle_extension::refresh_stale_demand();
         let mut blocked = false;
         loop {
             // The epoch first: a wake-up after it is read (which needs our

@@ -90,6 +90,33 @@
 //!   extended waits the signal misjudged (an additive term per such
 //!   wait, no multiplicative one).
 //!
+//! # The cache on the wait path
+//!
+//! The machine-wide count ([`cpu_demand`]) also decides whether a default
+//! wait polls at all ([`holds_wanted_cpu`](super::holds_wanted_cpu)): it
+//! blocks at once while more threads are runnable than CPUs are online.
+//! The count is cached for the process and read again when older than
+//! [`SIGNAL_MAX_AGE_NS`]; a read is a system call of about a microsecond.
+//! A wait that makes that read as it starts notices its release a
+//! microsecond late, a wait in every stale period: with short waits back
+//! to back (two threads meeting at a barrier every microsecond), a few
+//! waits in a hundred, their tail. So the read is left to waits that are
+//! long already:
+//!
+//! - a wait that starts takes the cached answer however old
+//!   ([`demand_at_wait_start`]), unless it says [`CpuDemand::Busy`] and
+//!   is stale: that one is read again first, since acting on it means
+//!   blocking, which costs more than the read;
+//! - a wait that has polled to its limit, or is about to sleep, reads a
+//!   stale answer again ([`refresh_stale_demand`]) for the waits after it.
+//!
+//! A stale answer other than `Busy` lets waits poll to their limits, which
+//! is what the policy does without the rule and what its bound counts at
+//! full cost (`adaptive`, "The bound"). The first of them that lasts past
+//! its limit, or sleeps, reads the machine again; while every wait ends
+//! sooner, nobody waits long enough for polling to keep a runnable thread
+//! from a CPU for long.
+//!
 //! # Memory ordering
 //!
 //! The cache ([`DemandCache`]) is two words, each a self-contained number
@@ -121,8 +148,9 @@ pub const SLICE_NS: u64 = 10_000;
 /// one CPU; a line above the waiters' yields spreads them.
 pub const QUICK_YIELD_NS: u64 = 8_000;
 
-/// The cached signal is read again when older than this, ns: at ~1 µs a
-/// read, at most ~1% of one CPU per process however many threads wait.
+/// The cached signal is read again when older than this, ns (by the
+/// waits that module docs, "The cache on the wait path", name): at ~1 µs
+/// a read, at most ~1% of one CPU per process however many threads wait.
 /// Guessed.
 pub const SIGNAL_MAX_AGE_NS: u64 = 100_000;
 
@@ -287,6 +315,25 @@ impl DemandCache {
         }
     }
 
+    /// The answer a wait acts on as it starts ([`demand_at_wait_start`]),
+    /// at clock reading `now`: the one stored last however old, unless
+    /// that says [`CpuDemand::Busy`], which is [`DemandCache::get`] (read
+    /// again when stale). Only a `Busy` answer makes a wait skip polling,
+    /// and such a wait blocks, which costs more than the read; any other
+    /// lets it poll to its limit, as it would without the signal.
+    #[inline]
+    pub fn at_wait_start(
+        &self,
+        now: u64,
+        max_age: u64,
+        read: impl FnOnce() -> CpuDemand,
+    ) -> CpuDemand {
+        match self.last() {
+            CpuDemand::Busy => self.get(now, max_age, read),
+            other => other,
+        }
+    }
+
     /// The answer stored last, without reading anything.
     pub fn last(&self) -> CpuDemand {
         CpuDemand::decode(self.demand.load(Ordering::Relaxed))
@@ -319,6 +366,42 @@ pub fn cpu_demand() -> CpuDemand {
     match FORCED.load(std::sync::atomic::Ordering::Relaxed) {
         0 => cached_demand(),
         f => CpuDemand::decode(f - 1),
+    }
+}
+
+/// What a wait that is starting takes the signal to be: the answer
+/// [`force_demand`] pinned, else the cache's without reading the machine
+/// unless it says [`CpuDemand::Busy`] and is stale
+/// ([`DemandCache::at_wait_start`]; module docs, "The cache on the wait
+/// path"). The wait paths' test of whether to poll at all
+/// ([`holds_wanted_cpu`](super::holds_wanted_cpu)).
+#[cfg(not(loom))]
+#[inline]
+pub fn demand_at_wait_start() -> CpuDemand {
+    // Relaxed: a number on its own.
+    match FORCED.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => {
+            let clock = waitwise_platform::clock::cycle_clock();
+            CACHE.at_wait_start(
+                clock.now(),
+                clock.ns_to_ticks(SIGNAL_MAX_AGE_NS),
+                read_demand,
+            )
+        }
+        f => CpuDemand::decode(f - 1),
+    }
+}
+
+/// Reads the signal again if the cached answer is older than
+/// [`SIGNAL_MAX_AGE_NS`]: called by waits that have polled to their limit
+/// (module docs, "The cache on the wait path"). A clock read and a load
+/// when the answer is fresh.
+#[cfg(not(loom))]
+#[inline]
+pub fn refresh_stale_demand() {
+    // Relaxed: a number on its own.
+    if FORCED.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        let _ = cached_demand();
     }
 }
 
@@ -465,6 +548,40 @@ mod tests {
     }
 
     #[test]
+    fn a_starting_wait_reads_again_only_a_stale_busy_answer() {
+        let never_read = DemandCache::new();
+        assert_eq!(
+            never_read.at_wait_start(1000, 100, || unreachable!("no read")),
+            CpuDemand::Unknown
+        );
+        let idle = DemandCache::new();
+        assert_eq!(idle.get(1000, 100, || CpuDemand::Idle), CpuDemand::Idle);
+        // Stale, but not Busy: kept, unread.
+        assert_eq!(
+            idle.at_wait_start(5000, 100, || unreachable!("no read")),
+            CpuDemand::Idle
+        );
+        let busy = DemandCache::new();
+        assert_eq!(busy.get(1000, 100, || CpuDemand::Busy), CpuDemand::Busy);
+        // Fresh and Busy: kept, unread.
+        assert_eq!(
+            busy.at_wait_start(1050, 100, || unreachable!("no read")),
+            CpuDemand::Busy
+        );
+        // Stale and Busy: read again.
+        let mut reads = 0;
+        assert_eq!(
+            busy.at_wait_start(5000, 100, || {
+                reads += 1;
+                CpuDemand::Idle
+            }),
+            CpuDemand::Idle
+        );
+        assert_eq!(reads, 1);
+        assert_eq!(busy.last(), CpuDemand::Idle);
+    }
+
+    #[test]
     fn cache_reads_once_per_period() {
         let cache = DemandCache::new();
         let mut reads = 0;
@@ -503,9 +620,12 @@ mod tests {
         let _ = cpu_demand();
         force_demand(Some(CpuDemand::Busy));
         assert_eq!(cpu_demand(), CpuDemand::Busy);
+        assert_eq!(demand_at_wait_start(), CpuDemand::Busy);
         assert_eq!(forced_demand(), Some(CpuDemand::Busy));
         force_demand(None);
         assert_eq!(forced_demand(), None);
         let _ = cpu_demand();
+        refresh_stale_demand();
+        let _ = demand_at_wait_start();
     }
 }

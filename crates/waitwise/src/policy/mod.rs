@@ -104,7 +104,8 @@ pub struct PollBudget {
 
 /// Whether polling with `mechanism` now would hold a CPU that another
 /// runnable thread wants: [`polling_holds_wanted_cpu`] with the machine's
-/// demand ([`idle_extension::cpu_demand`]). A demand pinned with
+/// demand as a wait that starts takes it
+/// ([`idle_extension::demand_at_wait_start`]). A demand pinned with
 /// [`idle_extension::force_demand`] is for the idle extension's
 /// experiments and leaves this rule out (`false`).
 ///
@@ -117,7 +118,7 @@ pub(crate) fn holds_wanted_cpu(mechanism: Mechanism) -> bool {
     {
         crowding::holds_cpu(mechanism)
             && idle_extension::forced_demand().is_none()
-            && polling_holds_wanted_cpu(mechanism, idle_extension::cpu_demand())
+            && polling_holds_wanted_cpu(mechanism, idle_extension::demand_at_wait_start())
     }
     #[cfg(loom)]
     {
