@@ -93,15 +93,16 @@
 //! # The cache on the wait path
 //!
 //! The machine-wide count ([`cpu_demand`]) also decides whether a default
-//! wait polls at all ([`holds_wanted_cpu`](super::holds_wanted_cpu)): it
+//! wait polls at all
+//! ([`polling_holds_wanted_cpu`](super::polling_holds_wanted_cpu)): it
 //! blocks at once while more threads are runnable than CPUs are online.
 //! The count is cached for the process and read again when older than
 //! [`SIGNAL_MAX_AGE_NS`]; a read is a system call of about a microsecond.
-//! A wait that makes that read as it starts notices its release a
-//! microsecond late, a wait in every stale period: with short waits back
-//! to back (two threads meeting at a barrier every microsecond), a few
-//! waits in a hundred, their tail. So the read is left to waits that are
-//! long already:
+//! The first wait of each period that made that read as it started would
+//! notice its release that much late: with short waits back to back (two
+//! threads meeting at a barrier every microsecond), a few waits in a
+//! hundred, their tail. So the read is left to waits that are long
+//! already:
 //!
 //! - a wait that starts takes the cached answer however old
 //!   ([`demand_at_wait_start`]), unless it says [`CpuDemand::Busy`] and
@@ -374,7 +375,8 @@ pub fn cpu_demand() -> CpuDemand {
 /// unless it says [`CpuDemand::Busy`] and is stale
 /// ([`DemandCache::at_wait_start`]; module docs, "The cache on the wait
 /// path"). The wait paths' test of whether to poll at all
-/// ([`holds_wanted_cpu`](super::holds_wanted_cpu)).
+/// ([`polling_holds_wanted_cpu`](super::polling_holds_wanted_cpu) with
+/// this demand).
 #[cfg(not(loom))]
 #[inline]
 pub fn demand_at_wait_start() -> CpuDemand {
@@ -394,8 +396,8 @@ pub fn demand_at_wait_start() -> CpuDemand {
 
 /// Reads the signal again if the cached answer is older than
 /// [`SIGNAL_MAX_AGE_NS`]: called by waits that have polled to their limit
-/// (module docs, "The cache on the wait path"). A clock read and a load
-/// when the answer is fresh.
+/// or are about to sleep (module docs, "The cache on the wait path"). A
+/// clock read and a load when the answer is fresh.
 #[cfg(not(loom))]
 #[inline]
 pub fn refresh_stale_demand() {
