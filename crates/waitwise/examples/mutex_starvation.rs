@@ -74,13 +74,13 @@
 //! parking_lot's. The clock reads around every acquisition slow every lock
 //! alike; the throughput here is not `mutex_bench`'s.
 //!
-//! The reader-writer locks run the same loop with readers and writers
-//! mixed: a quarter of the threads (at least one; `--writers N` sets
-//! another count, leaving at least one reader) take the write lock, the
-//! others the read lock, each with a short critical section; the figures
-//! are kept per role (a reader starved by writers, or a writer by readers
-//! or by other writers, shows as that role's longest wait and least/most
-//! served).
+//! The reader-writer locks (waitwise's, parking_lot's and std's) run the
+//! same loop with readers and writers mixed: a quarter of the threads (at
+//! least one; `--writers N` sets another count, leaving at least one
+//! reader) take the write lock, the others the read lock, each with a
+//! short critical section; the figures are kept per role (a reader
+//! starved by writers, or a writer by readers or by other writers, shows
+//! as that role's longest wait, least/most served and Mops/s).
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -154,6 +154,25 @@ impl<R: lock_api::RawRwLock + Send + Sync + 'static> BenchRwLock for lock_api::R
     #[inline]
     fn incr(&self, cs: u32) {
         let mut g = self.write();
+        spin(cs);
+        *g += 1;
+    }
+}
+
+/// std's lock, the one a Rust user has without a dependency.
+impl BenchRwLock for std::sync::RwLock<u64> {
+    fn new() -> Self {
+        std::sync::RwLock::new(0)
+    }
+    #[inline]
+    fn read(&self, cs: u32) -> u64 {
+        let g = std::sync::RwLock::read(self).unwrap_or_else(|e| e.into_inner());
+        spin(cs);
+        *g
+    }
+    #[inline]
+    fn incr(&self, cs: u32) {
+        let mut g = self.write().unwrap_or_else(|e| e.into_inner());
         spin(cs);
         *g += 1;
     }
@@ -649,6 +668,7 @@ fn rw_table(threads: usize, dur: Duration, runs: usize) {
     let cands = [
         rw_candidate::<waitwise::mutex::RwLock<u64>>("waitwise::RwLock"),
         rw_candidate::<PlRw>("parking_lot::RwLock"),
+        rw_candidate::<std::sync::RwLock<u64>>("std::sync::RwLock"),
     ];
     let mut figs: Vec<Vec<[Figures; 2]>> = vec![Vec::new(); cands.len()];
     for _ in 0..runs {
