@@ -12,6 +12,13 @@
 //! stamp is for its address and was made after it fell asleep, the
 //! difference is one sample. Samples over [`MAX_SAMPLE_NS`] are dropped.
 //!
+//! At most one sample is taken per [`MIN_SAMPLE_INTERVAL_NS`] in the
+//! process: a program that wakes threads hundreds of thousands of times a
+//! second would otherwise make every wake-up write the window's count, one
+//! cache line that all its CPUs then pass around. The interval is far
+//! shorter than a hypervisor's wake-up mode lasts (tens of ms), so the
+//! window still follows a change of mode within a few ms of wake-ups.
+//!
 //! **Estimate.** The last [`WINDOW`] samples are kept; every
 //! [`PUBLISH_EVERY`] samples the thread that recorded the last one takes
 //! their lower quartile and publishes it. [`estimate`] returns it once
@@ -27,6 +34,11 @@
 //! while a program that does not oversubscribe gives a tight distribution
 //! (a Python thread pool: lower quartile 2.8 µs, median 2.9 µs). A
 //! quantile stays robust to the occasional wrong pairing, as the median is.
+//!
+//! Every wait that computes a poll limit reads the estimate, so the
+//! published quartile has a cache line of its own, written once per
+//! [`PUBLISH_EVERY`] samples: a read of it does not miss because another
+//! CPU recorded a sample.
 //!
 //! # Memory ordering
 //!
@@ -53,6 +65,14 @@ pub const MIN_SAMPLES: u64 = 16;
 /// Longest sample kept, in ns. Chosen: 1 ms is far above any wake-up cost
 /// (a few µs to a few tens of µs) and below a scheduler time slice.
 pub const MAX_SAMPLE_NS: u64 = 1_000_000;
+/// Shortest time between two samples of the process, in ns. Chosen: a
+/// window of [`WINDOW`] samples then spans at least 1.3 ms, well within a
+/// hypervisor's wake-up mode, and recording costs a busy program at most
+/// 50,000 writes of the shared count a second.
+pub const MIN_SAMPLE_INTERVAL_NS: u64 = 20_000;
+// The first quartile is published at the `PUBLISH_EVERY`th sample, which
+// `estimate_ns` relies on for its minimum.
+const _: () = assert!(PUBLISH_EVERY >= MIN_SAMPLES);
 
 struct Stamp {
     address: AtomicUsize,
@@ -69,8 +89,24 @@ static STAMPS: [Stamp; SLOTS] = [EMPTY_STAMP; SLOTS];
 #[allow(clippy::declare_interior_mutable_const)] // an array initializer
 const NO_SAMPLE: AtomicU32 = AtomicU32::new(0);
 static SAMPLES: [AtomicU32; WINDOW] = [NO_SAMPLE; WINDOW];
-static COUNT: AtomicU64 = AtomicU64::new(0);
-static QUARTILE_NS: AtomicU64 = AtomicU64::new(0);
+
+/// What recording writes: the samples taken so far and the clock reading
+/// of the last one (module doc: the interval between samples).
+#[repr(C, align(64))]
+struct Recording {
+    count: AtomicU64,
+    last_at: AtomicU64,
+}
+static RECORDING: Recording = Recording {
+    count: AtomicU64::new(0),
+    last_at: AtomicU64::new(0),
+};
+
+/// The published quartile, ns (0 before the first), on a cache line of its
+/// own (module doc).
+#[repr(align(64))]
+struct Published(AtomicU64);
+static QUARTILE_NS: Published = Published(AtomicU64::new(0));
 
 /// What the program's wake-ups taught so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,9 +151,28 @@ pub fn woken(address: *const u32, since: u64) {
     }
     let at = s.at.load(Relaxed);
     let now = cycle_clock().now();
-    if at >= since && now > at && now - at <= MAX_SAMPLE_NS {
+    if at >= since && now > at && now - at <= MAX_SAMPLE_NS && sample_due(now) {
         record(now - at);
     }
+}
+
+/// Whether a sample may be taken at `now`: none was in the last
+/// [`MIN_SAMPLE_INTERVAL_NS`]. Marks `now` as the last when it may (two
+/// threads that both pass record two samples, which costs nothing).
+#[inline]
+fn sample_due(now: u64) -> bool {
+    if !interval_passed(RECORDING.last_at.load(Relaxed), now) {
+        return false;
+    }
+    RECORDING.last_at.store(now, Relaxed);
+    true
+}
+
+/// Whether a sample at `now` is [`MIN_SAMPLE_INTERVAL_NS`] or more after
+/// the last one, at `last`.
+#[inline]
+fn interval_passed(last: u64, now: u64) -> bool {
+    now.saturating_sub(last) >= MIN_SAMPLE_INTERVAL_NS
 }
 
 /// The cycle-clock reading of the last waker's stamp for the futex at
@@ -138,7 +193,7 @@ pub fn last_waking(address: *const u32) -> Option<u64> {
 /// Adds one sample (ns) to the window and publishes a new quartile every
 /// [`PUBLISH_EVERY`] samples.
 pub fn record(ns: u64) {
-    let i = COUNT.fetch_add(1, Relaxed);
+    let i = RECORDING.count.fetch_add(1, Relaxed);
     SAMPLES[(i % WINDOW as u64) as usize].store(ns.min(u64::from(u32::MAX)) as u32, Relaxed);
     let n = i + 1;
     if n.is_multiple_of(PUBLISH_EVERY) {
@@ -149,21 +204,51 @@ pub fn record(ns: u64) {
         }
         let window = &mut window[..kept];
         window.sort_unstable();
-        QUARTILE_NS.store(u64::from(window[kept / 4]), Relaxed);
+        QUARTILE_NS.0.store(u64::from(window[kept / 4]), Relaxed);
     }
 }
 
 /// The learned wake-up latency, once [`MIN_SAMPLES`] were taken.
 #[inline]
 pub fn estimate() -> Option<WakeLatency> {
-    let samples = COUNT.load(Relaxed);
-    let ns = QUARTILE_NS.load(Relaxed);
-    (samples >= MIN_SAMPLES && ns != 0).then_some(WakeLatency { ns, samples })
+    let ns = estimate_ns()?;
+    Some(WakeLatency {
+        ns,
+        samples: RECORDING.count.load(Relaxed),
+    })
+}
+
+/// The learned wake-up latency in ns, as [`estimate`] without the sample
+/// count: the one load every wait's poll limit makes, of a line written
+/// only when a quartile is published.
+#[inline]
+pub fn estimate_ns() -> Option<u64> {
+    // Non-zero only once published, at the `PUBLISH_EVERY`th sample or
+    // later (at least `MIN_SAMPLES`); a sample is never 0 ns.
+    let ns = QUARTILE_NS.0.load(Relaxed);
+    (ns != 0).then_some(ns)
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn samples_come_at_most_one_per_interval() {
+        assert!(interval_passed(0, MIN_SAMPLE_INTERVAL_NS));
+        assert!(!interval_passed(5_000, 5_000 + MIN_SAMPLE_INTERVAL_NS - 1));
+        assert!(interval_passed(5_000, 5_000 + MIN_SAMPLE_INTERVAL_NS));
+        // A clock reading before the last sample's (another thread's,
+        // taken later) is no new interval.
+        assert!(!interval_passed(5_000, 4_000));
+    }
+
+    #[test]
+    fn the_published_estimate_has_a_cache_line_of_its_own() {
+        assert!(std::mem::align_of::<Published>() >= 64);
+        assert!(std::mem::size_of::<Published>() >= 64);
+        assert!(std::mem::align_of::<Recording>() >= 64);
+    }
 
     /// What is a sample and what is not; real futex wake-ups that teach
     /// the latency are `futex::tests::wake_ups_teach_the_wake_latency`.
@@ -172,13 +257,13 @@ mod tests {
         // A stamp for another address, or one older than the sleep, is
         // not a sample of this sleep.
         let (a, b) = (Box::new(0u32), Box::new(0u32));
-        let before = COUNT.load(Relaxed);
+        let before = RECORDING.count.load(Relaxed);
         let since = falling_asleep();
         waking(&*a);
         woken(&*b, since);
         let stale_since = cycle_clock().now() + 1_000_000_000;
         woken(&*a, stale_since);
-        assert_eq!(COUNT.load(Relaxed), before);
+        assert_eq!(RECORDING.count.load(Relaxed), before);
         // The stamp reads back for its address (unless a concurrent test's
         // wake took the slot in between), not before the wait began.
         let before_stamp = cycle_clock().now();

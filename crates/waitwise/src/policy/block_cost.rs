@@ -156,25 +156,37 @@ fn read_starting_block_cost() -> BlockCost {
 /// `B` learned from this process's wake-ups so far, once there are enough
 /// (`None` under loom, where nothing sleeps for real).
 pub fn learned_block_cost() -> Option<BlockCost> {
-    learned().map(|(ns, samples)| BlockCost {
-        ns,
-        source: BlockCostSource::Learned { samples },
-    })
-}
-
-/// The learned `B` (floored and capped as a measured one) and its sample
-/// count; plain numbers, so the wait path that reads it holds no value
-/// with a destructor.
-#[inline]
-fn learned() -> Option<(f64, u64)> {
     #[cfg(not(loom))]
     {
         let w = waitwise_platform::wake_latency::estimate()?;
-        let ns = (w.ns as f64).clamp(MIN_MEASURED_BLOCK_NS, env::MAX_BLOCK_NS as f64);
-        Some((ns, w.samples))
+        Some(BlockCost {
+            ns: learned_from(w.ns),
+            source: BlockCostSource::Learned { samples: w.samples },
+        })
     }
     #[cfg(loom)]
     None
+}
+
+/// The learned `B` in ns (floored and capped as a measured one): a plain
+/// number, so the wait path that reads it holds no value with a
+/// destructor, read with one load of a line that recording samples does
+/// not write (`wake_latency`).
+#[inline]
+fn learned_ns() -> Option<f64> {
+    #[cfg(not(loom))]
+    {
+        waitwise_platform::wake_latency::estimate_ns().map(learned_from)
+    }
+    #[cfg(loom)]
+    None
+}
+
+/// A learned wake-up latency as a `B`: floored and capped as a measured one.
+#[cfg(not(loom))]
+#[inline]
+fn learned_from(ns: u64) -> f64 {
+    (ns as f64).clamp(MIN_MEASURED_BLOCK_NS, env::MAX_BLOCK_NS as f64)
 }
 
 /// The `B` in force: fixed by a tool, else learned, else the starting one.
@@ -192,7 +204,7 @@ pub fn block_ns() -> f64 {
     if let Some(b) = FIXED.get() {
         return b.ns;
     }
-    learned().map_or_else(|| starting_block_cost().ns, |(ns, _)| ns)
+    learned_ns().unwrap_or_else(|| starting_block_cost().ns)
 }
 
 /// Fixes the process's `B` to `b` for the rest of its life (no learning),
