@@ -111,6 +111,37 @@ fn deep_joins_finish_on_one_worker_and_on_many() {
     }
 }
 
+/// A thread outside the pool waits for what it submitted with the
+/// producer-consumer default, `adapt/b`, which learns how long the pool's
+/// work takes (module `thread_pool`, "Waiting outside the pool"); once
+/// the workers outnumber the CPUs, with the workers' policy; a policy
+/// given to the pool is used as given there too.
+#[test]
+fn a_submitter_outside_the_pool_waits_adaptively_unless_told() {
+    let default = ThreadPool::new(2).unwrap();
+    assert_eq!(
+        default.outside_policy().name(),
+        waitwise::Policy::default_for(waitwise::SyncKind::ProducerConsumer).name()
+    );
+    let cpus = waitwise::policy::crowding::allowed_cpus();
+    let crowded = ThreadPool::new(cpus + 1).unwrap();
+    assert_eq!(crowded.outside_policy(), crowded.policy());
+    assert_eq!(
+        crowded.outside_policy().mechanism(),
+        waitwise::Mechanism::Yield
+    );
+    assert_eq!(default.install(|| 6 * 7), 42);
+    let told = waitwise::Policy::two_phase(0.5);
+    let explicit = ThreadPool::builder()
+        .workers(2)
+        .policy(told)
+        .build()
+        .unwrap();
+    assert_eq!(*explicit.outside_policy(), told);
+    assert_eq!(*explicit.policy(), told);
+    assert_eq!(explicit.install(|| 6 * 7), 42);
+}
+
 /// The default waiting, once the workers outnumber the CPUs the process
 /// may use: idle workers poll by yield, and a worker waiting for its own
 /// work sleeps as soon as it finds nothing to run (module `thread_pool`,

@@ -55,6 +55,22 @@
 //! always runs, also while the gate keeps every sibling parked (a parked
 //! sibling still empties its own deque).
 //!
+//! # Waiting outside the pool
+//!
+//! A thread outside the pool that waits for work it submitted (`install`,
+//! a scope, a task's `join`) runs none of it: it only holds a CPU while it
+//! polls, and while the pool's workers fill the CPUs that is a CPU they
+//! need. By default it waits with the producer-consumer default,
+//! `adapt/b`, which learns from this pool's waits how long the work takes:
+//! work that outlasts the block cost (a fork-join tree of tens of µs)
+//! teaches it to block at once, as rayon's submitter does; short work
+//! keeps its polling. Once the workers outnumber the CPUs it waits as
+//! they do, polling by `yield` for the static limit: an `adapt/b` that
+//! polls by `yield` there cost 3-4% of the throughput of 8 workers on 2
+//! CPUs (`waitwise peers --only pool`). The workers' own waits keep the
+//! pool's policy. A policy given to the pool ([`PoolBuilder::policy`]) is
+//! used for both.
+//!
 //! # Memory ordering
 //!
 //! The deques and the injector order their own hand-over of a job
@@ -117,6 +133,12 @@ pub(crate) struct Inner {
     siblings: Range<usize>,
     extras: Range<usize>,
     policy: Policy,
+    /// How a thread outside the pool waits for the work it submitted
+    /// (`install`, `scope`, a task's `join`): the pool's policy when one
+    /// was given; by default the producer-consumer default, `adapt/b`,
+    /// whose limit follows how long this pool's work takes (module doc,
+    /// "Waiting outside the pool").
+    outside_policy: Policy,
     /// Whether the workers outnumber the CPUs the process may use under
     /// the default waiting: their polling loops then yield instead of
     /// spinning ([`Inner::pause`]). An explicit policy is followed as given.
@@ -387,9 +409,13 @@ impl Inner {
     pub(crate) fn wait_for_owned(&self, word: &AtomicU32, target: u32) {
         match self.current() {
             Some(me) => self.wait_for_stack_job(me, word, target),
-            None => self
-                .join_words
-                .wait(self.outside_owner(), word, target, &self.policy, || false),
+            None => self.join_words.wait(
+                self.outside_owner(),
+                word,
+                target,
+                &self.outside_policy,
+                || false,
+            ),
         }
     }
 
@@ -728,6 +754,14 @@ impl PoolBuilder {
             policy: self.policy.unwrap_or_else(|| {
                 crowding::for_threads(Policy::for_kind(SyncKind::ProducerConsumer), n)
             }),
+            outside_policy: self.policy.unwrap_or_else(|| {
+                let kind = SyncKind::ProducerConsumer;
+                if crowding::is_oversubscribed(n) {
+                    crowding::for_threads(Policy::for_kind(kind), n)
+                } else {
+                    Policy::default_for(kind)
+                }
+            }),
             crowded: self.policy.is_none() && crowding::is_oversubscribed(n),
             gate: UtilizationGate::new(self.pair_throughput, now_ns()),
             join_words: JoinWords::new(n),
@@ -789,6 +823,12 @@ impl ThreadPool {
     /// The policy idle workers wait with.
     pub fn policy(&self) -> &Policy {
         &self.inner.policy
+    }
+
+    /// The policy a thread outside the pool waits with for work it
+    /// submitted (module doc, "Waiting outside the pool").
+    pub fn outside_policy(&self) -> &Policy {
+        &self.inner.outside_policy
     }
 
     /// The SMT gate's threshold `u*` (module [`gate`](super::gate)).
