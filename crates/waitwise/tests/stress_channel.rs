@@ -189,6 +189,44 @@ impl Drop for Counted {
     }
 }
 
+/// A producer and a consumer pinned to one CPU (where the process may
+/// pin): each side's waits find the other on its own CPU and yield instead
+/// of spinning (module `channel::waiting_cpus`); every value still arrives
+/// once, in order, through a one-slot and a 16-slot channel, also with
+/// several producers on that CPU.
+#[test]
+fn a_producer_and_consumer_on_one_cpu_deliver_every_value_in_order() {
+    let cpu = waitwise::platform::affinity::current_cpu().unwrap_or(0);
+    let pin = move || {
+        let _ = waitwise::platform::affinity::pin_current_thread(cpu);
+    };
+    for (cap, producers) in [(1, 1), (16, 1), (16, 3)] {
+        let (tx, rx) = channel::bounded::<(u32, u32)>(cap);
+        let per_producer = 20_000u32;
+        std::thread::scope(|s| {
+            for p in 0..producers {
+                let tx = tx.clone();
+                s.spawn(move || {
+                    pin();
+                    for i in 0..per_producer {
+                        tx.send((p, i)).unwrap();
+                    }
+                });
+            }
+            drop(tx);
+            s.spawn(move || {
+                pin();
+                let mut next = vec![0u32; producers as usize];
+                while let Ok((p, i)) = rx.recv() {
+                    assert_eq!(i, next[p as usize], "producer {p}'s values out of order");
+                    next[p as usize] += 1;
+                }
+                assert!(next.iter().all(|&n| n == per_producer), "{next:?}");
+            });
+        });
+    }
+}
+
 #[test]
 fn disconnect_mid_stream_leaks_nothing() {
     for threads in [2, 3, 4, 8] {

@@ -10,7 +10,9 @@
 //! load of an event count when nobody parked. Under the default waiting
 //! the poll is by `yield` while the channel's endpoints outnumber the
 //! CPUs, and skipped while polling would hold a CPU that other runnable
-//! threads want.
+//! threads want. A wait whose other side last waited on the same CPU
+//! skips the re-tries' spins and polls by `yield` ([`super::waiting_cpus`]):
+//! that side cannot run while it spins.
 //!
 //! # Disconnection
 //!
@@ -41,6 +43,7 @@ use super::error::{
 };
 use super::lost_yields;
 use super::ring::{Backoff, PopError, PushError, Ring};
+use super::waiting_cpus::{Side, WaitingCpus};
 use crate::mechanism::yield_guard;
 use crate::options::WaitOptions;
 use crate::policy::{crowding, Policy, SyncKind};
@@ -88,6 +91,9 @@ struct Shared<T> {
     /// Whether `policy` is the default (none was given in the options).
     default_waiting: bool,
     profiler: Profiler,
+    /// The CPUs the two sides last started a wait on
+    /// ([`super::waiting_cpus`]).
+    waiting_cpus: WaitingCpus,
 }
 
 /// Builds the two ends of a channel with `cap` slots (already checked).
@@ -104,6 +110,7 @@ pub(super) fn pair<T>(cap: usize, options: WaitOptions) -> (Sender<T>, Receiver<
             .unwrap_or_else(|| Policy::for_kind(SyncKind::ProducerConsumer)),
         default_waiting: options.policy_override().is_none(),
         profiler: options.profiler(),
+        waiting_cpus: WaitingCpus::new(),
     });
     (
         Sender {
@@ -129,10 +136,15 @@ impl<T> Shared<T> {
     /// the process may use (each is a thread as a rule, and a PAUSE poller
     /// would hold a CPU the thread it waits for needs; [`crowding`], as the
     /// condition variable and the event). Explicit policies as given.
+    /// A wait whose peer last waited on this CPU (`peer_beside`) polls by
+    /// `yield` as a crowded one does ([`super::waiting_cpus`]).
     #[inline]
-    fn polling_policy(&self) -> Policy {
+    fn polling_policy(&self, peer_beside: bool) -> Policy {
         if !self.default_waiting {
             return self.policy;
+        }
+        if peer_beside && crowding::holds_cpu(self.policy.mechanism()) {
+            return crowding::crowded(self.policy, yield_guard::lost_slice_recently());
         }
         // Relaxed: a count read as a hint (an endpoint cloned or dropped
         // meanwhile changes only how this wait polls).
@@ -141,14 +153,19 @@ impl<T> Shared<T> {
         crowding::for_wait(self.policy, endpoints)
     }
 
-    /// How many of the re-tries' pauses may spin: [`BUSY_RETRY_SPINS`]
+    /// How many of the re-tries' pauses may spin: none while the other
+    /// side last waited on this CPU (`peer_beside`, [`super::waiting_cpus`]:
+    /// it cannot run while this thread spins); [`BUSY_RETRY_SPINS`]
     /// while polling would hold a CPU that another runnable thread wants
     /// and yields lose slices to other processes
     /// ([`yield_guard::lost_slice_recently`]); else all the backoff's (a
     /// machine crowded by the program's own threads keeps them: the peer
     /// it waits for is one of them).
     #[inline]
-    fn retry_spins(&self) -> u32 {
+    fn retry_spins(&self, peer_beside: bool) -> u32 {
+        if peer_beside {
+            return 0;
+        }
         // The memory first: one relaxed load while no loss is recent, so
         // that an operation on a quiet machine reads no demand signal.
         if yield_guard::lost_slice_recently() && self.waits_at_once(&self.policy) {
@@ -194,7 +211,8 @@ impl<T> Shared<T> {
     ) -> Result<(), SendTimeoutError<T>> {
         let start = self.profiler.start();
         let mut backoff = Backoff::new();
-        let spins = self.retry_spins();
+        let peer_beside = self.waiting_cpus.peer_on_my_cpu(Side::Sender);
+        let spins = self.retry_spins(peer_beside);
         while backoff.rounds() < RETRIES_BEFORE_WAIT && !deadline.has_passed() {
             if !Self::retry_pause(&mut backoff, spins) {
                 break;
@@ -213,7 +231,7 @@ impl<T> Shared<T> {
         }
         // Read once the re-tries failed: an operation they complete
         // pays nothing for it.
-        let policy = self.polling_policy();
+        let policy = self.polling_policy(peer_beside);
         let at_once = self.waits_at_once(&policy);
         let (mut blocked, mut timed_out) = (false, false);
         let index = self.ring.head();
@@ -263,7 +281,8 @@ impl<T> Shared<T> {
     fn recv_contended(&self, mut tail: u32, deadline: Deadline) -> Result<T, RecvTimeoutError> {
         let start = self.profiler.start();
         let mut backoff = Backoff::new();
-        let spins = self.retry_spins();
+        let peer_beside = self.waiting_cpus.peer_on_my_cpu(Side::Receiver);
+        let spins = self.retry_spins(peer_beside);
         while backoff.rounds() < RETRIES_BEFORE_WAIT && !deadline.has_passed() {
             if !Self::retry_pause(&mut backoff, spins) {
                 break;
@@ -281,7 +300,7 @@ impl<T> Shared<T> {
             };
         }
         // As in `send_contended`.
-        let policy = self.polling_policy();
+        let policy = self.polling_policy(peer_beside);
         let at_once = self.waits_at_once(&policy);
         let (mut blocked, mut timed_out) = (false, false);
         let index = self.ring.tail();
@@ -702,14 +721,14 @@ mod tests {
     #[test]
     fn default_waits_poll_by_yield_once_the_endpoints_outnumber_the_cpus() {
         let (tx, rx) = super::pair::<u8>(1, WaitOptions::new());
-        let alone = tx.shared.polling_policy().mechanism();
+        let alone = tx.shared.polling_policy(false).mechanism();
         assert!(crowding::holds_cpu(alone), "{alone:?}");
         let senders: Vec<_> = (0..crowding::allowed_cpus()).map(|_| tx.clone()).collect();
         // Yield, or block while the process's yields lose slices.
-        let crowded = rx.shared.polling_policy().mechanism();
+        let crowded = rx.shared.polling_policy(false).mechanism();
         assert!(!crowding::holds_cpu(crowded), "{crowded:?}");
         drop(senders);
-        assert_eq!(tx.shared.polling_policy().mechanism(), alone);
+        assert_eq!(tx.shared.polling_policy(false).mechanism(), alone);
     }
 
     #[test]
@@ -717,6 +736,17 @@ mod tests {
         let spin = Policy::always_spin();
         let (tx, _rx) = super::pair::<u8>(1, WaitOptions::new().policy(spin));
         let _senders: Vec<_> = (0..crowding::allowed_cpus()).map(|_| tx.clone()).collect();
-        assert_eq!(tx.shared.polling_policy(), spin);
+        assert_eq!(tx.shared.polling_policy(false), spin);
+        assert_eq!(tx.shared.polling_policy(true), spin);
+    }
+
+    #[test]
+    fn a_wait_beside_its_peer_yields_instead_of_spinning() {
+        let (tx, _rx) = super::pair::<u8>(1, WaitOptions::new());
+        // Yield, or block while the process's yields lose slices.
+        let beside = tx.shared.polling_policy(true).mechanism();
+        assert!(!crowding::holds_cpu(beside), "{beside:?}");
+        assert_eq!(tx.shared.retry_spins(true), 0);
+        assert!(tx.shared.retry_spins(false) > 0);
     }
 }

@@ -24,6 +24,8 @@
 //!   disconnection;
 //! - `select.rs`: [`Select`], a wait on several receives and sends at once, and
 //!   `selectors.rs`, the selectors an index signals besides its sleepers;
+//! - `waiting_cpus.rs`: whether a waiter shares its CPU with the other
+//!   side, which then makes it yield instead of spinning;
 //! - `error.rs`: the error types; `cell.rs`: the loom-aware slot cell.
 //!
 //! # Capacity
@@ -68,6 +70,7 @@ mod lost_yields;
 mod ring;
 mod select;
 mod selectors;
+mod waiting_cpus;
 
 pub use endpoints::{IntoIter, Iter, Receiver, Sender, TryIter};
 pub use error::{
