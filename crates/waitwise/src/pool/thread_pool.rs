@@ -135,9 +135,10 @@ pub(crate) struct Inner {
     policy: Policy,
     /// How a thread outside the pool waits for the work it submitted
     /// (`install`, `scope`, a task's `join`): the pool's policy when one
-    /// was given; by default the producer-consumer default, `adapt/b`,
-    /// whose limit follows how long this pool's work takes (module doc,
-    /// "Waiting outside the pool").
+    /// was given; by default `adapt/b`, whose limit follows how long this
+    /// pool's work takes, while the workers fit on the CPUs, and the
+    /// workers' own policy once they outnumber them (module doc, "Waiting
+    /// outside the pool").
     outside_policy: Policy,
     /// Whether the workers outnumber the CPUs the process may use under
     /// the default waiting: their polling loops then yield instead of
