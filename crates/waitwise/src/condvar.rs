@@ -69,10 +69,13 @@
 //! CPU a PAUSE poller would hold, and every waiter that a `notify_all`
 //! releases goes on to contend for the mutex. Sleeping waiters are counted
 //! too, so the rule errs towards yielding (a yield poll notices a notify
-//! within one `sched_yield`, a PAUSE poll within ~100 ns). While the
-//! process's yields lose whole slices to threads that keep the CPU, such
-//! a waiter blocks at once ([`crate::policy::crowding::for_wait`]). A
-//! policy given in [`WaitOptions`] is used as given. The front ends decide; the
+//! within one `sched_yield`, a PAUSE poll within ~100 ns). It polls by
+//! `yield` too while they fit but the process's own threads crowd the
+//! CPUs: more runnable threads than CPUs, and the process uses at least
+//! three quarters of its CPUs. While the process's yields lose whole
+//! slices to threads that keep the CPU, such a waiter blocks at once
+//! ([`crate::policy::crowding::for_notified_wait`]). A policy given in
+//! [`WaitOptions`] is used as given. The front ends decide; the
 //! algorithm ([`CondSeqRef::wait`]) polls as the policy it is handed says.
 //! `cargo run -p waitwise --release --example crowded_waits` measures the
 //! default against the same policy given explicitly (8 threads taking

@@ -40,10 +40,13 @@
 //! waiters (itself included, counted when it registers) and one notifier
 //! fit on the CPUs the process may use, and by `yield` once they outnumber
 //! them ([`crate::policy::crowding`], as the condition variable): the
-//! notifier most likely needs the CPU a PAUSE poller would hold. While the
-//! process's yields lose whole slices such a waiter blocks at once
-//! ([`crate::policy::crowding::for_wait`]). A policy given explicitly is
-//! used as given.
+//! notifier most likely needs the CPU a PAUSE poller would hold. It polls
+//! by `yield` too while they fit but the process's own threads crowd the
+//! CPUs: more runnable threads than CPUs, and the process uses at least
+//! three quarters of its CPUs (event pairs that outnumber the CPUs).
+//! While the process's yields lose whole slices such a waiter blocks at
+//! once ([`crate::policy::crowding::for_notified_wait`]). A policy given
+//! explicitly is used as given.
 //!
 //! # Polling before registering
 //!

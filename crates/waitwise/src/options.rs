@@ -118,17 +118,18 @@ impl LazyWaiting {
         self.options.policy_override().is_none()
     }
 
-    /// The policy for one wait of `threads` threads (the primitive counts
-    /// them): an explicit policy as it is; the kind's default polling by
-    /// `yield` when they outnumber the CPUs, or blocking at once then
-    /// while the process's yields lose slices ([`crowding::for_wait`]).
+    /// The policy for one notified wait of `threads` threads (the
+    /// primitive counts them): an explicit policy as it is; the kind's
+    /// default polling by `yield` when they outnumber the CPUs or the
+    /// process's own threads crowd them, or blocking at once then while
+    /// the process's yields lose slices ([`crowding::for_notified_wait`]).
     #[inline]
     pub(crate) fn policy_for_threads(&self, threads: usize) -> Policy {
         let policy = *self.policy();
         if self.options.policy_override().is_some() {
             policy
         } else {
-            crowding::for_wait(policy, threads)
+            crowding::for_notified_wait(policy, threads)
         }
     }
 

@@ -2,24 +2,39 @@
 //! wanted (`waitwise::policy::polling_holds_wanted_cpu`): busy-loop
 //! threads, one more than the CPUs, keep more threads runnable than the
 //! machine has CPUs, so that default waits that would poll with PAUSE
-//! block at once (the events', the barriers' chain breaker, the channel's
-//! re-tries and polling phase). Each hand-off loop must complete with
+//! block at once (the barriers' chain breaker, the channel's re-tries and
+//! polling phase), and the events' and condition variables' waits poll by
+//! `yield` (the busy loops are the process's own threads). Each hand-off loop must complete with
 //! nothing lost. Validation only: no timing is asserted. Run with
 //! `cargo test -p waitwise --release --test stress_wanted_cpu`.
 #![cfg(not(loom))]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 use waitwise::barrier::Barrier;
-use waitwise::policy::idle_extension::CpuDemand;
+use waitwise::mechanism::yield_guard;
+use waitwise::policy::crowding;
+use waitwise::policy::idle_extension::{
+    cpu_demand, demand_at_wait_start, runnable_per_cpu, CpuDemand,
+};
 use waitwise::policy::polling_holds_wanted_cpu;
-use waitwise::{channel, Event, Mechanism};
+use waitwise::{channel, Condvar, Event, Mechanism, Mutex, Policy};
 
-/// Runs `body` while `threads` busy loops keep the CPUs wanted.
+/// The CPUs the tests count on.
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// Runs `body` while busy loops, one more than the CPUs, keep them wanted.
 fn beside_busy_loops(body: impl FnOnce()) {
-    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    beside_n_busy_loops(cpus() + 1, body);
+}
+
+/// Runs `body` while `loops` busy loops run.
+fn beside_n_busy_loops(loops: usize, body: impl FnOnce()) {
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
-        for _ in 0..=cpus {
+        for _ in 0..loops {
             s.spawn(|| {
                 // Relaxed: a stop flag, read until it flips.
                 while !stop.load(Ordering::Relaxed) {
@@ -67,6 +82,63 @@ fn event_ping_pong_loses_no_notify() {
                 pong.wait();
             }
         });
+    });
+}
+
+#[test]
+fn notified_waits_poll_by_yield_while_the_process_crowds_the_cpus() {
+    // Over two runnable threads per CPU, all of them the process's.
+    beside_n_busy_loops(2 * cpus() + 1, || {
+        // The share sampler needs two looks a share interval apart; the
+        // demand's cache, a read of the machine.
+        let end = Instant::now() + Duration::from_millis(120);
+        let mut demand = cpu_demand();
+        while Instant::now() < end {
+            let _ = yield_guard::recent_process_share();
+            demand = cpu_demand();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // The process uses all of its CPUs, and the machine is busy (or
+        // its load cannot be read).
+        let share = yield_guard::recent_process_share();
+        assert!(
+            share.is_some_and(|s| s >= crowding::CROWDING_SHARE),
+            "{share:?}"
+        );
+        assert_ne!(demand, CpuDemand::Idle);
+        let busy = polling_holds_wanted_cpu(Mechanism::Pause, demand_at_wait_start());
+        let runnable = runnable_per_cpu();
+        let crowded = crowding::crowded_by_own_threads(runnable, share);
+        assert!(crowded || runnable.is_none(), "{runnable:?} {share:?}");
+        let notified = crowding::for_notified_wait(Policy::adaptive(), 2).mechanism();
+        if busy && crowded {
+            // Yield, or block while yields lose slices: never PAUSE.
+            assert!(!crowding::holds_cpu(notified), "{notified:?}");
+        }
+    });
+}
+
+#[test]
+fn condvar_turns_lose_no_notify() {
+    const TURNS: u64 = 2_000;
+    beside_busy_loops(|| {
+        let (turn, cv) = (Mutex::new(0u64), Condvar::new());
+        std::thread::scope(|s| {
+            for me in 0..2 {
+                let (turn, cv) = (&turn, &cv);
+                s.spawn(move || {
+                    for _ in 0..TURNS {
+                        let mut t = turn.lock();
+                        while *t % 2 != me {
+                            cv.wait(&mut t);
+                        }
+                        *t += 1;
+                        cv.notify_one();
+                    }
+                });
+            }
+        });
+        assert_eq!(*turn.lock(), 2 * TURNS);
     });
 }
 

@@ -395,6 +395,22 @@ pub fn yield_lost_slice_at(now: u64) {
 /// of them; 8 threads of one process taking turns on 2 CPUs all of them.
 pub const SHARED_SHARE: f64 = 0.5;
 
+/// The process's share of its CPUs over the last interval of at least
+/// [`SHARE_INTERVAL_NS`] (its CPU time over the wall time and its CPU
+/// count), from a sampler of its own: a new look when the last one is
+/// that old (one `clock_gettime` of the process's CPU time), else what it
+/// found. `None` before two looks, and under loom.
+pub fn recent_process_share() -> Option<f64> {
+    if cfg!(loom) {
+        return None;
+    }
+    RECENT_SHARE.recent(cycle_clock().now())
+}
+
+/// The sampler of [`recent_process_share`], apart from the others so
+/// that its frequent looks change none of their intervals.
+static RECENT_SHARE: ShareSampler = ShareSampler::new();
+
 /// The process's sampler for [`yield_lost_slice_at`], apart from the
 /// guard's so that neither changes the other's intervals.
 static LOSS_SHARE: ShareSampler = ShareSampler::new();

@@ -20,6 +20,31 @@
 //! ([`for_wait`], with the lost-slice memory of
 //! [`crate::mechanism::yield_guard`]).
 //!
+//! # Crowded by the process's own threads
+//!
+//! The threads of one wait may fit on the CPUs while the process's other
+//! threads do not: four pairs of threads handing an event back and forth
+//! on 2 CPUs, each wait counting its waiter and one notifier. A PAUSE poll
+//! would then hold a CPU that runnable threads want, and a default wait
+//! that sees so ([`super::polling_holds_wanted_cpu`]) would block at once,
+//! paying a futex sleep and a wake-up per hand-off. When the machine has
+//! at least [`CROWDED_RUNNABLE_PER_CPU`] runnable threads per CPU and the
+//! process itself used at least [`CROWDING_SHARE`] of its CPUs over the
+//! last share interval ([`yield_guard::recent_process_share`]), most of
+//! the threads that want a CPU are its own, the notifier likely among
+//! them, and a `yield` poll hands the CPU to one of them instead: the
+//! waits of the event and the condition variable, whose release needs a
+//! notifier to run, then poll as crowded ones ([`for_notified_wait`]).
+//! Four `Event` pairs on 2 CPUs make about twice the round trips so
+//! (`waitwise peers --only event`, 8 threads). One pair whose threads
+//! poll beside a single thread of another process keeps PAUSE: there a
+//! yield would only slow the hand-off. Beside other busy processes the
+//! process's share is lower and the waits block at once; a slice lost to
+//! them anyway ends the yields for a quiet period
+//! ([`yield_guard::lost_slice_recently`]). The verdict is taken with the
+//! machine's load, at each read of the demand cache
+//! ([`super::idle_extension`]), so a wait pays one load for it.
+//!
 //! Who counts as a thread of the wait is the primitive's: a barrier's
 //! parties; a condition variable's waiters, or an event's registered
 //! waiters, plus one notifier (sleeping waiters count too, so the rule
@@ -110,6 +135,66 @@ pub fn for_wait(policy: Policy, threads: usize) -> Policy {
     }
 }
 
+/// [`for_wait`] for a wait whose releaser is a thread that must run to
+/// release it (a notifier): also crowded while its threads fit on the
+/// CPUs but the machine has at least [`CROWDED_RUNNABLE_PER_CPU`]
+/// runnable threads per CPU and this process used at least
+/// [`CROWDING_SHARE`] of its CPUs over the last share interval
+/// ([`crowded_by_own_threads`]), so that most of the threads that want a
+/// CPU are likely the process's own, the notifier among them (module docs, "Crowded by the process's own threads"). The
+/// event and the condition variable wait so.
+#[inline]
+pub fn for_notified_wait(policy: Policy, threads: usize) -> Policy {
+    let mechanism = policy.mechanism();
+    if holds_cpu(mechanism) && (is_oversubscribed(threads) || own_threads_want_cpus(mechanism)) {
+        crowded(policy, yield_guard::lost_slice_recently())
+    } else {
+        policy
+    }
+}
+
+/// Whether a poll with `mechanism` would hold a CPU that another runnable
+/// thread wants ([`super::holds_wanted_cpu`]) while the process's own
+/// threads crowd the CPUs ([`crowded_by_own_threads`]).
+/// The answer is the demand cache's, kept at its last read
+/// ([`super::idle_extension::own_threads_crowd_cpus`]): one load more.
+#[inline]
+fn own_threads_want_cpus(mechanism: Mechanism) -> bool {
+    #[cfg(not(loom))]
+    {
+        super::holds_wanted_cpu(mechanism) && super::idle_extension::own_threads_crowd_cpus()
+    }
+    #[cfg(loom)]
+    {
+        let _ = mechanism;
+        false
+    }
+}
+
+/// The machine's runnable threads per CPU from which its CPUs count as
+/// crowded ([`crowded_by_own_threads`]): two. Four pairs of threads handing
+/// events back and forth on 2 CPUs keep about 4 per CPU runnable; one
+/// pair on 2 CPUs, polling, with one thread of another process runnable
+/// beside it, 1.5, and its waits poll best with PAUSE.
+pub const CROWDED_RUNNABLE_PER_CPU: f64 = 2.0;
+
+/// The share of its CPUs from which a process counts as the one that
+/// crowds them ([`crowded_by_own_threads`]): three quarters. Beside a busy
+/// loop on each of 2 CPUs, one pair of threads handing an event back and
+/// forth gets at most half of them, four pairs about four fifths; alone,
+/// four pairs use all of them. Guessed between those.
+pub const CROWDING_SHARE: f64 = 0.75;
+
+/// Whether the CPUs are crowded by the process's own threads (pure): the
+/// machine had at least [`CROWDED_RUNNABLE_PER_CPU`] runnable threads per
+/// CPU at its last reading (`runnable_per_cpu`) and the process used at
+/// least [`CROWDING_SHARE`] of its CPUs over the last share interval
+/// (`process_share`); `None`: not known.
+pub fn crowded_by_own_threads(runnable_per_cpu: Option<f64>, process_share: Option<f64>) -> bool {
+    runnable_per_cpu.is_some_and(|r| r >= CROWDED_RUNNABLE_PER_CPU)
+        && process_share.is_some_and(|share| share >= CROWDING_SHARE)
+}
+
 /// The crowded form of `policy` (pure): the same poll limit, polling by
 /// `yield`, or with the `block` mechanism (no polling phase) when
 /// `yields_lose_slices`.
@@ -166,6 +251,37 @@ mod tests {
         assert_eq!(for_wait(p, allowed_cpus()), p);
         let crowded_now = for_wait(p, allowed_cpus() + 1).mechanism();
         assert!(!holds_cpu(crowded_now), "{crowded_now:?}");
+    }
+
+    #[test]
+    fn own_threads_crowd_the_cpus_when_many_run_and_most_are_the_process_s() {
+        let crowded = Some(CROWDED_RUNNABLE_PER_CPU);
+        let most = Some(CROWDING_SHARE);
+        assert!(crowded_by_own_threads(crowded, most));
+        assert!(crowded_by_own_threads(Some(4.0), Some(1.0)));
+        assert!(!crowded_by_own_threads(None, most), "load not known");
+        assert!(!crowded_by_own_threads(crowded, None), "share not known");
+        assert!(
+            !crowded_by_own_threads(Some(1.5), Some(1.0)),
+            "one pair beside one other thread"
+        );
+        assert!(
+            !crowded_by_own_threads(Some(4.0), Some(0.5)),
+            "beside as many busy loops"
+        );
+    }
+
+    #[test]
+    fn a_notified_wait_that_outnumbers_the_cpus_is_crowded_and_yield_is_kept() {
+        let n = allowed_cpus() + 1;
+        let crowded_now = for_notified_wait(Policy::adaptive(), n).mechanism();
+        assert!(!holds_cpu(crowded_now), "{crowded_now:?}");
+        let yielding = Policy::adaptive().with_mechanism(Mechanism::Yield);
+        assert_eq!(for_notified_wait(yielding, 1), yielding);
+        assert_eq!(
+            for_notified_wait(Policy::always_block(), n),
+            Policy::always_block()
+        );
     }
 
     #[test]

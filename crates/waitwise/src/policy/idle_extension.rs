@@ -425,17 +425,44 @@ fn cached_demand() -> CpuDemand {
 #[cfg(not(loom))]
 static RUNNABLE_PER_CPU_X256: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
+/// Whether the CPUs were crowded by the process's own threads at the
+/// cache's last read ([`super::crowding::crowded_by_own_threads`]).
+#[cfg(not(loom))]
+static OWN_THREADS_CROWD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Reads the signal from the platform (and keeps the runnable threads per
-/// CPU it saw, [`runnable_per_cpu`]).
+/// CPU it saw, [`runnable_per_cpu`], and whether the process's own
+/// threads crowd the CPUs, [`own_threads_crowd_cpus`]).
 #[cfg(not(loom))]
 #[cold]
 fn read_demand() -> CpuDemand {
+    use std::sync::atomic::Ordering::Relaxed;
     use waitwise_platform::runnable::{online_cpus, runnable_threads};
     let (runnable, cpus) = (runnable_threads(), online_cpus());
     let per_cpu = runnable.map_or(0, |r| (u64::from(r) * 256 / u64::from(cpus.max(1))) as u32);
-    // Relaxed: a number on its own, like the demand word.
-    RUNNABLE_PER_CPU_X256.store(per_cpu, std::sync::atomic::Ordering::Relaxed);
+    // Relaxed: numbers on their own, like the demand word.
+    RUNNABLE_PER_CPU_X256.store(per_cpu, Relaxed);
+    let crowd = super::crowding::crowded_by_own_threads(
+        runnable.map(|r| f64::from(r) / f64::from(cpus.max(1))),
+        crate::mechanism::yield_guard::recent_process_share(),
+    );
+    // Written only when it changes: waits on every CPU read it.
+    if OWN_THREADS_CROWD.load(Relaxed) != crowd {
+        OWN_THREADS_CROWD.store(crowd, Relaxed);
+    }
     CpuDemand::of(runnable, cpus)
+}
+
+/// Whether the process's own threads crowded the CPUs at the demand
+/// cache's last read ([`super::crowding::crowded_by_own_threads`]): one
+/// load, as fresh as [`demand_at_wait_start`]'s answer. `false` while
+/// [`force_demand`] pins the signal.
+#[cfg(not(loom))]
+#[inline]
+pub fn own_threads_crowd_cpus() -> bool {
+    // Relaxed: flags on their own.
+    FORCED.load(std::sync::atomic::Ordering::Relaxed) == 0
+        && OWN_THREADS_CROWD.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The machine's runnable threads per online CPU, from the same cached
