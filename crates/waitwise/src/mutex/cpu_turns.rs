@@ -42,10 +42,12 @@
 //! Turns start only after long runs, a thread's bookkeeping interval with
 //! at most [`RUN_CHANGES`] releases that followed one on another CPU
 //! ([`HolderCpu`]), and are kept only while the lock is saturated: its
-//! bookkeepings come at most [`TURN_STALL_IN_B`] `B` apart. A lock that changes CPU every few
-//! releases, or is used sparsely, has no long runs on one CPU for turns
-//! to even out, and its waiters would wait out turns for a lock that is
-//! mostly free.
+//! bookkeepings come at most a stall apart ([`turn_stall_for`]: longer
+//! while the lock's threads fit on the CPUs than on a crowded machine,
+//! where threads with CPU-mates would wait out many turns). A lock that
+//! changes CPU every few releases, or is used sparsely, has no long runs
+//! on one CPU for turns to even out, and its waiters would wait out turns
+//! for a lock that is mostly free.
 //!
 //! A CPU counts as waiting from a registration of one of its threads to
 //! the holder's next bookkeeping, which takes the registrations: waiters
@@ -65,9 +67,9 @@
 //! resets it.
 //!
 //! Nothing waits on the hint alone. A waiter waits past its polling limit
-//! only while the hint moves, at least once per [`TURN_STALL_IN_B`] `B`,
-//! and never past its deadline; a turn kept for a CPU whose threads do
-//! not come (they stopped using the lock) stops moving, and the waiters'
+//! only while the hint moves, at least once per stall, and never past its
+//! deadline; a turn kept for a CPU whose threads do not come (they
+//! stopped using the lock) stops moving, and the waiters'
 //! test-and-set probe takes the lock as always. The probe after a polling
 //! phase, a woken sleeper and `try_lock` ignore turns; a release by a
 //! thread that took the lock out of its CPU's turn gives the turn to the
@@ -142,14 +144,60 @@ pub const BOOKKEEPING_EVERY: u32 = if cfg!(loom) { 1 } else { 128 };
 /// catch it, and more gain nothing.
 pub const ENDING_BOOKKEEPINGS: u32 = 2;
 
-/// A waiter out of its CPU's turn waits past its polling limit while the
-/// hint moves at least once per this many `B`; then it probes, and sleeps
-/// as always.
-pub const TURN_STALL_IN_B: u64 = 4;
+/// How long the hint may stand still, ns, while the lock's threads fit on
+/// the CPUs ([`turn_stall_for`]): a waiter out of its CPU's turn waits past
+/// its polling limit while the hint moves at least this often (then it
+/// probes, and sleeps as always), and a lock whose bookkeepings come
+/// further apart is not saturated. Above the bookkeeping interval of two
+/// threads taking turns through a critical section of ~100 ns
+/// ([`BOOKKEEPING_EVERY`] releases, ~25 µs on 2 vCPUs), with room for a
+/// host's preemption of the holder. A stall a few times a futex
+/// wake-up's cost (12 µs at the ~3 µs of one of a hypervisor's wake-up
+/// modes) ended such turns at every bookkeeping: the waiter slept, and
+/// every release of the turn paid its `futex_wake`
+/// (`waitwise peers --only mutex`, 2 threads: 0.7-0.8 of the best peer's
+/// throughput, 1.3x its CPU per acquisition, against 1.4-1.8 and 0.6-0.9
+/// with this stall, in both wake-up modes). The price: the longest wait is
+/// about one turn, 150-200 µs there, against 15-40 µs for std's and
+/// parking_lot's mutexes, which hand the lock over far more often.
+pub const TURN_STALL_ALONE_NS: u64 = 64_000;
 
-/// [`TURN_STALL_IN_B`] in nanoseconds, at the process's `B`.
+/// How long the hint may stand still, ns, while the machine is crowded
+/// ([`turn_stall_for`]). A thread with CPU-mates is off its CPU for most of
+/// its own CPU's turns, and waits for a turn it is running at: a long
+/// stall keeps such turns going, and let one of 8 threads on 2 CPUs wait
+/// 10-30 ms for the lock (`waitwise peers --only mutex` with `B` at 20 µs,
+/// whose stall was then 80 µs) where parking_lot's waits stayed under
+/// 0.3 ms. 12 µs ends such turns soon and keeps the longest wait near
+/// parking_lot's (2-3x) in both wake-up modes.
+pub const TURN_STALL_CROWDED_NS: u64 = 12_000;
+
+/// The stall for a machine with `runnable_per_cpu` runnable threads per
+/// CPU (pure; `None`: not known): [`TURN_STALL_CROWDED_NS`] from
+/// [`crowding::CROWDED_RUNNABLE_PER_CPU`] on, or when not known; else
+/// [`TURN_STALL_ALONE_NS`]. Neither follows `B`, which a hypervisor's
+/// wake-up modes move by several times between processes.
+///
+/// [`crowding::CROWDED_RUNNABLE_PER_CPU`]: crate::policy::crowding::CROWDED_RUNNABLE_PER_CPU
+pub fn turn_stall_for(runnable_per_cpu: Option<f64>) -> u64 {
+    match runnable_per_cpu {
+        Some(r) if r < crate::policy::crowding::CROWDED_RUNNABLE_PER_CPU => TURN_STALL_ALONE_NS,
+        _ => TURN_STALL_CROWDED_NS,
+    }
+}
+
+/// The stall now: [`turn_stall_for`] the machine's runnable threads per
+/// CPU (the demand cache's, read again when stale). Under loom, the
+/// crowded one (the models read no clocks).
 pub(super) fn turn_stall_ns() -> u64 {
-    crate::policy::block_cost::block_ns() as u64 * TURN_STALL_IN_B
+    #[cfg(not(loom))]
+    {
+        turn_stall_for(crate::policy::idle_extension::runnable_per_cpu())
+    }
+    #[cfg(loom)]
+    {
+        TURN_STALL_CROWDED_NS
+    }
 }
 
 /// Turns start after a thread's bookkeeping interval in which at most
@@ -354,7 +402,7 @@ impl CpuTurns {
     }
 
     /// Whether the lock's releases come fast enough for turns: the
-    /// bookkeeping before this one was at most [`TURN_STALL_IN_B`] `B`
+    /// bookkeeping before this one was at most a stall ([`turn_stall_for`])
     /// ago, the longest a waiter out of turn waits for the hint to move.
     /// A lock used more sparsely is not saturated, and its waiters do
     /// better racing (and sleeping) as without turns than waiting for
@@ -676,6 +724,18 @@ mod tests {
         t.register_waiting(waiting);
         t.bookkeeping_on(holder);
         t
+    }
+
+    #[test]
+    fn the_stall_is_long_while_the_threads_fit_and_short_on_a_crowded_machine() {
+        assert_eq!(turn_stall_for(Some(1.0)), TURN_STALL_ALONE_NS);
+        assert_eq!(turn_stall_for(Some(1.5)), TURN_STALL_ALONE_NS);
+        assert_eq!(turn_stall_for(Some(2.0)), TURN_STALL_CROWDED_NS);
+        assert_eq!(turn_stall_for(Some(4.0)), TURN_STALL_CROWDED_NS);
+        assert_eq!(turn_stall_for(None), TURN_STALL_CROWDED_NS, "not known");
+        // Above the bookkeeping interval of a two-thread loop (~25 µs).
+        const { assert!(TURN_STALL_CROWDED_NS < TURN_STALL_ALONE_NS) };
+        const { assert!(TURN_STALL_ALONE_NS > 2 * 25_000) };
     }
 
     #[test]

@@ -938,7 +938,8 @@ impl<'a> TurnsLockWait<'a> {
 
     /// In another CPU's turn: registers this CPU as waiting and waits for
     /// the turn to be this CPU's (`true`), unless it stops moving for
-    /// [`TURN_STALL_IN_B`](super::cpu_turns::TURN_STALL_IN_B) `B` or the
+    /// a stall ([`TURN_STALL_ALONE_NS`](super::cpu_turns::TURN_STALL_ALONE_NS),
+    /// [`TURN_STALL_CROWDED_NS`](super::cpu_turns::TURN_STALL_CROWDED_NS)) or the
     /// deadline passes (`false`). Under loom, one look (the models explore
     /// the word's protocol).
     #[cold]
