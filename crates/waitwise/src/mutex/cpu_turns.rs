@@ -20,7 +20,9 @@
 //! While threads of another CPU wait, the holder's releases keep the lock
 //! for its own CPU's threads until the turn has had its releases (as many
 //! as the lock makes in [`TURN_TARGET_NS`] at its fastest recent pace,
-//! within [`TURN_ACQUISITIONS`] and [`MAX_TURN_ACQUISITIONS`]), then keep
+//! from [`TURN_ACQUISITIONS`] on a crowded machine, or
+//! [`TURN_ACQUISITIONS_ALONE`] while the lock's threads fit on the CPUs,
+//! up to [`MAX_TURN_ACQUISITIONS`]), then keep
 //! it for the next CPU that waits, so every CPU gets the same number of
 //! acquisitions per turn, whatever its speed (lock cohorting, Dice,
 //! Marathe and Shavit, PPoPP 2012, with the CPUs as cohorts and the turn
@@ -99,10 +101,11 @@
 
 use waitwise_platform::shim::{AtomicU32, AtomicU64, Ordering};
 
-/// Releases per turn at least (a multiple of [`BOOKKEEPING_EVERY`]): a
-/// turn lasts about [`TURN_TARGET_NS`] at the lock's pace, from this many
-/// to [`MAX_TURN_ACQUISITIONS`] releases. Under loom, 2: the models reach
-/// a change of turn.
+/// Releases per turn at least on a crowded machine ([`least_turn_for`]; a
+/// multiple of [`BOOKKEEPING_EVERY`]): a turn lasts about
+/// [`TURN_TARGET_NS`] at the lock's pace, from this many to
+/// [`MAX_TURN_ACQUISITIONS`] releases. Under loom, 2: the models reach a
+/// change of turn.
 pub const TURN_ACQUISITIONS: u32 = if cfg!(loom) { 2 } else { 1024 };
 
 /// Releases per turn at most.
@@ -172,32 +175,65 @@ pub const TURN_STALL_ALONE_NS: u64 = 64_000;
 /// parking_lot's (2-3x) in both wake-up modes.
 pub const TURN_STALL_CROWDED_NS: u64 = 12_000;
 
-/// The stall for a machine with `runnable_per_cpu` runnable threads per
-/// CPU (pure; `None`: not known): [`TURN_STALL_CROWDED_NS`] from
-/// [`crowding::CROWDED_RUNNABLE_PER_CPU`] on, or when not known; else
-/// [`TURN_STALL_ALONE_NS`]. Neither follows `B`, which a hypervisor's
-/// wake-up modes move by several times between processes.
+/// Releases per turn at least while the lock's threads fit on the CPUs
+/// ([`least_turn_for`]): two bookkeepings, the fewest a turn can run to
+/// its change with (a turn that ends at its first bookkeeping did not
+/// hold, [`MAX_START_PAUSE`]). Two threads taking turns through a
+/// critical section of ~100 ns on 2 vCPUs then wait ~50 µs for their
+/// turn, where [`TURN_ACQUISITIONS`] made them wait ~200 µs, 5-7x the
+/// longest wait of std's and parking_lot's mutexes
+/// (`waitwise peers --only mutex`), at the same throughput.
+pub const TURN_ACQUISITIONS_ALONE: u32 = if cfg!(loom) { 2 } else { 2 * BOOKKEEPING_EVERY };
+
+/// Whether the machine counts as crowded for the turns (pure): at least
+/// [`crowding::CROWDED_RUNNABLE_PER_CPU`] runnable threads per CPU
+/// (`runnable_per_cpu`), or not known. Neither the stall nor the turn's
+/// least length follows `B`, which a hypervisor's wake-up modes move by
+/// several times between processes.
 ///
 /// [`crowding::CROWDED_RUNNABLE_PER_CPU`]: crate::policy::crowding::CROWDED_RUNNABLE_PER_CPU
-pub fn turn_stall_for(runnable_per_cpu: Option<f64>) -> u64 {
-    match runnable_per_cpu {
-        Some(r) if r < crate::policy::crowding::CROWDED_RUNNABLE_PER_CPU => TURN_STALL_ALONE_NS,
-        _ => TURN_STALL_CROWDED_NS,
+pub fn crowded_for_turns(runnable_per_cpu: Option<f64>) -> bool {
+    runnable_per_cpu.is_none_or(|r| r >= crate::policy::crowding::CROWDED_RUNNABLE_PER_CPU)
+}
+
+/// The stall (pure): [`TURN_STALL_CROWDED_NS`] on a `crowded` machine
+/// ([`crowded_for_turns`]), else [`TURN_STALL_ALONE_NS`].
+pub fn turn_stall_for(crowded: bool) -> u64 {
+    if crowded {
+        TURN_STALL_CROWDED_NS
+    } else {
+        TURN_STALL_ALONE_NS
     }
 }
 
-/// The stall now: [`turn_stall_for`] the machine's runnable threads per
-/// CPU (the demand cache's, read again when stale). Under loom, the
-/// crowded one (the models read no clocks).
-pub(super) fn turn_stall_ns() -> u64 {
+/// The least releases of a turn (pure): [`TURN_ACQUISITIONS`] on a
+/// `crowded` machine ([`crowded_for_turns`]), else
+/// [`TURN_ACQUISITIONS_ALONE`].
+pub fn least_turn_for(crowded: bool) -> u32 {
+    if crowded {
+        TURN_ACQUISITIONS
+    } else {
+        TURN_ACQUISITIONS_ALONE
+    }
+}
+
+/// Whether the machine is crowded now: [`crowded_for_turns`] with the
+/// machine's runnable threads per CPU (the demand cache's, read again when
+/// stale). Under loom, yes (the models read no clocks).
+fn machine_crowded() -> bool {
     #[cfg(not(loom))]
     {
-        turn_stall_for(crate::policy::idle_extension::runnable_per_cpu())
+        crowded_for_turns(crate::policy::idle_extension::runnable_per_cpu())
     }
     #[cfg(loom)]
     {
-        TURN_STALL_CROWDED_NS
+        true
     }
+}
+
+/// The stall now ([`turn_stall_for`]).
+pub(super) fn turn_stall_ns() -> u64 {
+    turn_stall_for(machine_crowded())
 }
 
 /// Turns start after a thread's bookkeeping interval in which at most
@@ -396,9 +432,10 @@ impl CpuTurns {
     #[cold]
     fn keep_turn(&self, kept: u32) {
         let long_run = take_cpu_changes() <= RUN_CHANGES;
-        let saturated = self.saturated();
+        let crowded = machine_crowded();
+        let saturated = self.saturated(crowded);
         let me = refresh_cpu_slot() % SLOTS;
-        self.account(me, kept, saturated && (kept != 0 || long_run));
+        self.account(me, kept, saturated && (kept != 0 || long_run), crowded);
     }
 
     /// Whether the lock's releases come fast enough for turns: the
@@ -407,12 +444,12 @@ impl CpuTurns {
     /// A lock used more sparsely is not saturated, and its waiters do
     /// better racing (and sleeping) as without turns than waiting for
     /// slow turns. Under loom, always (the models do not read clocks).
-    fn saturated(&self) -> bool {
+    fn saturated(&self, crowded: bool) -> bool {
         if cfg!(loom) {
             return true;
         }
         let now = waitwise_platform::clock::cycle_clock().now();
-        self.saturated_at(now, turn_stall_ns())
+        self.saturated_at(now, turn_stall_for(crowded))
     }
 
     /// [`CpuTurns::saturated`] for a bookkeeping at cycle-clock `now`,
@@ -442,17 +479,15 @@ impl CpuTurns {
 
     /// The length of a turn that starts now: [`TURN_TARGET_NS`] at the
     /// fastest recent pace, a multiple of [`BOOKKEEPING_EVERY`].
-    fn next_turn_length(&self) -> u32 {
+    fn next_turn_length(&self, crowded: bool) -> u32 {
         // Relaxed: only a holder touches it.
         let fastest = self.fastest_ns.load(Ordering::Relaxed);
+        let least = least_turn_for(crowded);
         if cfg!(loom) || fastest == 0 {
-            return TURN_ACQUISITIONS;
+            return least;
         }
         let n = TURN_TARGET_NS * u64::from(BOOKKEEPING_EVERY) / fastest;
-        let n = n.clamp(
-            u64::from(TURN_ACQUISITIONS),
-            u64::from(MAX_TURN_ACQUISITIONS),
-        ) as u32;
+        let n = n.clamp(u64::from(least), u64::from(MAX_TURN_ACQUISITIONS)) as u32;
         n / BOOKKEEPING_EVERY * BOOKKEEPING_EVERY
     }
 
@@ -461,7 +496,7 @@ impl CpuTurns {
     /// their registrations are taken, so that a CPU whose threads stopped
     /// waiting drops out at the next bookkeeping (and with no other CPU
     /// waiting, or a lock not `saturated`, the turns end).
-    fn account(&self, me: u32, kept: u32, saturated: bool) {
+    fn account(&self, me: u32, kept: u32, saturated: bool, crowded: bool) {
         // Relaxed: a hint.
         let waiting = self.waiting.swap(0, Ordering::Relaxed);
         let others = waiting & !(1u64 << me);
@@ -478,10 +513,10 @@ impl CpuTurns {
                 return;
             }
             // The first turn is this CPU's: it had the long run.
-            self.give_turn(me);
+            self.give_turn(me, crowded);
         } else if !kept_by(kept, me) {
             // Released out of the kept turn: the turn moves on.
-            self.give_turn(next_slot(others, me));
+            self.give_turn(next_slot(others, me), crowded);
             return;
         }
         // Relaxed: only a holder touches the counts.
@@ -491,7 +526,7 @@ impl CpuTurns {
             // The turn held to its change: turns start at once again.
             // Relaxed: only a holder touches it.
             self.next_start_pause.store(1, Ordering::Relaxed);
-            self.give_turn(next_slot(others, me));
+            self.give_turn(next_slot(others, me), crowded);
         } else {
             self.released.store(n, Ordering::Relaxed);
             self.kept_for.store(hint(me, length - n), Ordering::Relaxed);
@@ -502,7 +537,12 @@ impl CpuTurns {
     /// CPU slot `me`, for the tests.
     #[cfg(all(test, not(loom)))]
     fn bookkeeping_on(&self, me: u32) {
-        self.account(me % SLOTS, self.kept_for.load(Ordering::Relaxed), true);
+        self.account(
+            me % SLOTS,
+            self.kept_for.load(Ordering::Relaxed),
+            true,
+            true,
+        );
     }
 
     /// Ends the turns. A turn that ended at its first bookkeepings did not
@@ -535,8 +575,8 @@ impl CpuTurns {
     }
 
     /// Keeps the lock for the threads of `slot` from now on.
-    fn give_turn(&self, slot: u32) {
-        let length = self.next_turn_length();
+    fn give_turn(&self, slot: u32, crowded: bool) {
+        let length = self.next_turn_length(crowded);
         // Relaxed: a hint; only a holder gives turns.
         self.turn_length.store(length, Ordering::Relaxed);
         self.released.store(0, Ordering::Relaxed);
@@ -727,15 +767,22 @@ mod tests {
     }
 
     #[test]
-    fn the_stall_is_long_while_the_threads_fit_and_short_on_a_crowded_machine() {
-        assert_eq!(turn_stall_for(Some(1.0)), TURN_STALL_ALONE_NS);
-        assert_eq!(turn_stall_for(Some(1.5)), TURN_STALL_ALONE_NS);
-        assert_eq!(turn_stall_for(Some(2.0)), TURN_STALL_CROWDED_NS);
-        assert_eq!(turn_stall_for(Some(4.0)), TURN_STALL_CROWDED_NS);
-        assert_eq!(turn_stall_for(None), TURN_STALL_CROWDED_NS, "not known");
+    fn turns_are_shorter_and_stall_longer_while_the_threads_fit() {
+        assert!(!crowded_for_turns(Some(1.0)));
+        assert!(!crowded_for_turns(Some(1.5)));
+        assert!(crowded_for_turns(Some(2.0)));
+        assert!(crowded_for_turns(Some(4.0)));
+        assert!(crowded_for_turns(None), "not known");
+        assert_eq!(turn_stall_for(false), TURN_STALL_ALONE_NS);
+        assert_eq!(turn_stall_for(true), TURN_STALL_CROWDED_NS);
+        assert_eq!(least_turn_for(false), TURN_ACQUISITIONS_ALONE);
+        assert_eq!(least_turn_for(true), TURN_ACQUISITIONS);
         // Above the bookkeeping interval of a two-thread loop (~25 µs).
         const { assert!(TURN_STALL_CROWDED_NS < TURN_STALL_ALONE_NS) };
         const { assert!(TURN_STALL_ALONE_NS > 2 * 25_000) };
+        // A turn that ends at its first bookkeeping did not hold.
+        const { assert!(TURN_ACQUISITIONS_ALONE > BOOKKEEPING_EVERY) };
+        const { assert!(TURN_ACQUISITIONS_ALONE.is_multiple_of(BOOKKEEPING_EVERY)) };
     }
 
     #[test]
@@ -882,7 +929,7 @@ mod tests {
         let t = turn_kept_by(0, 1);
         assert!(t.kept());
         t.register_waiting(1);
-        t.account(0, t.kept_for.load(Ordering::Relaxed), false);
+        t.account(0, t.kept_for.load(Ordering::Relaxed), false, true);
         assert!(!t.kept(), "the releases came too slowly: no turns");
     }
 
@@ -921,19 +968,19 @@ mod tests {
     #[test]
     fn a_turn_lasts_the_target_time_at_the_fastest_pace() {
         let t = CpuTurns::new();
-        assert_eq!(t.next_turn_length(), TURN_ACQUISITIONS, "no pace yet");
+        assert_eq!(t.next_turn_length(true), TURN_ACQUISITIONS, "no pace yet");
         // 128 releases in 1 µs: 8 ns each.
         t.fastest_ns.store(1000, Ordering::Relaxed);
         let want = TURN_TARGET_NS as u32 * BOOKKEEPING_EVERY / 1000;
         let want = want.clamp(TURN_ACQUISITIONS, MAX_TURN_ACQUISITIONS);
         assert_eq!(
-            t.next_turn_length(),
+            t.next_turn_length(true),
             want / BOOKKEEPING_EVERY * BOOKKEEPING_EVERY
         );
         t.fastest_ns.store(1, Ordering::Relaxed);
-        assert_eq!(t.next_turn_length(), MAX_TURN_ACQUISITIONS);
+        assert_eq!(t.next_turn_length(true), MAX_TURN_ACQUISITIONS);
         t.fastest_ns.store(u64::MAX / 2, Ordering::Relaxed);
-        assert_eq!(t.next_turn_length(), TURN_ACQUISITIONS);
+        assert_eq!(t.next_turn_length(true), TURN_ACQUISITIONS);
     }
 
     #[test]
