@@ -156,13 +156,15 @@ pub fn for_notified_wait(policy: Policy, threads: usize) -> Policy {
 /// Whether a poll with `mechanism` would hold a CPU that another runnable
 /// thread wants ([`super::holds_wanted_cpu`]) while the process's own
 /// threads crowd the CPUs ([`crowded_by_own_threads`]).
-/// The answer is the demand cache's, kept at its last read
-/// ([`super::idle_extension::own_threads_crowd_cpus`]): one load more.
+/// The verdict is the demand cache's, kept at its last read
+/// ([`super::idle_extension::own_threads_crowd_cpus`]), and is read
+/// first: while it says no, as on a machine the threads fit, the wait
+/// pays one load for the rule and no look at the machine's demand.
 #[inline]
 fn own_threads_want_cpus(mechanism: Mechanism) -> bool {
     #[cfg(not(loom))]
     {
-        super::holds_wanted_cpu(mechanism) && super::idle_extension::own_threads_crowd_cpus()
+        super::idle_extension::own_threads_crowd_cpus() && super::holds_wanted_cpu(mechanism)
     }
     #[cfg(loom)]
     {
