@@ -377,7 +377,7 @@ impl Event {
             .waits
             .policy_for_threads(waiters(s) as usize + 2)
             .mechanism();
-        (crowding::holds_cpu(mechanism) && !crate::policy::holds_wanted_cpu(mechanism))
+        (crowding::holds_cpu(mechanism) && !crate::policy::skips_poll_on_busy_cpus(mechanism))
             .then_some(mechanism)
     }
 

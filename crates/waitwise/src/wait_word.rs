@@ -752,12 +752,17 @@ fn poll_from(
                 crate::mechanism::yield_guard::wait_ended_after_yield(
                     crate::mechanism::yielding::last_yield_ns(),
                 );
+            } else {
+                crate::policy::busy_polls::poll_ended(true);
             }
             return WaitOutcome::Ready {
                 value: v,
                 blocked: false,
             };
         }
+    }
+    if mechanism != Mechanism::Yield {
+        crate::policy::busy_polls::poll_ended(false);
     }
     WaitOutcome::TimedOut {
         value: seen,

@@ -92,8 +92,9 @@ impl WakeChain {
 
     /// Waits until `ready(word)`: first, while a woken party may still be
     /// on its way, polls with `policy`'s mechanism until it is due (unless
-    /// that poll would hold a CPU other runnable threads want,
-    /// [`crate::policy::holds_wanted_cpu`], or the mechanism is `yield`);
+    /// that poll would hold a CPU other runnable threads want while such
+    /// polls do not pay, [`crate::policy::skips_poll_on_busy_cpus`], or the
+    /// mechanism is `yield`);
     /// then `policy`. A wait that blocked measures its wake-up latency.
     ///
     /// A `yield` poll is left out because each yield beside a CPU-bound
@@ -110,7 +111,7 @@ impl WakeChain {
     ) -> WaitOutcome {
         if self.enabled
             && policy.mechanism() != Mechanism::Yield
-            && !crate::policy::holds_wanted_cpu(policy.mechanism())
+            && !crate::policy::skips_poll_on_busy_cpus(policy.mechanism())
         {
             if let Some(due) = self.woken_party_due() {
                 // The engine's polling phase alone: `enabled` only for

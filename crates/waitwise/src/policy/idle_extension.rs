@@ -430,9 +430,16 @@ static RUNNABLE_PER_CPU_X256: std::sync::atomic::AtomicU32 = std::sync::atomic::
 #[cfg(not(loom))]
 static OWN_THREADS_CROWD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// Whether the process used at least [`super::crowding::CROWDING_SHARE`]
+/// of its CPUs over the share interval before the cache's last read.
+#[cfg(not(loom))]
+static PROCESS_USES_MOST_CPUS: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// Reads the signal from the platform (and keeps the runnable threads per
-/// CPU it saw, [`runnable_per_cpu`], and whether the process's own
-/// threads crowd the CPUs, [`own_threads_crowd_cpus`]).
+/// CPU it saw, [`runnable_per_cpu`], whether the process's own threads
+/// crowd the CPUs, [`own_threads_crowd_cpus`], and whether it uses most
+/// of them, [`process_uses_most_cpus`]).
 #[cfg(not(loom))]
 #[cold]
 fn read_demand() -> CpuDemand {
@@ -442,13 +449,18 @@ fn read_demand() -> CpuDemand {
     let per_cpu = runnable.map_or(0, |r| (u64::from(r) * 256 / u64::from(cpus.max(1))) as u32);
     // Relaxed: numbers on their own, like the demand word.
     RUNNABLE_PER_CPU_X256.store(per_cpu, Relaxed);
+    let share = crate::mechanism::yield_guard::recent_process_share();
     let crowd = super::crowding::crowded_by_own_threads(
         runnable.map(|r| f64::from(r) / f64::from(cpus.max(1))),
-        crate::mechanism::yield_guard::recent_process_share(),
+        share,
     );
-    // Written only when it changes: waits on every CPU read it.
+    let most = share.is_some_and(|s| s >= super::crowding::CROWDING_SHARE);
+    // Written only when they change: waits on every CPU read them.
     if OWN_THREADS_CROWD.load(Relaxed) != crowd {
         OWN_THREADS_CROWD.store(crowd, Relaxed);
+    }
+    if PROCESS_USES_MOST_CPUS.load(Relaxed) != most {
+        PROCESS_USES_MOST_CPUS.store(most, Relaxed);
     }
     CpuDemand::of(runnable, cpus)
 }
@@ -463,6 +475,19 @@ pub fn own_threads_crowd_cpus() -> bool {
     // Relaxed: flags on their own.
     FORCED.load(std::sync::atomic::Ordering::Relaxed) == 0
         && OWN_THREADS_CROWD.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether the process used at least
+/// [`CROWDING_SHARE`](super::crowding::CROWDING_SHARE) of its CPUs over
+/// the share interval before the demand cache's last read: on a busy
+/// machine, most of the threads that want a CPU are then likely its own.
+/// One load. `false` while [`force_demand`] pins the signal.
+#[cfg(not(loom))]
+#[inline]
+pub fn process_uses_most_cpus() -> bool {
+    // Relaxed: flags on their own.
+    FORCED.load(std::sync::atomic::Ordering::Relaxed) == 0
+        && PROCESS_USES_MOST_CPUS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The machine's runnable threads per online CPU, from the same cached

@@ -28,6 +28,7 @@
 
 pub mod adaptive;
 pub mod block_cost;
+pub mod busy_polls;
 pub mod crowding;
 pub mod idle_extension;
 pub mod kind;
@@ -109,8 +110,10 @@ pub struct PollBudget {
 /// [`idle_extension::force_demand`] is for the idle extension's
 /// experiments and leaves this rule out (`false`).
 ///
-/// Default waits (`adapt/b`, the barriers' chain breaker, the channel)
-/// then block at once; waits given a policy explicitly poll as told, and
+/// Default waits (`adapt/b`, the barriers' chain breaker, the event's
+/// poll before it registers) then block at once unless such polls paid
+/// off lately ([`skips_poll_on_busy_cpus`]); the channel's default waits
+/// block at once. Waits given a policy explicitly poll as told, and
 /// `yield` polling has its own guard.
 #[inline]
 pub(crate) fn holds_wanted_cpu(mechanism: Mechanism) -> bool {
@@ -123,6 +126,32 @@ pub(crate) fn holds_wanted_cpu(mechanism: Mechanism) -> bool {
     #[cfg(loom)]
     {
         let _ = mechanism;
+        false
+    }
+}
+
+/// Whether a default wait that would poll with `mechanism` skips its
+/// polling phase and blocks at once: the poll would hold a CPU another
+/// runnable thread wants ([`holds_wanted_cpu`]), and either most of the
+/// threads that want one are likely the process's own (it used most of
+/// its CPUs lately, [`idle_extension::process_uses_most_cpus`]: the poll
+/// would hold a CPU that the thread it waits for may want) or such polls
+/// have not paid off in this process lately ([`busy_polls`]). A poll the
+/// score admits is scored when it ends.
+#[inline]
+pub(crate) fn skips_poll_on_busy_cpus(mechanism: Mechanism) -> bool {
+    holds_wanted_cpu(mechanism) && (own_load_is_most() || !busy_polls::admits_poll())
+}
+
+/// [`idle_extension::process_uses_most_cpus`]; never under loom.
+#[inline]
+fn own_load_is_most() -> bool {
+    #[cfg(not(loom))]
+    {
+        idle_extension::process_uses_most_cpus()
+    }
+    #[cfg(loom)]
+    {
         false
     }
 }
@@ -157,14 +186,15 @@ impl PollBudget {
             && self.limit_ns != Some(0.0)
             && !(self.mechanism == Mechanism::Yield
                 && crate::mechanism::yield_guard::yielding_loses_slices())
-            && !self.holds_wanted_cpu()
+            && !self.skips_poll_on_busy_cpus()
     }
 
     /// Whether an `adapt/b` poll would hold a CPU that another runnable
-    /// thread wants ([`holds_wanted_cpu`]).
+    /// thread wants, and such polls do not pay lately
+    /// ([`skips_poll_on_busy_cpus`]).
     #[inline]
-    fn holds_wanted_cpu(&self) -> bool {
-        self.idle_extension && holds_wanted_cpu(self.mechanism)
+    fn skips_poll_on_busy_cpus(&self) -> bool {
+        self.idle_extension && skips_poll_on_busy_cpus(self.mechanism)
     }
 
     /// When a polling phase that starts now ends: `limit_ns` from now on
