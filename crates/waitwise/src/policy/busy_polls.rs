@@ -3,7 +3,7 @@
 //!
 //! While more threads are runnable than the machine has CPUs, a default
 //! wait whose poll would hold its CPU (PAUSE, spinning, a hardware wait:
-//! [`super::holds_wanted_cpu`]) may poll or block at once. Which one pays
+//! [`super::polling_holds_wanted_cpu`]) may poll or block at once. Which one pays
 //! depends on the scheduler, not on the wait:
 //!
 //! - Where a thread that polls beside a CPU-bound program takes turns
@@ -33,7 +33,7 @@
 //! [`CROWDING_SHARE`](super::crowding::CROWDING_SHARE) of its CPUs
 //! lately: otherwise most of the threads that want a CPU are likely its
 //! own, the one the poll waits for among them, and the wait blocks at once
-//! ([`super::skips_poll_on_busy_cpus`]). Four pairs of threads handing
+//! (`policy::skips_poll_on_busy_cpus`). Four pairs of threads handing
 //! events back and forth on 2 CPUs that polled beside each other so made
 //! about half the round trips of blocking at once.
 //!
