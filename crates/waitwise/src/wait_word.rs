@@ -607,8 +607,38 @@ impl<'a> WaitWordRef<'a> {
 /// behind a waker that skips the wake-up when no sleeper is registered.
 /// Under loom likewise: the models explore the blocking protocols, where
 /// wake-ups can be lost, not timing.
+///
+/// A poll that holds its CPU on a busy machine, admitted by the process's
+/// score of such polls, is scored by its outcome here
+/// ([`crate::policy::busy_polls`]).
 #[inline]
 pub fn poll_until(
+    futex: &Futex,
+    mechanism: Mechanism,
+    deadline: Deadline,
+    ready: impl FnMut(u32) -> bool,
+) -> WaitOutcome {
+    let out = poll_until_unscored(futex, mechanism, deadline, ready);
+    score_poll(mechanism, &out);
+    out
+}
+
+/// Scores a polling phase with `mechanism` that ended with `out`, if it
+/// was a busy machine's poll that the process's score admitted
+/// ([`crate::policy::busy_polls::poll_ended`]); a `yield` poll is never
+/// scored.
+#[inline]
+pub(crate) fn score_poll(mechanism: Mechanism, out: &WaitOutcome) {
+    if mechanism != Mechanism::Yield {
+        crate::policy::busy_polls::poll_ended(!out.timed_out());
+    }
+}
+
+/// [`poll_until`] without scoring: one slice of a polling phase that
+/// scores itself when it ends (a queued waiter that publishes its beat
+/// between slices).
+#[inline]
+pub(crate) fn poll_until_unscored(
     futex: &Futex,
     mechanism: Mechanism,
     deadline: Deadline,
@@ -651,6 +681,7 @@ pub(crate) fn poll_phase(
         None => budget.poll_deadline(deadline),
     };
     let out = poll_from(futex, budget.mechanism, v, poll_end, &mut *ready);
+    score_poll(budget.mechanism, &out);
     if out.timed_out() && budget.idle_extension {
         // The limit has passed: straight to the extension's advice (a
         // second poll to the passed limit would spin a few PAUSEs more
@@ -752,17 +783,12 @@ fn poll_from(
                 crate::mechanism::yield_guard::wait_ended_after_yield(
                     crate::mechanism::yielding::last_yield_ns(),
                 );
-            } else {
-                crate::policy::busy_polls::poll_ended(true);
             }
             return WaitOutcome::Ready {
                 value: v,
                 blocked: false,
             };
         }
-    }
-    if mechanism != Mechanism::Yield {
-        crate::policy::busy_polls::poll_ended(false);
     }
     WaitOutcome::TimedOut {
         value: seen,

@@ -45,7 +45,7 @@
 //! nothing; the locks hand over through their own words.
 
 use crate::mechanism::Mechanism;
-use crate::wait_word::{poll_until, WaitOutcome};
+use crate::wait_word::{poll_until_unscored, score_poll, WaitOutcome};
 use waitwise_platform::clock::{cycle_clock, Deadline};
 use waitwise_platform::futex::Futex;
 use waitwise_platform::shim::{AtomicU64, Ordering};
@@ -201,8 +201,9 @@ pub(super) fn poll_beating(
 ) -> WaitOutcome {
     loop {
         let slice = Deadline::at_ticks(cycle_clock().now().saturating_add(BEAT_NS));
-        let out = poll_until(word, mechanism, deadline.min(slice), &mut ready);
+        let out = poll_until_unscored(word, mechanism, deadline.min(slice), &mut ready);
         if !out.timed_out() || deadline.has_passed() || cfg!(loom) {
+            score_poll(mechanism, &out);
             return out;
         }
         // Relaxed: a hint (module docs).
