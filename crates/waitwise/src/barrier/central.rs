@@ -468,11 +468,7 @@ impl Barrier {
     /// belongs to has completed (the central counter's episode word, or
     /// the carry barrier's futex word).
     fn wait_until(&self, word: WaitWordRef<'_>, ready: impl FnMut(u32) -> bool) {
-        let waits = self.waits.get();
-        let start = waits.profiler.start();
-        let out = waits.chain.wait_until(word, &waits.policy, ready);
-        debug_assert!(!out.timed_out(), "a wait without deadline timed out");
-        waits.profiler.finish(start, out.blocked());
+        self.waits.get().wait_until(word, ready);
     }
 
     /// Number of threads an episode waits for (`n`, or 1 for `n == 0`).

@@ -120,12 +120,9 @@ impl PairBarrier {
 
     /// The first arrival's wait, until the word leaves `waiting`.
     fn wait_for_partner(&self, waiting: u32) {
-        let waits = self.waits.get();
-        let start = waits.profiler.start();
-        let out = waits
-            .chain
-            .wait_until(self.word.as_ref(), &waits.policy, |w| w != waiting);
-        waits.profiler.finish(start, out.blocked());
+        self.waits
+            .get()
+            .wait_until(self.word.as_ref(), |w| w != waiting);
     }
 
     /// Always 2.

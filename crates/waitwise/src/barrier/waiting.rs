@@ -26,8 +26,10 @@
 //!   the late party at every poll (rows `s/b/0.62` and `Ss/b/0.62` at 4
 //!   threads on 2 CPUs in the same benchmark).
 //!
-//! Default waits also break the chains of blocks a barrier's own wake-ups
-//! cause (module `wake_chain`). A policy given explicitly (in
+//! A default wait that polls with PAUSE first looks at its word a few
+//! times before its policy's set-up ([`EARLY_LOOKS`]), and default waits
+//! also break the chains of blocks a barrier's own wake-ups cause (module
+//! `wake_chain`). A policy given explicitly (in
 //! [`WaitOptions`] or as level policies) is used as given.
 
 use super::wake_chain::WakeChain;
@@ -35,7 +37,9 @@ use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind, ALPHA_UNIFORM};
 use crate::profile::Profiler;
+use crate::wait_word::WaitWordRef;
 use waitwise_platform::once::ForkSafeOnce;
+use waitwise_platform::shim::Ordering;
 
 /// `alpha` for the nodes between the leaves and the root of a tree barrier:
 /// half the root's. Guessed: Lim & Agarwal (section 6.2) give only the two
@@ -128,11 +132,47 @@ pub(crate) struct LazyBarrierWaiting {
     resolved: ForkSafeOnce<BarrierWaiting>,
 }
 
+/// Looks at the word that a default wait whose parties fit on the CPUs
+/// takes before its policy starts ([`BarrierWaiting::wait_until`]): 16,
+/// a spin-loop hint after each, a few hundred ns in all. A party that
+/// runs on a CPU of its own arrives within a few cache-line hand-offs, and
+/// such a wait then ends in a fraction of what the policy's set-up costs
+/// (its budget, the machine's demand, the clock): two threads meeting at
+/// a `Barrier` on 2 CPUs took 38-60 ns per episode with the set-up first
+/// and 33-41 ns with these looks, beside a spin barrier's 32-34 ns.
+pub const EARLY_LOOKS: u32 = 16;
+
 /// What [`LazyBarrierWaiting`] resolves to.
 pub(crate) struct BarrierWaiting {
     pub(crate) policy: Policy,
+    /// Whether waits first take the [`EARLY_LOOKS`]: default waiting that
+    /// polls with PAUSE (the parties fit on the CPUs), not profiled (a
+    /// profiled wait records every wait's length).
+    pub(crate) looks_early: bool,
     pub(crate) chain: WakeChain,
     pub(crate) profiler: Profiler,
+}
+
+impl BarrierWaiting {
+    /// Waits, profiled, until `ready(word)`: first the [`EARLY_LOOKS`]
+    /// when [`looks_early`](Self::looks_early), then the policy's wait
+    /// through the wake-up chain breaker.
+    #[inline]
+    pub(crate) fn wait_until(&self, word: WaitWordRef<'_>, mut ready: impl FnMut(u32) -> bool) {
+        if !cfg!(loom) && self.looks_early {
+            for _ in 0..EARLY_LOOKS {
+                // Acquire: pairs with the releasing arrival's SeqCst change.
+                if ready(word.value().load(Ordering::Acquire)) {
+                    return;
+                }
+                std::hint::spin_loop();
+            }
+        }
+        let start = self.profiler.start();
+        let out = self.chain.wait_until(word, &self.policy, ready);
+        debug_assert!(!out.timed_out(), "a wait without deadline timed out");
+        self.profiler.finish(start, out.blocked());
+    }
 }
 
 impl LazyBarrierWaiting {
@@ -150,11 +190,49 @@ impl LazyBarrierWaiting {
     pub(crate) fn get(&self) -> &BarrierWaiting {
         self.resolved.get_or_init(|| {
             let waiting = NodeWaiting::from_options(self.parties, &self.options);
+            let profiler = self.options.profiler();
             BarrierWaiting {
+                looks_early: waiting.breaks_chains
+                    && waiting.policy.mechanism() == Mechanism::Pause
+                    && !profiler.is_enabled(),
                 policy: waiting.policy,
                 chain: WakeChain::new(waiting.breaks_chains),
-                profiler: self.options.profiler(),
+                profiler,
             }
         })
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::wait_word::WaitWord;
+
+    #[test]
+    fn only_default_pause_waits_that_are_not_profiled_look_early() {
+        let default = LazyBarrierWaiting::new(1, WaitOptions::new().profile(false));
+        assert!(default.get().looks_early, "one party fits on any machine");
+        let crowded = LazyBarrierWaiting::new(allowed_cpus() + 1, WaitOptions::new());
+        assert!(!crowded.get().looks_early, "yield polling");
+        let explicit = WaitOptions::new().policy(Policy::two_phase(0.5));
+        assert!(!LazyBarrierWaiting::new(1, explicit).get().looks_early);
+        let profiled = WaitOptions::new().profile(true);
+        assert!(!LazyBarrierWaiting::new(1, profiled).get().looks_early);
+    }
+
+    #[test]
+    fn a_release_seen_in_the_early_looks_ends_the_wait() {
+        let waiting = LazyBarrierWaiting::new(1, WaitOptions::new().profile(false));
+        let word = WaitWord::new(1);
+        let mut looks = 0;
+        waiting.get().wait_until(word.as_ref(), |w| {
+            looks += 1;
+            w == 1
+        });
+        assert_eq!(looks, 1);
+        let profiled = LazyBarrierWaiting::new(1, WaitOptions::new().profile(true));
+        profiled.get().wait_until(word.as_ref(), |w| w == 1);
+        let recorded = profiled.get().profiler.snapshot("barrier").unwrap();
+        assert_eq!(recorded.total_waits, 1, "a profiled wait is recorded");
     }
 }
