@@ -50,8 +50,12 @@
 //!
 //! # Polling before registering
 //!
-//! A waiter of the default waiting that finds no permit first polls for
-//! one without registering, for a quarter of `B` at most, while the
+//! A waiter of the default waiting that finds no permit first looks for
+//! one [`EARLY_LOOKS`] times, a spin-loop hint apart, while the registered
+//! waiters, itself and a notifier fit on the CPUs and the process's own
+//! threads do not crowd them: a notifier that runs hands over within that,
+//! and the wait then skips its policy's set-up (the machine's demand, the
+//! clock, the budget). Then it polls for one without registering, for a quarter of `B` at most, while the
 //! registered waiters, itself and a notifier fit on the CPUs and polling
 //! would hold no CPU another runnable thread wants (the conditions under
 //! which its policy would poll with PAUSE, [`crate::policy::crowding`]).
@@ -100,10 +104,29 @@ const PERMIT: u32 = 1;
 /// How long a wait polls before it registers, as a share of `B` (module
 /// docs, "Polling before registering").
 const PRE_POLL_SHARE_OF_B: f64 = 0.25;
+/// How many times a wait looks for a permit before its policy's set-up
+/// (module docs, "Polling before registering"): 16, a spin-loop hint
+/// before each, a few hundred ns in all.
+pub const EARLY_LOOKS: u32 = 16;
 const WAITER: u32 = 1 << 16;
 const PERMITS_MASK: u32 = WAITER - 1;
 /// Most threads that may wait on one event at once.
 pub const MAX_WAITERS: u32 = (u32::MAX >> 16) - 1;
+
+/// Whether the process's own threads crowd the CPUs
+/// ([`crate::policy::idle_extension::own_threads_crowd_cpus`]); never
+/// under loom.
+#[inline]
+fn own_threads_crowd_cpus() -> bool {
+    #[cfg(not(loom))]
+    {
+        crate::policy::idle_extension::own_threads_crowd_cpus()
+    }
+    #[cfg(loom)]
+    {
+        false
+    }
+}
 
 #[inline]
 fn permits(s: u32) -> u32 {
@@ -290,6 +313,11 @@ impl Event {
         let w = self.word.value();
         // Relaxed: a guess (see below).
         let mut s = w.load(Ordering::Relaxed);
+        if self.took_early_permit(s) {
+            return (true, false);
+        }
+        // Relaxed: as above.
+        s = w.load(Ordering::Relaxed);
         if let Some(mechanism) = self.polls_before_registering(s) {
             match self.take_polled_permit(mechanism, deadline) {
                 Some(taken) => return (taken, false),
@@ -361,6 +389,36 @@ impl Event {
                 },
             }
         }
+    }
+
+    /// Whether a wait that found the state `s` took a permit within its
+    /// [`EARLY_LOOKS`] (module docs, "Polling before registering"): under
+    /// the default waiting only, while the registered waiters, this one
+    /// and a notifier fit on the CPUs and the process's own threads do not
+    /// crowd them. Never under loom (as no poll: the models explore the
+    /// blocking protocol).
+    #[inline]
+    fn took_early_permit(&self, s: u32) -> bool {
+        if cfg!(loom)
+            || !self.waits.is_default()
+            || crowding::is_oversubscribed(waiters(s) as usize + 2)
+            || own_threads_crowd_cpus()
+        {
+            return false;
+        }
+        let w = self.word.value();
+        for _ in 0..EARLY_LOOKS {
+            std::hint::spin_loop();
+            // Relaxed: a guess for the CAS, which orders as the fast path's.
+            let s = w.load(Ordering::Relaxed);
+            if permits(s) > 0
+                && w.compare_exchange(s, s - PERMIT, Ordering::SeqCst, Ordering::Relaxed)
+                    .is_ok()
+            {
+                return true;
+            }
+        }
+        false
     }
 
     /// The mechanism a wait that finds the state `s` polls with before it
@@ -514,6 +572,23 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::time::Instant;
+
+    #[test]
+    fn an_early_look_takes_a_permit_under_the_default_waiting_only() {
+        let default = Event::new();
+        assert!(!default.took_early_permit(0), "no permit to take");
+        default.notify();
+        let s = default.word.value().load(Ordering::Relaxed);
+        assert!(default.took_early_permit(s) || own_threads_crowd_cpus());
+        let explicit = Event::with_policy(Policy::two_phase(0.5));
+        explicit.notify();
+        let s = explicit.word.value().load(Ordering::Relaxed);
+        assert!(!explicit.took_early_permit(s));
+        assert!(
+            explicit.wait_timeout(Duration::ZERO),
+            "the permit is still there"
+        );
+    }
 
     #[test]
     fn debug_shows_signal_and_waiters() {
