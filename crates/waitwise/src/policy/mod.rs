@@ -21,7 +21,9 @@
 //! `WAITWISE_ALPHA` ([`crate::env`]).
 //!
 //! A default wait whose threads outnumber the CPUs polls by `yield`
-//! rather than PAUSE ([`crowding`]).
+//! rather than PAUSE ([`crowding`]). On a busy machine a default wait
+//! polls with PAUSE only while such polls have paid off in this process
+//! lately, and blocks at once otherwise ([`busy_polls`]).
 //!
 //! Policies advise, callers block: a policy only answers "which mechanism,
 //! and for how long" ([`Policy::poll_budget`]); [`crate::WaitWord`] runs it.
