@@ -4,9 +4,12 @@
  * most. Built with -g: the report names the function and its file:line. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #define THREADS 4
 #define ROUNDS 20000
@@ -60,8 +63,15 @@ __attribute__((noinline)) static void take_token(void) {
 
 static const char *kind;
 
+/* Workers that have started. In mutex and sem mode main holds the lock or
+ * the token until all have, so that it is contended even when a busy
+ * machine runs the threads one after another (the cond and barrier modes
+ * wait whatever the order). */
+static atomic_int started;
+
 static void *worker(void *arg) {
     long me = (long)arg;
+    atomic_fetch_add(&started, 1);
     if (!strcmp(kind, "mutex"))
         contend_on_mutex();
     else if (!strcmp(kind, "cond"))
@@ -78,8 +88,22 @@ int main(int argc, char **argv) {
     pthread_barrier_init(&step, NULL, THREADS);
     sem_init(&tokens, 0, 1);
     pthread_t t[THREADS];
+    int hold_lock = !strcmp(kind, "mutex"), hold_token = !strcmp(kind, "sem");
+    if (hold_lock)
+        pthread_mutex_lock(&lock);
+    if (hold_token)
+        sem_wait(&tokens);
     for (long i = 0; i < THREADS; i++)
         pthread_create(&t[i], NULL, worker, (void *)i);
+    if (hold_lock || hold_token) {
+        while (atomic_load(&started) < THREADS)
+            sched_yield();
+        usleep(10000); /* time for the workers to reach the lock or token */
+        if (hold_lock)
+            pthread_mutex_unlock(&lock);
+        else
+            sem_post(&tokens);
+    }
     for (int i = 0; i < THREADS; i++)
         pthread_join(t[i], NULL);
     printf("done %s\n", kind);
