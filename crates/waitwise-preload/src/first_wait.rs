@@ -29,7 +29,15 @@
 //! program can handle blocked (glibc keeps its own cancellation and set-id
 //! signals open; asynchronous cancellation is not allowed in a wait
 //! anyway), so no handler runs in it; the wait itself, where a handler may
-//! end the thread, comes after.
+//! end the thread, comes after. For the same reason it runs with
+//! cancellation disabled: `open` is a cancellation point, and a
+//! cancellation request that arrives after the wait's own cancellation
+//! point and before the set-up reads the cgroup's files would otherwise be
+//! acted on inside that `open`, a forced unwind through the initializers
+//! that aborts the process (the semaphore waits of the `lost-wake`
+//! cancellation test hit it about once in 30 runs). The request stays
+//! pending and is acted on at the wait's sleep, which is a cancellation
+//! point built for it.
 //!
 //! # Memory ordering
 //!
@@ -40,6 +48,16 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static READY: AtomicBool = AtomicBool::new(false);
+
+/// glibc's `PTHREAD_CANCEL_DISABLE` (`<pthread.h>`).
+const PTHREAD_CANCEL_DISABLE: libc::c_int = 1;
+
+extern "C-unwind" {
+    /// Not in the `libc` crate for glibc targets. Not a cancellation
+    /// point; `C-unwind` because re-enabling cancellation in a thread whose
+    /// type is asynchronous acts on a pending request there.
+    fn pthread_setcancelstate(state: libc::c_int, old: *mut libc::c_int) -> libc::c_int;
+}
 
 /// Signals raised by the thread's own instruction or system call, which
 /// the set-up never blocks (see [`prepare_now`]).
@@ -93,9 +111,20 @@ fn prepare_now() {
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) == 0
     };
+    let mut cancel_state = 0;
+    // SAFETY: `cancel_state` receives the state this replaces; disabling
+    // cancellation only defers a request to the next cancellation point.
+    let cancel_disabled =
+        unsafe { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut cancel_state) } == 0;
     let _ = waitwise_platform::clock::cycle_clock();
     let _ = waitwise_platform::features::cpu();
     let _ = waitwise::policy::crowding::allowed_cpus();
+    if cancel_disabled {
+        let mut disabled = 0;
+        // SAFETY: restores the state saved above (no wait is in an
+        // asynchronous window here, so nothing is acted on).
+        unsafe { pthread_setcancelstate(cancel_state, &mut disabled) };
+    }
     if blocked {
         // SAFETY: restores the mask saved above.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
