@@ -1,7 +1,8 @@
 //! Loom models of the reader-writer lock (`mutex/rwlock.rs`): exclusion
 //! and publication (loom checks the `UnsafeCell` accesses) and no lost
 //! wake-up in any interleaving, for its blocking, `try` and timed paths;
-//! the readers' turn is in [`readers_turn`].
+//! the readers' turn is in [`readers_turn`], the turns between CPUs in
+//! `rwlock_cpu_turns_*`.
 //!
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom cargo test -p waitwise --release --test loom_rwlock`.
@@ -12,7 +13,7 @@ mod loom_common;
 use loom::thread;
 use loom_common::locks::*;
 use loom_common::model_reaching_both;
-use waitwise::mutex::{RawRwLock, MAX_WRITERS_WAITING};
+use waitwise::mutex::{set_model_cpu, RawRwLock, MAX_WRITERS_WAITING};
 use waitwise::Deadline;
 use waitwise_platform::shim::Arc;
 
@@ -294,6 +295,65 @@ fn rwlock_timed_attempts_race_a_writer() {
         assert_eq!(read_count(&s), 1 + u32::from(got));
         assert!(!s.lock.is_locked());
         got
+    });
+}
+
+/// A writer on model CPU 1 and a reader on model CPU 0 take the lock twice
+/// each (turns of 2 releases, started at the first bookkeeping under loom,
+/// `cpu_turns.rs`): exclusion, no lost wake-up, and executions where a
+/// release kept a turn (the other CPU waited) as well as executions where
+/// none did.
+#[test]
+fn rwlock_cpu_turns_between_model_cpus() {
+    model_reaching_both("a release kept a turn", || {
+        let s = shared(RawRwLock::with_options(blocking()));
+        let s2 = s.clone();
+        let writer = thread::spawn(move || {
+            set_model_cpu(1);
+            let mut kept = false;
+            for _ in 0..2 {
+                write_increment(&s2);
+                kept |= s2.lock.turns().kept();
+            }
+            kept
+        });
+        set_model_cpu(0);
+        let mut kept = false;
+        for _ in 0..2 {
+            assert!(read_count(&s) <= 2);
+            kept |= s.lock.turns().kept();
+        }
+        kept |= writer.join().unwrap();
+        assert_eq!(read_count(&s), 2);
+        assert!(!s.lock.is_locked());
+        kept
+    });
+}
+
+/// Two writers on model CPU 1 and a reader on model CPU 0: a release on
+/// CPU 1 keeps a turn while the reader waits or sleeps, so that an
+/// arrival finds a turn kept for another CPU; no lost wake-up, and the
+/// lock ends free with both writes counted.
+#[test]
+fn rwlock_cpu_turns_two_writers_and_a_reader() {
+    loom::model(|| {
+        let s = shared(RawRwLock::with_options(blocking()));
+        let writers: Vec<_> = (0..2)
+            .map(|_| {
+                let s = s.clone();
+                thread::spawn(move || {
+                    set_model_cpu(1);
+                    write_increment(&s);
+                })
+            })
+            .collect();
+        set_model_cpu(0);
+        assert!(read_count(&s) <= 2);
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert_eq!(read_count(&s), 2);
+        assert!(!s.lock.is_locked());
     });
 }
 

@@ -1,7 +1,8 @@
 //! Stress tests of the reader-writer lock (`mutex/rwlock.rs`): writers
 //! and readers at 2, 3, 4 and 8 threads, exclusion checked on a pair a
 //! writer updates (a reader never sees its halves differ), readers that
-//! share, more waiting writers than the lock counts; its readers' turn
+//! share, more waiting writers than the lock counts, timed waiters while
+//! the lock keeps turns between CPUs; its readers' turn
 //! ([`readers_turn`]) and its starving writers ([`starving_writers`]).
 //! Validation only; timing is for `examples/mutex_starvation.rs`.
 #![cfg(not(loom))]
@@ -63,6 +64,56 @@ fn rwlock_always_block() {
     for t in THREADS {
         rwlock_case(t, Some(Policy::always_block()));
     }
+}
+
+/// Back-to-back writers and readers, half of them timed with deadlines
+/// shorter than a turn, on a lock that keeps turns between CPUs
+/// (`cpu_turns.rs`) once its acquisitions are contended: exclusion, every
+/// write that returned a guard counted, timed waiters that give up when
+/// a turn outlasts their deadline, and no hang.
+#[test]
+fn rwlock_cpu_turns_with_timed_waiters() {
+    let lock = Arc::new(RwLock::new((0u64, 0u64)));
+    let per_thread = TOTAL_OPS.div_ceil(4);
+    let hs: Vec<_> = (0..4u64)
+        .map(|i| {
+            let lock = lock.clone();
+            std::thread::spawn(move || {
+                let (writer, timed) = (i % 2 == 0, i >= 2);
+                let mut wrote = 0u64;
+                for _ in 0..per_thread {
+                    let within = Duration::from_micros(20);
+                    if writer {
+                        let g = if timed {
+                            lock.try_write_for(within)
+                        } else {
+                            Some(lock.write())
+                        };
+                        if let Some(mut g) = g {
+                            g.0 += 1;
+                            std::hint::spin_loop();
+                            g.1 += 1;
+                            wrote += 1;
+                        }
+                    } else {
+                        let g = if timed {
+                            lock.try_read_for(within)
+                        } else {
+                            Some(lock.read())
+                        };
+                        if let Some(g) = g {
+                            assert_eq!(g.0, g.1, "reader saw a writer's half-done update");
+                        }
+                    }
+                }
+                wrote
+            })
+        })
+        .collect();
+    let wrote: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
+    assert!(wrote >= per_thread, "the untimed writer wrote every time");
+    assert_eq!(*lock.read(), (wrote, wrote));
+    assert!(!lock.is_locked());
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! [`CpuTurns`]: turns between the CPUs of a contended [`RawTtasMutex`]
 //! (`ttas.rs`), ended by count, so that threads on a slower CPU are not
-//! passed over.
+//! passed over; and of a contended [`RawRwLock`](super::RawRwLock)
+//! (`rwlock.rs`, "Turns between CPUs"), so that a lock taken back to back
+//! on two CPUs stays on one at a time.
 //!
 //! # Why
 //!
@@ -41,15 +43,19 @@
 //!   instead of sleeping: a sleeping waiter would make every release of
 //!   the turn a `futex_wake`.
 //!
-//! Turns start only after long runs, a thread's bookkeeping interval with
-//! at most [`RUN_CHANGES`] releases that followed one on another CPU
-//! ([`HolderCpu`]), and are kept only while the lock is saturated: its
-//! bookkeepings come at most a stall apart ([`turn_stall_for`]: longer
-//! while the lock's threads fit on the CPUs than on a crowded machine,
-//! where threads with CPU-mates would wait out many turns). A lock that
-//! changes CPU every few releases, or is used sparsely, has no long runs
-//! on one CPU for turns to even out, and its waiters would wait out turns
-//! for a lock that is mostly free.
+//! The mutex's turns start only after long runs, a thread's bookkeeping
+//! interval with at most [`RUN_CHANGES`] releases that followed one on
+//! another CPU ([`HolderCpu`], [`TurnStart::AfterLongRuns`]): a mutex that
+//! changes CPU every few releases has no long runs on one CPU for turns
+//! to even out. The reader-writer lock's start after an interval with at
+//! least [`CONTENDED_TO_START`] contended acquisitions
+//! ([`TurnStart::WhenContended`]): it is the lock that changes CPU at
+//! almost every acquisition that turns keep on one CPU at a time. Both
+//! are kept only while the lock is saturated: its bookkeepings come at
+//! most a stall apart ([`turn_stall_for`]: longer while the lock's
+//! threads fit on the CPUs than on a crowded machine, where threads with
+//! CPU-mates would wait out many turns); the waiters of a sparsely used
+//! lock would wait out turns for a lock that is mostly free.
 //!
 //! A CPU counts as waiting from a registration of one of its threads to
 //! the holder's next bookkeeping, which takes the registrations: waiters
@@ -99,7 +105,9 @@
 //! turn before it releases the word, so only a holder ever writes the
 //! count and the hint.
 
-use waitwise_platform::shim::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+use waitwise_platform::clock::Deadline;
+use waitwise_platform::shim::{spin_hint, yield_now, AtomicU32, AtomicU64, Ordering};
 
 /// Releases per turn at least on a crowded machine ([`least_turn_for`]; a
 /// multiple of [`BOOKKEEPING_EVERY`]): a turn lasts about
@@ -218,12 +226,16 @@ pub fn least_turn_for(crowded: bool) -> u32 {
 }
 
 /// Whether the machine is crowded now: [`crowded_for_turns`] with the
-/// machine's runnable threads per CPU (the demand cache's, read again when
-/// stale). Under loom, yes (the models read no clocks).
+/// machine's runnable threads per CPU, as the demand cache last read them.
+/// The holder's bookkeeping asks while others wait for the lock, so it
+/// never reads the machine itself (a few µs, at most bookkeepings where
+/// the cache was read every 100 µs); waiters out of turn refresh the
+/// cache ([`CpuTurns::wait_for_turn`]), as other waits do at their
+/// polling limit. Under loom, yes (the models read no clocks).
 fn machine_crowded() -> bool {
     #[cfg(not(loom))]
     {
-        crowded_for_turns(crate::policy::idle_extension::runnable_per_cpu())
+        crowded_for_turns(crate::policy::idle_extension::last_runnable_per_cpu())
     }
     #[cfg(loom)]
     {
@@ -232,7 +244,7 @@ fn machine_crowded() -> bool {
 }
 
 /// The stall now ([`turn_stall_for`]).
-pub(super) fn turn_stall_ns() -> u64 {
+fn turn_stall_ns() -> u64 {
     turn_stall_for(machine_crowded())
 }
 
@@ -306,7 +318,43 @@ pub struct CpuTurns {
     /// The pause after the next turn that does not hold. Only a holder
     /// touches it.
     next_start_pause: AtomicU32,
+    /// What starts turns.
+    start: TurnStart,
 }
+
+/// What starts a lock's turns (with another CPU waiting, on a saturated
+/// lock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TurnStart {
+    /// Long runs on one CPU ([`RUN_CHANGES`]): turns even them out.
+    AfterLongRuns,
+    /// A holder whose acquisitions were mostly contended
+    /// ([`CONTENDED_TO_START`]): the lock moves between CPUs at almost
+    /// every acquisition, and turns keep it on one CPU at a time.
+    WhenContended,
+}
+
+impl TurnStart {
+    /// Whether a bookkeeping interval of the holder's, in which
+    /// `cpu_changes` of its releases followed one on another CPU and
+    /// `contended` of its acquisitions were contended, starts turns (pure).
+    pub fn starts(self, cpu_changes: u32, contended: u32) -> bool {
+        match self {
+            TurnStart::AfterLongRuns => cpu_changes <= RUN_CHANGES,
+            TurnStart::WhenContended => contended >= CONTENDED_TO_START,
+        }
+    }
+}
+
+/// Turns of a [`TurnStart::WhenContended`] lock start after a thread's
+/// bookkeeping interval in which at least this many of its acquisitions
+/// ([`note_contended`]) were contended: half of them. Counted on 2 vCPUs
+/// without turns, a writer and a reader taking the lock back to back
+/// through ~100 ns critical sections contend at ~90% of their
+/// acquisitions, through ~1 µs ones at ~40%, and spinning ~1 µs between
+/// ~100 ns acquisitions at 10-25%, where turns started from a quarter
+/// lengthened their longest waits (`waitwise peers --only rwlock`).
+pub const CONTENDED_TO_START: u32 = BOOKKEEPING_EVERY.div_ceil(2);
 
 /// The CPU of the lock's last release while turns are considered, kept
 /// beside the lock word (whose cache line the holder owns): the holder
@@ -365,6 +413,15 @@ impl CpuTurns {
                 turn_length: AtomicU32::new(0),
                 start_pause: AtomicU32::new(0),
                 next_start_pause: AtomicU32::new(1),
+                start: TurnStart::AfterLongRuns,
+            }
+        }
+
+        /// No turn kept, no CPU waiting; turns start as `start` says.
+        pub fn starting(start: TurnStart) -> Self {
+            Self {
+                start,
+                ..Self::new()
             }
         }
     }
@@ -400,6 +457,48 @@ impl CpuTurns {
         }
     }
 
+    /// A waiter of `slot` in another CPU's turn: registers the CPU as
+    /// waiting and waits for the turn to be this CPU's (`true`), yielding
+    /// between looks at the hint (spinning while the turn is about to
+    /// end, [`turn_ending`]), unless the hint stands still for a stall
+    /// ([`TURN_STALL_ALONE_NS`], [`TURN_STALL_CROWDED_NS`]) or `deadline`
+    /// passes (`false`). Under loom, one look (the models explore the
+    /// lock word's protocol).
+    #[cold]
+    pub fn wait_for_turn(&self, slot: u32, deadline: Deadline) -> bool {
+        self.register_waiting(slot);
+        if cfg!(loom) {
+            return self.turn_for(slot) == TurnFor::Mine;
+        }
+        // Off the lock's critical path: the holder's bookkeeping reads the
+        // machine's crowding as last cached (`machine_crowded`).
+        #[cfg(not(loom))]
+        crate::policy::idle_extension::refresh_stale_demand();
+        let stall = Duration::from_nanos(turn_stall_ns());
+        let mut seen = None;
+        let mut stall_end = Deadline::NEVER;
+        loop {
+            let TurnFor::Other(now) = self.turn_for(slot) else {
+                return true;
+            };
+            if seen != Some(now) {
+                // The turn moved: this CPU still waits (registrations last
+                // until the holder's next bookkeeping).
+                seen = Some(now);
+                self.register_waiting(slot);
+                stall_end = deadline.min(Deadline::after(stall));
+            }
+            if stall_end.has_passed() {
+                return false;
+            }
+            if turn_ending(now) {
+                spin_hint();
+            } else {
+                yield_now();
+            }
+        }
+    }
+
     /// The holder, before it releases the lock: keeps the lock for its
     /// CPU while another CPU waits, and gives the turn to the next waiting
     /// CPU after the turn's releases (as many as the lock makes in
@@ -424,18 +523,15 @@ impl CpuTurns {
     }
 
     /// The bookkeeping of a holder's release, with the hint `kept`. Turns
-    /// start only after long runs: at most [`RUN_CHANGES`] of the thread's
-    /// releases in its bookkeeping interval followed a release on another
-    /// CPU (then one CPU keeps re-acquiring while another waits, which is
-    /// what the turns even out; a lock that changes CPU every few
-    /// releases needs no turns).
+    /// start as the lock's [`TurnStart`] says, from the thread's
+    /// bookkeeping interval.
     #[cold]
     fn keep_turn(&self, kept: u32) {
-        let long_run = take_cpu_changes() <= RUN_CHANGES;
+        let starts = self.start.starts(take_cpu_changes(), take_contended());
         let crowded = machine_crowded();
         let saturated = self.saturated(crowded);
         let me = refresh_cpu_slot() % SLOTS;
-        self.account(me, kept, saturated && (kept != 0 || long_run), crowded);
+        self.account(me, kept, saturated && (kept != 0 || starts), crowded);
     }
 
     /// Whether the lock's releases come fast enough for turns: the
@@ -634,11 +730,14 @@ mod current {
         /// How many of its releases since its last bookkeeping followed a
         /// release on another CPU.
         moved: u32,
+        /// How many of its acquisitions since its last bookkeeping were
+        /// contended.
+        contended: u32,
     }
 
     std::thread_local! {
         static THREAD: Cell<ThreadTurns> = const {
-            Cell::new(ThreadTurns { cpu: UNKNOWN, left: 0, moved: 0 })
+            Cell::new(ThreadTurns { cpu: UNKNOWN, left: 0, moved: 0, contended: 0 })
         };
     }
 
@@ -704,6 +803,31 @@ mod current {
             now.moved
         })
     }
+
+    /// Notes a contended acquisition.
+    #[inline]
+    pub fn note_contended() {
+        THREAD.with(|t| {
+            let now = t.get();
+            t.set(ThreadTurns {
+                contended: now.contended.saturating_add(1),
+                ..now
+            })
+        });
+    }
+
+    /// How many acquisitions [`note_contended`] noted since the last call.
+    #[inline]
+    pub fn take_contended() -> u32 {
+        THREAD.with(|t| {
+            let now = t.get();
+            t.set(ThreadTurns {
+                contended: 0,
+                ..now
+            });
+            now.contended
+        })
+    }
 }
 
 #[cfg(loom)]
@@ -740,6 +864,15 @@ mod current {
     /// Under loom, every run counts as long.
     pub fn take_cpu_changes() -> u32 {
         0
+    }
+
+    /// Contention is not tracked under loom.
+    pub fn note_contended() {}
+
+    /// Under loom, every acquisition counts as contended (turns start at
+    /// the first bookkeeping).
+    pub fn take_contended() -> u32 {
+        u32::MAX
     }
 
     /// Puts the calling model thread on model CPU `slot`.
@@ -783,6 +916,16 @@ mod tests {
         // A turn that ends at its first bookkeeping did not hold.
         const { assert!(TURN_ACQUISITIONS_ALONE > BOOKKEEPING_EVERY) };
         const { assert!(TURN_ACQUISITIONS_ALONE.is_multiple_of(BOOKKEEPING_EVERY)) };
+    }
+
+    #[test]
+    fn mutex_turns_start_after_long_runs_and_rwlock_turns_when_contended() {
+        let start = TurnStart::AfterLongRuns;
+        assert!(start.starts(RUN_CHANGES, 0));
+        assert!(!start.starts(RUN_CHANGES + 1, BOOKKEEPING_EVERY));
+        let start = TurnStart::WhenContended;
+        assert!(start.starts(BOOKKEEPING_EVERY, CONTENDED_TO_START));
+        assert!(!start.starts(0, CONTENDED_TO_START - 1));
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! | [`TtasMutex`] | [`RawTtasMutex`] | `ttas.rs`, `cpu_turns.rs` | unfair, bounded: hand-off to a waiter that asks; turns between CPUs | yes |
 //! | [`TicketMutex`] | [`RawTicketMutex`] | `ticket.rs`, `hand_off_cooldown.rs` | FIFO among running waiters; a releaser that handed off queues again after a cool-down | yes (does not queue) |
 //! | [`McsMutex`] | [`RawMcsMutex`] | `mcs.rs`, `hand_off_cooldown.rs` | FIFO among running waiters; a releaser that handed off queues again after a cool-down | no (`try_lock` only) |
-//! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs` | writer-preferring; waiting readers get a turn after each write; among writers unfair, bounded: a writer beaten in rounds starves the barging ones out; upgradable reads | yes |
+//! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs`, `cpu_turns.rs` | writer-preferring; waiting readers get a turn after each write; among writers unfair, bounded: a writer beaten in rounds starves the barging ones out; turns between CPUs; upgradable reads | yes |
 //!
 //! The TTAS algorithm itself is [`TtasLockRef`], a view over a borrowed
 //! futex word that waits through the caller's [`LockWait`] (a
@@ -158,9 +158,9 @@ pub use crate::mechanism::backoff::BACKOFF_CAP_SHIFT;
 pub use cpu_turns::set_model_cpu;
 pub use cpu_turns::{
     crowded_for_turns, least_turn_for, turn_ending, turn_stall_for, CpuTurns, HolderCpu, TurnFor,
-    BOOKKEEPING_EVERY, ENDING_BOOKKEEPINGS, MAX_START_PAUSE, MAX_TURN_ACQUISITIONS, RUN_CHANGES,
-    TURN_ACQUISITIONS, TURN_ACQUISITIONS_ALONE, TURN_STALL_ALONE_NS, TURN_STALL_CROWDED_NS,
-    TURN_TARGET_NS,
+    TurnStart, BOOKKEEPING_EVERY, CONTENDED_TO_START, ENDING_BOOKKEEPINGS, MAX_START_PAUSE,
+    MAX_TURN_ACQUISITIONS, RUN_CHANGES, TURN_ACQUISITIONS, TURN_ACQUISITIONS_ALONE,
+    TURN_STALL_ALONE_NS, TURN_STALL_CROWDED_NS, TURN_TARGET_NS,
 };
 pub use hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
 pub use mcs::{McsGuard, RawMcsMutex};

@@ -205,6 +205,48 @@
 //! A waiter that times out leaves `SLEEPING` set if it set it: the next
 //! release wakes nobody, one system call.
 //!
+//! # Turns between CPUs
+//!
+//! Two threads on two CPUs that take the lock back to back, a writer and a
+//! reader, or two writers, hand it from CPU to CPU at almost every
+//! acquisition: the waiter polls the word and catches each release, and
+//! the word's line and the value's cross between the CPUs every time,
+//! where one thread alone on the lock would run its acquisitions from its
+//! own cache. Beside busy processes the same race makes every acquisition
+//! a contended one. So the lock keeps the mutex's turns between CPUs
+//! (`cpu_turns.rs`), started by contention instead of by long runs
+//! ([`TurnStart::WhenContended`]): once half of a holder's acquisitions
+//! in its bookkeeping interval were contended
+//! ([`CONTENDED_TO_START`](super::CONTENDED_TO_START)) while another CPU
+//! waits, the lock is kept for the holder's CPU for a turn
+//! ([`TURN_TARGET_NS`](super::TURN_TARGET_NS) at the lock's pace), then
+//! for the next waiting CPU's.
+//!
+//! What the turns change is only who *tries*, as in the mutex:
+//! - a read, upgradable or write lock whose CPU's turn it is not skips
+//!   the fast path;
+//! - a contended acquisition first registers its CPU as waiting and, out
+//!   of turn, waits for its CPU's turn ([`CpuTurns::wait_for_turn`]:
+//!   yielding between looks at the hint, never longer than the hint stands
+//!   still for a stall, nor past the deadline) *before* it joins the
+//!   word's protocol: a writer counted as waiting keeps every new reader
+//!   out, those of the CPU in turn included, and a reader asking for a
+//!   readers' turn would end the writers' run at the next write unlock;
+//! - every release (read, upgradable, write, downgrade) does the turns'
+//!   bookkeeping before its CAS, as the mutex's unlock does.
+//!
+//! Once in the protocol a waiter races as without turns, so turns never
+//! decide who gets the lock, only when threads of another CPU start to
+//! ask; `try_*` and recursive reads ignore them. Readers that hold the
+//! lock together on several CPUs release it on each in turn: their runs
+//! on one CPU are short, their acquisitions uncontended, and no turn
+//! starts; if one does, concurrent read unlocks may do the bookkeeping
+//! at once, which only makes the hint less exact (all of it is `Relaxed`
+//! hints, `cpu_turns.rs`, "Memory ordering"). Cost without contention:
+//! a load of the hint in each lock, of the hint and the waiting CPUs in
+//! each unlock. The hint shares its line with the reader beat, a line
+//! away from the words.
+//!
 //! # Memory ordering
 //!
 //! Every successful acquisition is a `SeqCst` RMW (it includes Acquire,
@@ -238,6 +280,9 @@
 //! the first expected value: every transition is still one successful CAS
 //! from the value it was computed from.
 
+use super::cpu_turns::{
+    cpu_slot, note_contended, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor, TurnStart,
+};
 use super::hand_off_pace::HandOffPace;
 #[cfg(not(loom))]
 use super::hand_off_pace::HAND_OFF_PACE_IN_B;
@@ -430,16 +475,23 @@ fn free_for(s: u32, starving: bool) -> bool {
 /// ```
 #[repr(C)]
 pub struct RawRwLock {
+    /// Turns between CPUs (module doc, "Turns between CPUs"). First, with
+    /// the reader beat, a cache line away from the words (checked below):
+    /// the waiters out of turn look at it.
+    turns: CpuTurns,
     /// The latest beat of a waiting reader (module doc, "A turn for a
-    /// reader that does not run"). First, a cache line away from the words
-    /// (checked below): waiting readers store it every µs while they poll,
-    /// writers read it only when a readers' turn is unused.
+    /// reader that does not run"). Beside the turns, a cache line away from
+    /// the words (checked below): waiting readers store it every µs while
+    /// they poll, writers read it only when a readers' turn is unused.
     reader_beat: AtomicU64,
     waits: LockWaiting,
     /// When a starving writer was last served (module doc, "Bounded
     /// unfairness among writers"); not consulted under loom.
     #[cfg_attr(loom, allow(dead_code))]
     pace: HandOffPace,
+    /// The CPU of the last release while turns are considered
+    /// (`cpu_turns.rs`), beside the words: the holder owns their line.
+    holder_cpu: HolderCpu,
     /// Last: beside the value a `lock_api::RwLock` puts after it, so that
     /// the line an acquisition takes holds the value too, unless a line
     /// boundary falls between them (a lock whose value lies a line away
@@ -447,8 +499,8 @@ pub struct RawRwLock {
     words: Words,
 }
 
-// The reader beat and the words share no cache line (64 bytes) wherever
-// the lock lies.
+// The hints (the turns and the reader beat) and the words share no cache
+// line (64 bytes) wherever the lock lies.
 #[cfg(not(loom))]
 const _: () = assert!(
     std::mem::offset_of!(RawRwLock, words)
@@ -487,9 +539,11 @@ impl RawRwLock {
                     state: Futex::new(0),
                     wakes: Futex::new(0),
                 },
+                turns: CpuTurns::starting(TurnStart::WhenContended),
                 reader_beat: AtomicU64::new(0),
                 waits: LockWaiting::new(options, Mechanism::Backoff),
                 pace: HandOffPace::new(),
+                holder_cpu: HolderCpu::new(),
             }
         }
     }
@@ -515,7 +569,32 @@ impl RawRwLock {
     /// Takes a read lock unless `deadline` passes first.
     #[inline]
     pub fn lock_shared_until(&self, deadline: Deadline) -> bool {
-        self.try_lock_shared() || self.lock_shared_contended(deadline, false)
+        self.in_turn(Self::try_lock_shared) || self.lock_shared_contended(deadline, false)
+    }
+
+    /// The fast path of a lock: `try_lock`, unless a turn is kept for
+    /// another CPU (module doc, "Turns between CPUs").
+    #[inline(always)]
+    fn in_turn(&self, try_lock: impl FnOnce(&Self) -> bool) -> bool {
+        if self.turns.kept() && self.turns.turn_for(cpu_slot()) != TurnFor::Mine {
+            return false;
+        }
+        try_lock(self)
+    }
+
+    /// The start of a contended acquisition: in another CPU's turn, waits
+    /// for this CPU's ([`CpuTurns::wait_for_turn`]) before the lock's own
+    /// protocol, which a waiter out of turn would otherwise join (a writer
+    /// registered as waiting keeps the readers of the CPU in turn out).
+    #[inline]
+    fn wait_for_turn(&self, deadline: Deadline) {
+        note_contended();
+        let slot = refresh_cpu_slot();
+        // This CPU waits, as the holder's next bookkeeping will see.
+        self.turns.register_waiting(slot);
+        if self.turns.turn_for(slot) != TurnFor::Mine {
+            self.turns.wait_for_turn(slot, deadline);
+        }
     }
 
     /// Takes a read lock if no writer holds the lock, although writers
@@ -590,7 +669,7 @@ impl RawRwLock {
     /// Takes the upgradable read lock unless `deadline` passes first.
     #[inline]
     pub fn lock_upgradable_until(&self, deadline: Deadline) -> bool {
-        self.try_lock_upgradable() || self.lock_shared_contended(deadline, true)
+        self.in_turn(Self::try_lock_upgradable) || self.lock_shared_contended(deadline, true)
     }
 
     /// The wait of a reader, or of an upgradable reader when `upgradable`.
@@ -608,9 +687,10 @@ impl RawRwLock {
                 lock.try_lock_shared()
             }
         };
-        let policy = self.waits.policy();
         let profiler = self.waits.profiler();
         let start = profiler.start();
+        self.wait_for_turn(deadline);
+        let policy = self.waits.policy();
         let mut blocked = false;
         // Turns this reader missed: patient after MAX_PASSES (module doc,
         // "A turn for a reader that does not run").
@@ -681,6 +761,8 @@ impl RawRwLock {
                     || readers(s) == MAX_READERS
                     || (readers(s) == 2 && upgradable(s)))
         };
+        // While still holding: holders write the turns.
+        self.turns.before_release(&self.holder_cpu);
         let mut s = READER;
         loop {
             debug_assert!(readers(s) > 0, "unlock_shared of an unread RwLock: {s:#x}");
@@ -712,6 +794,8 @@ impl RawRwLock {
         // and the sleepers woken if it was set (an upgradable reader may
         // wait for the bit, a writer for the last reader). The first guess
         // is this reader alone; a CAS failure (Relaxed) gives the next.
+        // While still holding: holders write the turns.
+        self.turns.before_release(&self.holder_cpu);
         let mut s = READER | UPGRADABLE;
         loop {
             debug_assert!(
@@ -907,14 +991,15 @@ impl RawRwLock {
     /// Takes the write lock unless `deadline` passes first.
     #[inline]
     pub fn lock_exclusive_until(&self, deadline: Deadline) -> bool {
-        self.try_lock_exclusive() || self.lock_exclusive_contended(deadline)
+        self.in_turn(Self::try_lock_exclusive) || self.lock_exclusive_contended(deadline)
     }
 
     #[cold]
     fn lock_exclusive_contended(&self, deadline: Deadline) -> bool {
-        let policy = self.waits.policy();
         let profiler = self.waits.profiler();
         let start = profiler.start();
+        self.wait_for_turn(deadline);
+        let policy = self.waits.policy();
         let w = self.words.state.value();
         // Register: writers_waiting + 1 (unless the lock turned free).
         // Relaxed load and CAS failures: guesses for the SeqCst CASes,
@@ -1275,7 +1360,9 @@ impl RawRwLock {
         // READERS_WAITING => READ_TURN while writers wait (else readers may
         // enter anyway). The first guess is this writer alone, not a load
         // (module doc, "The first guess"); a CAS failure (Relaxed) gives
-        // the next.
+        // the next. The turns first, while still holding: holders write
+        // them.
+        self.turns.before_release(&self.holder_cpu);
         let mut s = WRITE_LOCKED;
         loop {
             debug_assert!(
@@ -1297,6 +1384,13 @@ impl RawRwLock {
         if s & SLEEPING != 0 {
             self.wake_sleepers();
         }
+    }
+
+    /// The turns between CPUs (module doc, "Turns between CPUs"), to see
+    /// how they stand.
+    #[inline]
+    pub fn turns(&self) -> &CpuTurns {
+        &self.turns
     }
 
     /// Whether anybody holds the lock (a snapshot).

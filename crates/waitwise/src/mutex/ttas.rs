@@ -149,9 +149,7 @@
 //! until a woken thread runs, and every release in between would make a
 //! system call).
 
-use super::cpu_turns::{
-    cpu_slot, refresh_cpu_slot, turn_ending, turn_stall_ns, CpuTurns, HolderCpu, TurnFor,
-};
+use super::cpu_turns::{cpu_slot, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor};
 // Under loom the pace is not consulted (`may_hand_off`); the docs link it.
 #[cfg_attr(loom, allow(unused_imports))]
 use super::hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
@@ -171,7 +169,7 @@ use std::time::Duration;
 use std::time::Instant;
 use waitwise_platform::clock::Deadline;
 use waitwise_platform::futex::{Futex, FutexWait};
-use waitwise_platform::shim::{spin_hint, yield_now, Ordering};
+use waitwise_platform::shim::Ordering;
 
 /// Free.
 const UNLOCKED: u32 = 0;
@@ -936,41 +934,11 @@ impl<'a> TurnsLockWait<'a> {
         self.turns.turn_for(self.slot) != TurnFor::Mine
     }
 
-    /// In another CPU's turn: registers this CPU as waiting and waits for
-    /// the turn to be this CPU's (`true`), unless it stops moving for
-    /// a stall ([`TURN_STALL_ALONE_NS`](super::cpu_turns::TURN_STALL_ALONE_NS),
-    /// [`TURN_STALL_CROWDED_NS`](super::cpu_turns::TURN_STALL_CROWDED_NS)) or the
-    /// deadline passes (`false`). Under loom, one look (the models explore
-    /// the word's protocol).
+    /// In another CPU's turn: waits for the turn to be this CPU's
+    /// ([`CpuTurns::wait_for_turn`]).
     #[cold]
     fn wait_for_turn(&mut self) -> bool {
-        self.turns.register_waiting(self.slot);
-        if cfg!(loom) {
-            return !self.off_turn();
-        }
-        let stall = Duration::from_nanos(turn_stall_ns());
-        let mut seen = None;
-        let mut stall_end = Deadline::NEVER;
-        loop {
-            let TurnFor::Other(now) = self.turns.turn_for(self.slot) else {
-                return true;
-            };
-            if seen != Some(now) {
-                // The turn moved: this CPU still waits (registrations last
-                // until the holder's next bookkeeping).
-                seen = Some(now);
-                self.turns.register_waiting(self.slot);
-                stall_end = self.deadline.min(Deadline::after(stall));
-            }
-            if stall_end.has_passed() {
-                return false;
-            }
-            if turn_ending(now) {
-                spin_hint();
-            } else {
-                yield_now();
-            }
-        }
+        self.turns.wait_for_turn(self.slot, self.deadline)
     }
 }
 

@@ -509,6 +509,23 @@ pub fn runnable_per_cpu() -> Option<f64> {
     }
 }
 
+/// [`runnable_per_cpu`] as the cache's last read left it, however old,
+/// without reading the machine again: for a lock's holder, which must not
+/// spend the read's microseconds while others wait for it. `None` when
+/// never read, not known, or while [`force_demand`] pins the signal.
+#[cfg(not(loom))]
+#[inline]
+pub fn last_runnable_per_cpu() -> Option<f64> {
+    // Relaxed: numbers on their own.
+    if FORCED.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+        return None;
+    }
+    match RUNNABLE_PER_CPU_X256.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        x => Some(f64::from(x) / 256.0),
+    }
+}
+
 /// Pins the answer of [`cpu_demand`] for the whole process (`None`: the
 /// real signal again). For tests and experiments that must run the
 /// extension, or keep it off, whatever the machine's load.
