@@ -51,11 +51,12 @@
 //! # Polling before registering
 //!
 //! A waiter of the default waiting that finds no permit first looks for
-//! one [`EARLY_LOOKS`] times, a spin-loop hint apart, while the registered
-//! waiters, itself and a notifier fit on the CPUs and the process's own
-//! threads do not crowd them: a notifier that runs hands over within that,
-//! and the wait then skips its policy's set-up (the machine's demand, the
-//! clock, the budget). Then it polls for one without registering, for a quarter of `B` at most, while the
+//! one a few times, a spin-loop hint apart ([`look_early`]), while the
+//! registered waiters, itself and a notifier fit on the CPUs and the
+//! process's own threads do not crowd them: a notifier that runs hands
+//! over within that, and the wait then skips its policy's set-up (the
+//! machine's demand, the clock, the budget). Then it polls for one
+//! without registering, for a quarter of `B` at most, while the
 //! registered waiters, itself and a notifier fit on the CPUs and polling
 //! would hold no CPU another runnable thread wants (the conditions under
 //! which its policy would poll with PAUSE, [`crate::policy::crowding`]).
@@ -94,7 +95,7 @@ use crate::mechanism::Mechanism;
 use crate::options::{LazyWaiting, WaitOptions};
 use crate::policy::{block_ns, crowding, Policy, SyncKind};
 use crate::profile::WaitProfile;
-use crate::wait_word::{WaitOutcome, WaitWord};
+use crate::wait_word::{look_early, WaitOutcome, WaitWord};
 use std::fmt;
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
@@ -104,10 +105,6 @@ const PERMIT: u32 = 1;
 /// How long a wait polls before it registers, as a share of `B` (module
 /// docs, "Polling before registering").
 const PRE_POLL_SHARE_OF_B: f64 = 0.25;
-/// How many times a wait looks for a permit before its policy's set-up
-/// (module docs, "Polling before registering"): 16, a spin-loop hint
-/// before each, a few hundred ns in all.
-pub const EARLY_LOOKS: u32 = 16;
 const WAITER: u32 = 1 << 16;
 const PERMITS_MASK: u32 = WAITER - 1;
 /// Most threads that may wait on one event at once.
@@ -392,10 +389,10 @@ impl Event {
     }
 
     /// Whether a wait that found the state `s` took a permit within its
-    /// [`EARLY_LOOKS`] (module docs, "Polling before registering"): under
-    /// the default waiting only, while the registered waiters, this one
-    /// and a notifier fit on the CPUs and the process's own threads do not
-    /// crowd them. Never under loom (as no poll: the models explore the
+    /// early looks ([`look_early`]; module docs, "Polling before
+    /// registering"): under the default waiting only, while the registered
+    /// waiters, this one and a notifier fit on the CPUs and the process's
+    /// own threads do not crowd them. Never under loom (as no poll: the models explore the
     /// blocking protocol).
     #[inline]
     fn took_early_permit(&self, s: u32) -> bool {
@@ -407,18 +404,12 @@ impl Event {
             return false;
         }
         let w = self.word.value();
-        for _ in 0..EARLY_LOOKS {
-            std::hint::spin_loop();
-            // Relaxed: a guess for the CAS, which orders as the fast path's.
-            let s = w.load(Ordering::Relaxed);
-            if permits(s) > 0
+        // The CAS orders as the fast path's.
+        look_early(w, |s| {
+            permits(s) > 0
                 && w.compare_exchange(s, s - PERMIT, Ordering::SeqCst, Ordering::Relaxed)
                     .is_ok()
-            {
-                return true;
-            }
-        }
-        false
+        })
     }
 
     /// The mechanism a wait that finds the state `s` polls with before it

@@ -595,6 +595,35 @@ impl<'a> WaitWordRef<'a> {
     }
 }
 
+/// How many times a default wait looks at its word before its policy's
+/// set-up ([`look_early`]): 16, a spin-loop hint before each, a few
+/// hundred ns in all. A thread that runs on a CPU of its own releases, notifies
+/// or arrives within a few cache-line hand-offs, and such a wait then ends
+/// in a fraction of what the set-up costs (the budget, the machine's
+/// demand, the clock) and, for a lock, before its polling mechanism's
+/// first `yield` (~0.5-1 µs on a KVM guest). On 2 CPUs: two threads
+/// meeting at a `Barrier` took 38-60 ns per episode with the set-up first
+/// and 33-41 ns with these looks (a spin barrier: 32-34 ns).
+pub const EARLY_LOOKS: u32 = 16;
+
+/// The early looks of a default wait (no policy set-up, no scoring):
+/// loads `word` up to [`EARLY_LOOKS`] times, each after a spin-loop hint
+/// (the caller has just looked), until `take(value)` holds (`true`: the
+/// wait is over); `take` may act on the value it is given, such as a CAS
+/// that takes a permit or a lock. The caller decides whether a wait looks
+/// early: only where the thread it waits for likely runs on another CPU.
+#[inline]
+pub fn look_early(word: &AtomicU32, mut take: impl FnMut(u32) -> bool) -> bool {
+    for _ in 0..EARLY_LOOKS {
+        waitwise_platform::shim::spin_hint();
+        // Acquire: pairs with the Release half of the change a look finds.
+        if take(word.load(Ordering::Acquire)) {
+            return true;
+        }
+    }
+    false
+}
+
 /// The polling phase on its own, for any futex word (one with no sleeper
 /// count too, such as a lock word whose states say who sleeps): polls with
 /// `mechanism` until `ready(word)` holds ([`WaitOutcome::Ready`]) or
@@ -846,6 +875,29 @@ mod tests {
     use crate::mechanism::Mechanism;
     use std::sync::Arc;
     use std::time::Duration;
+
+    #[test]
+    fn early_looks_end_when_a_look_takes() {
+        let word = AtomicU32::new(0);
+        let mut looks = 0;
+        // The third look finds the change and acts on it.
+        assert!(look_early(&word, |v| {
+            looks += 1;
+            if looks == 3 {
+                return word
+                    .compare_exchange(v, v + 1, Ordering::SeqCst, Ordering::Relaxed)
+                    .is_ok();
+            }
+            false
+        }));
+        assert_eq!((looks, word.load(Ordering::Relaxed)), (3, 1));
+        looks = 0;
+        assert!(!look_early(&word, |_| {
+            looks += 1;
+            false
+        }));
+        assert_eq!(looks, EARLY_LOOKS);
+    }
 
     #[test]
     fn layout_owns_a_line() {

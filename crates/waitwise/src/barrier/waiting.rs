@@ -27,7 +27,7 @@
 //!   threads on 2 CPUs in the same benchmark).
 //!
 //! A default wait that polls with PAUSE first looks at its word a few
-//! times before its policy's set-up ([`EARLY_LOOKS`]), and default waits
+//! times before its policy's set-up ([`look_early`]), and default waits
 //! also break the chains of blocks a barrier's own wake-ups cause (module
 //! `wake_chain`). A policy given explicitly (in
 //! [`WaitOptions`] or as level policies) is used as given.
@@ -37,9 +37,8 @@ use crate::mechanism::Mechanism;
 use crate::options::WaitOptions;
 use crate::policy::{Policy, SyncKind, ALPHA_UNIFORM};
 use crate::profile::Profiler;
-use crate::wait_word::WaitWordRef;
+use crate::wait_word::{look_early, WaitWordRef};
 use waitwise_platform::once::ForkSafeOnce;
-use waitwise_platform::shim::Ordering;
 
 /// `alpha` for the nodes between the leaves and the root of a tree barrier:
 /// half the root's. Guessed: Lim & Agarwal (section 6.2) give only the two
@@ -132,41 +131,25 @@ pub(crate) struct LazyBarrierWaiting {
     resolved: ForkSafeOnce<BarrierWaiting>,
 }
 
-/// Looks at the word that a default wait whose parties fit on the CPUs
-/// takes before its policy starts ([`BarrierWaiting::wait_until`]): 16,
-/// a spin-loop hint after each, a few hundred ns in all. A party that
-/// runs on a CPU of its own arrives within a few cache-line hand-offs, and
-/// such a wait then ends in a fraction of what the policy's set-up costs
-/// (its budget, the machine's demand, the clock): two threads meeting at
-/// a `Barrier` on 2 CPUs took 38-60 ns per episode with the set-up first
-/// and 33-41 ns with these looks, beside a spin barrier's 32-34 ns.
-pub const EARLY_LOOKS: u32 = 16;
-
 /// What [`LazyBarrierWaiting`] resolves to.
 pub(crate) struct BarrierWaiting {
     pub(crate) policy: Policy,
-    /// Whether waits first take the [`EARLY_LOOKS`]: default waiting that
-    /// polls with PAUSE (the parties fit on the CPUs), not profiled (a
-    /// profiled wait records every wait's length).
+    /// Whether waits first take the early looks ([`look_early`]): default
+    /// waiting that polls with PAUSE (the parties fit on the CPUs), not
+    /// profiled (a profiled wait records every wait's length).
     pub(crate) looks_early: bool,
     pub(crate) chain: WakeChain,
     pub(crate) profiler: Profiler,
 }
 
 impl BarrierWaiting {
-    /// Waits, profiled, until `ready(word)`: first the [`EARLY_LOOKS`]
-    /// when [`looks_early`](Self::looks_early), then the policy's wait
-    /// through the wake-up chain breaker.
+    /// Waits, profiled, until `ready(word)`: first the early looks when
+    /// [`looks_early`](Self::looks_early), then the policy's wait through
+    /// the wake-up chain breaker.
     #[inline]
     pub(crate) fn wait_until(&self, word: WaitWordRef<'_>, mut ready: impl FnMut(u32) -> bool) {
-        if !cfg!(loom) && self.looks_early {
-            for _ in 0..EARLY_LOOKS {
-                // Acquire: pairs with the releasing arrival's SeqCst change.
-                if ready(word.value().load(Ordering::Acquire)) {
-                    return;
-                }
-                std::hint::spin_loop();
-            }
+        if !cfg!(loom) && self.looks_early && look_early(word.value(), &mut ready) {
+            return;
         }
         let start = self.profiler.start();
         let out = self.chain.wait_until(word, &self.policy, ready);

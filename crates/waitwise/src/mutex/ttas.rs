@@ -148,6 +148,18 @@
 //! (a [`WaitWord`](crate::WaitWord) sleeper count would stay non-zero
 //! until a woken thread runs, and every release in between would make a
 //! system call).
+//!
+//! # Early looks
+//!
+//! Before that, a contended acquisition of [`RawTtasMutex`] under the
+//! default waiting looks at the word a few times, a spin-loop hint apart
+//! ([`look_early`](crate::wait_word::look_early)), and takes the lock if
+//! a look finds it free in its CPU's turn: a holder running on another
+//! CPU through a short critical section releases within that, where the
+//! first `yield` costs the wait ~0.5-1 µs on a KVM guest (parking_lot's
+//! and std's mutexes spin first too). Not while the process's own threads
+//! crowd the CPUs (the holder may then need this CPU), not profiled (a
+//! profiled wait records every wait), never under loom.
 
 use super::cpu_turns::{cpu_slot, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor};
 // Under loom the pace is not consulted (`may_hand_off`); the docs link it.
@@ -163,6 +175,8 @@ use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::WaitProfile;
 use crate::two_phase_wait::{PolicyWait, TwoPhaseWait};
+#[cfg(not(loom))]
+use crate::wait_word::look_early;
 use crate::wait_word::poll_until;
 use std::time::Duration;
 #[cfg(not(loom))]
@@ -882,6 +896,9 @@ impl RawTtasMutex {
     /// The contended acquisition, profiled; `true` if acquired.
     #[cold]
     fn lock_contended(&self, deadline: Deadline) -> bool {
+        if self.took_early() {
+            return true;
+        }
         let profiler = self.waits.profiler();
         let start = profiler.start();
         // `adapt/b` learns from the acquisition (keyed by the word's address).
@@ -897,6 +914,33 @@ impl RawTtasMutex {
         }
         profiler.finish(start, out.blocked());
         out.acquired()
+    }
+}
+
+impl RawTtasMutex {
+    /// Whether a contended acquisition took the lock within its early
+    /// looks ([`look_early`]; module docs, "Early looks"): under the
+    /// default waiting only, unprofiled (a profiled wait records every
+    /// wait), in this CPU's turn or none, while the process's own threads
+    /// do not crowd the CPUs. Never under loom (the models explore the
+    /// word's protocol).
+    #[cfg(not(loom))]
+    #[inline]
+    fn took_early(&self) -> bool {
+        if !self.waits.is_default()
+            || self.waits.profiler().is_enabled()
+            || crate::policy::idle_extension::own_threads_crowd_cpus()
+        {
+            return false;
+        }
+        look_early(self.word.value(), |v| {
+            state(v) == UNLOCKED && self.try_lock_in_turn()
+        })
+    }
+
+    #[cfg(loom)]
+    fn took_early(&self) -> bool {
+        false
     }
 }
 

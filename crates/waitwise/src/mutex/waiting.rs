@@ -71,6 +71,13 @@ impl LockWaiting {
         }
     }
 
+    /// Whether the waits follow the default policy (the options name none).
+    #[cfg(not(loom))]
+    #[inline]
+    pub(crate) fn is_default(&self) -> bool {
+        self.options.policy_override().is_none()
+    }
+
     /// The profiler (created on first use from the options / environment).
     #[inline]
     pub(crate) fn profiler(&self) -> &Profiler {
