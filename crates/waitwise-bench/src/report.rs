@@ -647,7 +647,10 @@ fn peers_section(config: &ReportConfig) -> Section {
          spin and a futex hand-off; pool: rayon) over a grid of operating points: critical section, gap between \
          operations, threads per CPU, message size and capacity, the block cost B, a busy co-runner on every CPU. \
          Per cell, waitwise's figures over the best peer's (the one with the highest median throughput): \
-         throughput with its 95% interval, p99 and longest wait, least/most served, CPU time per operation.",
+         throughput with its 95% interval, p99 and longest wait, least/most served, CPU time per operation. \
+         A forced B (block low or high) is forced in waitwise's policy only (WAITWISE_BLOCK_NS in a child \
+         process): the machine's wake-ups still cost what they cost, so those cells show waitwise's waits built \
+         on a B that is wrong for the machine, and the peers as they always run.",
         &format!("waitwise peers{full}"),
         || run(&cfg),
     )
