@@ -348,12 +348,12 @@ impl TurnStart {
 
 /// Turns of a [`TurnStart::WhenContended`] lock start after a thread's
 /// bookkeeping interval in which at least this many of its acquisitions
-/// ([`note_contended`]) were contended: half of them. Counted on 2 vCPUs
+/// were contended (the lock notes them): half of them. Counted on 2 vCPUs
 /// without turns, a writer and a reader taking the lock back to back
 /// through ~100 ns critical sections contend at ~90% of their
 /// acquisitions, through ~1 µs ones at ~40%, and spinning ~1 µs between
-/// ~100 ns acquisitions at 10-25%, where turns started from a quarter
-/// lengthened their longest waits (`waitwise peers --only rwlock`).
+/// ~100 ns acquisitions at 10-25%: a lock mostly free, whose waiters
+/// turns would only hold back.
 pub const CONTENDED_TO_START: u32 = BOOKKEEPING_EVERY.div_ceil(2);
 
 /// The CPU of the lock's last release while turns are considered, kept
@@ -763,28 +763,31 @@ mod current {
     /// [`super::BOOKKEEPING_EVERY`]th.
     #[inline]
     pub fn count_release() -> bool {
+        update(|t| {
+            let due = t.left == 0;
+            t.left = t
+                .left
+                .checked_sub(1)
+                .unwrap_or(super::BOOKKEEPING_EVERY - 1);
+            due
+        })
+    }
+
+    /// Updates the calling thread's side with `f`, returning what it does.
+    #[inline]
+    fn update<R>(f: impl FnOnce(&mut ThreadTurns) -> R) -> R {
         THREAD.with(|t| {
             let mut now = t.get();
-            let due = now.left == 0;
-            now.left = match now.left.checked_sub(1) {
-                Some(left) => left,
-                None => super::BOOKKEEPING_EVERY - 1,
-            };
+            let out = f(&mut now);
             t.set(now);
-            due
+            out
         })
     }
 
     /// Notes a release that followed one on another CPU.
     #[inline]
     pub fn note_cpu_change() {
-        THREAD.with(|t| {
-            let now = t.get();
-            t.set(ThreadTurns {
-                moved: now.moved.saturating_add(1),
-                ..now
-            })
-        });
+        update(|t| t.moved = t.moved.saturating_add(1));
     }
 
     /// A number that tells the calling thread from the others alive (the
@@ -797,36 +800,19 @@ mod current {
     /// How many releases [`note_cpu_change`] noted since the last call.
     #[inline]
     pub fn take_cpu_changes() -> u32 {
-        THREAD.with(|t| {
-            let now = t.get();
-            t.set(ThreadTurns { moved: 0, ..now });
-            now.moved
-        })
+        update(|t| std::mem::take(&mut t.moved))
     }
 
     /// Notes a contended acquisition.
     #[inline]
     pub fn note_contended() {
-        THREAD.with(|t| {
-            let now = t.get();
-            t.set(ThreadTurns {
-                contended: now.contended.saturating_add(1),
-                ..now
-            })
-        });
+        update(|t| t.contended = t.contended.saturating_add(1));
     }
 
     /// How many acquisitions [`note_contended`] noted since the last call.
     #[inline]
     pub fn take_contended() -> u32 {
-        THREAD.with(|t| {
-            let now = t.get();
-            t.set(ThreadTurns {
-                contended: 0,
-                ..now
-            });
-            now.contended
-        })
+        update(|t| std::mem::take(&mut t.contended))
     }
 }
 
