@@ -229,9 +229,10 @@ pub fn least_turn_for(crowded: bool) -> u32 {
 /// machine's runnable threads per CPU, as the demand cache last read them.
 /// The holder's bookkeeping asks while others wait for the lock, so it
 /// never reads the machine itself (a few µs, at most bookkeepings where
-/// the cache was read every 100 µs); waiters out of turn refresh the
-/// cache ([`CpuTurns::wait_for_turn`]), as other waits do at their
-/// polling limit. Under loom, yes (the models read no clocks).
+/// the cache was read every 100 µs); the releaser reads it after the
+/// release ([`after_bookkeeping`]), and waiters out of turn before they
+/// wait ([`CpuTurns::wait_for_turn`]), as other waits do at their polling
+/// limit. Under loom, yes (the models read no clocks).
 fn machine_crowded() -> bool {
     #[cfg(not(loom))]
     {
@@ -504,13 +505,16 @@ impl CpuTurns {
     /// CPU after the turn's releases (as many as the lock makes in
     /// [`TURN_TARGET_NS`]).
     ///
-    /// `holder_cpu` is the lock's [`HolderCpu`], beside its word.
+    /// `holder_cpu` is the lock's [`HolderCpu`], beside its word. Returns
+    /// whether it did the bookkeeping: then the caller, once it has
+    /// released the lock, calls [`after_bookkeeping`].
     #[inline]
-    pub fn before_release(&self, holder_cpu: &HolderCpu) {
+    #[must_use]
+    pub fn before_release(&self, holder_cpu: &HolderCpu) -> bool {
         // Relaxed: a hint.
         let kept = self.kept_for.load(Ordering::Relaxed);
         if kept == 0 && self.waiting.load(Ordering::Relaxed) == 0 {
-            return;
+            return false;
         }
         let me = cpu_slot();
         if holder_cpu.moved_to(me) && kept == 0 {
@@ -519,7 +523,9 @@ impl CpuTurns {
         // A release out of the kept turn is accounted at once.
         if count_release() || (kept != 0 && !kept_by(kept, me)) {
             self.keep_turn(kept);
+            return true;
         }
+        false
     }
 
     /// The bookkeeping of a holder's release, with the hint `kept`. Turns
@@ -678,6 +684,17 @@ impl CpuTurns {
         self.released.store(0, Ordering::Relaxed);
         self.kept_for.store(hint(slot, length), Ordering::Relaxed);
     }
+}
+
+/// After a release whose [`CpuTurns::before_release`] did the bookkeeping,
+/// outside the critical section: reads the machine's demand again if the
+/// cache is stale, so that the bookkeepings' crowding
+/// ([`machine_crowded`]) follows the machine while turns are considered.
+/// Under loom, nothing.
+#[inline]
+pub fn after_bookkeeping() {
+    #[cfg(not(loom))]
+    crate::policy::idle_extension::refresh_stale_demand();
 }
 
 /// Whether the turn of `hint` (read from [`TurnFor::Other`]) is about to

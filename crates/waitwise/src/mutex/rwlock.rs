@@ -281,7 +281,8 @@
 //! from the value it was computed from.
 
 use super::cpu_turns::{
-    cpu_slot, note_contended, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor, TurnStart,
+    after_bookkeeping, cpu_slot, note_contended, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor,
+    TurnStart,
 };
 use super::hand_off_pace::HandOffPace;
 #[cfg(not(loom))]
@@ -762,7 +763,7 @@ impl RawRwLock {
                     || (readers(s) == 2 && upgradable(s)))
         };
         // While still holding: holders write the turns.
-        self.turns.before_release(&self.holder_cpu);
+        let bookkept = self.turns.before_release(&self.holder_cpu);
         let mut s = READER;
         loop {
             debug_assert!(readers(s) > 0, "unlock_shared of an unread RwLock: {s:#x}");
@@ -777,6 +778,9 @@ impl RawRwLock {
         }
         if wakes(s) {
             self.wake_sleepers();
+        }
+        if bookkept {
+            after_bookkeeping();
         }
     }
 
@@ -795,7 +799,7 @@ impl RawRwLock {
         // wait for the bit, a writer for the last reader). The first guess
         // is this reader alone; a CAS failure (Relaxed) gives the next.
         // While still holding: holders write the turns.
-        self.turns.before_release(&self.holder_cpu);
+        let bookkept = self.turns.before_release(&self.holder_cpu);
         let mut s = READER | UPGRADABLE;
         loop {
             debug_assert!(
@@ -810,6 +814,9 @@ impl RawRwLock {
         }
         if s & SLEEPING != 0 {
             self.wake_sleepers();
+        }
+        if bookkept {
+            after_bookkeeping();
         }
     }
 
@@ -1362,7 +1369,7 @@ impl RawRwLock {
         // (module doc, "The first guess"); a CAS failure (Relaxed) gives
         // the next. The turns first, while still holding: holders write
         // them.
-        self.turns.before_release(&self.holder_cpu);
+        let bookkept = self.turns.before_release(&self.holder_cpu);
         let mut s = WRITE_LOCKED;
         loop {
             debug_assert!(
@@ -1383,6 +1390,9 @@ impl RawRwLock {
         }
         if s & SLEEPING != 0 {
             self.wake_sleepers();
+        }
+        if bookkept {
+            after_bookkeeping();
         }
     }
 

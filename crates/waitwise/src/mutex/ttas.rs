@@ -161,7 +161,9 @@
 //! crowd the CPUs (the holder may then need this CPU), not profiled (a
 //! profiled wait records every wait), never under loom.
 
-use super::cpu_turns::{cpu_slot, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor};
+use super::cpu_turns::{
+    after_bookkeeping, cpu_slot, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor,
+};
 // Under loom the pace is not consulted (`may_hand_off`); the docs link it.
 #[cfg_attr(loom, allow(unused_imports))]
 use super::hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
@@ -845,9 +847,12 @@ impl RawTtasMutex {
     #[inline]
     pub unsafe fn unlock(&self) {
         // While still holding: only the holder writes the turns.
-        self.turns.before_release(&self.holder_cpu);
+        let bookkept = self.turns.before_release(&self.holder_cpu);
         if !self.lock_ref().unlock_paced(|| self.may_hand_off()) {
             unlock_of_unlocked();
+        }
+        if bookkept {
+            after_bookkeeping();
         }
     }
 
