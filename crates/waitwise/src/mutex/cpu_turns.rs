@@ -689,7 +689,7 @@ impl CpuTurns {
 /// After a release whose [`CpuTurns::before_release`] did the bookkeeping,
 /// outside the critical section: reads the machine's demand again if the
 /// cache is stale, so that the bookkeepings' crowding
-/// ([`machine_crowded`]) follows the machine while turns are considered.
+/// (`machine_crowded`) follows the machine while turns are considered.
 /// Under loom, nothing.
 #[inline]
 pub fn after_bookkeeping() {

@@ -157,10 +157,10 @@ pub use crate::mechanism::backoff::BACKOFF_CAP_SHIFT;
 #[cfg(loom)]
 pub use cpu_turns::set_model_cpu;
 pub use cpu_turns::{
-    crowded_for_turns, least_turn_for, turn_ending, turn_stall_for, CpuTurns, HolderCpu, TurnFor,
-    TurnStart, BOOKKEEPING_EVERY, CONTENDED_TO_START, ENDING_BOOKKEEPINGS, MAX_START_PAUSE,
-    MAX_TURN_ACQUISITIONS, RUN_CHANGES, TURN_ACQUISITIONS, TURN_ACQUISITIONS_ALONE,
-    TURN_STALL_ALONE_NS, TURN_STALL_CROWDED_NS, TURN_TARGET_NS,
+    after_bookkeeping, crowded_for_turns, least_turn_for, turn_ending, turn_stall_for, CpuTurns,
+    HolderCpu, TurnFor, TurnStart, BOOKKEEPING_EVERY, CONTENDED_TO_START, ENDING_BOOKKEEPINGS,
+    MAX_START_PAUSE, MAX_TURN_ACQUISITIONS, RUN_CHANGES, TURN_ACQUISITIONS,
+    TURN_ACQUISITIONS_ALONE, TURN_STALL_ALONE_NS, TURN_STALL_CROWDED_NS, TURN_TARGET_NS,
 };
 pub use hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
 pub use mcs::{McsGuard, RawMcsMutex};
