@@ -435,6 +435,14 @@ impl CpuTurns {
         self.kept_for.load(Ordering::Relaxed) != 0
     }
 
+    /// Whether the calling thread may take the fast path: no turn is
+    /// kept, or the kept one is its CPU's (one load of the hint when none
+    /// is kept).
+    #[inline(always)]
+    pub fn in_turn(&self) -> bool {
+        !self.kept() || self.turn_for(cpu_slot()) == TurnFor::Mine
+    }
+
     /// How the turn stands for a thread of `slot`.
     #[inline]
     pub fn turn_for(&self, slot: u32) -> TurnFor {

@@ -281,8 +281,7 @@
 //! from the value it was computed from.
 
 use super::cpu_turns::{
-    after_bookkeeping, cpu_slot, note_contended, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor,
-    TurnStart,
+    after_bookkeeping, note_contended, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor, TurnStart,
 };
 use super::hand_off_pace::HandOffPace;
 #[cfg(not(loom))]
@@ -577,10 +576,7 @@ impl RawRwLock {
     /// another CPU (module doc, "Turns between CPUs").
     #[inline(always)]
     fn in_turn(&self, try_lock: impl FnOnce(&Self) -> bool) -> bool {
-        if self.turns.kept() && self.turns.turn_for(cpu_slot()) != TurnFor::Mine {
-            return false;
-        }
-        try_lock(self)
+        self.turns.in_turn() && try_lock(self)
     }
 
     /// The start of a contended acquisition: in another CPU's turn, waits

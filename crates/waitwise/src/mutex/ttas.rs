@@ -161,9 +161,7 @@
 //! crowd the CPUs (the holder may then need this CPU), not profiled (a
 //! profiled wait records every wait), never under loom.
 
-use super::cpu_turns::{
-    after_bookkeeping, cpu_slot, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor,
-};
+use super::cpu_turns::{after_bookkeeping, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor};
 // Under loom the pace is not consulted (`may_hand_off`); the docs link it.
 #[cfg_attr(loom, allow(unused_imports))]
 use super::hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
@@ -820,10 +818,7 @@ impl RawTtasMutex {
     /// is kept for another CPU (`cpu_turns.rs`).
     #[inline(always)]
     fn try_lock_in_turn(&self) -> bool {
-        if self.turns.kept() {
-            return self.turns.turn_for(cpu_slot()) == TurnFor::Mine && self.try_lock();
-        }
-        self.try_lock()
+        self.turns.in_turn() && self.try_lock()
     }
 
     /// Acquires the lock if it is free; never waits.
