@@ -44,6 +44,21 @@ fn one_million_hand_offs_default_waiting() {
     ping_pong(None, 500_000);
 }
 
+/// Four ping-pong pairs per CPU the process may use, on the default
+/// waiting: the process's own threads crowd the CPUs, and a waiter looks
+/// early for its permit before its policy polls by `yield`. Every pair
+/// makes all its round trips.
+#[test]
+fn pairs_that_outnumber_the_cpus_on_the_default_waiting() {
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    let pairs: Vec<_> = (0..4 * cpus)
+        .map(|_| std::thread::spawn(|| ping_pong(None, 20_000)))
+        .collect();
+    for p in pairs {
+        p.join().unwrap();
+    }
+}
+
 #[test]
 fn hand_offs_per_policy() {
     // (policy, rounds): blocking rounds cost tens of µs each on a VM, so
