@@ -60,12 +60,11 @@
 //! and forth and outnumber the CPUs then hand over without a context
 //! switch while the scheduler runs both threads of a pair, and a waiter
 //! whose notifier does not run loses a few hundred ns before its `yield`.
-//! (Four such pairs on 2 CPUs ran 2-13 times as many round trips as with
-//! a `yield` at every wait, at a tenth of the CPU per round trip.) Then it polls for one
-//! without registering, for a quarter of `B` at most, while the
-//! registered waiters, itself and a notifier fit on the CPUs and polling
-//! would hold no CPU another runnable thread wants (the conditions under
-//! which its policy would poll with PAUSE, [`crate::policy::crowding`]).
+//! Then it polls for one without registering, for a quarter of `B` at
+//! most, while the registered waiters, itself and a notifier fit on the
+//! CPUs and polling would hold no CPU another runnable thread wants (the
+//! conditions under which its policy would poll with PAUSE,
+//! [`crate::policy::crowding`]).
 //! A notifier that is running hands over within a cache-line transfer;
 //! the waiter then takes the permit with the fast path's one CAS, where a
 //! registered one pays two more on the line the notifier writes (the
