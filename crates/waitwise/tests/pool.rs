@@ -124,6 +124,17 @@ fn a_submitter_outside_the_pool_waits_adaptively_unless_told() {
         waitwise::Policy::default_for(waitwise::SyncKind::ProducerConsumer).name()
     );
     let cpus = waitwise::policy::crowding::allowed_cpus();
+    // With as many workers as CPUs the submitter beside them polls by
+    // yield, and still learns.
+    let matched = ThreadPool::new(cpus).unwrap();
+    assert_eq!(
+        matched.outside_policy().name(),
+        waitwise::Policy::default_for(waitwise::SyncKind::ProducerConsumer).name()
+    );
+    assert_eq!(
+        matched.outside_policy().mechanism(),
+        waitwise::Mechanism::Yield
+    );
     let crowded = ThreadPool::new(cpus + 1).unwrap();
     assert_eq!(crowded.outside_policy(), crowded.policy());
     assert_eq!(
@@ -152,10 +163,30 @@ fn a_pool_with_more_workers_than_cpus_polls_by_yield() {
     let cpus = waitwise::policy::crowding::allowed_cpus();
     let crowded = ThreadPool::new(cpus + 1).unwrap();
     assert_eq!(crowded.policy().mechanism(), waitwise::Mechanism::Yield);
-    let fitting = ThreadPool::new(1).unwrap();
-    assert_ne!(fitting.policy().mechanism(), waitwise::Mechanism::Yield);
     let v: Vec<u64> = (0..20_000).collect();
     assert_eq!(sum(&crowded, &v), 199_990_000);
+}
+
+/// Idle workers count one thread outside the pool waiting for its work
+/// beside them (module `thread_pool`, "Waiting outside the pool"): with
+/// as many workers as CPUs they poll by yield; with one fewer they and
+/// the waiter fit, and poll as the default does. The deep joins run on
+/// the matched pool.
+#[test]
+fn idle_workers_count_the_submitter_waiting_outside() {
+    let cpus = waitwise::policy::crowding::allowed_cpus();
+    let matched = ThreadPool::new(cpus).unwrap();
+    assert_eq!(matched.policy().mechanism(), waitwise::Mechanism::Yield);
+    if cpus > 1 {
+        let fitting = ThreadPool::new(cpus - 1).unwrap();
+        assert_ne!(fitting.policy().mechanism(), waitwise::Mechanism::Yield);
+        assert_ne!(
+            fitting.outside_policy().mechanism(),
+            waitwise::Mechanism::Yield
+        );
+    }
+    let v: Vec<u64> = (0..20_000).collect();
+    assert_eq!(sum(&matched, &v), 199_990_000);
 }
 
 #[test]

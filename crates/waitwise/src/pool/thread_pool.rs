@@ -67,9 +67,22 @@
 //! keeps its polling. Once the workers outnumber the CPUs it waits as
 //! they do, polling by `yield` for the static limit: an `adapt/b` that
 //! polls by `yield` there cost 3-4% of the throughput of 8 workers on 2
-//! CPUs (`waitwise peers --only pool`). The workers' own waits keep the
-//! pool's policy. A policy given to the pool ([`PoolBuilder::policy`]) is
-//! used for both.
+//! CPUs (`waitwise peers --only pool`). A policy given to the pool
+//! ([`PoolBuilder::policy`]) is used for both.
+//!
+//! Such a waiter counts as one more thread beside the workers when the
+//! default waits choose how to poll ([`OUTSIDE_WAITER`]): with as many
+//! workers as CPUs, the idle workers and the waiter outside poll by
+//! `yield`. Polling with PAUSE there, each held a CPU the other needed:
+//! the submitter, woken at a tree's end, handed the next tree to a worker
+//! whose CPU it then held while it polled, and an idle worker kept the
+//! CPU the woken submitter wanted. On 2 CPUs, 2 workers running
+//! fork-join trees of 233 leaves of ~100 ns from a thread outside ran
+//! 1.14-1.22 times rayon's trees per second where they ran 0.77-0.91
+//! times. The price: work of a µs or less submitted from outside waits
+//! for `yield`s, 8-9 µs from `install` to its return where PAUSE polls
+//! took 3-4 µs (rayon: 11-22 µs). The polling loops of a worker waiting
+//! for its own work keep spinning while the workers alone fit.
 //!
 //! # Memory ordering
 //!
@@ -117,6 +130,12 @@ pub(crate) struct Mail {
 /// rounds, so that a sweep over many workers' deques does not lengthen it.
 const SEARCH_NS: u64 = 5_000;
 
+/// The thread outside the pool that waits for the work it submitted
+/// (`install`, a scope, a task's `join`), counted beside the workers when
+/// the idle workers' and the waiter's default waits choose how to poll
+/// (module doc, "Waiting outside the pool").
+const OUTSIDE_WAITER: usize = 1;
+
 /// What the workers share.
 #[derive(Debug)]
 pub(crate) struct Inner {
@@ -136,9 +155,10 @@ pub(crate) struct Inner {
     /// How a thread outside the pool waits for the work it submitted
     /// (`install`, `scope`, a task's `join`): the pool's policy when one
     /// was given; by default `adapt/b`, whose limit follows how long this
-    /// pool's work takes, while the workers fit on the CPUs, and the
-    /// workers' own policy once they outnumber them (module doc, "Waiting
-    /// outside the pool").
+    /// pool's work takes, while the workers fit on the CPUs (polling by
+    /// `yield` once the waiter beside them does not), and the workers'
+    /// own policy once they outnumber them (module doc, "Waiting outside
+    /// the pool").
     outside_policy: Policy,
     /// Whether the workers outnumber the CPUs the process may use under
     /// the default waiting: their polling loops then yield instead of
@@ -597,9 +617,10 @@ impl Inner {
 ///
 /// Idle workers wait through the pool's [`Policy`] (by default the
 /// producer-consumer two-phase policy: poll for `ln(e-1) · B`, then
-/// block; polling by yield once the workers outnumber the CPUs the
-/// process may use), so a task submitted to a worker that is still
-/// polling reaches it with one store, and an idle pool soon burns no CPU.
+/// block; polling by yield once the workers and one thread waiting
+/// outside the pool outnumber the CPUs the process may use), so a task
+/// submitted to a worker that is still polling reaches it with one store,
+/// and an idle pool soon burns no CPU.
 /// Workers are pinned one per core first and to SMT siblings last
 /// ([`placement`](super::placement)); siblings stay parked while the work
 /// they would take is below the SMT threshold ([`gate`](super::gate)).
@@ -749,18 +770,24 @@ impl PoolBuilder {
             siblings: c..c + s,
             extras: c + s..n,
             places,
-            // The default polls by yield once the workers outnumber the
-            // CPUs (crowding, as the other primitives' defaults); an
-            // explicit policy as given.
+            // The default polls by yield once the workers and a thread
+            // waiting outside outnumber the CPUs (crowding, as the other
+            // primitives' defaults; module doc, "Waiting outside the
+            // pool"); an explicit policy as given. The outside waiter's:
+            // `adapt/b`, by yield once it and the workers outnumber the
+            // CPUs, and the workers' static policy once they alone do.
             policy: self.policy.unwrap_or_else(|| {
-                crowding::for_threads(Policy::for_kind(SyncKind::ProducerConsumer), n)
+                crowding::for_threads(
+                    Policy::for_kind(SyncKind::ProducerConsumer),
+                    n + OUTSIDE_WAITER,
+                )
             }),
             outside_policy: self.policy.unwrap_or_else(|| {
                 let kind = SyncKind::ProducerConsumer;
                 if crowding::is_oversubscribed(n) {
                     crowding::for_threads(Policy::for_kind(kind), n)
                 } else {
-                    Policy::default_for(kind)
+                    crowding::for_threads(Policy::default_for(kind), n + OUTSIDE_WAITER)
                 }
             }),
             crowded: self.policy.is_none() && crowding::is_oversubscribed(n),
