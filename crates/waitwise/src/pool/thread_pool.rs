@@ -64,10 +64,10 @@
 //! `adapt/b`, which learns from this pool's waits how long the work takes:
 //! work that outlasts the block cost (a fork-join tree of tens of µs)
 //! teaches it to block at once, as rayon's submitter does; short work
-//! keeps its polling. Once the workers outnumber the CPUs it waits as
-//! they do, polling by `yield` for the static limit: an `adapt/b` that
-//! polls by `yield` there cost 3-4% of the throughput of 8 workers on 2
-//! CPUs (`waitwise peers --only pool`). A policy given to the pool
+//! keeps its polling. Once the workers outnumber the CPUs it polls by
+//! `yield` for the static limit (`ln(e-1) · B`): an `adapt/b` that polls
+//! by `yield` there cost 3-4% of the throughput of 8 workers on 2 CPUs
+//! (`waitwise peers --only pool`). A policy given to the pool
 //! ([`PoolBuilder::policy`]) is used for both.
 //!
 //! Such a waiter counts as one more thread beside the workers when the
@@ -126,8 +126,9 @@ pub(crate) struct Mail {
 /// before it marks itself idle ([`Inner::search`]). Guessed: long enough
 /// to catch the next of a stream of short tasks another worker pushes
 /// (one every ~0.1 µs to a few µs), short against the idle policy's
-/// polling (`ln(e-1) · B`, several µs to tens of µs); set in time, not in
-/// rounds, so that a sweep over many workers' deques does not lengthen it.
+/// polling (up to `2B` under `adapt/b`, several µs to tens of µs); set in
+/// time, not in rounds, so that a sweep over many workers' deques does
+/// not lengthen it.
 const SEARCH_NS: u64 = 5_000;
 
 /// The thread outside the pool that waits for the work it submitted
@@ -156,9 +157,9 @@ pub(crate) struct Inner {
     /// (`install`, `scope`, a task's `join`): the pool's policy when one
     /// was given; by default `adapt/b`, whose limit follows how long this
     /// pool's work takes, while the workers fit on the CPUs (polling by
-    /// `yield` once the waiter beside them does not), and the workers'
-    /// own policy once they outnumber them (module doc, "Waiting outside
-    /// the pool").
+    /// `yield` once the waiter beside them does not), and the static
+    /// limit by `yield` once they outnumber them (module doc, "Waiting
+    /// outside the pool").
     outside_policy: Policy,
     /// Whether the workers outnumber the CPUs the process may use under
     /// the default waiting: their polling loops then yield instead of
@@ -616,8 +617,9 @@ impl Inner {
 /// [`join`](ThreadPool::join) two closures.
 ///
 /// Idle workers wait through the pool's [`Policy`] (by default the
-/// producer-consumer two-phase policy: poll for `ln(e-1) · B`, then
-/// block; polling by yield once the workers and one thread waiting
+/// producer-consumer default, `adapt/b`: each worker's idle waits learn
+/// how long they last and what a block costs it, and poll at most twice
+/// that cost; polling by yield once the workers and one thread waiting
 /// outside the pool outnumber the CPUs the process may use), so a task
 /// submitted to a worker that is still polling reaches it with one store,
 /// and an idle pool soon burns no CPU.
@@ -770,15 +772,16 @@ impl PoolBuilder {
             siblings: c..c + s,
             extras: c + s..n,
             places,
-            // The default polls by yield once the workers and a thread
-            // waiting outside outnumber the CPUs (crowding, as the other
-            // primitives' defaults; module doc, "Waiting outside the
-            // pool"); an explicit policy as given. The outside waiter's:
-            // `adapt/b`, by yield once it and the workers outnumber the
-            // CPUs, and the workers' static policy once they alone do.
+            // The producer-consumer default (`adapt/b`), polling by yield
+            // once the workers and a thread waiting outside outnumber the
+            // CPUs (crowding, as the other primitives' defaults; module
+            // doc, "Waiting outside the pool"); an explicit policy as
+            // given. The outside waiter's: `adapt/b` as well, and the
+            // static limit by yield once the workers alone outnumber the
+            // CPUs.
             policy: self.policy.unwrap_or_else(|| {
                 crowding::for_threads(
-                    Policy::for_kind(SyncKind::ProducerConsumer),
+                    Policy::default_for(SyncKind::ProducerConsumer),
                     n + OUTSIDE_WAITER,
                 )
             }),
