@@ -76,13 +76,12 @@
 //! `yield`. Polling with PAUSE there, each held a CPU the other needed:
 //! the submitter, woken at a tree's end, handed the next tree to a worker
 //! whose CPU it then held while it polled, and an idle worker kept the
-//! CPU the woken submitter wanted. On 2 CPUs, 2 workers running
-//! fork-join trees of 233 leaves of ~100 ns from a thread outside ran
-//! 1.14-1.22 times rayon's trees per second where they ran 0.77-0.91
-//! times. The price: work of a µs or less submitted from outside waits
-//! for `yield`s, 8-9 µs from `install` to its return where PAUSE polls
-//! took 3-4 µs (rayon: 11-22 µs). The polling loops of a worker waiting
-//! for its own work keep spinning while the workers alone fit.
+//! CPU the woken submitter wanted (on 2 CPUs, fork-join trees of ~100 ns
+//! leaves on 2 workers went from behind rayon's rate to ahead of it). The
+//! price: work of a µs or less submitted from outside waits for `yield`s,
+//! a few µs more from `install` to its return than PAUSE polls took. The
+//! polling loops of a worker waiting for its own work keep spinning while
+//! the workers alone fit.
 //!
 //! # Memory ordering
 //!
