@@ -24,15 +24,12 @@
 //! as with std's `RwLock`). A stream of writers cannot starve the readers
 //! either: a write unlock that finds `READERS_WAITING` sets `READ_TURN`,
 //! which lets readers in ahead of the waiting writers until the first of
-//! them leaves (for a turn whose write unlock woke sleeping readers, the
-//! first to leave once `B` has passed: below, "A turn that woke
-//! sleepers"), and keeps the writers out until then or until the readers'
+//! them leaves, and keeps the writers out until then or until the readers'
 //! grace has passed with none of them in (below). A waiting reader thus
 //! gets in after the writer that holds the lock when it starts waiting, or
 //! at the next turn if it does not run during that one (it sets
 //! `READERS_WAITING` again); a waiting writer waits for at most the
-//! readers of one turn, which close it as soon as one of them leaves (once
-//! the turn's hold has passed).
+//! readers of one turn, which close it as soon as one of them leaves.
 //! Among writers the lock is unfair within a bound (below, "Bounded
 //! unfairness among writers").
 //!
@@ -42,20 +39,18 @@
 //!   condition, or for a write unlock to take the request (the bit
 //!   cleared), then set it again: a reader that did not run during its
 //!   turn, polling or asleep, asks for the next one.
-//! - read unlock: `readers - 1`, clearing `READ_TURN` unless the turn is
-//!   held (below, "A turn that woke sleepers"); if it was the last reader
-//!   (or the lock was full), also clear `SLEEPING` and, if it was set,
-//!   wake the sleepers.
+//! - read unlock: `readers - 1`, clearing `READ_TURN`; if it was the last
+//!   reader (or the lock was full), also clear `SLEEPING` and, if it was
+//!   set, wake the sleepers.
 //! - write lock: `readers == 0 && !WRITE_LOCKED && !READ_TURN &&
 //!   writers_starving == 0 => WRITE_LOCKED` (a barging `try` included);
 //!   otherwise register (`writers_waiting + 1`), wait for `readers == 0
 //!   && !WRITE_LOCKED` (and `writers_starving == 0` unless starving), then
 //!   `writers_waiting - 1 | WRITE_LOCKED` (and `writers_starving - 1` if
 //!   starving) in one CAS. If `READ_TURN`
-//!   is still set then, no reader has entered, or readers left a held
-//!   turn open: the writer polls for [`READ_TURN_GRACE_B`] times `B`
-//!   (yielding, which runs a woken reader on this CPU), or until a used
-//!   turn's hold ends, for a reader to enter, then takes the lock, clearing
+//!   is still set then, no reader has entered: the writer polls for
+//!   [`READ_TURN_GRACE_B`] times `B` (yielding, which runs a woken reader
+//!   on this CPU) for a reader to enter, then takes the lock, clearing
 //!   `READ_TURN` in the same CAS (a turn nobody uses ends: the reader that
 //!   asked for it may have timed out). No grace when the waiting readers
 //!   were preempted (below, "A turn for a reader that does not run"). A
@@ -167,26 +162,6 @@
 //! one load when a turn is unused. A reader polls to its limit only,
 //! without the idle extension (`policy/idle_extension.rs`), which would
 //! not beat.
-//!
-//! # A turn that woke sleepers
-//!
-//! A write unlock that grants a turn wakes the readers asleep on the epoch,
-//! and they need `B` to run; readers that were polling enter at once, and
-//! the first of them out would end the turn long before the woken ones
-//! run. These then find writers waiting and no turn, ask again and sleep
-//! again, at every turn while polling readers take them: with 2 writers
-//! and 6 readers on 2 CPUs, about two thirds of all sleeps were such
-//! needless wake-ups, each two context switches and a preempted thread. So
-//! a turn whose write unlock woke sleepers is *held*: a reader leaving it
-//! ends it only once [`TURN_HOLD_B`] `B` have passed since the grant
-//! (`rwlock/held_turn.rs`), and the woken readers find it open. A held turn
-//! lets in any reader, as a turn does, polling ones again and again: reads
-//! go on meanwhile, and the writers wait at most the hold longer. A writer
-//! that finds the lock free in a turn that readers used and left open
-//! waits out the hold only, not the grace of an unused turn. A grant that
-//! woke nobody is not held. Cost: a clock read when the unlock wakes (it
-//! makes a system call then); a load of the hold at each read unlock during
-//! a turn, and a clock read while the turn is held.
 //!
 //! # Who sleeps
 //!
@@ -322,7 +297,6 @@ use crate::options::WaitOptions;
 use crate::policy::Policy;
 use crate::profile::WaitProfile;
 use crate::wait_word::{poll_phase, WaitOutcome};
-use held_turn::HeldTurn;
 use std::time::Duration;
 #[cfg(not(loom))]
 use std::time::Instant;
@@ -385,15 +359,6 @@ const STARVING_AFTER_LOST_ROUNDS: u32 = if cfg!(loom) {
 /// keeps writers out longer for turns nobody takes
 /// (`tests/stress_rwlock.rs`, `readers_turn`, exercises it).
 pub const READ_TURN_GRACE_B: u64 = 10;
-
-/// How long a turn whose write unlock woke sleeping readers stays open, in
-/// `B`: the wake-up latency the woken readers need to run (module doc, "A
-/// turn that woke sleepers"). One `B`, measured: on 2 vCPUs with 2 writers
-/// and 6 readers (`waitwise peers --only rwlock`), holds of about 0.3, 1
-/// and 3 `B` all raised the throughput against std's above no hold's, and
-/// 1 `B` the most.
-#[cfg_attr(loom, allow(dead_code))]
-pub const TURN_HOLD_B: f64 = 1.0;
 
 #[inline]
 fn readers(s: u32) -> u32 {
@@ -519,11 +484,6 @@ pub struct RawRwLock {
     /// the words (checked below): waiting readers store it every µs while
     /// they poll, writers read it only when a readers' turn is unused.
     reader_beat: AtomicU64,
-    /// The hold of the last readers' turn that woke sleepers (module doc,
-    /// "A turn that woke sleepers"). Beside the reader beat, a cache line
-    /// away from the words: written by a write unlock that wakes, read by
-    /// a read unlock only during a turn.
-    held_turn: HeldTurn,
     waits: LockWaiting,
     /// When a starving writer was last served (module doc, "Bounded
     /// unfairness among writers"); not consulted under loom.
@@ -539,12 +499,12 @@ pub struct RawRwLock {
     words: Words,
 }
 
-// The hints (the turns, the reader beat and the held turn) and the words
-// share no cache line (64 bytes) wherever the lock lies.
+// The hints (the turns and the reader beat) and the words share no cache
+// line (64 bytes) wherever the lock lies.
 #[cfg(not(loom))]
 const _: () = assert!(
     std::mem::offset_of!(RawRwLock, words)
-        >= std::mem::offset_of!(RawRwLock, held_turn) + std::mem::size_of::<HeldTurn>() + 63
+        >= std::mem::offset_of!(RawRwLock, reader_beat) + std::mem::size_of::<AtomicU64>() + 63
 );
 
 /// The state word and the wake epoch, on one line (8 bytes, aligned to 8,
@@ -581,7 +541,6 @@ impl RawRwLock {
                 },
                 turns: CpuTurns::starting(TurnStart::WhenContended),
                 reader_beat: AtomicU64::new(0),
-                held_turn: HeldTurn::new(),
                 waits: LockWaiting::new(options, Mechanism::Backoff),
                 pace: HandOffPace::new(),
                 holder_cpu: HolderCpu::new(),
@@ -787,10 +746,8 @@ impl RawRwLock {
     pub unsafe fn unlock_shared(&self) {
         let w = self.words.state.value();
         // readers - 1, READ_TURN cleared: the first reader out ends the
-        // turn, unless the turn woke sleepers less than its hold ago
-        // (module doc, "A turn that woke sleepers"). The first guess is
-        // this reader alone, not a load (module doc, "The first guess"); a
-        // CAS failure (Relaxed) gives the next.
+        // turn. The first guess is this reader alone, not a load (module
+        // doc, "The first guess"); a CAS failure (Relaxed) gives the next.
         // The last reader out wakes the sleepers (writers wait for it), and
         // so does a reader leaving a full lock (MAX_READERS: readers slept
         // for want of room) and one leaving an upgradable reader alone (it
@@ -803,11 +760,10 @@ impl RawRwLock {
         };
         // While still holding: holders write the turns.
         let bookkept = self.turns.before_release(&self.holder_cpu);
-        let mut held = None;
         let mut s = READER;
         loop {
             debug_assert!(readers(s) > 0, "unlock_shared of an unread RwLock: {s:#x}");
-            let mut next = (s - READER) & !self.turn_ended_by_reader(s, &mut held);
+            let mut next = (s - READER) & !READ_TURN;
             if wakes(s) {
                 next &= !SLEEPING;
             }
@@ -824,20 +780,6 @@ impl RawRwLock {
         }
     }
 
-    /// What a reader leaving the state `s` clears of a readers' turn:
-    /// `READ_TURN` (the first reader out ends the turn), or nothing while
-    /// the turn is held (module doc, "A turn that woke sleepers"). `held`
-    /// keeps the answer across the unlock's CAS retries; the hold is looked
-    /// at only during a turn.
-    #[inline]
-    fn turn_ended_by_reader(&self, s: u32, held: &mut Option<bool>) -> u32 {
-        if s & READ_TURN != 0 && *held.get_or_insert_with(|| self.held_turn.keeps_open()) {
-            0
-        } else {
-            READ_TURN
-        }
-    }
-
     /// Releases the upgradable read lock (module doc, "Upgradable reads").
     ///
     /// # Safety
@@ -848,22 +790,19 @@ impl RawRwLock {
     #[inline]
     pub unsafe fn unlock_upgradable(&self) {
         let w = self.words.state.value();
-        // readers - 1, UPGRADABLE and READ_TURN cleared (the turn as by
-        // any reader leaving); SLEEPING cleared and the sleepers woken if
-        // it was set (an upgradable reader may wait for the bit, a writer
-        // for the last reader). The first guess is this reader alone; a
-        // CAS failure (Relaxed) gives the next. While still holding:
-        // holders write the turns.
+        // readers - 1, UPGRADABLE and READ_TURN cleared; SLEEPING cleared
+        // and the sleepers woken if it was set (an upgradable reader may
+        // wait for the bit, a writer for the last reader). The first guess
+        // is this reader alone; a CAS failure (Relaxed) gives the next.
+        // While still holding: holders write the turns.
         let bookkept = self.turns.before_release(&self.holder_cpu);
-        let mut held = None;
         let mut s = READER | UPGRADABLE;
         loop {
             debug_assert!(
                 upgradable(s) && readers(s) > 0,
                 "unlock_upgradable of an RwLock without an upgradable reader: {s:#x}"
             );
-            let ended = self.turn_ended_by_reader(s, &mut held);
-            let next = (s - READER) & !(UPGRADABLE | SLEEPING | ended);
+            let next = (s - READER) & !(UPGRADABLE | READ_TURN | SLEEPING);
             match w.compare_exchange_weak(s, next, Ordering::SeqCst, Ordering::Relaxed) {
                 Ok(_) => break,
                 Err(now) => s = now,
@@ -1378,10 +1317,6 @@ impl RawRwLock {
         }
         let grace = if cfg!(loom) {
             deadline
-        } else if let Some(end) = self.held_turn.used_until() {
-            // Readers used the turn and left it open: it lasts no longer
-            // than its hold (module doc, "A turn that woke sleepers").
-            deadline.min(Deadline::at_ticks(end))
         } else {
             let ns = READ_TURN_GRACE_B as f64 * crate::policy::block_ns();
             deadline.min(Deadline::after(std::time::Duration::from_nanos(ns as u64)))
@@ -1449,11 +1384,6 @@ impl RawRwLock {
                 Err(now) => s = now,
             }
         }
-        if s & READERS_WAITING != 0 && writers_waiting(s) > 0 {
-            // A readers' turn: held if this unlock wakes sleepers (module
-            // doc, "A turn that woke sleepers").
-            self.held_turn.granted(s & SLEEPING != 0);
-        }
         if s & SLEEPING != 0 {
             self.wake_sleepers();
         }
@@ -1517,8 +1447,6 @@ impl std::fmt::Debug for RawRwLock {
             .finish()
     }
 }
-
-mod held_turn;
 
 // lock_api's traits, outside loom builds as before the split (the models
 // drive the raw lock's own methods).

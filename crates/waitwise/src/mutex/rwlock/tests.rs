@@ -63,64 +63,6 @@ fn releases_wake_only_when_a_waiter_announced_its_sleep() {
     assert_eq!(state.value().load(Ordering::SeqCst), WRITER_WAITING);
 }
 
-/// A write unlock that grants a turn and wakes sleepers holds the turn:
-/// a reader leaving it within the hold keeps `READ_TURN` (and marks the
-/// turn used), one leaving after the hold ends it; a grant that woke
-/// nobody is not held, and its first reader out ends it (module doc, "A
-/// turn that woke sleepers").
-#[test]
-fn a_turn_that_woke_sleepers_outlasts_its_first_reader_out() {
-    let lock = RawRwLock::new();
-    let state = lock.words.state.value();
-    let clock = waitwise_platform::clock::cycle_clock();
-    // A writer holds, another waits, a reader asked for a turn and sleeps.
-    state.store(
-        WRITE_LOCKED | WRITER_WAITING | READERS_WAITING | SLEEPING,
-        Ordering::SeqCst,
-    );
-    let before = clock.now();
-    // SAFETY: the word says a writer holds the lock; this releases it.
-    unsafe { lock.unlock_exclusive() };
-    assert_eq!(state.load(Ordering::SeqCst), WRITER_WAITING | READ_TURN);
-    let granted = lock.held_turn.word();
-    assert!(
-        granted >= (before & !1) && granted <= clock.now(),
-        "{granted}"
-    );
-    // Two readers in; within the hold (set to end in an hour, so that a
-    // slow machine cannot end it) the first out keeps the turn.
-    lock.held_turn
-        .set_granted_at(clock.now() + clock.ns_to_ticks(3_600_000_000_000));
-    state.fetch_add(2 * READER, Ordering::SeqCst);
-    // SAFETY: the word says two readers hold the lock; this releases one.
-    unsafe { lock.unlock_shared() };
-    assert_eq!(
-        state.load(Ordering::SeqCst),
-        READER | WRITER_WAITING | READ_TURN
-    );
-    assert!(lock.held_turn.used_until().is_some(), "the turn is used");
-    // After the hold (granted at tick 2, long ago) the next out ends it.
-    lock.held_turn.set_granted_at(2);
-    // SAFETY: as above, the other reader.
-    unsafe { lock.unlock_shared() };
-    assert_eq!(state.load(Ordering::SeqCst), WRITER_WAITING);
-    // A grant with no sleeper: not held, the first reader out ends it.
-    state.store(
-        WRITE_LOCKED | WRITER_WAITING | READERS_WAITING,
-        Ordering::SeqCst,
-    );
-    // SAFETY: the word says a writer holds the lock; this releases it.
-    unsafe { lock.unlock_exclusive() };
-    assert_eq!(lock.held_turn.word(), 0);
-    state.fetch_add(2 * READER, Ordering::SeqCst);
-    // SAFETY: as above.
-    unsafe { lock.unlock_shared() };
-    assert_eq!(state.load(Ordering::SeqCst), READER | WRITER_WAITING);
-    // SAFETY: as above.
-    unsafe { lock.unlock_shared() };
-    assert_eq!(state.load(Ordering::SeqCst), WRITER_WAITING);
-}
-
 /// A reader kept out by a writer publishes its beat while it polls (a
 /// writer reads it before holding a readers' turn open for it).
 #[test]
