@@ -284,7 +284,7 @@ mod readers_turn {
         }
     }
 
-    /// Readers that poll in [`polling_readers_get_turns_between_alternating_writers`].
+    /// Readers in [`readers_finish_between_alternating_writers`].
     const POLLING_READERS: usize = 6;
     /// Reads each of them makes.
     const POLLED_READS: u64 = 2_000;
@@ -305,12 +305,35 @@ mod readers_turn {
     /// every turn it misses.
     #[test]
     fn polling_readers_get_turns_between_alternating_writers() {
-        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
         let policy = Policy::always_spin().with_mechanism(waitwise::Mechanism::Yield);
-        let lock = Arc::new(RwLock::from_raw(
-            RawRwLock::with_options(WaitOptions::new().policy(policy)),
-            0u64,
+        readers_finish_between_alternating_writers(RawRwLock::with_options(
+            WaitOptions::new().policy(policy),
         ));
+    }
+
+    /// The same with readers that sleep at once: each write unlock that
+    /// grants a turn wakes them, and a reader that finds the turn over when
+    /// it runs asks for the next one before it sleeps again.
+    #[test]
+    fn sleeping_readers_get_turns_between_alternating_writers() {
+        readers_finish_between_alternating_writers(RawRwLock::with_options(
+            WaitOptions::new().policy(Policy::always_block()),
+        ));
+    }
+
+    /// The same with the default waiting: readers poll, then sleep.
+    #[test]
+    fn default_readers_get_turns_between_alternating_writers() {
+        readers_finish_between_alternating_writers(RawRwLock::new());
+    }
+
+    /// [`POLLING_READERS`] readers make [`POLLED_READS`] reads each on
+    /// `raw` while two writers alternate; fails if the writers make
+    /// [`WRITES_BEFORE_STARVED`] writes first, or if the free lock at the
+    /// end does not take a write at once.
+    fn readers_finish_between_alternating_writers(raw: RawRwLock) {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let lock = Arc::new(RwLock::from_raw(raw, 0u64));
         // Relaxed: a flag and a counter; the lock orders the data.
         let done = Arc::new(AtomicBool::new(false));
         let writes = Arc::new(AtomicU64::new(0));
@@ -354,6 +377,10 @@ mod readers_turn {
         assert!(
             w < WRITES_BEFORE_STARVED,
             "the readers made {POLLED_READS} reads each only after {w} writes"
+        );
+        assert!(
+            lock.try_write().is_some(),
+            "no turn is left keeping writers out"
         );
     }
 }
