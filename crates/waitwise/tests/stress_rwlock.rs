@@ -181,10 +181,10 @@ fn rwlock_more_waiting_writers_than_the_count() {
 /// give up (leaving turns nobody takes). Checked: exclusion (a writer
 /// updates two halves, readers never see them differ), no lost update, no
 /// lost wake-up and no turn that keeps writers out for good (every case
-/// finishes), the lock free at the end; and a reader that never sleeps
-/// gets its turns between two writers that keep the lock busy (counted in
-/// writes, not time). Validation only; timing is for
-/// `examples/mutex_starvation.rs`.
+/// finishes), the lock free at the end; and readers that never sleep,
+/// that sleep at once, or that poll and then sleep get their turns between
+/// two writers that keep the lock busy (counted in writes, not time).
+/// Validation only; timing is for `examples/mutex_starvation.rs`.
 mod readers_turn {
     use std::sync::{Arc, Barrier};
     use std::time::Duration;
