@@ -762,6 +762,13 @@ impl PoolBuilder {
         let count = |t: Tier| places.iter().filter(|p| p.tier == t).count();
         let (c, s) = (count(Tier::Core), count(Tier::Sibling));
         let deques: Vec<Worker<Job>> = (0..n).map(|_| Worker::new_lifo()).collect();
+        // The default idle policy, the outside waiter's too while the
+        // workers alone fit on the CPUs (comment below).
+        let workers_crowd = crowding::is_oversubscribed(n);
+        let idle = crowding::for_threads(
+            Policy::default_for(SyncKind::ProducerConsumer),
+            n + OUTSIDE_WAITER,
+        );
         let inner = Arc::new(Inner {
             injector: Injector::new(),
             stealers: deques.iter().map(Worker::stealer).collect(),
@@ -778,21 +785,15 @@ impl PoolBuilder {
             // given. The outside waiter's: `adapt/b` as well, and the
             // static limit by yield once the workers alone outnumber the
             // CPUs.
-            policy: self.policy.unwrap_or_else(|| {
-                crowding::for_threads(
-                    Policy::default_for(SyncKind::ProducerConsumer),
-                    n + OUTSIDE_WAITER,
-                )
-            }),
+            policy: self.policy.unwrap_or(idle),
             outside_policy: self.policy.unwrap_or_else(|| {
-                let kind = SyncKind::ProducerConsumer;
-                if crowding::is_oversubscribed(n) {
-                    crowding::for_threads(Policy::for_kind(kind), n)
+                if workers_crowd {
+                    crowding::for_threads(Policy::for_kind(SyncKind::ProducerConsumer), n)
                 } else {
-                    crowding::for_threads(Policy::default_for(kind), n + OUTSIDE_WAITER)
+                    idle
                 }
             }),
-            crowded: self.policy.is_none() && crowding::is_oversubscribed(n),
+            crowded: self.policy.is_none() && workers_crowd,
             gate: UtilizationGate::new(self.pair_throughput, now_ns()),
             join_words: JoinWords::new(n),
             inboxes: (0..n).map(|_| Injector::new()).collect(),
