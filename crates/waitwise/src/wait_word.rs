@@ -648,20 +648,18 @@ pub fn poll_until(
     ready: impl FnMut(u32) -> bool,
 ) -> WaitOutcome {
     let out = poll_until_unscored(futex, mechanism, deadline, ready);
-    score_poll(mechanism, &out, deadline);
+    score_poll(mechanism, &out);
     out
 }
 
-/// Scores a polling phase with `mechanism` that was to end by `limit` and
-/// ended with `out`, if it was a busy machine's poll that the process's
-/// score admitted ([`crate::policy::busy_polls::poll_ended`]): released
-/// when it saw its release before `limit` passed (one seen later was seen
-/// by a poller that was off its CPU past its limit). A `yield` poll is
-/// never scored.
+/// Scores a polling phase with `mechanism` that ended with `out`, if it
+/// was a busy machine's poll that the process's score admitted
+/// ([`crate::policy::busy_polls::poll_ended`]); a `yield` poll is never
+/// scored.
 #[inline]
-pub(crate) fn score_poll(mechanism: Mechanism, out: &WaitOutcome, limit: Deadline) {
+pub(crate) fn score_poll(mechanism: Mechanism, out: &WaitOutcome) {
     if mechanism != Mechanism::Yield {
-        crate::policy::busy_polls::poll_ended(|| !out.timed_out() && !limit.has_passed());
+        crate::policy::busy_polls::poll_ended(!out.timed_out());
     }
 }
 
@@ -712,7 +710,7 @@ pub(crate) fn poll_phase(
         None => budget.poll_deadline(deadline),
     };
     let out = poll_from(futex, budget.mechanism, v, poll_end, &mut *ready);
-    score_poll(budget.mechanism, &out, poll_end);
+    score_poll(budget.mechanism, &out);
     if out.timed_out() && budget.idle_extension {
         // The limit has passed: straight to the extension's advice (a
         // second poll to the passed limit would spin a few PAUSEs more
@@ -778,13 +776,6 @@ fn extend_polling(
         // that start after it (`idle_extension`, "The cache on the wait
         // path").
         crate::policy::idle_extension::refresh_stale_demand();
-        // A poll that held a CPU other runnable threads wanted (a busy
-        // machine's, which the busy-poll score admitted) blocks at its
-        // limit: the extension's first yield would hand the CPU to one of
-        // them for a slice, most often a busy thread of another process.
-        if out.timed_out() && crate::policy::holds_wanted_cpu(mechanism) {
-            return out;
-        }
         let clock = waitwise_platform::clock::cycle_clock();
         let mut out = out;
         while out.timed_out() && !deadline.has_passed() {
@@ -882,36 +873,8 @@ impl Default for WaitWord {
 mod tests {
     use super::*;
     use crate::mechanism::Mechanism;
-    use crate::policy::busy_polls;
     use std::sync::Arc;
     use std::time::Duration;
-
-    #[test]
-    fn a_busy_poll_that_sees_its_release_after_its_limit_scores_as_failed() {
-        std::thread::spawn(|| {
-            let released = WaitOutcome::Ready {
-                value: 1,
-                blocked: false,
-            };
-            let passed = Deadline::after(Duration::ZERO);
-            std::thread::sleep(Duration::from_millis(1));
-            busy_polls::admit_next_poll();
-            score_poll(Mechanism::Pause, &released, passed);
-            assert_eq!(busy_polls::probe_interval(), 2 * busy_polls::PROBE_EVERY);
-            busy_polls::admit_next_poll();
-            score_poll(Mechanism::Pause, &released, Deadline::NEVER);
-            assert_eq!(busy_polls::probe_interval(), busy_polls::PROBE_EVERY);
-            let ran_out = WaitOutcome::TimedOut {
-                value: 0,
-                blocked: false,
-            };
-            busy_polls::admit_next_poll();
-            score_poll(Mechanism::Pause, &ran_out, Deadline::NEVER);
-            assert_eq!(busy_polls::probe_interval(), 2 * busy_polls::PROBE_EVERY);
-        })
-        .join()
-        .unwrap();
-    }
 
     #[test]
     fn early_looks_end_when_a_look_takes() {

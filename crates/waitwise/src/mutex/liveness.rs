@@ -203,7 +203,7 @@ pub(super) fn poll_beating(
         let slice = Deadline::at_ticks(cycle_clock().now().saturating_add(BEAT_NS));
         let out = poll_until_unscored(word, mechanism, deadline.min(slice), &mut ready);
         if !out.timed_out() || deadline.has_passed() || cfg!(loom) {
-            score_poll(mechanism, &out, deadline);
+            score_poll(mechanism, &out);
             return out;
         }
         // Relaxed: a hint (module docs).

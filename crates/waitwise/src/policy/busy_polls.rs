@@ -20,34 +20,14 @@
 //!   share of the CPUs from the polling pair.
 //!
 //! So the process keeps a score of the outcomes of its polls that ran
-//! while the machine was busy: a poll that saw its release within its
-//! limit adds [`SUCCESS_GAIN`], one that did not takes [`FAILURE_COST`]
-//! (between 0 and [`SCORE_CAP`]). Such polls run while the score is at
-//! least [`POLL_FROM_SCORE`], so while at least about two in three
-//! succeed; below it each thread still polls one busy wait in a probe
-//! interval, so that a scheduler that starts to keep the threads side by
-//! side is noticed. The score starts at 0: a process blocks at once on a
-//! busy machine until its probes pay.
-//!
-//! A poll that saw its release only after its limit had passed counts as
-//! failed: the poller was off its CPU past the limit (a busy thread beside
-//! it took the CPU), so the poll saved no block and cost a share of a
-//! scheduler slice rather than a poll limit.
-//!
-//! A thread's probe interval starts at [`PROBE_EVERY`] and doubles after
-//! each of its scored polls that fails, up to [`PROBE_EVERY_MAX`]; a
-//! scored poll that succeeds sets it back to [`PROBE_EVERY`]. Where
-//! probing does not pay, its cost falls towards one failed probe in
-//! [`PROBE_EVERY_MAX`] busy waits; where the threads start to run side by
-//! side, the next probe finds it within that many waits, and the polls
-//! that follow raise the score.
-//!
-//! A busy poll that runs out of its limit blocks there: it does not go on
-//! through the idle extension ([`super::idle_extension`]), whose first
-//! `yield` would hand the CPU to a busy thread for its slice. Two threads
-//! taking turns through a mutex and a condition variable beside a busy
-//! loop on each of 2 CPUs lost 0.4-0.8 ms per failed probe so, a sixth of
-//! their run.
+//! while the machine was busy: a poll that saw its release adds
+//! [`SUCCESS_GAIN`], one that ran out of its limit takes
+//! [`FAILURE_COST`] (between 0 and [`SCORE_CAP`]). Such polls run while
+//! the score is at least [`POLL_FROM_SCORE`], so while at least about
+//! two in three succeed; below it each thread still polls one busy wait
+//! in [`PROBE_EVERY`], so that a scheduler that starts to keep the
+//! threads side by side is noticed. The score starts at 0: a process
+//! blocks at once on a busy machine until its probes pay.
 //!
 //! The score is asked only while the process itself used less than
 //! [`CROWDING_SHARE`](super::crowding::CROWDING_SHARE) of its CPUs
@@ -85,16 +65,10 @@ pub const SCORE_CAP: u32 = 32;
 /// The score from which busy waits poll: 8, four failed polls from 0.
 pub const POLL_FROM_SCORE: u32 = 8;
 
-/// Below [`POLL_FROM_SCORE`], a thread whose last scored poll succeeded
-/// (or that has not polled yet) polls one busy wait in this many as a
-/// probe: 16.
+/// Below [`POLL_FROM_SCORE`], each thread polls one busy wait in this
+/// many as a probe: 16, so that probing costs a failed poll limit per 16
+/// waits at most while polling does not pay.
 pub const PROBE_EVERY: u32 = 16;
-
-/// The longest probe interval, reached after six failed probes in a row:
-/// 1024 busy waits, so that probing costs about a thousandth of the waits
-/// where it does not pay, and a change of the scheduler's mind is still
-/// noticed within a thousand waits (a few ms to tens of ms of hand-offs).
-pub const PROBE_EVERY_MAX: u32 = 1024;
 
 /// The process's score (module docs). Relaxed: a hint.
 static SCORE: AtomicU32 = AtomicU32::new(0);
@@ -103,10 +77,8 @@ std::thread_local! {
     /// Whether this thread's next poll that holds its CPU was admitted by
     /// the score and is to be scored.
     static SCORED_POLL: Cell<bool> = const { Cell::new(false) };
-    /// Busy waits this thread saw below the score since its last probe.
+    /// Busy waits this thread saw below the score, for the probes.
     static BUSY_WAITS: Cell<u32> = const { Cell::new(0) };
-    /// This thread's probe interval (module docs).
-    static PROBE_INTERVAL: Cell<u32> = const { Cell::new(PROBE_EVERY) };
 }
 
 /// Whether a wait whose poll would hold a CPU other runnable threads want
@@ -121,28 +93,13 @@ pub fn admits_poll() -> bool {
 }
 
 /// Counts a busy wait of the calling thread below the score; whether it
-/// is the thread's probe (one in its probe interval).
+/// is the thread's probe (one in [`PROBE_EVERY`]).
 fn probe_due() -> bool {
-    let interval = PROBE_INTERVAL.with(Cell::get);
     BUSY_WAITS.with(|n| {
-        let seen = n.get() + 1;
-        let due = seen >= interval;
-        n.set(if due { 0 } else { seen });
-        due
+        let seen = n.get().wrapping_add(1);
+        n.set(seen);
+        seen % PROBE_EVERY == 0
     })
-}
-
-/// The probe interval after a scored poll that ended `released` (pure):
-/// back to [`PROBE_EVERY`], or doubled up to [`PROBE_EVERY_MAX`].
-#[inline]
-pub fn next_probe_interval(interval: u32, released: bool) -> u32 {
-    if released {
-        PROBE_EVERY
-    } else {
-        interval
-            .saturating_mul(2)
-            .clamp(PROBE_EVERY, PROBE_EVERY_MAX)
-    }
 }
 
 /// Whether a busy wait polls at `score` (pure): from [`POLL_FROM_SCORE`]
@@ -153,14 +110,12 @@ pub fn admits_at(score: u32, probe_due: impl FnOnce() -> bool) -> bool {
 }
 
 /// Scores the calling thread's poll that holds its CPU and just ended,
-/// if [`admits_poll`] admitted it: `released()` says whether it saw what
-/// it waited for within its limit (asked only then). Any other poll:
-/// nothing but one thread-local read.
+/// if [`admits_poll`] admitted it: `released` when it saw what it waited
+/// for, `false` when it ran out of its limit. Any other poll: nothing but
+/// one thread-local read.
 #[inline]
-pub fn poll_ended(released: impl FnOnce() -> bool) {
+pub fn poll_ended(released: bool) {
     if SCORED_POLL.with(|scored| scored.replace(false)) {
-        let released = released();
-        PROBE_INTERVAL.with(|i| i.set(next_probe_interval(i.get(), released)));
         let score = SCORE.load(Ordering::Relaxed);
         let next = next_score(score, released);
         if next != score {
@@ -183,18 +138,6 @@ pub fn next_score(score: u32, released: bool) -> u32 {
 /// The process's score now (for reports and tests).
 pub fn score() -> u32 {
     SCORE.load(Ordering::Relaxed)
-}
-
-/// The calling thread's probe interval now (for tests).
-pub fn probe_interval() -> u32 {
-    PROBE_INTERVAL.with(Cell::get)
-}
-
-/// Marks the calling thread's next poll as admitted and to be scored, as
-/// [`admits_poll`] does when it says yes (for tests of the scoring).
-#[cfg(test)]
-pub(crate) fn admit_next_poll() {
-    SCORED_POLL.with(|scored| scored.set(true));
 }
 
 #[cfg(test)]
@@ -240,44 +183,6 @@ mod tests {
     }
 
     #[test]
-    fn failed_probes_double_the_interval_up_to_its_cap_and_a_success_resets_it() {
-        let mut interval = PROBE_EVERY;
-        let mut seen = vec![interval];
-        for _ in 0..10 {
-            interval = next_probe_interval(interval, false);
-            seen.push(interval);
-        }
-        assert_eq!(&seen[..7], &[16, 32, 64, 128, 256, 512, 1024]);
-        assert!(seen[7..].iter().all(|&i| i == PROBE_EVERY_MAX));
-        assert_eq!(next_probe_interval(PROBE_EVERY_MAX, true), PROBE_EVERY);
-        assert_eq!(next_probe_interval(64, true), PROBE_EVERY);
-    }
-
-    #[test]
-    fn a_thread_whose_scored_polls_fail_probes_ever_more_rarely() {
-        std::thread::spawn(|| {
-            let probes_in = |waits: u32| (0..waits).filter(|_| admits_at(0, probe_due)).count();
-            assert_eq!(probe_interval(), PROBE_EVERY);
-            assert_eq!(probes_in(PROBE_EVERY), 1);
-            for failures in 1..=3 {
-                admit_next_poll();
-                poll_ended(|| false);
-                assert_eq!(probe_interval(), PROBE_EVERY << failures);
-            }
-            // The count restarted at the last probe: the next one is a whole
-            // (now eight times longer) interval away.
-            assert_eq!(probes_in(PROBE_EVERY * 8 - 1), 0);
-            assert_eq!(probes_in(1), 1);
-            admit_next_poll();
-            poll_ended(|| true);
-            assert_eq!(probe_interval(), PROBE_EVERY);
-            assert_eq!(probes_in(PROBE_EVERY), 1);
-        })
-        .join()
-        .unwrap();
-    }
-
-    #[test]
     fn a_thread_below_the_score_probes_one_busy_wait_in_probe_every() {
         // A thread of its own: the probe count is per thread.
         let admitted = std::thread::spawn(|| {
@@ -294,9 +199,9 @@ mod tests {
     fn an_admitted_poll_is_scored_once() {
         std::thread::spawn(|| {
             SCORED_POLL.with(|s| s.set(true));
-            poll_ended(|| true);
+            poll_ended(true);
             assert!(!SCORED_POLL.with(Cell::get), "scored, then cleared");
-            poll_ended(|| unreachable!("an unscored poll is not asked"));
+            poll_ended(false);
             assert!(!SCORED_POLL.with(Cell::get));
         })
         .join()

@@ -59,10 +59,7 @@
 //! RwLock's writers, the [`Semaphore`](crate::semaphore::Semaphore) and
 //! the TTAS mutex (the default [`crate::Mutex`]). The ticket and MCS
 //! locks, the RwLock's readers, the channel and the pool poll to their
-//! limit only. So does any wait whose poll held a CPU that other runnable
-//! threads wanted, as the busy-poll score admits
-//! ([`super::busy_polls`]): the extension's first yield would give the
-//! CPU away for a slice.
+//! limit only.
 //!
 //! # The bound, per regime
 //!
