@@ -11,7 +11,7 @@
 //! | [`TtasMutex`] | [`RawTtasMutex`] | `ttas.rs`, `cpu_turns.rs` | unfair, bounded: hand-off to a waiter that asks; turns between CPUs | yes |
 //! | [`TicketMutex`] | [`RawTicketMutex`] | `ticket.rs`, `hand_off_cooldown.rs` | FIFO among running waiters; a releaser that handed off queues again after a cool-down | yes (does not queue) |
 //! | [`McsMutex`] | [`RawMcsMutex`] | `mcs.rs`, `hand_off_cooldown.rs` | FIFO among running waiters; a releaser that handed off queues again after a cool-down | no (`try_lock` only) |
-//! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs`, `cpu_turns.rs` | writer-preferring; waiting readers get a turn after each write; among writers unfair, bounded: a writer beaten in rounds starves the barging ones out; turns between CPUs; upgradable reads | yes |
+//! | [`RwLock`] | [`RawRwLock`] | `rwlock.rs`, `cpu_turns.rs` | writer-preferring; waiting readers get a turn after each write while writers wait (a lone writer that locks again at once can hold them off); among writers unfair, bounded: a writer beaten in rounds starves the barging ones out; turns between CPUs; upgradable reads | yes |
 //!
 //! The TTAS algorithm itself is [`TtasLockRef`], a view over a borrowed
 //! futex word that waits through the caller's [`LockWait`] (a
@@ -230,8 +230,10 @@ pub type McsMutex<T> = lock_api::Mutex<RawMcsMutex, T>;
 pub type McsMutexGuard<'a, T> = lock_api::MutexGuard<'a, RawMcsMutex, T>;
 
 /// A writer-preferring reader-writer lock on [`RawRwLock`], whose waiting
-/// readers get a turn after each write (readers and writers do not
-/// starve each other), and whose writers beaten to the lock round after
+/// readers get a turn after each write while writers wait (queued
+/// writers do not starve the readers, nor readers the writers; a lone
+/// writer that locks again at once can hold the readers off, as
+/// parking_lot's can), and whose writers beaten to the lock round after
 /// round keep barging writers out until they have it (writers do not
 /// starve each other either).
 pub type RwLock<T> = lock_api::RwLock<RawRwLock, T>;

@@ -21,17 +21,27 @@
 //! Writer-preferring: a reader does not enter while a writer holds *or
 //! waits for* the lock, so a stream of readers cannot starve writers (a
 //! thread that takes a read lock twice can deadlock with a waiting writer,
-//! as with std's `RwLock`). A stream of writers cannot starve the readers
-//! either: a write unlock that finds `READERS_WAITING` sets `READ_TURN`,
-//! which lets readers in ahead of the waiting writers until the first of
-//! them leaves, and keeps the writers out until then or until the readers'
-//! grace has passed with none of them in (below). A waiting reader thus
-//! gets in after the writer that holds the lock when it starts waiting, or
-//! at the next turn if it does not run during that one (it sets
-//! `READERS_WAITING` again); a waiting writer waits for at most the
-//! readers of one turn, which close it as soon as one of them leaves.
-//! Among writers the lock is unfair within a bound (below, "Bounded
-//! unfairness among writers").
+//! as with std's `RwLock`). Writers that queue behind each other cannot
+//! starve the readers either: a write unlock that finds `READERS_WAITING`
+//! while writers wait sets `READ_TURN`, which lets readers in ahead of the
+//! waiting writers until the first of them leaves, and keeps the writers
+//! out until then or until the readers' grace has passed with none of
+//! them in (below). A waiting reader thus gets in after the writer that
+//! holds the lock when it starts waiting, or at the next turn if it does
+//! not run during that one (it sets `READERS_WAITING` again); a waiting
+//! writer waits for at most the readers of one turn, which close it as
+//! soon as one of them leaves. Among writers the lock is unfair within a
+//! bound (below, "Bounded unfairness among writers").
+//!
+//! A write unlock with no writer waiting keeps no turn: the lock is free
+//! to whoever takes it first. A lone writer that locks again at once
+//! (no work between its writes) usually wins that race against a waiting
+//! reader, which sees the release a cache-line transfer later, so such a
+//! writer can hold the readers off for long stretches, as parking_lot's
+//! writers can. A turn kept at such a release would make each of the
+//! writer's acquisitions wait for a reader to run: on a busy machine,
+//! where that reader is often preempted, the writer's grace (by `yield`)
+//! would then cost it whole scheduler slices.
 //!
 //! Transitions (each one CAS or RMW on the word):
 //! - read lock: `!WRITE_LOCKED && (writers_waiting == 0 || READ_TURN) =>

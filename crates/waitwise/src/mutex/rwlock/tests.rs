@@ -152,11 +152,15 @@ fn a_write_unlock_gives_waiting_readers_a_turn_that_the_first_reader_out_ends() 
     // SAFETY: one read lock left.
     unsafe { lock.unlock_shared() };
     // Without a waiting writer the bit is only cleared: readers enter
-    // anyway.
+    // anyway, and so does a writer that comes first (no turn keeps it
+    // out).
     w.store(WRITE_LOCKED | READERS_WAITING, Ordering::SeqCst);
     // SAFETY: as above.
     unsafe { lock.unlock_exclusive() };
     assert_eq!(w.load(Ordering::SeqCst), 0);
+    assert!(lock.try_lock_exclusive(), "no turn keeps a lone writer out");
+    // SAFETY: taken just above.
+    unsafe { lock.unlock_exclusive() };
 }
 
 #[test]
