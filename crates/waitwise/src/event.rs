@@ -73,6 +73,15 @@
 //! wait that had not begun. Past the poll the wait registers and follows
 //! its policy. An explicit policy is followed as given, from the start.
 //!
+//! A thread whose last notify woke a sleeping waiter polls longer in its
+//! next such wait: until that party is due (the wake-up's time plus twice
+//! the process's recent wake-up latency), when that is later than a
+//! quarter of `B` (module `woken_party`). Two threads that hand an event
+//! pair back and forth otherwise chain their blocks: each one that slept
+//! answers a wake-up late, the other's next wait outlasts its poll and
+//! sleeps too, and `adapt/b`, seeing waits longer than `B`, learns to
+//! block at once.
+//!
 //! # Memory ordering
 //!
 //! Every state change is a `SeqCst` CAS: it is the write half of the
@@ -101,6 +110,7 @@ use crate::options::{LazyWaiting, WaitOptions};
 use crate::policy::{block_ns, crowding, Policy, SyncKind};
 use crate::profile::WaitProfile;
 use crate::wait_word::{look_early, WaitOutcome, WaitWord};
+use crate::woken_party::{woken_party_due, WokenParty};
 use std::fmt;
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
@@ -161,6 +171,8 @@ fn waiters(s: u32) -> u32 {
 pub struct Event {
     word: WaitWord,
     waits: LazyWaiting,
+    /// When a notify last woke a sleeper (module `woken_party`).
+    woken: WokenParty,
 }
 
 impl Event {
@@ -184,6 +196,7 @@ impl Event {
             Self {
                 word: WaitWord::new(0),
                 waits: LazyWaiting::new(options, SyncKind::ProducerConsumer),
+                woken: WokenParty::new(),
             }
         }
     }
@@ -341,6 +354,9 @@ impl Event {
         let mut blocked = false;
         loop {
             let out = self.word.wait_until(&policy, deadline, |s| permits(s) > 0);
+            if out.blocked() && !cfg!(loom) {
+                self.woken.measure();
+            }
             blocked |= out.blocked();
             match out {
                 WaitOutcome::Ready { mut value, .. } => loop {
@@ -427,7 +443,13 @@ impl Event {
     #[inline]
     fn take_polled_permit(&self, mechanism: Mechanism, deadline: Deadline) -> Option<bool> {
         let poll_ns = (block_ns() * PRE_POLL_SHARE_OF_B) as u64;
-        let until = deadline.min(Deadline::after(Duration::from_nanos(poll_ns)));
+        let quarter_b = Deadline::after(Duration::from_nanos(poll_ns));
+        // A thread that has just woken a sleeper polls until that party is
+        // due instead, if later (module `woken_party`).
+        let until = match woken_party_due() {
+            Some(due) if due.ticks() > quarter_b.ticks() => deadline.min(due),
+            _ => deadline.min(quarter_b),
+        };
         match self
             .word
             .as_ref()
@@ -477,8 +499,8 @@ impl Event {
                 Err(now) => s = now,
             }
         }
-        if waiters(s) > 0 {
-            self.word.wake_one();
+        if waiters(s) > 0 && self.word.wake_one() && !cfg!(loom) {
+            self.woken.woke();
         }
     }
 
@@ -516,8 +538,8 @@ impl Event {
                 Err(now) => s = now,
             }
         }
-        if waiters(s) > 0 {
-            self.word.wake_all();
+        if waiters(s) > 0 && self.word.wake_all() && !cfg!(loom) {
+            self.woken.woke();
         }
     }
 
@@ -570,6 +592,28 @@ mod tests {
             explicit.wait_timeout(Duration::ZERO),
             "the permit is still there"
         );
+    }
+
+    #[test]
+    fn a_notify_that_wakes_a_sleeper_stamps_the_notifying_thread() {
+        use crate::woken_party::{thread_stamp, woken_party_due};
+        let ev = Event::with_policy(Policy::always_block());
+        std::thread::scope(|s| {
+            s.spawn(|| ev.wait());
+            while !ev.word.has_sleepers() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let _ = woken_party_due();
+            ev.notify();
+            assert_ne!(thread_stamp(), 0, "woke the sleeper");
+        });
+        // One wait takes the stamp.
+        let _ = woken_party_due();
+        assert_eq!(thread_stamp(), 0);
+        // A notify that wakes nobody leaves a permit and no stamp.
+        ev.notify();
+        assert_eq!(thread_stamp(), 0);
+        assert!(ev.wait_timeout(Duration::ZERO));
     }
 
     #[test]

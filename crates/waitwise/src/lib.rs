@@ -98,6 +98,7 @@ pub mod profile;
 pub mod semaphore;
 pub mod two_phase_wait;
 pub mod wait_word;
+mod woken_party;
 
 pub use barrier::Barrier;
 pub use condvar::Condvar;

@@ -34,22 +34,9 @@
 use crate::mechanism::Mechanism;
 use crate::policy::Policy;
 use crate::wait_word::{WaitOutcome, WaitWordRef};
+use crate::woken_party::MAX_WAKE_LATENCY_NS;
 use waitwise_platform::clock::{cycle_clock, Deadline};
 use waitwise_platform::shim::{AtomicU64, Ordering};
-
-/// Largest wake-up latency believed, in ns: a longer one is a waiter that
-/// was descheduled after it woke, or a stale stamp, not a wake-up. About
-/// three times the slowest wake-up mode seen (a halted vCPU's, ~35 µs).
-///
-/// The cap matters most where the scheduler puts a woken thread on its
-/// waker's CPU (a guest whose idle vCPUs look preempted does): the woken
-/// party then runs only when the waker leaves the CPU, so its latency is
-/// however long the waker kept it, and a waker that polls for it until
-/// twice that latency keeps it longer still. Believed, such latencies
-/// feed each other up to the scheduler's slice (~1 ms per episode); not
-/// believed, the waker's next poll lasts twice a
-/// real wake-up at most, and then its policy yields the CPU.
-pub const MAX_WAKE_LATENCY_NS: u64 = 100_000;
 
 /// When the last release woke sleepers, and how long the last woken
 /// waiter took to run again.
