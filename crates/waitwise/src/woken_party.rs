@@ -48,8 +48,9 @@ use waitwise_platform::clock::{cycle_clock, Deadline};
 /// then its policy yields the CPU.
 pub const MAX_WAKE_LATENCY_NS: u64 = 100_000;
 
-/// The process's last measured wake-up latency, in cycle-clock ticks (0:
-/// none yet). `Relaxed` (module docs, "Memory ordering").
+/// The process's wake-up latency, in cycle-clock ticks (0: none measured
+/// yet): the slowest recent one ([`WokenParty::measure`]). `Relaxed`
+/// (module docs, "Memory ordering").
 static WAKE_LATENCY: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
@@ -82,9 +83,11 @@ impl WokenParty {
         WOKE_AT.with(|at| at.set(now));
     }
 
-    /// A waiter of the object that slept has just run again: keeps
-    /// `now - stamp` as the process's wake-up latency when it is
-    /// believable ([`MAX_WAKE_LATENCY_NS`]). Returns whether it was kept.
+    /// A waiter of the object that slept has just run again: counts
+    /// `now - stamp` into the process's wake-up latency when it is
+    /// believable ([`MAX_WAKE_LATENCY_NS`]), which then holds the larger
+    /// of it and seven eighths of the previous one. Returns whether it
+    /// was counted.
     #[cold]
     pub(crate) fn measure(&self) -> bool {
         let woke_at = self.woke_at.load(Ordering::Relaxed);
@@ -95,9 +98,9 @@ impl WokenParty {
         let latency = clock.now().saturating_sub(woke_at);
         let kept = latency > 0 && latency <= clock.ns_to_ticks(MAX_WAKE_LATENCY_NS);
         if kept {
-            // The slowest recent wake-up, decaying by an eighth per
-            // measurement: wake-ups are bimodal (a running or a halted
-            // vCPU), and a poll sized by the fast mode misses every slow one.
+            // The slowest recent wake-up: wake-ups are bimodal (a running
+            // or a halted vCPU), and a poll sized by the fast mode misses
+            // every slow one.
             let old = WAKE_LATENCY.load(Ordering::Relaxed);
             WAKE_LATENCY.store(latency.max(old - old / 8), Ordering::Relaxed);
         }
