@@ -90,22 +90,36 @@ impl WokenParty {
     /// was counted.
     #[cold]
     pub(crate) fn measure(&self) -> bool {
-        let woke_at = self.woke_at.load(Ordering::Relaxed);
-        if woke_at == 0 {
+        let Some(latency) = latency_since(self.woke_at.load(Ordering::Relaxed)) else {
             return false;
-        }
-        let clock = cycle_clock();
-        let latency = clock.now().saturating_sub(woke_at);
-        let kept = latency > 0 && latency <= clock.ns_to_ticks(MAX_WAKE_LATENCY_NS);
-        if kept {
-            // The slowest recent wake-up: wake-ups are bimodal (a running
-            // or a halted vCPU), and a poll sized by the fast mode misses
-            // every slow one.
-            let old = WAKE_LATENCY.load(Ordering::Relaxed);
-            WAKE_LATENCY.store(latency.max(old - old / 8), Ordering::Relaxed);
-        }
-        kept
+        };
+        // The slowest recent wake-up: wake-ups are bimodal (a running or a
+        // halted vCPU), and a poll sized by the fast mode misses every slow
+        // one.
+        let old = WAKE_LATENCY.load(Ordering::Relaxed);
+        WAKE_LATENCY.store(latency.max(old - old / 8), Ordering::Relaxed);
+        true
     }
+}
+
+/// The wake-up latency of a waiter running now that was woken at
+/// `woke_at` (cycle-clock ticks; 0: no stamp), in ticks, if believable:
+/// positive and at most [`MAX_WAKE_LATENCY_NS`].
+#[inline]
+pub(crate) fn latency_since(woke_at: u64) -> Option<u64> {
+    if woke_at == 0 {
+        return None;
+    }
+    let clock = cycle_clock();
+    let latency = clock.now().saturating_sub(woke_at);
+    (latency > 0 && latency <= clock.ns_to_ticks(MAX_WAKE_LATENCY_NS)).then_some(latency)
+}
+
+/// When a party woken at `woke_at` should have run again, given the
+/// wake-up latency `latency` (both in ticks): twice the latency after.
+#[inline]
+pub(crate) fn due_after(woke_at: u64, latency: u64) -> Deadline {
+    Deadline::at_ticks(woke_at.saturating_add(latency.saturating_mul(2)))
 }
 
 /// For a wait this thread starts: when the party it woke last should have
@@ -120,7 +134,7 @@ pub(crate) fn woken_party_due() -> Option<Deadline> {
     }
     // Relaxed: a hint (module docs).
     let latency = WAKE_LATENCY.load(Ordering::Relaxed);
-    (latency != 0).then(|| Deadline::at_ticks(woke_at.saturating_add(latency.saturating_mul(2))))
+    (latency != 0).then(|| due_after(woke_at, latency))
 }
 
 /// This thread's stamp (0: none since its last wait), for tests.

@@ -34,7 +34,7 @@
 use crate::mechanism::Mechanism;
 use crate::policy::Policy;
 use crate::wait_word::{WaitOutcome, WaitWordRef};
-use crate::woken_party::MAX_WAKE_LATENCY_NS;
+use crate::woken_party::{due_after, latency_since};
 use waitwise_platform::clock::{cycle_clock, Deadline};
 use waitwise_platform::shim::{AtomicU64, Ordering};
 
@@ -135,8 +135,7 @@ impl WakeChain {
         // early or too late.
         let woke_at = self.woke_at.load(Ordering::Relaxed);
         let latency = self.latency.load(Ordering::Relaxed);
-        (woke_at != 0 && latency != 0)
-            .then(|| Deadline::at_ticks(woke_at.saturating_add(latency.saturating_mul(2))))
+        (woke_at != 0 && latency != 0).then(|| due_after(woke_at, latency))
     }
 
     /// This thread was woken: keeps `now - stamp` as the latency when it is
@@ -146,13 +145,7 @@ impl WakeChain {
         // Relaxed: both stamps are hints (module doc, "Memory ordering"); a
         // stale one gives an implausible latency, which is dropped, or one
         // poll of the wrong length.
-        let woke_at = self.woke_at.load(Ordering::Relaxed);
-        if woke_at == 0 {
-            return;
-        }
-        let clock = cycle_clock();
-        let latency = clock.now().saturating_sub(woke_at);
-        if latency > 0 && latency <= clock.ns_to_ticks(MAX_WAKE_LATENCY_NS) {
+        if let Some(latency) = latency_since(self.woke_at.load(Ordering::Relaxed)) {
             self.latency.store(latency, Ordering::Relaxed);
         }
     }
@@ -170,6 +163,7 @@ impl WakeChain {
 mod tests {
     use super::*;
     use crate::wait_word::WaitWord;
+    use crate::woken_party::MAX_WAKE_LATENCY_NS;
     use std::sync::atomic::AtomicBool;
     use std::time::Duration;
     // The tests' own accesses are Relaxed: each reads on the thread that
