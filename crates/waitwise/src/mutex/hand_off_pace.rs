@@ -6,10 +6,12 @@
 //! many waiters hands off at almost every release: enough waiters lose
 //! their rounds to keep `STARVING` above zero, and the lock runs one
 //! critical section per wake-up latency, a convoy. [`HandOffPace`] lets a
-//! release hand off only when [`HAND_OFF_PACE_IN_B`] `B` have passed since
-//! the last hand-off, so hand-offs cost the lock at most about `1 /
-//! HAND_OFF_PACE_IN_B` of its time; a refused release releases as if
-//! nobody asked (and wakes one sleeper), and the next one after the
+//! release hand off only when [`hand_off_interval_ns`] has passed since
+//! the last hand-off: [`HAND_OFF_PACE_IN_B`] `B`, so that hand-offs cost
+//! the lock at most about `1 / HAND_OFF_PACE_IN_B` of its time, but never
+//! more than [`HAND_OFF_PACE_MAX_NS`], so that a waiter is not passed over
+//! for milliseconds where a wake-up is slow. A refused release releases as
+//! if nobody asked (and wakes one sleeper), and the next one after the
 //! interval hands off.
 
 use waitwise_platform::shim::{AtomicU64, Ordering};
@@ -24,6 +26,26 @@ use waitwise_platform::shim::{AtomicU64, Ordering};
 /// at one per 50 µs (about 7 `B`) still 1.7-1.9x with 64 threads. 32 `B`
 /// bounds the hand-offs' cost at about 3% of the lock's time.
 pub const HAND_OFF_PACE_IN_B: f64 = 32.0;
+
+/// The longest time between two hand-offs, ns, whatever `B`: where a
+/// wake-up costs more than `HAND_OFF_PACE_MAX_NS / HAND_OFF_PACE_IN_B`
+/// (~8 µs), hand-offs may cost the lock more than `1 / HAND_OFF_PACE_IN_B`
+/// of its time (one wake-up latency per interval).
+///
+/// Measured on 2 vCPUs (`waitwise peers --only mutex`, 8 threads, ~100 ns
+/// critical sections, `B` 20-40 µs, 6 alternating runs): paced at
+/// 32 `B` alone, the default `Mutex`'s longest wait was 2.45x
+/// parking_lot's (whose fair unlock comes after a random 0-1 ms); with
+/// this cap 1.51x, throughput 0.99x and 1.03x parking_lot's. On the
+/// 16-CPU guest above (`B` about 7 µs) the cap does not bind.
+pub const HAND_OFF_PACE_MAX_NS: u64 = 250_000;
+
+/// The least time between two hand-offs when a block costs `block_ns`:
+/// [`HAND_OFF_PACE_IN_B`] `B`, at most [`HAND_OFF_PACE_MAX_NS`].
+#[inline]
+pub fn hand_off_interval_ns(block_ns: f64) -> u64 {
+    ((HAND_OFF_PACE_IN_B * block_ns) as u64).min(HAND_OFF_PACE_MAX_NS)
+}
 
 /// When a lock last handed off, on the cycle clock. Only the lock's holder
 /// writes it, so successive writes are ordered by the lock itself. The
@@ -88,6 +110,15 @@ impl Default for HandOffPace {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_interval_is_32_b_up_to_the_cap() {
+        assert_eq!(hand_off_interval_ns(1_000.0), 32_000);
+        assert_eq!(hand_off_interval_ns(7_000.0), 224_000);
+        assert_eq!(hand_off_interval_ns(40_000.0), HAND_OFF_PACE_MAX_NS);
+        assert_eq!(hand_off_interval_ns(f64::INFINITY), HAND_OFF_PACE_MAX_NS);
+        assert_eq!(hand_off_interval_ns(0.0), 0);
+    }
 
     #[test]
     fn the_first_hand_off_is_allowed_then_one_per_interval() {

@@ -57,7 +57,8 @@
 //! [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds asks for a hand-off, and the
 //! releases from then on hand the lock to the longest sleeper until that
 //! waiter has it, after fewer hand-offs than there are waiters, paced at
-//! one per [`HAND_OFF_PACE_IN_B`] `B` so that a lock saturated by many
+//! one per [`HAND_OFF_PACE_IN_B`] `B` (at most per
+//! [`HAND_OFF_PACE_MAX_NS`]) so that a lock saturated by many
 //! waiters does not hand off at every release (`ttas.rs`, "Bounded
 //! unfairness"); the interposer's waiters never ask, so its
 //! `pthread_mutex_t` keeps glibc's three values. Waiters that win within
@@ -162,7 +163,9 @@ pub use cpu_turns::{
     MAX_START_PAUSE, MAX_TURN_ACQUISITIONS, RUN_CHANGES, TURN_ACQUISITIONS,
     TURN_ACQUISITIONS_ALONE, TURN_STALL_ALONE_NS, TURN_STALL_CROWDED_NS, TURN_TARGET_NS,
 };
-pub use hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
+pub use hand_off_pace::{
+    hand_off_interval_ns, HandOffPace, HAND_OFF_PACE_IN_B, HAND_OFF_PACE_MAX_NS,
+};
 pub use mcs::{McsGuard, RawMcsMutex};
 pub use rw_word::{
     NotReadLocked, ReadOutcome, RwKind, RwQueue, RwState, RwStateWord, RwWait, RwWake, RwWordRef,

@@ -141,9 +141,10 @@
 //! The lock is left free, while a starving writer is not running, until it
 //! runs (a wake-up latency, `B`, if it slept). So that a lock saturated by
 //! writers does not pay that at almost every write, a writer may start
-//! starving only when [`HAND_OFF_PACE_IN_B`] `B` have passed since a
-//! starving writer was last served (the mutex's pace, [`HandOffPace`]): a
-//! waiting writer is passed over for at most about that interval, then
+//! starving only when the mutex's pace ([`HandOffPace`],
+//! [`hand_off_interval_ns`]) has passed since a starving writer was last
+//! served: a waiting writer is passed over for at most about that
+//! interval, then
 //! the writers already waiting, before it has the lock.
 //!
 //! # A turn for a reader that does not run
@@ -293,9 +294,9 @@
 use super::cpu_turns::{
     after_bookkeeping, note_contended, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor, TurnStart,
 };
-use super::hand_off_pace::HandOffPace;
 #[cfg(not(loom))]
-use super::hand_off_pace::HAND_OFF_PACE_IN_B;
+use super::hand_off_pace::hand_off_interval_ns;
+use super::hand_off_pace::HandOffPace;
 use super::liveness::{self, Judge};
 use super::ttas::HAND_OFF_AFTER_LOST_ROUNDS;
 use super::waiting::LockWaiting;
@@ -1161,16 +1162,15 @@ impl RawRwLock {
     }
 
     /// Whether a writer may start starving now: at most one starving
-    /// writer is served per [`HAND_OFF_PACE_IN_B`] `B` (module doc,
+    /// writer is served per [`hand_off_interval_ns`] (module doc,
     /// "Bounded unfairness among writers"). Under loom, always.
     #[cold]
     fn may_starve(&self) -> bool {
         #[cfg(not(loom))]
         {
-            let interval = HAND_OFF_PACE_IN_B * crate::policy::block_cost::block_ns();
             self.pace.has_passed(
                 waitwise_platform::clock::cycle_clock().now(),
-                interval as u64,
+                hand_off_interval_ns(crate::policy::block_cost::block_ns()),
             )
         }
         #[cfg(loom)]

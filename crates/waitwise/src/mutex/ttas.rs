@@ -81,16 +81,20 @@
 //! waiter is woken about once per that many releases. Each hand-off costs
 //! the lock a wake-up latency (nobody holds it until the woken thread
 //! runs), which is why the lock hands off only on request, and why
-//! [`RawTtasMutex`] hands off at most once per [`HAND_OFF_PACE_IN_B`] `B`
-//! ([`HandOffPace`]): a lock saturated by many waiters would otherwise
+//! [`RawTtasMutex`] hands off at most once per
+//! [`HAND_OFF_PACE_IN_B`](super::HAND_OFF_PACE_IN_B) `B`, or per
+//! [`HAND_OFF_PACE_MAX_NS`](super::HAND_OFF_PACE_MAX_NS) where that is
+//! shorter ([`HandOffPace`]): a lock saturated by many waiters would otherwise
 //! keep `STARVING` above zero and hand off at nearly every release, one
 //! critical section per wake-up latency. A release the pace refuses
 //! releases and wakes one sleeper as if nobody asked, `STARVING` kept; the
 //! first release after the interval hands off. The bound becomes at most
 //! as many paced hand-offs as there were sleepers ahead: a starving waiter
-//! is served within about `sleepers x HAND_OFF_PACE_IN_B x B`, while
-//! hand-offs cost the lock at most about `1 / HAND_OFF_PACE_IN_B` of its
-//! time.
+//! is served within about `sleepers x HAND_OFF_PACE_IN_B x B` (at most
+//! `sleepers x HAND_OFF_PACE_MAX_NS`), while hand-offs cost the lock at
+//! most about `1 / HAND_OFF_PACE_IN_B` of its time where `B` is below
+//! `HAND_OFF_PACE_MAX_NS / HAND_OFF_PACE_IN_B`, and one wake-up latency
+//! per `HAND_OFF_PACE_MAX_NS` above it.
 //!
 //! The bound acts only through sleepers. A waiter whose polling phase
 //! always ends in a win never counts a lost round and never asks; that is
@@ -164,7 +168,9 @@
 use super::cpu_turns::{after_bookkeeping, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor};
 // Under loom the pace is not consulted (`may_hand_off`); the docs link it.
 #[cfg_attr(loom, allow(unused_imports))]
-use super::hand_off_pace::{HandOffPace, HAND_OFF_PACE_IN_B};
+#[cfg(not(loom))]
+use super::hand_off_pace::hand_off_interval_ns;
+use super::hand_off_pace::HandOffPace;
 use super::waiting::LockWaiting;
 #[cfg(not(loom))]
 use super::waiting::{deadline_after, deadline_at};
@@ -721,7 +727,8 @@ fn outcome(acquired: bool, blocked: bool) -> LockOutcome {
 /// woken waiter runs, which is what makes it fast under contention, but a
 /// waiter beaten to the lock in [`HAND_OFF_AFTER_LOST_ROUNDS`] rounds is
 /// handed the lock within as many hand-offs as there are sleepers ahead
-/// of it, at most one per [`HAND_OFF_PACE_IN_B`] `B` (module docs,
+/// of it, at most one per
+/// [`hand_off_interval_ns`](super::hand_off_interval_ns) (module docs,
 /// "Bounded unfairness"); use
 /// [`RawTicketMutex`](super::RawTicketMutex) for FIFO order.
 ///
@@ -852,16 +859,15 @@ impl RawTtasMutex {
     }
 
     /// Whether a release that a waiter asks to hand off may (module docs,
-    /// "Bounded unfairness"): one hand-off per [`HAND_OFF_PACE_IN_B`] `B`.
+    /// "Bounded unfairness"): one hand-off per [`hand_off_interval_ns`].
     /// Under loom every one may (the models explore refusals through
     /// [`TtasLockRef::unlock_paced`]).
     #[cold]
     #[cfg(not(loom))]
     fn may_hand_off(&self) -> bool {
-        let interval = HAND_OFF_PACE_IN_B * crate::policy::block_cost::block_ns();
         self.pace.allows(
             waitwise_platform::clock::cycle_clock().now(),
-            interval as u64,
+            hand_off_interval_ns(crate::policy::block_cost::block_ns()),
         )
     }
 
