@@ -33,11 +33,12 @@ pub const HAND_OFF_PACE_IN_B: f64 = 32.0;
 /// of its time (one wake-up latency per interval).
 ///
 /// Measured on 2 vCPUs (`waitwise peers --only mutex`, 8 threads, ~100 ns
-/// critical sections, `B` 20-40 µs, 6 alternating runs): paced at
-/// 32 `B` alone, the default `Mutex`'s longest wait was 2.45x
-/// parking_lot's (whose fair unlock comes after a random 0-1 ms); with
-/// this cap 1.51x, throughput 0.99x and 1.03x parking_lot's. On the
-/// 16-CPU guest above (`B` about 7 µs) the cap does not bind.
+/// critical sections, processes alternating with and without the cap,
+/// whose measured `B` was mostly 10-20 µs): paced at 32 `B` alone, the
+/// default `Mutex`'s longest wait was about 2.4x parking_lot's (whose
+/// fair unlock comes after a random 0-1 ms); with the cap 1.5-1.7x, at
+/// the same throughput. Where `B` is below ~8 µs (the 16-CPU guest
+/// above, or this one in its fast wake-up mode) the cap does not bind.
 pub const HAND_OFF_PACE_MAX_NS: u64 = 250_000;
 
 /// The least time between two hand-offs when a block costs `block_ns`:
