@@ -144,8 +144,7 @@
 //! starving only when the mutex's pace ([`HandOffPace`],
 //! [`hand_off_interval_ns`]) has passed since a starving writer was last
 //! served: a waiting writer is passed over for at most about that
-//! interval, then
-//! the writers already waiting, before it has the lock.
+//! interval, then the writers already waiting, before it has the lock.
 //!
 //! # A turn for a reader that does not run
 //!

@@ -84,11 +84,11 @@
 //! [`RawTtasMutex`] hands off at most once per
 //! [`HAND_OFF_PACE_IN_B`](super::HAND_OFF_PACE_IN_B) `B`, or per
 //! [`HAND_OFF_PACE_MAX_NS`](super::HAND_OFF_PACE_MAX_NS) where that is
-//! shorter ([`HandOffPace`]): a lock saturated by many waiters would otherwise
-//! keep `STARVING` above zero and hand off at nearly every release, one
-//! critical section per wake-up latency. A release the pace refuses
-//! releases and wakes one sleeper as if nobody asked, `STARVING` kept; the
-//! first release after the interval hands off. The bound becomes at most
+//! shorter ([`HandOffPace`]): a lock saturated by many waiters would
+//! otherwise keep `STARVING` above zero and hand off at nearly every
+//! release, one critical section per wake-up latency. A release the pace
+//! refuses releases and wakes one sleeper as if nobody asked, `STARVING`
+//! kept; the first release after the interval hands off. The bound becomes at most
 //! as many paced hand-offs as there were sleepers ahead: a starving waiter
 //! is served within about `sleepers x HAND_OFF_PACE_IN_B x B` (at most
 //! `sleepers x HAND_OFF_PACE_MAX_NS`), while hand-offs cost the lock at
@@ -166,8 +166,7 @@
 //! profiled wait records every wait), never under loom.
 
 use super::cpu_turns::{after_bookkeeping, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor};
-// Under loom the pace is not consulted (`may_hand_off`); the docs link it.
-#[cfg_attr(loom, allow(unused_imports))]
+// Under loom the pace is not consulted (`may_hand_off`).
 #[cfg(not(loom))]
 use super::hand_off_pace::hand_off_interval_ns;
 use super::hand_off_pace::HandOffPace;
