@@ -2,7 +2,8 @@
 //! and readers at 2, 3, 4 and 8 threads, exclusion checked on a pair a
 //! writer updates (a reader never sees its halves differ), readers that
 //! share, more waiting writers than the lock counts, timed waiters while
-//! the lock keeps turns between CPUs; its readers' turn
+//! the lock keeps turns between CPUs, a writer and a reader whose waiter
+//! out of turn sleeps through the turns; its readers' turn
 //! ([`readers_turn`]) and its starving writers ([`starving_writers`]).
 //! Validation only; timing is for `examples/mutex_starvation.rs`.
 #![cfg(not(loom))]
@@ -114,6 +115,60 @@ fn rwlock_cpu_turns_with_timed_waiters() {
     assert!(wrote >= per_thread, "the untimed writer wrote every time");
     assert_eq!(*lock.read(), (wrote, wrote));
     assert!(!lock.is_locked());
+}
+
+/// A writer and a reader that fit on the CPUs, back to back, so that the
+/// lock keeps turns between CPUs and the waiter out of turn sleeps
+/// through them on the hint (`cpu_turns.rs`, "Sleeping through a turn"),
+/// untimed and with deadlines shorter than a turn: exclusion, every write
+/// that returned a guard counted, and no hang (a waiter whose wake-up
+/// came late or never probes the lock after its stall).
+#[test]
+fn rwlock_two_threads_sleeping_through_turns() {
+    for timed in [false, true] {
+        let lock = Arc::new(RwLock::new((0u64, 0u64)));
+        let per_thread = TOTAL_OPS.div_ceil(2);
+        let hs: Vec<_> = (0..2u64)
+            .map(|i| {
+                let lock = lock.clone();
+                std::thread::spawn(move || {
+                    let within = Duration::from_micros(30);
+                    let mut wrote = 0u64;
+                    for _ in 0..per_thread {
+                        if i == 0 {
+                            let g = if timed {
+                                lock.try_write_for(within)
+                            } else {
+                                Some(lock.write())
+                            };
+                            if let Some(mut g) = g {
+                                g.0 += 1;
+                                std::hint::spin_loop();
+                                g.1 += 1;
+                                wrote += 1;
+                            }
+                        } else {
+                            let g = if timed {
+                                lock.try_read_for(within)
+                            } else {
+                                Some(lock.read())
+                            };
+                            if let Some(g) = g {
+                                assert_eq!(g.0, g.1, "reader saw a writer's half-done update");
+                            }
+                        }
+                    }
+                    wrote
+                })
+            })
+            .collect();
+        let wrote: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
+        if !timed {
+            assert_eq!(wrote, per_thread);
+        }
+        assert_eq!(*lock.read(), (wrote, wrote));
+        assert!(!lock.is_locked());
+    }
 }
 
 #[test]

@@ -40,8 +40,10 @@
 //!   ([`turn_ending`], [`ENDING_BOOKKEEPINGS`]) so that the next CPU takes
 //!   the lock at once;
 //! - such a waiter waits on past its polling limit while the turn moves,
-//!   instead of sleeping: a sleeping waiter would make every release of
-//!   the turn a `futex_wake`.
+//!   instead of sleeping on the lock word: a waiter asleep there would
+//!   make every release of the turn a `futex_wake` (a reader-writer
+//!   lock's waiter sleeps on the hint instead, below, "Sleeping through a
+//!   turn").
 //!
 //! The mutex's turns start only after long runs, a thread's bookkeeping
 //! interval with at most [`RUN_CHANGES`] releases that followed one on
@@ -83,6 +85,38 @@
 //! thread that took the lock out of its CPU's turn gives the turn to the
 //! next waiting CPU at once (or ends the turns).
 //!
+//! # Sleeping through a turn
+//!
+//! A waiter out of turn that yields with no other thread to run gets its
+//! CPU straight back: while the lock's threads fit on the CPUs it burns
+//! that CPU for the whole turn, yielding or spinning, where a lock whose
+//! waiters park (parking_lot's) leaves it idle. So a waiter of a lock
+//! whose turns start when contended (the reader-writer lock's,
+//! [`TurnStart::sleeps_out_of_turn`]) sleeps on the hint instead while
+//! the lock's threads fit on the CPUs, and the holder wakes it in time
+//! for its turn:
+//!
+//! - the waiter sets its CPU's bit in a mask of sleeping CPUs, then
+//!   sleeps on the hint word (a futex) while the hint is the one it read,
+//!   at most until its stall or deadline;
+//! - a CPU in that mask counts as waiting at every bookkeeping, as if its
+//!   thread had registered;
+//! - a bookkeeping that gives the turn to another CPU, ends the turns, or
+//!   leaves fewer releases than a bookkeeping interval plus the wake-up's
+//!   lead (`B`, at least [`TURN_WAKE_LEAD_MIN_NS`]) before the change
+//!   ([`wakes_before`]) has the sleepers woken; the holder does that after
+//!   its release ([`CpuTurns::after_bookkeeping`]), one `futex_wake` per
+//!   turn at most, and only if the mask is not empty;
+//! - a waiter never sleeps at a hint whose bookkeeping would have woken
+//!   it: it polls as above through the end of the turn.
+//!
+//! The sleep is a hint's, like the turns: a wake-up that comes late (or
+//! never) costs the waiter at most its stall, after which it probes the
+//! lock as always. Turns of such a lock last [`SLEEPING_TURN_TARGET_NS`]
+//! while its threads fit on the CPUs, so that the sleep is most of the
+//! waiter's turn. On a crowded machine the waiters yield, as a sleeping
+//! waiter's CPU-mates would run anyway.
+//!
 //! # Cost
 //!
 //! Uncontended: a load of the hint in `lock`, and of the hint and the
@@ -107,7 +141,7 @@
 
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
-use waitwise_platform::shim::{spin_hint, yield_now, AtomicU32, AtomicU64, Ordering};
+use waitwise_platform::shim::{spin_hint, yield_now, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Releases per turn at least on a crowded machine ([`least_turn_for`]; a
 /// multiple of [`BOOKKEEPING_EVERY`]): a turn lasts about
@@ -136,6 +170,27 @@ pub const MAX_TURN_ACQUISITIONS: u32 = if cfg!(loom) { 2 } else { 8192 };
 /// kept `mutex_bench` at parking_lot's throughput kept the longest waits
 /// of `mutex_starvation` near parking_lot's too.
 pub const TURN_TARGET_NS: u64 = 48_000;
+
+/// How long a turn lasts, in ns as [`TURN_TARGET_NS`], while the lock's
+/// threads fit on the CPUs and its waiters out of turn sleep through it
+/// ([`TurnStart::sleeps_out_of_turn`]): long enough for the sleep to be
+/// most of the turn, as the waiter is woken a bookkeeping interval and
+/// `B` before its end ([`wakes_before`]). Two threads taking a
+/// reader-writer lock back to back through ~100 ns critical sections on 2
+/// vCPUs, with `B` at 20-30 µs, then wait ~100 µs for their turn
+/// (parking_lot's and std's longest waits there: 0.2-12 ms).
+pub const SLEEPING_TURN_TARGET_NS: u64 = 96_000;
+
+/// The target length of a turn (pure): [`SLEEPING_TURN_TARGET_NS`] for a
+/// lock whose waiters out of turn sleep, while its threads fit on the
+/// CPUs (not `crowded`), else [`TURN_TARGET_NS`].
+pub fn turn_target_ns(start: TurnStart, crowded: bool) -> u64 {
+    if start.sleeps_out_of_turn() && !crowded {
+        SLEEPING_TURN_TARGET_NS
+    } else {
+        TURN_TARGET_NS
+    }
+}
 
 /// A thread does the turns' bookkeeping at every this many of its
 /// releases of a lock with CPUs waiting (its own count, thread-local):
@@ -230,9 +285,9 @@ pub fn least_turn_for(crowded: bool) -> u32 {
 /// The holder's bookkeeping asks while others wait for the lock, so it
 /// never reads the machine itself (a few µs, at most bookkeepings where
 /// the cache was read every 100 µs); the releaser reads it after the
-/// release ([`after_bookkeeping`]), and waiters out of turn before they
-/// wait ([`CpuTurns::wait_for_turn`]), as other waits do at their polling
-/// limit. Under loom, yes (the models read no clocks).
+/// release ([`CpuTurns::after_bookkeeping`]), and waiters out of turn
+/// before they wait ([`CpuTurns::wait_for_turn`]), as other waits do at
+/// their polling limit. Under loom, yes (the models read no clocks).
 fn machine_crowded() -> bool {
     #[cfg(not(loom))]
     {
@@ -301,6 +356,13 @@ pub struct CpuTurns {
     /// Bit `s`: a thread of CPU slot `s` registered as waiting since the
     /// last bookkeeping, which clears the bits.
     waiting: AtomicU64,
+    /// Bit `s`: a thread of CPU slot `s` sleeps on the hint through another
+    /// CPU's turn ("Sleeping through a turn"); its CPU counts as waiting
+    /// at every bookkeeping meanwhile.
+    sleeping: AtomicU64,
+    /// Set by a bookkeeping after which the sleepers must be woken, once
+    /// the lock is released ([`CpuTurns::after_bookkeeping`]).
+    wake_due: AtomicBool,
     /// Cycle-clock ns of the last bookkeeping (0: none yet). Only a
     /// holder touches it.
     bookkept_ns: AtomicU64,
@@ -344,6 +406,13 @@ impl TurnStart {
             TurnStart::AfterLongRuns => cpu_changes <= RUN_CHANGES,
             TurnStart::WhenContended => contended >= CONTENDED_TO_START,
         }
+    }
+
+    /// Whether the lock's waiters out of turn sleep through a turn while
+    /// its threads fit on the CPUs (module docs, "Sleeping through a
+    /// turn"): those of the locks whose turns start when contended.
+    pub fn sleeps_out_of_turn(self) -> bool {
+        self == TurnStart::WhenContended
     }
 }
 
@@ -408,6 +477,8 @@ impl CpuTurns {
                 kept_for: AtomicU32::new(0),
                 released: AtomicU32::new(0),
                 waiting: AtomicU64::new(0),
+                sleeping: AtomicU64::new(0),
+                wake_due: AtomicBool::new(false),
                 bookkept_ns: AtomicU64::new(0),
                 fastest_ns: AtomicU64::new(0),
                 bookkept_by: AtomicU64::new(0),
@@ -500,11 +571,61 @@ impl CpuTurns {
             if stall_end.has_passed() {
                 return false;
             }
-            if turn_ending(now) {
+            if self.sleeps_through(now) {
+                self.sleep_on_hint(slot, now, stall_end);
+            } else if turn_ending(now) {
                 spin_hint();
             } else {
                 yield_now();
             }
+        }
+    }
+
+    /// Whether a waiter out of turn that sees the hint `kept` sleeps on it
+    /// ("Sleeping through a turn"): while the lock's threads fit on the
+    /// CPUs, until the holder's bookkeeping that wakes the sleepers.
+    #[inline]
+    fn sleeps_through(&self, kept: u32) -> bool {
+        !cfg!(loom)
+            && self.start.sleeps_out_of_turn()
+            && !machine_crowded()
+            && !self.wakes_sleepers_at(kept)
+    }
+
+    /// Whether a bookkeeping that stores the hint `kept` wakes the
+    /// sleepers: the turn will change within its next bookkeeping, or
+    /// within the lead ([`wake_lead_ns`]), at the lock's fastest recent
+    /// pace (unknown: at once).
+    #[inline]
+    fn wakes_sleepers_at(&self, kept: u32) -> bool {
+        // Relaxed: a hint; only a holder writes it.
+        let fastest = self.fastest_ns.load(Ordering::Relaxed);
+        fastest == 0 || wakes_before(kept >> SLOT_BITS, fastest, wake_lead_ns())
+    }
+
+    /// Sleeps on the hint while it reads `seen`, at most until `until`,
+    /// with this CPU counted as waiting meanwhile ("Sleeping through a
+    /// turn"). Under loom, a `yield` (the models never sleep here).
+    fn sleep_on_hint(&self, slot: u32, seen: u32, until: Deadline) {
+        #[cfg(not(loom))]
+        {
+            let bit = 1u64 << (slot % SLOTS);
+            // SeqCst, and the fence: the store-buffering pair with the
+            // holder's hint store and its fence before it reads `sleeping`
+            // (`after_bookkeeping`): either the holder sees this bit and
+            // wakes, or the kernel's comparison sees the new hint.
+            self.sleeping.fetch_or(bit, Ordering::SeqCst);
+            waitwise_platform::shim::fence(Ordering::SeqCst);
+            let hint = waitwise_platform::futex::Futex::from_atomic(&self.kept_for);
+            let _ = hint.wait(seen, until.remaining());
+            // Relaxed: a hint (another sleeper of this slot may lose its
+            // bit; it then waits at most until `until`).
+            self.sleeping.fetch_and(!bit, Ordering::Relaxed);
+        }
+        #[cfg(loom)]
+        {
+            let _ = (slot, seen, until);
+            yield_now();
         }
     }
 
@@ -515,7 +636,7 @@ impl CpuTurns {
     ///
     /// `holder_cpu` is the lock's [`HolderCpu`], beside its word. Returns
     /// whether it did the bookkeeping: then the caller, once it has
-    /// released the lock, calls [`after_bookkeeping`].
+    /// released the lock, calls [`CpuTurns::after_bookkeeping`].
     #[inline]
     #[must_use]
     pub fn before_release(&self, holder_cpu: &HolderCpu) -> bool {
@@ -587,7 +708,7 @@ impl CpuTurns {
         true
     }
 
-    /// The length of a turn that starts now: [`TURN_TARGET_NS`] at the
+    /// The length of a turn that starts now: [`turn_target_ns`] at the
     /// fastest recent pace, a multiple of [`BOOKKEEPING_EVERY`].
     fn next_turn_length(&self, crowded: bool) -> u32 {
         // Relaxed: only a holder touches it.
@@ -596,7 +717,7 @@ impl CpuTurns {
         if cfg!(loom) || fastest == 0 {
             return least;
         }
-        let n = TURN_TARGET_NS * u64::from(BOOKKEEPING_EVERY) / fastest;
+        let n = turn_target_ns(self.start, crowded) * u64::from(BOOKKEEPING_EVERY) / fastest;
         let n = n.clamp(u64::from(least), u64::from(MAX_TURN_ACQUISITIONS)) as u32;
         n / BOOKKEEPING_EVERY * BOOKKEEPING_EVERY
     }
@@ -607,8 +728,9 @@ impl CpuTurns {
     /// waiting drops out at the next bookkeeping (and with no other CPU
     /// waiting, or a lock not `saturated`, the turns end).
     fn account(&self, me: u32, kept: u32, saturated: bool, crowded: bool) {
-        // Relaxed: a hint.
-        let waiting = self.waiting.swap(0, Ordering::Relaxed);
+        // Relaxed: a hint. A CPU whose thread sleeps through the turn
+        // waits on.
+        let waiting = self.waiting.swap(0, Ordering::Relaxed) | self.sleeping_cpus();
         let others = waiting & !(1u64 << me);
         if others == 0 || !saturated {
             // Only this CPU's threads wait, or none, or the lock is used
@@ -639,7 +761,7 @@ impl CpuTurns {
             self.give_turn(next_slot(others, me), crowded);
         } else {
             self.released.store(n, Ordering::Relaxed);
-            self.kept_for.store(hint(me, length - n), Ordering::Relaxed);
+            self.set_hint(hint(me, length - n));
         }
     }
 
@@ -659,8 +781,8 @@ impl CpuTurns {
     /// hold: no turn starts for the next pause of bookkeepings, which
     /// doubles, up to [`MAX_START_PAUSE`].
     fn turns_end(&self) {
+        self.set_hint(0);
         // Relaxed: a hint; only a holder touches the counts.
-        self.kept_for.store(0, Ordering::Relaxed);
         if self.released.load(Ordering::Relaxed) <= BOOKKEEPING_EVERY {
             let pause = self.next_start_pause.load(Ordering::Relaxed);
             self.start_pause.store(pause, Ordering::Relaxed);
@@ -690,19 +812,87 @@ impl CpuTurns {
         // Relaxed: a hint; only a holder gives turns.
         self.turn_length.store(length, Ordering::Relaxed);
         self.released.store(0, Ordering::Relaxed);
-        self.kept_for.store(hint(slot, length), Ordering::Relaxed);
+        self.set_hint(hint(slot, length));
+    }
+
+    /// Stores the hint `new` (a holder, at a bookkeeping), and, for a lock
+    /// whose waiters sleep through turns, has the sleepers woken after the
+    /// release ([`CpuTurns::after_bookkeeping`]) when the turn changes CPU
+    /// or ends, or its change comes within their wake-up's lead
+    /// ([`CpuTurns::wakes_sleepers_at`]).
+    fn set_hint(&self, new: u32) {
+        // Relaxed: a hint; only a holder writes it.
+        if cfg!(loom) || !self.start.sleeps_out_of_turn() {
+            self.kept_for.store(new, Ordering::Relaxed);
+            return;
+        }
+        let old = self.kept_for.load(Ordering::Relaxed);
+        self.kept_for.store(new, Ordering::Relaxed);
+        if new == 0 || new & SLOT_MASK != old & SLOT_MASK || self.wakes_sleepers_at(new) {
+            // Relaxed: read by the releaser's `after_bookkeeping`, whose
+            // fence orders the hint before its look at the sleepers.
+            self.wake_due.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The CPU slots whose threads sleep through the turn (none under
+    /// loom).
+    #[inline]
+    fn sleeping_cpus(&self) -> u64 {
+        if cfg!(loom) {
+            return 0;
+        }
+        // Relaxed: a hint.
+        self.sleeping.load(Ordering::Relaxed)
+    }
+
+    /// After a release whose [`CpuTurns::before_release`] did the
+    /// bookkeeping, outside the critical section: wakes the threads that
+    /// sleep through the turn if the bookkeeping said so, and reads the
+    /// machine's demand again if the cache is stale, so that the
+    /// bookkeepings' crowding (`machine_crowded`) follows the machine
+    /// while turns are considered. Under loom, nothing.
+    #[inline]
+    pub fn after_bookkeeping(&self) {
+        #[cfg(not(loom))]
+        {
+            // Relaxed: see `set_hint`.
+            if self.wake_due.load(Ordering::Relaxed) {
+                self.wake_due.store(false, Ordering::Relaxed);
+                // The store-buffering pair with `sleep_on_hint`.
+                waitwise_platform::shim::fence(Ordering::SeqCst);
+                if self.sleeping.load(Ordering::Relaxed) != 0 {
+                    waitwise_platform::futex::Futex::from_atomic(&self.kept_for).wake_all();
+                }
+            }
+            crate::policy::idle_extension::refresh_stale_demand();
+        }
     }
 }
 
-/// After a release whose [`CpuTurns::before_release`] did the bookkeeping,
-/// outside the critical section: reads the machine's demand again if the
-/// cache is stale, so that the bookkeepings' crowding
-/// (`machine_crowded`) follows the machine while turns are considered.
-/// Under loom, nothing.
-#[inline]
-pub fn after_bookkeeping() {
-    #[cfg(not(loom))]
-    crate::policy::idle_extension::refresh_stale_demand();
+/// The least lead, ns, with which a holder wakes the threads that sleep
+/// through a turn before it changes ([`wakes_before`]): a floor under `B`,
+/// the process's block cost, which a hypervisor's wake-up modes move
+/// between processes and which may be set low for a process whose
+/// wake-ups are not.
+pub const TURN_WAKE_LEAD_MIN_NS: u64 = 20_000;
+
+/// The lead with which the sleepers are woken before their turn: `B`, the
+/// process's block cost (a sleep and a wake-up), at least
+/// [`TURN_WAKE_LEAD_MIN_NS`].
+fn wake_lead_ns() -> u64 {
+    (crate::policy::block_ns() as u64).max(TURN_WAKE_LEAD_MIN_NS)
+}
+
+/// Whether a bookkeeping that leaves `left` releases in the turn wakes the
+/// threads that sleep through it (pure): the change comes within the next
+/// bookkeeping interval, or the releases left after the next bookkeeping
+/// take less than `lead_ns` at `fastest_ns` per [`BOOKKEEPING_EVERY`]
+/// releases (that bookkeeping would wake them too late).
+pub fn wakes_before(left: u32, fastest_ns: u64, lead_ns: u64) -> bool {
+    left <= BOOKKEEPING_EVERY
+        || u64::from(left - BOOKKEEPING_EVERY).saturating_mul(fastest_ns)
+            < lead_ns.saturating_mul(u64::from(BOOKKEEPING_EVERY))
 }
 
 /// Whether the turn of `hint` (read from [`TurnFor::Other`]) is about to
@@ -1135,6 +1325,95 @@ mod tests {
         assert_eq!(t.next_turn_length(true), MAX_TURN_ACQUISITIONS);
         t.fastest_ns.store(u64::MAX / 2, Ordering::Relaxed);
         assert_eq!(t.next_turn_length(true), TURN_ACQUISITIONS);
+    }
+
+    #[test]
+    fn only_reader_writer_turns_sleep_and_last_longer_while_the_threads_fit() {
+        assert!(TurnStart::WhenContended.sleeps_out_of_turn());
+        assert!(!TurnStart::AfterLongRuns.sleeps_out_of_turn());
+        let (rw, mutex) = (TurnStart::WhenContended, TurnStart::AfterLongRuns);
+        assert_eq!(turn_target_ns(rw, false), SLEEPING_TURN_TARGET_NS);
+        assert_eq!(turn_target_ns(rw, true), TURN_TARGET_NS);
+        assert_eq!(turn_target_ns(mutex, false), TURN_TARGET_NS);
+        assert_eq!(turn_target_ns(mutex, true), TURN_TARGET_NS);
+        let t = CpuTurns::starting(rw);
+        t.fastest_ns.store(3_000, Ordering::Relaxed);
+        let want = SLEEPING_TURN_TARGET_NS * u64::from(BOOKKEEPING_EVERY) / 3_000;
+        let want = want as u32 / BOOKKEEPING_EVERY * BOOKKEEPING_EVERY;
+        assert_eq!(t.next_turn_length(false), want);
+        assert!(t.next_turn_length(true) < want);
+    }
+
+    #[test]
+    fn sleepers_are_woken_a_bookkeeping_and_the_lead_before_the_change() {
+        // Within the next bookkeeping interval: always.
+        assert!(wakes_before(BOOKKEEPING_EVERY, 1, 1));
+        assert!(wakes_before(1, u64::MAX / 4, 0));
+        // 128 releases in 15 µs, a lead of 28 µs: with 768 left, 640 are
+        // left after the next bookkeeping, 75 µs; with 384, 30 µs; with
+        // 256, 15 µs.
+        assert!(!wakes_before(768, 15_000, 28_000));
+        assert!(!wakes_before(384, 15_000, 28_000));
+        assert!(wakes_before(256, 15_000, 28_000));
+        // A slow lock (1 µs per release): only the last interval wakes.
+        assert!(!wakes_before(256, 128_000, 28_000));
+        assert!(wakes_before(128, 128_000, 28_000));
+        assert!(!wakes_before(MAX_TURN_ACQUISITIONS, u64::MAX, 28_000));
+        const { assert!(TURN_WAKE_LEAD_MIN_NS >= 3_000) };
+    }
+
+    #[test]
+    fn a_sleeping_cpu_counts_as_waiting_at_every_bookkeeping() {
+        let t = CpuTurns::starting(TurnStart::WhenContended);
+        t.register_waiting(1);
+        t.bookkeeping_on(0);
+        assert_eq!(
+            t.turn_for(1),
+            TurnFor::Other(t.kept_for.load(Ordering::Relaxed))
+        );
+        // Slot 1's thread sleeps through the turn: it never registers
+        // again, and the turn still holds to its change.
+        t.sleeping.fetch_or(1 << 1, Ordering::Relaxed);
+        let length = t.turn_length.load(Ordering::Relaxed);
+        // The first bookkeeping counted one interval of the turn.
+        for _ in 0..length / BOOKKEEPING_EVERY - 2 {
+            t.bookkeeping_on(0);
+            assert!(matches!(t.turn_for(1), TurnFor::Other(_)));
+        }
+        t.bookkeeping_on(0);
+        assert_eq!(t.turn_for(1), TurnFor::Mine, "the sleeping CPU's turn");
+        // Once nobody sleeps or registers, the turns end.
+        t.sleeping.store(0, Ordering::Relaxed);
+        t.bookkeeping_on(1);
+        assert_eq!(t.kept_for.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_change_of_turn_wakes_the_sleepers_after_the_release() {
+        let t = CpuTurns::starting(TurnStart::WhenContended);
+        t.register_waiting(1);
+        t.bookkeeping_on(0);
+        // A turn for slot 0: a thread of slot 1 sleeps through it.
+        let seen = t.kept_for.load(Ordering::Relaxed);
+        t.wake_due.store(false, Ordering::Relaxed);
+        let until = Deadline::after(Duration::from_secs(60));
+        std::thread::scope(|s| {
+            let sleeper = s.spawn(|| t.sleep_on_hint(1, seen, until));
+            while t.sleeping.load(Ordering::SeqCst) == 0 {
+                std::thread::yield_now();
+            }
+            // The holder gives the turn to slot 1 (its last bookkeeping
+            // wakes the sleepers whatever the pace), then releases.
+            while t.turn_for(1) != TurnFor::Mine {
+                t.bookkeeping_on(0);
+            }
+            assert!(t.wake_due.load(Ordering::Relaxed));
+            t.after_bookkeeping();
+            assert!(!t.wake_due.load(Ordering::Relaxed));
+            sleeper.join().unwrap();
+        });
+        assert!(!until.has_passed(), "woken, not timed out");
+        assert_eq!(t.sleeping.load(Ordering::Relaxed), 0);
     }
 
     #[test]

@@ -158,10 +158,11 @@ pub use crate::mechanism::backoff::BACKOFF_CAP_SHIFT;
 #[cfg(loom)]
 pub use cpu_turns::set_model_cpu;
 pub use cpu_turns::{
-    after_bookkeeping, crowded_for_turns, least_turn_for, turn_ending, turn_stall_for, CpuTurns,
-    HolderCpu, TurnFor, TurnStart, BOOKKEEPING_EVERY, CONTENDED_TO_START, ENDING_BOOKKEEPINGS,
-    MAX_START_PAUSE, MAX_TURN_ACQUISITIONS, RUN_CHANGES, TURN_ACQUISITIONS,
-    TURN_ACQUISITIONS_ALONE, TURN_STALL_ALONE_NS, TURN_STALL_CROWDED_NS, TURN_TARGET_NS,
+    crowded_for_turns, least_turn_for, turn_ending, turn_stall_for, turn_target_ns, wakes_before,
+    CpuTurns, HolderCpu, TurnFor, TurnStart, BOOKKEEPING_EVERY, CONTENDED_TO_START,
+    ENDING_BOOKKEEPINGS, MAX_START_PAUSE, MAX_TURN_ACQUISITIONS, RUN_CHANGES,
+    SLEEPING_TURN_TARGET_NS, TURN_ACQUISITIONS, TURN_ACQUISITIONS_ALONE, TURN_STALL_ALONE_NS,
+    TURN_STALL_CROWDED_NS, TURN_TARGET_NS, TURN_WAKE_LEAD_MIN_NS,
 };
 pub use hand_off_pace::{
     hand_off_interval_ns, HandOffPace, HAND_OFF_PACE_IN_B, HAND_OFF_PACE_MAX_NS,

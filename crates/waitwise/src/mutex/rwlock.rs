@@ -229,19 +229,23 @@
 //! in its bookkeeping interval were contended
 //! ([`CONTENDED_TO_START`](super::CONTENDED_TO_START)) while another CPU
 //! waits, the lock is kept for the holder's CPU for a turn
-//! ([`TURN_TARGET_NS`](super::TURN_TARGET_NS) at the lock's pace), then
-//! for the next waiting CPU's.
+//! ([`TURN_TARGET_NS`](super::TURN_TARGET_NS) at the lock's pace, or
+//! [`SLEEPING_TURN_TARGET_NS`](super::SLEEPING_TURN_TARGET_NS) while the
+//! lock's threads fit on the CPUs and the waiters out of turn sleep
+//! through it), then for the next waiting CPU's.
 //!
 //! What the turns change is only who *tries*, as in the mutex:
 //! - a read, upgradable or write lock whose CPU's turn it is not skips
 //!   the fast path;
 //! - a contended acquisition first registers its CPU as waiting and, out
 //!   of turn, waits for its CPU's turn ([`CpuTurns::wait_for_turn`]:
-//!   yielding between looks at the hint, never longer than the hint stands
-//!   still for a stall, nor past the deadline) *before* it joins the
-//!   word's protocol: a writer counted as waiting keeps every new reader
-//!   out, those of the CPU in turn included, and a reader asking for a
-//!   readers' turn would end the writers' run at the next write unlock;
+//!   asleep on the hint while the lock's threads fit on the CPUs, woken
+//!   by the holder in time for the turn, else yielding between looks at
+//!   it; never longer than the hint stands still for a stall, nor past
+//!   the deadline) *before* it joins the word's protocol: a writer
+//!   counted as waiting keeps every new reader out, those of the CPU in
+//!   turn included, and a reader asking for a readers' turn would end the
+//!   writers' run at the next write unlock;
 //! - every release (read, upgradable, write, downgrade) does the turns'
 //!   bookkeeping before its CAS, as the mutex's unlock does.
 //!
@@ -290,9 +294,7 @@
 //! the first expected value: every transition is still one successful CAS
 //! from the value it was computed from.
 
-use super::cpu_turns::{
-    after_bookkeeping, note_contended, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor, TurnStart,
-};
+use super::cpu_turns::{note_contended, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor, TurnStart};
 #[cfg(not(loom))]
 use super::hand_off_pace::hand_off_interval_ns;
 use super::hand_off_pace::HandOffPace;
@@ -786,7 +788,7 @@ impl RawRwLock {
             self.wake_sleepers();
         }
         if bookkept {
-            after_bookkeeping();
+            self.turns.after_bookkeeping();
         }
     }
 
@@ -822,7 +824,7 @@ impl RawRwLock {
             self.wake_sleepers();
         }
         if bookkept {
-            after_bookkeeping();
+            self.turns.after_bookkeeping();
         }
     }
 
@@ -1397,7 +1399,7 @@ impl RawRwLock {
             self.wake_sleepers();
         }
         if bookkept {
-            after_bookkeeping();
+            self.turns.after_bookkeeping();
         }
     }
 

@@ -165,7 +165,7 @@
 //! crowd the CPUs (the holder may then need this CPU), not profiled (a
 //! profiled wait records every wait), never under loom.
 
-use super::cpu_turns::{after_bookkeeping, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor};
+use super::cpu_turns::{refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor};
 // Under loom the pace is not consulted (`may_hand_off`).
 #[cfg(not(loom))]
 use super::hand_off_pace::hand_off_interval_ns;
@@ -853,7 +853,7 @@ impl RawTtasMutex {
             unlock_of_unlocked();
         }
         if bookkept {
-            after_bookkeeping();
+            self.turns.after_bookkeeping();
         }
     }
 
