@@ -67,6 +67,45 @@ fn rwlock_always_block() {
     }
 }
 
+/// One thread's back-to-back acquisitions of `lock`, `per_thread` of
+/// them: a writer's that update the pair, or a reader's that check it;
+/// `within` a deadline each if `timed`. Returns the writes whose guard
+/// was granted.
+fn back_to_back(
+    lock: &RwLock<(u64, u64)>,
+    writer: bool,
+    timed: bool,
+    per_thread: u64,
+    within: Duration,
+) -> u64 {
+    let mut wrote = 0u64;
+    for _ in 0..per_thread {
+        if writer {
+            let g = if timed {
+                lock.try_write_for(within)
+            } else {
+                Some(lock.write())
+            };
+            if let Some(mut g) = g {
+                g.0 += 1;
+                std::hint::spin_loop();
+                g.1 += 1;
+                wrote += 1;
+            }
+        } else {
+            let g = if timed {
+                lock.try_read_for(within)
+            } else {
+                Some(lock.read())
+            };
+            if let Some(g) = g {
+                assert_eq!(g.0, g.1, "reader saw a writer's half-done update");
+            }
+        }
+    }
+    wrote
+}
+
 /// Back-to-back writers and readers, half of them timed with deadlines
 /// shorter than a turn, on a lock that keeps turns between CPUs
 /// (`cpu_turns.rs`) once its acquisitions are contended: exclusion, every
@@ -81,33 +120,7 @@ fn rwlock_cpu_turns_with_timed_waiters() {
             let lock = lock.clone();
             std::thread::spawn(move || {
                 let (writer, timed) = (i % 2 == 0, i >= 2);
-                let mut wrote = 0u64;
-                for _ in 0..per_thread {
-                    let within = Duration::from_micros(20);
-                    if writer {
-                        let g = if timed {
-                            lock.try_write_for(within)
-                        } else {
-                            Some(lock.write())
-                        };
-                        if let Some(mut g) = g {
-                            g.0 += 1;
-                            std::hint::spin_loop();
-                            g.1 += 1;
-                            wrote += 1;
-                        }
-                    } else {
-                        let g = if timed {
-                            lock.try_read_for(within)
-                        } else {
-                            Some(lock.read())
-                        };
-                        if let Some(g) = g {
-                            assert_eq!(g.0, g.1, "reader saw a writer's half-done update");
-                        }
-                    }
-                }
-                wrote
+                back_to_back(&lock, writer, timed, per_thread, Duration::from_micros(20))
             })
         })
         .collect();
@@ -132,33 +145,7 @@ fn rwlock_two_threads_sleeping_through_turns() {
             .map(|i| {
                 let lock = lock.clone();
                 std::thread::spawn(move || {
-                    let within = Duration::from_micros(30);
-                    let mut wrote = 0u64;
-                    for _ in 0..per_thread {
-                        if i == 0 {
-                            let g = if timed {
-                                lock.try_write_for(within)
-                            } else {
-                                Some(lock.write())
-                            };
-                            if let Some(mut g) = g {
-                                g.0 += 1;
-                                std::hint::spin_loop();
-                                g.1 += 1;
-                                wrote += 1;
-                            }
-                        } else {
-                            let g = if timed {
-                                lock.try_read_for(within)
-                            } else {
-                                Some(lock.read())
-                            };
-                            if let Some(g) = g {
-                                assert_eq!(g.0, g.1, "reader saw a writer's half-done update");
-                            }
-                        }
-                    }
-                    wrote
+                    back_to_back(&lock, i == 0, timed, per_thread, Duration::from_micros(30))
                 })
             })
             .collect();
