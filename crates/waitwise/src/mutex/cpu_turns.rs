@@ -105,8 +105,9 @@
 //!   leaves fewer releases than a bookkeeping interval plus the wake-up's
 //!   lead (`B`, at least [`TURN_WAKE_LEAD_MIN_NS`]) before the change
 //!   ([`wakes_before`]) has the sleepers woken; the holder does that after
-//!   its release ([`CpuTurns::after_bookkeeping`]), one `futex_wake` per
-//!   turn at most, and only if the mask is not empty;
+//!   its release ([`CpuTurns::after_bookkeeping`]), and only if the mask
+//!   is not empty: one `futex_wake` per turn, or two when the woken
+//!   waiter has not left its sleep by the change;
 //! - a waiter never sleeps at a hint whose bookkeeping would have woken
 //!   it: it polls as above through the end of the turn.
 //!
@@ -129,7 +130,11 @@
 //! stored). The hint lives on its own cache line, away from the lock
 //! word and the value (`RawTtasMutex` puts it first and the word last):
 //! the off-turn waiters' looks then never take the word's line from the
-//! holder, and they see the hint's line change only at a bookkeeping.
+//! holder, and they see the hint's line change only at a bookkeeping. A
+//! lock whose waiters sleep through turns adds, at each bookkeeping, a
+//! load of the hint and a store of the wake-up flag; after it, outside
+//! the critical section, a fence and a look at the sleeping CPUs, and the
+//! `futex_wake` when some sleep.
 //!
 //! # Memory ordering
 //!
@@ -137,7 +142,13 @@
 //! acquire/release pairs order the critical sections), and a stale hint
 //! only makes a thread try, or hold back, once more. The holder writes the
 //! turn before it releases the word, so only a holder ever writes the
-//! count and the hint.
+//! count and the hint. One exception: a waiter about to sleep on the hint
+//! and the releaser that wakes the sleepers form a store-buffering pair
+//! (the waiter's bit in the sleeping CPUs then the kernel's look at the
+//! hint; the holder's hint store then its look at the bits), with a
+//! `SeqCst` fence on each side, so that either the sleep is refused or
+//! the releaser sees the bit and wakes it; a wake-up lost anyway would
+//! cost the waiter its stall, not the lock its progress.
 
 use std::time::Duration;
 use waitwise_platform::clock::Deadline;
