@@ -82,6 +82,7 @@
 pub mod barrier;
 pub mod channel;
 pub mod condvar;
+mod cpu_note;
 pub mod env;
 pub mod event;
 pub mod helper;

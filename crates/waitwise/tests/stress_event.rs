@@ -44,6 +44,61 @@ fn one_million_hand_offs_default_waiting() {
     ping_pong(None, 500_000);
 }
 
+/// Ping-pong pairs pinned to one CPU (where the process may pin) while the
+/// process may use more: each waiter finds its notifier noted on its own
+/// CPU and polls by `yield` (module docs of `event`, "A notifier on the
+/// waiter's CPU"). One pair, then three pairs with wait timeouts mixed in
+/// through `wait_timeout`, and a pair whose threads are released to every
+/// CPU halfway (the notes go stale): every notify is consumed by exactly
+/// one wait.
+#[test]
+fn pairs_on_one_cpu_hand_off_every_event() {
+    use waitwise::platform::affinity;
+    let cpu = affinity::current_cpu().unwrap_or(0);
+    let allowed = affinity::allowed_cpus().unwrap_or_default();
+    let pin = move || {
+        let _ = affinity::pin_current_thread(cpu);
+    };
+    let release = move || {
+        let _ = affinity::set_current_thread_affinity(&allowed);
+    };
+    let pair = |rounds: u64, timeouts: bool, release_halfway: bool| {
+        let (ping, pong) = (Event::new(), Event::new());
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                pin();
+                for i in 0..rounds {
+                    if release_halfway && i == rounds / 2 {
+                        release();
+                    }
+                    if timeouts {
+                        while !ping.wait_timeout(Duration::from_micros(i % 7)) {}
+                    } else {
+                        ping.wait();
+                    }
+                    pong.notify();
+                }
+            });
+            pin();
+            for i in 0..rounds {
+                if release_halfway && i == rounds / 2 {
+                    release();
+                }
+                ping.notify();
+                pong.wait();
+            }
+        });
+        assert!(!ping.is_signalled() && !pong.is_signalled());
+    };
+    pair(100_000, false, false);
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| pair(20_000, true, false));
+        }
+    });
+    pair(100_000, false, true);
+}
+
 /// Four ping-pong pairs per CPU the process may use, on the default
 /// waiting: the process's own threads crowd the CPUs, and a waiter looks
 /// early for its permit before its policy polls by `yield`. Every pair

@@ -143,8 +143,8 @@ impl<T> Shared<T> {
         if !self.default_waiting {
             return self.policy;
         }
-        if peer_beside && crowding::holds_cpu(self.policy.mechanism()) {
-            return crowding::crowded(self.policy, yield_guard::lost_slice_recently());
+        if peer_beside {
+            return crowding::for_wait_beside_its_releaser(self.policy);
         }
         // Relaxed: a count read as a hint (an endpoint cloned or dropped
         // meanwhile changes only how this wait polls).

@@ -13,28 +13,16 @@
 //! capacity 16: 1.4 M values/s with the spins, 6-7 M/s without them
 //! (crossbeam-channel: 3 M/s).
 //!
-//! Each side notes the CPU it runs on as it starts a wait (a
-//! `sched_getcpu`, ~3 ns with glibc's rseq area), and compares it with the
-//! CPU the other side noted at its last wait. Each side's note is on a
-//! cache line of its own and is written only when it changes (the thread
-//! moved, or another thread of that side waited), so in a steady state
-//! both lines stay shared and the look costs two cache hits: written at
-//! every wait, the notes would bounce between the CPUs at every wait of a
-//! one-slot ping-pong. The answer is a hint: a
-//! side that has not waited for a while may have moved since, and with
-//! several senders (or receivers) the note is the last waiter's. A wrong
-//! "same CPU" costs a waiter yields where spins would have done (a yield
-//! with nothing else to run returns at once); a wrong "other CPU" costs
-//! what waiting cost before.
-//!
-//! # Memory ordering
-//!
-//! `Relaxed` throughout: the notes are hints that order nothing.
+//! Each side notes the CPU it runs on as it starts a wait, and compares it
+//! with the CPU the other side noted at its last wait ([`CpuNote`]). Each
+//! side's note is on a cache line of its own and is written only when it
+//! changes (the thread moved, or another thread of that side waited), so
+//! in a steady state both lines stay shared and the look costs two cache
+//! hits: written at every wait, the notes would bounce between the CPUs
+//! at every wait of a one-slot ping-pong. With several senders (or
+//! receivers) the note is the last waiter's.
 
-use waitwise_platform::shim::{AtomicU32, Ordering};
-
-/// No CPU noted yet (or it could not be read).
-const UNKNOWN: u32 = u32::MAX;
+use crate::cpu_note::{current_cpu, CpuNote};
 
 /// The CPU each side of a channel last started a wait on, each on a cache
 /// line of its own (module doc).
@@ -44,10 +32,10 @@ pub(super) struct WaitingCpus {
     receiver: Note,
 }
 
-/// One side's note.
+/// One side's note, on a cache line of its own.
 #[derive(Debug)]
 #[repr(align(64))]
-struct Note(AtomicU32);
+struct Note(CpuNote);
 
 /// Which side of the channel waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,8 +47,8 @@ pub(super) enum Side {
 impl WaitingCpus {
     pub(super) fn new() -> Self {
         Self {
-            sender: Note(AtomicU32::new(UNKNOWN)),
-            receiver: Note(AtomicU32::new(UNKNOWN)),
+            sender: Note(CpuNote::new()),
+            receiver: Note(CpuNote::new()),
         }
     }
 
@@ -77,31 +65,15 @@ impl WaitingCpus {
             Side::Sender => (&self.sender, &self.receiver),
             Side::Receiver => (&self.receiver, &self.sender),
         };
-        // Relaxed: hints (module doc).
-        if mine.0.load(Ordering::Relaxed) != cpu {
-            mine.0.store(cpu, Ordering::Relaxed);
-        }
-        cpu != UNKNOWN && theirs.0.load(Ordering::Relaxed) == cpu
+        mine.0.note(cpu);
+        theirs.0.is(cpu)
     }
-}
-
-/// The calling thread's CPU, [`UNKNOWN`] where it cannot be read (and
-/// under loom, whose models have no CPUs).
-#[inline]
-fn current_cpu() -> u32 {
-    #[cfg(not(loom))]
-    {
-        waitwise_platform::affinity::current_cpu()
-            .and_then(|c| u32::try_from(c).ok())
-            .unwrap_or(UNKNOWN)
-    }
-    #[cfg(loom)]
-    UNKNOWN
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::cpu_note::UNKNOWN;
 
     #[test]
     fn a_peer_counts_as_beside_only_when_it_last_waited_on_this_cpu() {

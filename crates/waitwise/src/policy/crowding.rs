@@ -153,6 +153,21 @@ pub fn for_notified_wait(policy: Policy, threads: usize) -> Policy {
     }
 }
 
+/// `policy` for a wait whose releaser last ran on the waiter's own CPU
+/// (as the event and the channel note it): that thread cannot run while
+/// the waiter holds
+/// the CPU, so a policy that would hold it polls by `yield` instead, or
+/// blocks at once while the process's yields lose whole slices
+/// ([`crowded`]); other policies as they are.
+#[inline]
+pub fn for_wait_beside_its_releaser(policy: Policy) -> Policy {
+    if holds_cpu(policy.mechanism()) {
+        crowded(policy, yield_guard::lost_slice_recently())
+    } else {
+        policy
+    }
+}
+
 /// Whether a poll with `mechanism` would hold a CPU that another runnable
 /// thread wants ([`super::holds_wanted_cpu`]) while the process's own
 /// threads crowd the CPUs ([`crowded_by_own_threads`]).
@@ -245,6 +260,19 @@ mod tests {
             assert!(!losing.poll_budget().polls(), "no polling phase");
             assert_eq!(crowded(p, false).mechanism(), Mechanism::Yield);
         }
+    }
+
+    #[test]
+    fn a_wait_beside_its_releaser_gives_up_the_cpu_whatever_the_thread_count() {
+        for p in [Policy::adaptive(), Policy::two_phase(0.5)] {
+            let beside = for_wait_beside_its_releaser(p).mechanism();
+            assert!(!holds_cpu(beside), "{beside:?}");
+            assert_eq!(for_wait_beside_its_releaser(p).limit(), p.limit());
+        }
+        let yielding = Policy::adaptive().with_mechanism(Mechanism::Yield);
+        assert_eq!(for_wait_beside_its_releaser(yielding), yielding);
+        let blocking = Policy::always_block();
+        assert_eq!(for_wait_beside_its_releaser(blocking), blocking);
     }
 
     #[test]
