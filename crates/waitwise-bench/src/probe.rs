@@ -54,6 +54,7 @@ fn machine_text(s: &mut String, probe: &Probe) {
         "Topology       {} CPUs, {} cores, {} packages, {} NUMA nodes; SMT sets: {smt}",
         t.cpus, t.cores, t.packages, t.numa_nodes
     );
+    let _ = writeln!(s, "Wake-ups       {}", wake_placement_text(probe));
     let clock = if probe.clock.source == "tsc" {
         format!(
             "tsc at {:.3} GHz ({})",
@@ -74,6 +75,24 @@ fn machine_text(s: &mut String, probe: &Probe) {
         "Clock          {clock}, read overhead {}",
         fmt_ns(probe.clock.read_overhead_ns)
     );
+}
+
+/// Where woken threads ran ([`waitwise::probe::wake_placement`]).
+fn wake_placement_text(probe: &Probe) -> String {
+    match probe.wake_placement {
+        None => "placement not measured (one allowed CPU, or the probe could not pin its threads)"
+            .to_string(),
+        Some(p) if p.packs() => format!(
+            "a thread woken from another CPU ran beside its waker in {} of {}: this \
+             scheduler packs threads that sleep and wake each other onto one CPU, where \
+             their hand-offs cost a context switch until it moves one away",
+            p.beside_waker, p.counted
+        ),
+        Some(p) => format!(
+            "a thread woken from another CPU ran beside its waker in {} of {}",
+            p.beside_waker, p.counted
+        ),
+    }
 }
 
 /// The measured costs and `B`.

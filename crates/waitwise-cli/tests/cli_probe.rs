@@ -68,6 +68,13 @@ fn probe_json_has_the_stable_keys() {
             "poll limit for {kind}"
         );
     }
+    // Where woken threads ran: counts, or null on one allowed CPU.
+    let placement = get("wake_placement");
+    if !placement.is_null() {
+        let counted = placement["counted"].as_u64().unwrap();
+        let beside = placement["beside_waker"].as_u64().unwrap();
+        assert!(0 < counted && counted <= 16 && beside <= counted, "{placement}");
+    }
     let mechanisms = get("mechanisms").as_object().unwrap();
     for name in [
         "spin", "pause", "backoff", "yield", "block", "umwait", "tpause", "mwaitx",

@@ -15,17 +15,23 @@
 //! `costs.yield_ns`, `costs.futex_wake_no_waiter_ns`,
 //! `costs.spin_round_trip_ns`, `costs.futex_round_trip_ns`,
 //! `costs.block_ns` (B), `policy.poll_limit_ns` (kind -> L_poll),
-//! `mechanisms` (name -> {available, fallback}).
+//! `mechanisms` (name -> {available, fallback}),
+//! `wake_placement.counted`, `wake_placement.beside_waker`.
 //!
 //! `costs.block_stability` says whether the measured `B` can be trusted
-//! ([`block_stability`]).
+//! ([`block_stability`]); `wake_placement` whether this scheduler runs a
+//! woken thread beside its waker ([`wake_placement`]), which makes
+//! threads that sleep and wake each other share one CPU.
 //!
-//! The whole probe takes well under 5 seconds (the round trips are budgeted
+//! The whole probe takes well under 5 seconds (the wake placement about
+//! [`WAKE_UPS`](wake_placement::WAKE_UPS) times
+//! [`IDLE_BEFORE_WAKE`](wake_placement::IDLE_BEFORE_WAKE); the round trips are budgeted
 //! at [`CALIBRATION_BUDGET`](block_cost::CALIBRATION_BUDGET) per measurement, at most
 //! [`block_stability::MAX_MEASUREMENTS`] of them, each cost loop at a few
 //! ms).
 
 pub mod block_stability;
+pub mod wake_placement;
 
 use crate::env;
 use crate::mechanism::Mechanism;
@@ -71,6 +77,9 @@ pub struct Probe {
     pub policy: PolicyInfo,
     /// Every mechanism: runs here, or what runs instead.
     pub mechanisms: BTreeMap<&'static str, MechanismInfo>,
+    /// Where woken threads run: beside their wakers or not
+    /// ([`wake_placement`]); `None` on one allowed CPU.
+    pub wake_placement: Option<wake_placement::WakePlacement>,
     /// The rejected `WAITWISE_*` values, one message each (empty when all
     /// is well; [`crate::env::errors`]).
     pub env_errors: Vec<String>,
@@ -225,6 +234,7 @@ pub fn run() -> Result<Probe, TopologyError> {
         costs,
         policy: policy_info(),
         mechanisms: mechanism_info(),
+        wake_placement: wake_placement::measure(),
         env_errors: env::errors().iter().map(ToString::to_string).collect(),
     })
 }
