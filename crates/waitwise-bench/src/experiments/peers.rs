@@ -64,6 +64,7 @@ use primitives::{contenders, RunSettings};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use waitwise::probe::wake_placement::WakePlacement;
 use waitwise_platform::cpu_time::OthersCpu;
 
 /// Settings of one run.
@@ -219,6 +220,9 @@ pub struct PeersResult {
     /// CPUs other programs kept busy on average during the run (this
     /// process, its child cells and its co-runners left out).
     pub others_cpus: Option<f64>,
+    /// Where this machine's scheduler ran woken threads, measured before
+    /// the cells ([`waitwise::probe::wake_placement`]); `None` on one CPU.
+    pub wake_placement: Option<WakePlacement>,
     /// One entry per primitive run.
     pub primitives: Vec<PrimitiveResult>,
     /// Wall time of the whole run, s.
@@ -236,6 +240,7 @@ pub fn run(config: &Config) -> PeersResult {
     let started = Instant::now();
     let before = OthersCpu::now();
     let hints = HintRate::calibrate();
+    let wake_placement = waitwise::probe::wake_placement::measure();
     let cpus = cpus();
     let plan: Vec<(Primitive, Vec<Point>)> = config
         .primitives()
@@ -266,6 +271,7 @@ pub fn run(config: &Config) -> PeersResult {
         others_cpus: before
             .zip(OthersCpu::now())
             .and_then(|(b, a)| a.average_cpus_since(&b)),
+        wake_placement,
         primitives: assemble(&plan, results),
         seconds: started.elapsed().as_secs_f64(),
     }

@@ -11,6 +11,7 @@ use crate::chart::Heatmap;
 use crate::experiments::{ExperimentOutput, Headline, RenderedChart};
 use crate::export::{Cell, Column, Table};
 use std::fmt;
+use waitwise::probe::wake_placement::WakePlacement;
 
 /// Why a ratio is missing: the cell ran, but waitwise or every peer
 /// completed nothing, or the peer had nothing to compare.
@@ -280,6 +281,7 @@ impl ExperimentOutput for PeersResult {
             super::grid::FORCED_HIGH_BLOCK_NS
         ));
         n.extend(others_note(self.others_cpus, self.cpus));
+        n.extend(packing_note(self.wake_placement));
         n
     }
 }
@@ -330,6 +332,22 @@ fn others_note(others_cpus: Option<f64>, cpus: usize) -> Option<String> {
     ))
 }
 
+/// A note when this machine's scheduler runs most woken threads beside
+/// their wakers ([`WakePlacement::packs`]): the rounds of a pair that
+/// sleeps now and then can lose milliseconds on one CPU, where a spin
+/// baseline, which never sleeps, is never packed.
+fn packing_note(placement: Option<WakePlacement>) -> Option<String> {
+    let p = placement.filter(WakePlacement::packs)?;
+    Some(format!(
+        "This machine's scheduler ran a thread woken from another CPU beside its waker in {} of {} wake-ups \
+         (waitwise probe, Wake-ups): two threads that hand work back and forth and sleep now and then can share \
+         one CPU for milliseconds of a round, handing off by context switch there, until the scheduler moves one \
+         away. The spin baselines (event, barrier) never sleep and are never packed; waitwise and the peers that \
+         sleep lose the rounds it happens in.",
+        p.beside_waker, p.counted
+    ))
+}
+
 /// What the interval of `rounds` paired ratios covers, in words.
 fn coverage_words(rounds: usize) -> String {
     match crate::stats::median_ci_ranks(rounds) {
@@ -362,6 +380,19 @@ mod tests {
             t.to_string(),
             "mutex: 3 of 5 compared cells meet the targets; 1 of 5 at >= 1.2x the best peer's throughput (1 of 6 cells not compared)."
         );
+    }
+
+    #[test]
+    fn packing_is_noted_only_when_most_wake_ups_land_beside_the_waker() {
+        let p = |counted, beside_waker| {
+            Some(WakePlacement {
+                counted,
+                beside_waker,
+            })
+        };
+        assert!(packing_note(p(16, 13)).is_some_and(|n| n.contains("13 of 16")));
+        assert!(packing_note(p(16, 2)).is_none());
+        assert!(packing_note(None).is_none());
     }
 
     #[test]
