@@ -73,7 +73,10 @@ fn probe_json_has_the_stable_keys() {
     if !placement.is_null() {
         let counted = placement["counted"].as_u64().unwrap();
         let beside = placement["beside_waker"].as_u64().unwrap();
-        assert!(0 < counted && counted <= 16 && beside <= counted, "{placement}");
+        assert!(
+            0 < counted && counted <= 16 && beside <= counted,
+            "{placement}"
+        );
     }
     let mechanisms = get("mechanisms").as_object().unwrap();
     for name in [
