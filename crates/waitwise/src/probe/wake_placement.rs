@@ -74,6 +74,9 @@ pub fn measure() -> Option<WakePlacement> {
                 // Runs on its own CPU, then may run anywhere once woken.
                 ok &= pinned(&[sleeper_cpu]) && pinned(&allowed);
                 before.store(cpu(), Ordering::Relaxed);
+                // Acquire, and the waker's Release store: the round counter
+                // pairs as a futex word's value does; the notes beside it
+                // are hints (above).
                 while word.value().load(Ordering::Acquire) == round {
                     word.wait(round, Some(Duration::from_secs(1)));
                 }
@@ -91,6 +94,7 @@ pub fn measure() -> Option<WakePlacement> {
                 std::thread::sleep(IDLE_BEFORE_WAKE);
                 let slept_on = before.load(Ordering::Relaxed);
                 let waker = cpu();
+                // Release: pairs with the sleeper's Acquire load (above).
                 word.value().store(round + 1, Ordering::Release);
                 word.wake(1);
                 let woke_on = loop {
