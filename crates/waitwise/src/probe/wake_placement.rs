@@ -20,6 +20,7 @@
 //! where it runs. A wake-up counts when the sleeper slept on another CPU
 //! than its waker's; it is "beside" when it then runs on the waker's.
 
+use crate::cpu_note::{current_cpu, UNKNOWN};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use waitwise_platform::affinity;
@@ -49,9 +50,6 @@ impl WakePlacement {
     }
 }
 
-/// No CPU read yet.
-const UNREAD: u32 = u32::MAX;
-
 /// Measures the placement of [`WAKE_UPS`] wake-ups; `None` where the
 /// process may run on one CPU only, or its threads cannot be pinned, or
 /// their CPU cannot be read.
@@ -65,7 +63,7 @@ pub fn measure() -> Option<WakePlacement> {
     // milliseconds after it was made (`before`), or once it shows a value
     // (`after`), and a stale one would miscount one wake-up, nothing more.
     let word = Futex::new(0);
-    let (before, after) = (AtomicU32::new(UNREAD), AtomicU32::new(UNREAD));
+    let (before, after) = (AtomicU32::new(UNKNOWN), AtomicU32::new(UNKNOWN));
     let pinned = |cpus: &[usize]| affinity::set_current_thread_affinity(cpus).is_ok();
     std::thread::scope(|s| {
         let sleeper = s.spawn(|| {
@@ -73,14 +71,14 @@ pub fn measure() -> Option<WakePlacement> {
             for round in 0..WAKE_UPS {
                 // Runs on its own CPU, then may run anywhere once woken.
                 ok &= pinned(&[sleeper_cpu]) && pinned(&allowed);
-                before.store(cpu(), Ordering::Relaxed);
+                before.store(current_cpu(), Ordering::Relaxed);
                 // Acquire, and the waker's Release store: the round counter
                 // pairs as a futex word's value does; the notes beside it
                 // are hints (above).
                 while word.value().load(Ordering::Acquire) == round {
                     word.wait(round, Some(Duration::from_secs(1)));
                 }
-                after.store(cpu(), Ordering::Relaxed);
+                after.store(current_cpu(), Ordering::Relaxed);
             }
             ok
         });
@@ -93,17 +91,17 @@ pub fn measure() -> Option<WakePlacement> {
             for round in 0..WAKE_UPS {
                 std::thread::sleep(IDLE_BEFORE_WAKE);
                 let slept_on = before.load(Ordering::Relaxed);
-                let waker = cpu();
+                let waker = current_cpu();
                 // Release: pairs with the sleeper's Acquire load (above).
                 word.value().store(round + 1, Ordering::Release);
                 word.wake(1);
                 let woke_on = loop {
-                    match after.swap(UNREAD, Ordering::Relaxed) {
-                        UNREAD => std::thread::yield_now(),
+                    match after.swap(UNKNOWN, Ordering::Relaxed) {
+                        UNKNOWN => std::thread::yield_now(),
                         cpu => break cpu,
                     }
                 };
-                if slept_on != UNREAD && waker != UNREAD && slept_on != waker {
+                if slept_on != UNKNOWN && waker != UNKNOWN && slept_on != waker {
                     placement.counted += 1;
                     placement.beside_waker += u32::from(woke_on == waker);
                 }
@@ -114,13 +112,6 @@ pub fn measure() -> Option<WakePlacement> {
         let placement = waker.join().ok().flatten();
         placement.filter(|p| sleeper_ok && p.counted > 0)
     })
-}
-
-/// The calling thread's CPU, [`UNREAD`] where it cannot be read.
-fn cpu() -> u32 {
-    affinity::current_cpu()
-        .and_then(|c| u32::try_from(c).ok())
-        .unwrap_or(UNREAD)
 }
 
 #[cfg(test)]
