@@ -78,6 +78,18 @@ fn back_to_back(
     per_thread: u64,
     within: Duration,
 ) -> u64 {
+    back_to_back_holding(lock, writer, timed, per_thread, within, 1)
+}
+
+/// [`back_to_back`], each critical section `hints` spin-loop hints long.
+fn back_to_back_holding(
+    lock: &RwLock<(u64, u64)>,
+    writer: bool,
+    timed: bool,
+    per_thread: u64,
+    within: Duration,
+    hints: u32,
+) -> u64 {
     let mut wrote = 0u64;
     for _ in 0..per_thread {
         if writer {
@@ -88,7 +100,9 @@ fn back_to_back(
             };
             if let Some(mut g) = g {
                 g.0 += 1;
-                std::hint::spin_loop();
+                for _ in 0..hints {
+                    std::hint::spin_loop();
+                }
                 g.1 += 1;
                 wrote += 1;
             }
@@ -100,6 +114,10 @@ fn back_to_back(
             };
             if let Some(g) = g {
                 assert_eq!(g.0, g.1, "reader saw a writer's half-done update");
+                for _ in 1..hints {
+                    std::hint::spin_loop();
+                }
+                assert_eq!(g.0, g.1, "a writer entered beside a reader");
             }
         }
     }
@@ -152,6 +170,38 @@ fn rwlock_two_threads_sleeping_through_turns() {
         let wrote: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
         if !timed {
             assert_eq!(wrote, per_thread);
+        }
+        assert_eq!(*lock.read(), (wrote, wrote));
+        assert!(!lock.is_locked());
+    }
+}
+
+/// Writers and readers back to back through critical sections of a few
+/// µs, which a writer that locks again at once holds almost all the time:
+/// its waiters starve, sleep in the lock's protocol and start turns
+/// (`cpu_turns.rs`, "Starving waiters"). A writer and a reader that fit
+/// on the CPUs, untimed and with deadlines shorter than a turn, then two
+/// writers and two readers, more threads than CPUs: exclusion, every
+/// write that returned a guard counted, every untimed reader served, and
+/// no hang (a starving reader that sleeps on in another CPU's turn is
+/// woken for its own, or probes the lock after the stall).
+#[test]
+fn rwlock_starving_waiters_beside_a_writer_that_locks_again_at_once() {
+    for (threads, timed) in [(2u64, false), (2, true), (4, false)] {
+        let lock = Arc::new(RwLock::new((0u64, 0u64)));
+        let per_thread = (TOTAL_OPS / 16).div_ceil(threads);
+        let hs: Vec<_> = (0..threads)
+            .map(|i| {
+                let lock = lock.clone();
+                std::thread::spawn(move || {
+                    let within = Duration::from_micros(50);
+                    back_to_back_holding(&lock, i % 2 == 0, timed, per_thread, within, 200)
+                })
+            })
+            .collect();
+        let wrote: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
+        if !timed {
+            assert_eq!(wrote, per_thread * threads.div_ceil(2));
         }
         assert_eq!(*lock.read(), (wrote, wrote));
         assert!(!lock.is_locked());

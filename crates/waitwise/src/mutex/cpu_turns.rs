@@ -118,6 +118,27 @@
 //! waiter's turn. On a crowded machine the waiters yield, as a sleeping
 //! waiter's CPU-mates would run anyway.
 //!
+//! # Starving waiters
+//!
+//! A reader-writer lock's turns start when its holder's acquisitions are
+//! mostly contended. A holder that locks again at once, through critical
+//! sections of a µs or more, is hardly ever contended: it wins almost
+//! every race against the waiter, which polls through its phase in vain
+//! and sleeps in the lock's own protocol, again and again, while the
+//! holder runs alone. So a waiter about to sleep there registers its CPU
+//! and marks the lock *starving* ([`CpuTurns::register_starving`]), and
+//! the holder's next bookkeeping starts turns for it while the lock's
+//! threads fit on the CPUs, the first turn the starving waiter's CPU's.
+//! A reader woken from that sleep in another CPU's turn then waits for its
+//! own on the hint, as an arriving one does. Such a lock's
+//! [`BOOKKEEPING_EVERY`] releases may take longer than the stall, so turns
+//! kept for a starving waiter stall for two of the lock's fastest recent
+//! bookkeeping intervals at least, for [`STARVING_TURNS`] changes of turn;
+//! then the usual stall judges the lock again, and the turns of a lock
+//! whose bookkeepings come further apart end until a waiter starves
+//! again. A lock that is mostly free, whose waiter starved because its
+//! holder was preempted, thus keeps turns for a few changes only.
+//!
 //! # Cost
 //!
 //! Uncontended: a load of the hint in `lock`, and of the hint and the
@@ -310,11 +331,6 @@ fn machine_crowded() -> bool {
     }
 }
 
-/// The stall now ([`turn_stall_for`]).
-fn turn_stall_ns() -> u64 {
-    turn_stall_for(machine_crowded())
-}
-
 /// Turns start after a thread's bookkeeping interval in which at most
 /// this many of its releases followed a release on another CPU (runs of
 /// about [`BOOKKEEPING_EVERY`] / this releases on one CPU or longer).
@@ -374,6 +390,16 @@ pub struct CpuTurns {
     /// Set by a bookkeeping after which the sleepers must be woken, once
     /// the lock is released ([`CpuTurns::after_bookkeeping`]).
     wake_due: AtomicBool,
+    /// Set by a waiter about to sleep in the lock's own protocol
+    /// ([`CpuTurns::register_starving`]); taken by the next bookkeeping,
+    /// which it lets start turns ("Starving waiters"). A std atomic, as
+    /// `starving_turns`: hints that the loom models, which never starve a
+    /// waiter, need not explore.
+    starving: std::sync::atomic::AtomicBool,
+    /// Changes of turn left in turns kept for a starving waiter
+    /// ([`STARVING_TURNS`]); 0 when the turns are not such turns. Only a
+    /// holder writes it.
+    starving_turns: std::sync::atomic::AtomicU32,
     /// Cycle-clock ns of the last bookkeeping (0: none yet). Only a
     /// holder touches it.
     bookkept_ns: AtomicU64,
@@ -437,6 +463,14 @@ impl TurnStart {
 /// turns would only hold back.
 pub const CONTENDED_TO_START: u32 = BOOKKEEPING_EVERY.div_ceil(2);
 
+/// Changes of turn that turns kept for a starving waiter last ("Starving
+/// waiters"): two rounds of turns between two CPUs. Then the stall is the
+/// usual one again, and turns of a lock whose bookkeepings come further
+/// apart than that end, until a waiter starves again; a lock that is
+/// mostly free, whose waiter starved once (its holder preempted), keeps
+/// them no longer.
+pub const STARVING_TURNS: u32 = 4;
+
 /// The CPU of the lock's last release while turns are considered, kept
 /// beside the lock word (whose cache line the holder owns): the holder
 /// reads it at each such release and writes it when the lock moved CPU.
@@ -490,6 +524,8 @@ impl CpuTurns {
                 waiting: AtomicU64::new(0),
                 sleeping: AtomicU64::new(0),
                 wake_due: AtomicBool::new(false),
+                starving: std::sync::atomic::AtomicBool::new(false),
+                starving_turns: std::sync::atomic::AtomicU32::new(0),
                 bookkept_ns: AtomicU64::new(0),
                 fastest_ns: AtomicU64::new(0),
                 bookkept_by: AtomicU64::new(0),
@@ -548,6 +584,47 @@ impl CpuTurns {
         }
     }
 
+    /// A waiter of `slot` about to sleep in the lock's own protocol (its
+    /// polling phase passed without the lock): registers the CPU as
+    /// waiting, and lets the next bookkeeping start turns whatever the
+    /// holder's contention ("Starving waiters"). One load when both are
+    /// set already.
+    #[inline]
+    pub fn register_starving(&self, slot: u32) {
+        if !self.sleeps_out_of_turn() {
+            return;
+        }
+        self.register_waiting(slot);
+        // Relaxed: a hint.
+        if !self.starving.load(Ordering::Relaxed) {
+            self.starving.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// How long the hint may stand still now ([`turn_stall_for`]), ns;
+    /// `for_starving`: for turns kept for a starving waiter, which, while
+    /// the lock's threads fit on the CPUs, is at least two of the lock's
+    /// fastest recent bookkeeping intervals, so that such turns hold on a
+    /// lock held through long critical sections too (whose
+    /// [`BOOKKEEPING_EVERY`] releases take longer than
+    /// [`TURN_STALL_ALONE_NS`]).
+    fn stall_ns(&self, crowded: bool, for_starving: bool) -> u64 {
+        let stall = turn_stall_for(crowded);
+        if crowded || !for_starving {
+            return stall;
+        }
+        // Relaxed: a hint; only a holder writes it.
+        stall.max(self.fastest_ns.load(Ordering::Relaxed).saturating_mul(2))
+    }
+
+    /// Whether the turns are kept for a starving waiter
+    /// ([`STARVING_TURNS`]).
+    #[inline]
+    fn for_starving(&self) -> bool {
+        // Relaxed: a hint; only a holder writes it.
+        self.starving_turns.load(Ordering::Relaxed) != 0
+    }
+
     /// A waiter of `slot` in another CPU's turn: registers the CPU as
     /// waiting and waits for the turn to be this CPU's (`true`), yielding
     /// between looks at the hint (spinning while the turn is about to
@@ -565,7 +642,7 @@ impl CpuTurns {
         // machine's crowding as last cached (`machine_crowded`).
         #[cfg(not(loom))]
         crate::policy::idle_extension::refresh_stale_demand();
-        let stall = Duration::from_nanos(turn_stall_ns());
+        let stall = Duration::from_nanos(self.stall_ns(machine_crowded(), self.for_starving()));
         let mut seen = None;
         let mut stall_end = Deadline::NEVER;
         loop {
@@ -590,6 +667,14 @@ impl CpuTurns {
                 yield_now();
             }
         }
+    }
+
+    /// Whether the lock's waiters out of turn sleep through a turn now
+    /// ("Sleeping through a turn"): its turns are such, and its threads
+    /// fit on the CPUs. Under loom, no.
+    #[inline]
+    pub fn sleeps_out_of_turn(&self) -> bool {
+        self.start.sleeps_out_of_turn() && !machine_crowded()
     }
 
     /// Whether a waiter out of turn that sees the hint `kept` sleeps on it
@@ -670,14 +755,20 @@ impl CpuTurns {
 
     /// The bookkeeping of a holder's release, with the hint `kept`. Turns
     /// start as the lock's [`TurnStart`] says, from the thread's
-    /// bookkeeping interval.
+    /// bookkeeping interval, or, while the lock's threads fit on the CPUs,
+    /// for a starving waiter ("Starving waiters").
     #[cold]
     fn keep_turn(&self, kept: u32) {
-        let starts = self.start.starts(take_cpu_changes(), take_contended());
         let crowded = machine_crowded();
-        let saturated = self.saturated(crowded);
+        // Relaxed: a hint, taken at every bookkeeping.
+        let starving = self.starving.load(Ordering::Relaxed)
+            && self.starving.swap(false, Ordering::Relaxed)
+            && !crowded;
+        let starts = self.start.starts(take_cpu_changes(), take_contended());
+        let saturated = self.saturated(crowded, starving || self.for_starving());
         let me = refresh_cpu_slot() % SLOTS;
-        self.account(me, kept, saturated && (kept != 0 || starts), crowded);
+        let keeps = saturated && (kept != 0 || starts || starving);
+        self.account(me, kept, keeps, starving && !starts, crowded);
     }
 
     /// Whether the lock's releases come fast enough for turns: the
@@ -686,37 +777,36 @@ impl CpuTurns {
     /// A lock used more sparsely is not saturated, and its waiters do
     /// better racing (and sleeping) as without turns than waiting for
     /// slow turns. Under loom, always (the models do not read clocks).
-    fn saturated(&self, crowded: bool) -> bool {
+    fn saturated(&self, crowded: bool, for_starving: bool) -> bool {
         if cfg!(loom) {
             return true;
         }
         let now = waitwise_platform::clock::cycle_clock().now();
-        self.saturated_at(now, turn_stall_for(crowded))
+        self.saturated_at(now, crowded, for_starving)
     }
 
-    /// [`CpuTurns::saturated`] for a bookkeeping at cycle-clock `now`,
-    /// with the stall limit `stall` (ns).
-    fn saturated_at(&self, now: u64, stall: u64) -> bool {
+    /// [`CpuTurns::saturated`] for a bookkeeping at cycle-clock `now`: the
+    /// pace noted, then the interval held against the stall
+    /// ([`CpuTurns::stall_ns`]).
+    fn saturated_at(&self, now: u64, crowded: bool, for_starving: bool) -> bool {
         // Relaxed: only a holder touches it.
         let last = self.bookkept_ns.swap(now, Ordering::Relaxed);
         let interval = now.saturating_sub(last);
         // Relaxed: only a holder touches it.
         let mark = thread_mark();
         let same_thread = self.bookkept_by.swap(mark, Ordering::Relaxed) == mark;
-        if last == 0 || interval > stall {
+        if last == 0 {
             return false;
         }
-        if !same_thread {
-            // Not this thread's releases alone: no pace.
-            return true;
+        if same_thread {
+            // This thread's releases alone: the lock's pace.
+            let fastest = match self.fastest_ns.load(Ordering::Relaxed) {
+                0 => interval,
+                f => interval.min(f + f / 64),
+            };
+            self.fastest_ns.store(fastest, Ordering::Relaxed);
         }
-        let fastest = self.fastest_ns.load(Ordering::Relaxed);
-        let fastest = match fastest {
-            0 => interval,
-            f => interval.min(f + f / 64),
-        };
-        self.fastest_ns.store(fastest, Ordering::Relaxed);
-        true
+        interval <= self.stall_ns(crowded, for_starving)
     }
 
     /// The length of a turn that starts now: [`turn_target_ns`] at the
@@ -737,8 +827,10 @@ impl CpuTurns {
     /// that registered since the last bookkeeping are the waiting ones;
     /// their registrations are taken, so that a CPU whose threads stopped
     /// waiting drops out at the next bookkeeping (and with no other CPU
-    /// waiting, or a lock not `saturated`, the turns end).
-    fn account(&self, me: u32, kept: u32, saturated: bool, crowded: bool) {
+    /// waiting, or a lock not `saturated`, the turns end). Turns that
+    /// start here start with this CPU's, or with the next waiting CPU's
+    /// when `for_starving` (a waiter there slept).
+    fn account(&self, me: u32, kept: u32, saturated: bool, for_starving: bool, crowded: bool) {
         // Relaxed: a hint. A CPU whose thread sleeps through the turn
         // waits on.
         let waiting = self.waiting.swap(0, Ordering::Relaxed) | self.sleeping_cpus();
@@ -755,6 +847,17 @@ impl CpuTurns {
             if self.pausing_starts() {
                 return;
             }
+            // Relaxed: only a holder touches it.
+            self.starving_turns.store(
+                if for_starving { STARVING_TURNS } else { 0 },
+                Ordering::Relaxed,
+            );
+            if for_starving {
+                // A waiter of another CPU slept in the lock's protocol:
+                // the first turn is its CPU's.
+                self.give_turn(next_slot(others, me), crowded);
+                return;
+            }
             // The first turn is this CPU's: it had the long run.
             self.give_turn(me, crowded);
         } else if !kept_by(kept, me) {
@@ -767,8 +870,11 @@ impl CpuTurns {
         let length = self.turn_length.load(Ordering::Relaxed);
         if n >= length {
             // The turn held to its change: turns start at once again.
-            // Relaxed: only a holder touches it.
+            // Relaxed: only a holder touches them.
             self.next_start_pause.store(1, Ordering::Relaxed);
+            let starving_turns = self.starving_turns.load(Ordering::Relaxed);
+            self.starving_turns
+                .store(starving_turns.saturating_sub(1), Ordering::Relaxed);
             self.give_turn(next_slot(others, me), crowded);
         } else {
             self.released.store(n, Ordering::Relaxed);
@@ -784,6 +890,7 @@ impl CpuTurns {
             me % SLOTS,
             self.kept_for.load(Ordering::Relaxed),
             true,
+            false,
             true,
         );
     }
@@ -793,6 +900,8 @@ impl CpuTurns {
     /// doubles, up to [`MAX_START_PAUSE`].
     fn turns_end(&self) {
         self.set_hint(0);
+        // Relaxed: only a holder touches it.
+        self.starving_turns.store(0, Ordering::Relaxed);
         // Relaxed: a hint; only a holder touches the counts.
         if self.released.load(Ordering::Relaxed) <= BOOKKEEPING_EVERY {
             let pause = self.next_start_pause.load(Ordering::Relaxed);
@@ -1284,7 +1393,7 @@ mod tests {
         let t = turn_kept_by(0, 1);
         assert!(t.kept());
         t.register_waiting(1);
-        t.account(0, t.kept_for.load(Ordering::Relaxed), false, true);
+        t.account(0, t.kept_for.load(Ordering::Relaxed), false, false, true);
         assert!(!t.kept(), "the releases came too slowly: no turns");
     }
 
@@ -1293,14 +1402,71 @@ mod tests {
         // Explicit times: two calls in a row could be a stall apart on a
         // loaded machine.
         let t = CpuTurns::new();
-        let stall = 40_000;
-        assert!(!t.saturated_at(1_000, stall), "no bookkeeping before");
-        assert!(t.saturated_at(1_500, stall), "500 ns later");
+        let stall = TURN_STALL_CROWDED_NS;
+        assert!(!t.saturated_at(1_000, true, false), "no bookkeeping before");
+        assert!(t.saturated_at(1_500, true, false), "500 ns later");
         assert_eq!(t.fastest_ns.load(Ordering::Relaxed), 500, "the pace");
-        assert!(!t.saturated_at(1_500 + stall + 1, stall), "a stall later");
-        // 600 ns: the fastest pace drifts up by 1/64 only.
-        assert!(t.saturated_at(2_101 + stall, stall));
-        assert_eq!(t.fastest_ns.load(Ordering::Relaxed), 500 + 500 / 64);
+        assert!(
+            !t.saturated_at(1_500 + stall + 1, true, false),
+            "a stall later"
+        );
+        // The fastest pace drifts up by 1/64 at each bookkeeping only.
+        let drifted = 500 + 500 / 64;
+        assert_eq!(t.fastest_ns.load(Ordering::Relaxed), drifted);
+        assert!(t.saturated_at(2_101 + stall, true, false), "600 ns later");
+        assert_eq!(t.fastest_ns.load(Ordering::Relaxed), drifted + drifted / 64);
+    }
+
+    #[test]
+    fn turns_for_a_starving_waiter_stall_for_two_bookkeeping_intervals() {
+        // A lock held through long critical sections: its bookkeepings
+        // come 100 µs apart, further than the stall alone.
+        let t = CpuTurns::starting(TurnStart::WhenContended);
+        let interval = TURN_STALL_ALONE_NS + 36_000;
+        assert!(!t.saturated_at(1_000, false, true), "no bookkeeping before");
+        assert!(
+            t.saturated_at(1_000 + interval, false, true),
+            "the threads fit"
+        );
+        assert_eq!(t.stall_ns(false, true), 2 * interval);
+        assert!(
+            !t.saturated_at(1_000 + 2 * interval + TURN_STALL_CROWDED_NS + 1, true, true),
+            "on a crowded machine the stall is the crowded one"
+        );
+        // Other turns keep the stall alone.
+        assert_eq!(t.stall_ns(false, false), TURN_STALL_ALONE_NS);
+        assert!(!t.saturated_at(1_000 + 3 * interval, false, false));
+    }
+
+    #[test]
+    fn turns_for_a_starving_waiter_start_with_its_cpu_and_end_after_their_rounds() {
+        let t = CpuTurns::starting(TurnStart::WhenContended);
+        // CPU 1's waiter slept in the lock's protocol.
+        t.register_starving(1);
+        t.account(0, 0, true, true, false);
+        assert_eq!(t.turn_for(1), TurnFor::Mine, "the first turn is CPU 1's");
+        assert!(t.for_starving());
+        // Each turn runs to its change, both CPUs waiting.
+        let mut changes = 0;
+        while t.for_starving() {
+            let holder = if t.turn_for(0) == TurnFor::Mine { 0 } else { 1 };
+            t.register_waiting(1 - holder);
+            t.account(
+                holder,
+                t.kept_for.load(Ordering::Relaxed),
+                true,
+                false,
+                false,
+            );
+            changes += u32::from(t.turn_for(holder) != TurnFor::Mine);
+            assert!(changes <= STARVING_TURNS, "the count ends them");
+        }
+        assert_eq!(changes, STARVING_TURNS);
+        assert!(t.kept(), "kept on while the lock stays saturated");
+        // A bookkeeping that finds the lock not saturated ends them.
+        t.register_waiting(0);
+        t.account(1, t.kept_for.load(Ordering::Relaxed), false, false, false);
+        assert!(!t.kept());
     }
 
     #[test]

@@ -215,6 +215,20 @@
 //! A waiter that times out leaves `SLEEPING` set if it set it: the next
 //! release wakes nobody, one system call.
 //!
+//! # One polling phase per acquisition
+//!
+//! A waiting reader's wait ends at every write unlock, which takes its
+//! request (`READERS_WAITING`): the reader tries the lock, asks again and
+//! waits again. A writer that locks again at once wins most of those
+//! races, so if each of those waits began a polling phase of its own, the
+//! reader would poll for as long as such a writer runs, never reaching
+//! its sleep, and keep its CPU busy where a reader that sleeps leaves it
+//! idle. So the waits of one read acquisition (plain, upgradable,
+//! recursive, or an upgrade) share one polling phase, which starts at the
+//! first wait that polls; only a kernel wake-up starts the next. A
+//! writer's rounds each poll afresh: the rounds it loses to other writers
+//! are bounded by its starving ("Bounded unfairness among writers").
+//!
 //! # Turns between CPUs
 //!
 //! Two threads on two CPUs that take the lock back to back, a writer and a
@@ -232,7 +246,11 @@
 //! ([`TURN_TARGET_NS`](super::TURN_TARGET_NS) at the lock's pace, or
 //! [`SLEEPING_TURN_TARGET_NS`](super::SLEEPING_TURN_TARGET_NS) while the
 //! lock's threads fit on the CPUs and the waiters out of turn sleep
-//! through it), then for the next waiting CPU's.
+//! through it), then for the next waiting CPU's. A holder that locks
+//! again at once through long critical sections is rarely contended, and
+//! its waiter starves instead: while the lock's threads fit on the CPUs,
+//! a waiter about to sleep in the lock's protocol starts turns too, the
+//! first one its CPU's (`cpu_turns.rs`, "Starving waiters").
 //!
 //! What the turns change is only who *tries*, as in the mutex:
 //! - a read, upgradable or write lock whose CPU's turn it is not skips
@@ -251,7 +269,9 @@
 //!
 //! Once in the protocol a waiter races as without turns, so turns never
 //! decide who gets the lock, only when threads of another CPU start to
-//! ask; `try_*` and recursive reads ignore them. Readers that hold the
+//! ask (a reader woken from a sleep in the protocol in another CPU's turn
+//! asks again only in its own, while the waiters out of turn sleep);
+//! `try_*` and recursive reads ignore them. Readers that hold the
 //! lock together on several CPUs release it on each in turn: their runs
 //! on one CPU are short, their acquisitions uncontended, and no turn
 //! starts; if one does, concurrent read unlocks may do the bookkeeping
@@ -294,7 +314,9 @@
 //! the first expected value: every transition is still one successful CAS
 //! from the value it was computed from.
 
-use super::cpu_turns::{note_contended, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor, TurnStart};
+use super::cpu_turns::{
+    cpu_slot, note_contended, refresh_cpu_slot, CpuTurns, HolderCpu, TurnFor, TurnStart,
+};
 #[cfg(not(loom))]
 use super::hand_off_pace::hand_off_interval_ns;
 use super::hand_off_pace::HandOffPace;
@@ -537,6 +559,29 @@ struct ReaderWait<'a> {
     patient: bool,
 }
 
+/// The polling phase of one acquisition, which may wait several times:
+/// when it started (cycle-clock ticks), `None` until a wait polls and
+/// again after each kernel wake-up (module doc, "One polling phase per
+/// acquisition").
+#[derive(Default)]
+struct PollPhase {
+    started: Option<u64>,
+}
+
+impl PollPhase {
+    /// The start of the phase, begun at `now()` if none is under way.
+    fn started_at(&mut self, now: impl FnOnce() -> u64) -> u64 {
+        *self.started.get_or_insert_with(now)
+    }
+
+    /// A wait that slept ends the phase: the next one polls afresh.
+    fn after(&mut self, out: &WaitOutcome) {
+        if out.blocked() {
+            self.started = None;
+        }
+    }
+}
+
 impl RawRwLock {
     const_unless_loom! {
         /// An unlocked lock with the default mutex policy.
@@ -606,6 +651,16 @@ impl RawRwLock {
         }
     }
 
+    /// A reader that slept in the lock's protocol and must wait on: in
+    /// another CPU's turn, waits for its own CPU's before it asks again
+    /// (module doc, "Turns between CPUs").
+    fn rejoin_turns(&self, deadline: Deadline) {
+        let slot = refresh_cpu_slot();
+        if self.turns.turn_for(slot) != TurnFor::Mine && self.turns.sleeps_out_of_turn() {
+            self.turns.wait_for_turn(slot, deadline);
+        }
+    }
+
     /// Takes a read lock if no writer holds the lock, although writers
     /// wait: for a thread that may hold a read lock already (lock_api's
     /// `RawRwLockRecursive`; module doc, "State word"). Never waits.
@@ -635,10 +690,18 @@ impl RawRwLock {
         let profiler = self.waits.profiler();
         let start = profiler.start();
         let mut blocked = false;
+        let mut phase = PollPhase::default();
         let acquired = loop {
             // A write unlock and a read unlock from a full lock wake the
             // sleepers (module doc, "Who sleeps").
-            let out = self.wait(&policy, deadline, recursively_readable, false, None);
+            let out = self.wait(
+                &policy,
+                deadline,
+                recursively_readable,
+                false,
+                None,
+                &mut phase,
+            );
             blocked |= out.blocked();
             if self.try_lock_shared_recursive() {
                 break true;
@@ -704,7 +767,12 @@ impl RawRwLock {
         // Turns this reader missed: patient after MAX_PASSES (module doc,
         // "A turn for a reader that does not run").
         let mut missed = 0;
+        let mut phase = PollPhase::default();
+        let mut slept = false;
         let acquired = loop {
+            if slept {
+                self.rejoin_turns(deadline);
+            }
             self.announce_reader();
             // Back to announce when a write unlock took the request (it
             // clears READERS_WAITING): a reader that missed that turn, not
@@ -713,8 +781,9 @@ impl RawRwLock {
                 beat: &self.reader_beat,
                 patient: liveness::is_patient(missed),
             };
-            let out = self.wait(&policy, deadline, ready, false, Some(beat));
+            let out = self.wait(&policy, deadline, ready, false, Some(beat), &mut phase);
             blocked |= out.blocked();
+            slept = out.blocked();
             if try_lock(self) {
                 break true;
             }
@@ -922,6 +991,7 @@ impl RawRwLock {
         let mut s = w.load(Ordering::Relaxed);
         // Whether it counts itself in writers_waiting.
         let mut counted = false;
+        let mut phase = PollPhase::default();
         let acquired = loop {
             debug_assert!(upgradable(s) && readers(s) > 0, "not upgradable: {s:#x}");
             let leave = if counted { WRITER_WAITING } else { 0 };
@@ -957,6 +1027,7 @@ impl RawRwLock {
                     },
                     false,
                     None,
+                    &mut phase,
                 );
                 blocked |= out.blocked();
                 s = out.value();
@@ -1021,6 +1092,7 @@ impl RawRwLock {
         // which order (module doc).
         let mut s = w.load(Ordering::Relaxed);
         let mut uncounted_blocked = false;
+        let mut phase = PollPhase::default();
         loop {
             if writable(s) {
                 match w.compare_exchange_weak(
@@ -1046,6 +1118,7 @@ impl RawRwLock {
                     |v| writable(v) || writers_waiting(v) < MAX_WRITERS_WAITING,
                     false,
                     None,
+                    &mut phase,
                 );
                 uncounted_blocked |= out.blocked();
                 if out.timed_out() {
@@ -1073,7 +1146,17 @@ impl RawRwLock {
         let mut lost_rounds = 0u32;
         let acquired = loop {
             // Back after each kernel wake-up, to count the rounds lost.
-            let out = self.wait(&policy, deadline, |s| free_for(s, starving), true, None);
+            let out = self.wait(
+                &policy,
+                deadline,
+                |s| free_for(s, starving),
+                true,
+                None,
+                // A round of its own: a writer's lost rounds are bounded
+                // by its starving (module doc, "One polling phase per
+                // acquisition").
+                &mut PollPhase::default(),
+            );
             blocked |= out.blocked();
             let mut s = out.value();
             if free_for(s, starving) && read_turn(s) {
@@ -1202,6 +1285,7 @@ impl RawRwLock {
         mut ready: impl FnMut(u32) -> bool,
         return_when_woken: bool,
         beat: Option<ReaderWait<'_>>,
+        phase: &mut PollPhase,
     ) -> WaitOutcome {
         let state = &self.words.state;
         // Acquire: pairs with the Release half of the last change.
@@ -1219,17 +1303,19 @@ impl RawRwLock {
             blocked: false,
         };
         if !cfg!(loom) && budget.polls() {
-            let started = learning.as_ref().and_then(|l| l.start_ticks());
+            let started = phase.started_at(|| {
+                learning
+                    .as_ref()
+                    .and_then(|l| l.start_ticks())
+                    .unwrap_or_else(|| waitwise_platform::clock::cycle_clock().now())
+            });
             out = if let Some(ReaderWait { beat, patient }) = beat {
-                let end = match started {
-                    Some(at) => budget.poll_deadline_from(at, deadline),
-                    None => budget.poll_deadline(deadline),
-                };
+                let end = budget.poll_deadline_from(started, deadline);
                 // Relaxed (every beat store): a hint (`liveness.rs`).
                 beat.store(liveness::polling(0, patient), Ordering::Relaxed);
                 liveness::poll_beating(state, budget.mechanism, end, beat, 0, patient, &mut ready)
             } else {
-                poll_phase(state, budget, started, deadline, v, &mut ready)
+                poll_phase(state, budget, Some(started), deadline, v, &mut ready)
             };
         }
         if out.timed_out() && !deadline.has_passed() {
@@ -1237,11 +1323,15 @@ impl RawRwLock {
                 // Relaxed: a hint (`liveness.rs`).
                 beat.store(liveness::asleep(0, patient), Ordering::Relaxed);
             }
+            // A waiter that polled through its phase in vain lets the
+            // turns start (module doc, "Turns between CPUs").
+            self.turns.register_starving(cpu_slot());
             out = self.sleep_until(deadline, &mut ready, return_when_woken);
         }
         if let Some(learning) = learning {
             learning.finish(out.blocked(), out.timed_out());
         }
+        phase.after(&out);
         out
     }
 

@@ -303,3 +303,23 @@ fn a_reader_waiting_for_room_is_woken_when_a_reader_leaves() {
         MAX_READERS
     );
 }
+
+#[test]
+fn the_waits_of_one_acquisition_share_a_polling_phase_until_a_kernel_wake_up() {
+    let mut phase = PollPhase::default();
+    assert_eq!(phase.started_at(|| 5), 5, "the first wait starts it");
+    phase.after(&WaitOutcome::Ready {
+        value: 0,
+        blocked: false,
+    });
+    assert_eq!(phase.started_at(|| 9), 5, "the next wait polls on in it");
+    phase.after(&WaitOutcome::Ready {
+        value: 0,
+        blocked: true,
+    });
+    assert_eq!(
+        phase.started_at(|| 9),
+        9,
+        "a kernel wake-up starts the next"
+    );
+}
