@@ -1441,8 +1441,9 @@ mod tests {
     #[test]
     fn turns_for_a_starving_waiter_start_with_its_cpu_and_end_after_their_rounds() {
         let t = CpuTurns::starting(TurnStart::WhenContended);
-        // CPU 1's waiter slept in the lock's protocol.
-        t.register_starving(1);
+        // CPU 1's waiter slept in the lock's protocol (registered, and the
+        // bookkeeping found the lock marked starving).
+        t.register_waiting(1);
         t.account(0, 0, true, true, false);
         assert_eq!(t.turn_for(1), TurnFor::Mine, "the first turn is CPU 1's");
         assert!(t.for_starving());
