@@ -176,8 +176,9 @@ fn rwlock_two_threads_sleeping_through_turns() {
     }
 }
 
-/// Writers and readers back to back through critical sections of a few
-/// µs, which a writer that locks again at once holds almost all the time:
+/// Writers and readers back to back through critical sections of 200
+/// spin-loop hints (a µs or more), which a writer that locks again at once
+/// holds almost all the time:
 /// its waiters starve, sleep in the lock's protocol and start turns
 /// (`cpu_turns.rs`, "Starving waiters"). A writer and a reader that fit
 /// on the CPUs, untimed and with deadlines shorter than a turn, then two
