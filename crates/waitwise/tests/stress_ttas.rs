@@ -460,3 +460,73 @@ mod hand_off {
         assert_eq!(word.value().load(std::sync::atomic::Ordering::SeqCst), 0);
     }
 }
+
+/// Two threads, pinned one to each of two CPUs where two are allowed, take
+/// the default mutex back to back through critical sections of ~100
+/// spin-loop hints, so that most contended acquisitions end in the early
+/// or backed-off looks (`mutex/ttas.rs`, "Early looks"), among them
+/// `try_lock_for` with deadlines shorter than those looks; then a third,
+/// unpinned thread joins them (more threads than a 2-CPU machine's CPUs,
+/// where the looks stop). Checked: mutual exclusion (a non-atomic
+/// counter), every untimed acquisition served, a timed one that failed
+/// returned, and the lock free at the end.
+#[test]
+fn ttas_holders_that_take_the_lock_back_at_once() {
+    let _alone = crowding_alone();
+    use waitwise::platform::affinity::{allowed_cpus, set_current_thread_affinity};
+    const PER_THREAD: u64 = 100_000;
+    let cpus: Vec<usize> = allowed_cpus()
+        .unwrap_or_default()
+        .into_iter()
+        .take(2)
+        .collect();
+    for threads in [2usize, 3] {
+        let m = Arc::new(lock_api::Mutex::<RawTtasMutex, u64>::new(0));
+        let start = Arc::new(Barrier::new(threads));
+        let hs: Vec<_> = (0..threads)
+            .map(|i| {
+                let (m, start, cpus) = (m.clone(), start.clone(), cpus.clone());
+                std::thread::spawn(move || {
+                    if let (true, Some(&cpu)) = (i < 2, cpus.get(i)) {
+                        set_current_thread_affinity(&[cpu]).expect("pin to an allowed CPU");
+                    }
+                    start.wait();
+                    let (mut untimed, mut timed_out) = (0u64, 0u64);
+                    for j in 0..PER_THREAD {
+                        let guard = if j % 8 == 0 {
+                            m.try_lock_for(Duration::from_nanos(500 + (j % 3) * 2_000))
+                        } else {
+                            untimed += 1;
+                            Some(m.lock())
+                        };
+                        let Some(mut g) = guard else {
+                            timed_out += 1;
+                            continue;
+                        };
+                        // Read, then write: a racing thread would lose updates.
+                        let v = *g;
+                        for _ in 0..100 {
+                            std::hint::spin_loop();
+                        }
+                        *g = v + 1;
+                    }
+                    (PER_THREAD - timed_out, untimed)
+                })
+            })
+            .collect();
+        let (mut acquired, mut untimed) = (0u64, 0u64);
+        for h in hs {
+            let (a, u) = h.join().unwrap();
+            assert!(a >= u, "every untimed acquisition returns a guard");
+            acquired += a;
+            untimed += u;
+        }
+        assert!(untimed == threads as u64 * PER_THREAD * 7 / 8);
+        assert_eq!(
+            *m.lock(),
+            acquired,
+            "lost updates: two holders at once ({threads} threads)"
+        );
+        assert!(!m.is_locked());
+    }
+}
