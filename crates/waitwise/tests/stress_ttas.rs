@@ -27,6 +27,17 @@ fn crowding_alone() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The first two CPUs this process may run on (fewer where fewer are
+/// allowed or the mask cannot be read), for the tests that pin a thread to
+/// each.
+fn two_allowed_cpus() -> Vec<usize> {
+    waitwise::platform::affinity::allowed_cpus()
+        .unwrap_or_default()
+        .into_iter()
+        .take(2)
+        .collect()
+}
+
 exclusion_table! {
     ttas_default: RawTtasMutex::new;
     ttas_always_block: || RawTtasMutex::with_options(WaitOptions::new().policy(Policy::always_block()));
@@ -136,14 +147,10 @@ fn ttas_turns_with_threads_moving_between_cpus() {
 /// the other CPU of the pair after that many iterations.
 fn turns_between_cpus(move_every: Option<u64>) {
     let _alone = crowding_alone();
-    use waitwise::platform::affinity::{allowed_cpus, set_current_thread_affinity};
+    use waitwise::platform::affinity::set_current_thread_affinity;
     const THREADS: usize = 8;
     const PER_THREAD: u64 = 200_000;
-    let pair: Vec<usize> = allowed_cpus()
-        .unwrap_or_default()
-        .into_iter()
-        .take(2)
-        .collect();
+    let pair = two_allowed_cpus();
     let m = Arc::new(lock_api::Mutex::<RawTtasMutex, u64>::new(0));
     let kept_seen = Arc::new(AtomicBool::new(false));
     let start = Arc::new(Barrier::new(THREADS));
@@ -473,13 +480,9 @@ mod hand_off {
 #[test]
 fn ttas_holders_that_take_the_lock_back_at_once() {
     let _alone = crowding_alone();
-    use waitwise::platform::affinity::{allowed_cpus, set_current_thread_affinity};
+    use waitwise::platform::affinity::set_current_thread_affinity;
     const PER_THREAD: u64 = 100_000;
-    let cpus: Vec<usize> = allowed_cpus()
-        .unwrap_or_default()
-        .into_iter()
-        .take(2)
-        .collect();
+    let cpus = two_allowed_cpus();
     for threads in [2usize, 3] {
         let m = Arc::new(lock_api::Mutex::<RawTtasMutex, u64>::new(0));
         let start = Arc::new(Barrier::new(threads));
