@@ -83,6 +83,30 @@
 //! polling loops of a worker waiting for its own work keep spinning while
 //! the workers alone fit.
 //!
+//! # A busy machine
+//!
+//! While other programs want the CPUs (more threads runnable than the
+//! machine has CPUs, most of them not this process's), the default idle
+//! wait blocks at once: its poll would hold a CPU that another thread
+//! wants. A worker that sleeps there costs every submission a futex
+//! wake-up, and those wake-ups are dear while the CPUs are busy: beside
+//! two busy loops on 2 CPUs, fork-join trees submitted one after another
+//! spent 2-5x rayon's CPU time per tree, most of it in the submitter's
+//! and the workers' futex calls. So a worker of a pool under the default
+//! waiting first searches by yielding ([`Inner::search_by_yield`]): up to
+//! [`BUSY_YIELD_ROUNDS`] yields, each followed by a look for work, as
+//! rayon's workers search before they get sleepy, for as long as its
+//! yields come back quickly ([`CpuDemand::of_yield`]): nothing else on
+//! its CPU wanted the time. A worker that stays runnable takes a
+//! submission from the injector at its next look, with no system call on
+//! either side. The first yield that comes back late (a busy program had
+//! the CPU) ends the search and the worker goes idle as before: a worker
+//! on a loaded CPU sleeps and is woken with the scheduler's preference for
+//! a woken thread, where a worker that went on yielding would give the
+//! busy program a whole slice at every round. Where most of the runnable
+//! threads are the process's own (more workers than CPUs), or the machine
+//! is not busy, the search is skipped.
+//!
 //! # Memory ordering
 //!
 //! The deques and the injector order their own hand-over of a job
@@ -99,6 +123,7 @@ use super::idle::{Idle, Wake};
 use super::job::Job;
 use super::join_wait::JoinWords;
 use super::placement::{place, Tier, WorkerPlace};
+use crate::policy::idle_extension::{self, CpuDemand};
 use crate::policy::{crowding, Policy, PollBudget, SyncKind};
 use crate::wait_word::WaitWordRef;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
@@ -129,6 +154,10 @@ pub(crate) struct Mail {
 /// time, not in rounds, so that a sweep over many workers' deques does
 /// not lengthen it.
 const SEARCH_NS: u64 = 5_000;
+
+/// The most yields of an idle worker's search on a busy machine (module
+/// doc, "A busy machine"): rayon's rounds before its workers get sleepy.
+const BUSY_YIELD_ROUNDS: u32 = 32;
 
 /// The thread outside the pool that waits for the work it submitted
 /// (`install`, a scope, a task's `join`), counted beside the workers when
@@ -164,6 +193,10 @@ pub(crate) struct Inner {
     /// the default waiting: their polling loops then yield instead of
     /// spinning ([`Inner::pause`]). An explicit policy is followed as given.
     crowded: bool,
+    /// Whether the pool waits the default way (no policy was given): only
+    /// then does an idle worker search by yielding on a busy machine
+    /// ([`Inner::searches_by_yield`]).
+    default_waiting: bool,
     gate: UtilizationGate,
     /// Per worker, the event count it sleeps on while its `join`'s other
     /// half runs elsewhere.
@@ -572,6 +605,41 @@ impl Inner {
         }
     }
 
+    /// Whether a worker about to go idle first searches by yielding
+    /// (module doc, "A busy machine"): the pool waits the default way, and
+    /// other programs want the CPUs.
+    #[inline]
+    fn searches_by_yield(&self) -> bool {
+        self.default_waiting
+            && other_programs_want_cpus(
+                idle_extension::cpu_demand(),
+                idle_extension::process_uses_most_cpus(),
+            )
+    }
+
+    /// Up to [`BUSY_YIELD_ROUNDS`] times: a yield, then a look for work
+    /// (worker `me`'s deque and inbox, the injector, the other deques).
+    /// Ends without work at the first yield that came back late (another
+    /// thread wanted this CPU) or at shutdown.
+    fn search_by_yield(&self, me: &WorkerCtx) -> Option<Job> {
+        let clock = cycle_clock();
+        for _ in 0..BUSY_YIELD_ROUNDS {
+            let before = clock.now();
+            std::thread::yield_now();
+            let took_ns = clock.ticks_to_ns(clock.now().saturating_sub(before)) as u64;
+            if let Some(job) = self.find_work(me, true) {
+                return Some(job);
+            }
+            // SeqCst: as in the idle re-check; a late look costs a round.
+            if CpuDemand::of_yield(took_ns) == CpuDemand::Busy
+                || self.shutdown.load(Ordering::SeqCst)
+            {
+                return None;
+            }
+        }
+        None
+    }
+
     fn worker_main(&self, me: &WorkerCtx) {
         let tier = self.places[me.index].tier;
         loop {
@@ -583,6 +651,12 @@ impl Inner {
                 if let Some(job) = self.search(me) {
                     self.run(job);
                     continue;
+                }
+                if self.searches_by_yield() {
+                    if let Some(job) = self.search_by_yield(me) {
+                        self.run(job);
+                        continue;
+                    }
                 }
             }
             if self.shutdown.load(Ordering::SeqCst) {
@@ -608,6 +682,14 @@ impl Inner {
             }
         }
     }
+}
+
+/// Whether other programs want the CPUs: more threads are runnable than
+/// the machine has CPUs (`demand`), and the process did not use most of
+/// its CPUs lately (`own_load_is_most`), so most of those threads are not
+/// its own.
+fn other_programs_want_cpus(demand: CpuDemand, own_load_is_most: bool) -> bool {
+    demand == CpuDemand::Busy && !own_load_is_most
 }
 
 /// A small pool of worker threads for helper/worker jobs and short tasks:
@@ -794,6 +876,7 @@ impl PoolBuilder {
                 }
             }),
             crowded: self.policy.is_none() && workers_crowd,
+            default_waiting: self.policy.is_none(),
             gate: UtilizationGate::new(self.pair_throughput, now_ns()),
             join_words: JoinWords::new(n),
             inboxes: (0..n).map(|_| Injector::new()).collect(),
@@ -901,3 +984,18 @@ impl Drop for ThreadPool {
 // its own alignment).
 const _: () =
     assert!(8usize.next_multiple_of(align_of::<Option<Mail>>()) + size_of::<Option<Mail>>() <= 64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_programs_want_the_cpus_only_on_a_busy_machine_not_crowded_by_the_process() {
+        assert!(other_programs_want_cpus(CpuDemand::Busy, false));
+        assert!(!other_programs_want_cpus(CpuDemand::Busy, true));
+        for own in [false, true] {
+            assert!(!other_programs_want_cpus(CpuDemand::Idle, own));
+            assert!(!other_programs_want_cpus(CpuDemand::Unknown, own));
+        }
+    }
+}
