@@ -607,12 +607,13 @@ impl Inner {
 
     /// Whether a worker about to go idle first searches by yielding
     /// (module doc, "A busy machine"): the pool waits the default way, and
-    /// other programs want the CPUs.
+    /// other programs want the CPUs. The machine's demand as a wait that
+    /// starts takes it ([`idle_extension::demand_at_wait_start`]).
     #[inline]
     fn searches_by_yield(&self) -> bool {
         self.default_waiting
             && other_programs_want_cpus(
-                idle_extension::cpu_demand(),
+                idle_extension::demand_at_wait_start(),
                 idle_extension::process_uses_most_cpus(),
             )
     }
