@@ -9,7 +9,6 @@
 #![cfg(not(loom))]
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 use waitwise::policy::idle_extension::{force_demand, CpuDemand};
 use waitwise::pool::ThreadPool;
@@ -66,30 +65,30 @@ fn trees_submitted_one_after_another_count_every_leaf() {
 fn tasks_from_many_submitters_with_gaps_run_once() {
     busy_machine();
     let (submitters, per) = (cpus() * 2, 300);
-    let pool = Arc::new(ThreadPool::new(cpus() * 2).unwrap());
-    let counts: Arc<Vec<AtomicUsize>> =
-        Arc::new((0..submitters * per).map(|_| AtomicUsize::new(0)).collect());
+    let pool = ThreadPool::new(cpus() * 2).unwrap();
+    let runs: Vec<AtomicUsize> = (0..submitters * per).map(|_| AtomicUsize::new(0)).collect();
     std::thread::scope(|s| {
-        for k in 0..submitters {
-            let (pool, counts) = (pool.clone(), counts.clone());
+        for chunk in runs.chunks(per) {
+            let pool = &pool;
             s.spawn(move || {
-                for j in 0..per {
-                    let counts = counts.clone();
-                    let t = pool.spawn(move || {
-                        counts[k * per + j].fetch_add(1, Ordering::Relaxed);
+                for (j, slot) in chunk.iter().enumerate() {
+                    // One task per scope: it ends before the next starts.
+                    pool.scope(|t| {
+                        t.spawn(move || {
+                            slot.fetch_add(1, Ordering::Relaxed);
+                        })
                     });
                     // Now and then a gap: the workers run out of work,
                     // search by yielding, then go idle.
                     if j % 50 == 49 {
                         std::thread::sleep(Duration::from_millis(1));
                     }
-                    t.join();
                 }
             });
         }
     });
-    for (i, c) in counts.iter().enumerate() {
-        assert_eq!(c.load(Ordering::Relaxed), 1, "task {i}");
+    for (i, r) in runs.iter().enumerate() {
+        assert_eq!(r.load(Ordering::Relaxed), 1, "task {i}");
     }
 }
 

@@ -87,8 +87,9 @@
 //!
 //! While other programs want the CPUs (more threads runnable than the
 //! machine has CPUs, most of them not this process's), the default idle
-//! wait blocks at once: its poll would hold a CPU that another thread
-//! wants. A worker that sleeps there costs every submission a futex
+//! wait blocks at once or after a short poll: a PAUSE poll would hold a
+//! CPU that another thread wants, and `yield` polls stop while yields
+//! lose slices to the busy programs. A worker that sleeps there costs every submission a futex
 //! wake-up, and those wake-ups are dear while the CPUs are busy: beside
 //! two busy loops on 2 CPUs, fork-join trees submitted one after another
 //! spent 2-5x rayon's CPU time per tree, most of it in the submitter's
@@ -103,9 +104,9 @@
 //! the CPU) ends the search and the worker goes idle as before: a worker
 //! on a loaded CPU sleeps and is woken with the scheduler's preference for
 //! a woken thread, where a worker that went on yielding would give the
-//! busy program a whole slice at every round. Where most of the runnable
-//! threads are the process's own (more workers than CPUs), or the machine
-//! is not busy, the search is skipped.
+//! busy program a whole slice at every round. Where the process itself
+//! used most of its CPUs lately (its own threads are most of those that
+//! want one), or the machine is not busy, the search is skipped.
 //!
 //! # Memory ordering
 //!
