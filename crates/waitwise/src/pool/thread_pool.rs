@@ -89,11 +89,11 @@
 //! machine has CPUs, most of them not this process's), the default idle
 //! wait blocks at once or after a short poll: a PAUSE poll would hold a
 //! CPU that another thread wants, and `yield` polls stop while yields
-//! lose slices to the busy programs. A worker that sleeps there costs every submission a futex
-//! wake-up, and those wake-ups are dear while the CPUs are busy: beside
-//! two busy loops on 2 CPUs, fork-join trees submitted one after another
-//! spent 2-5x rayon's CPU time per tree, most of it in the submitter's
-//! and the workers' futex calls. So a worker of a pool under the default
+//! lose slices to the busy programs. A worker that sleeps there costs
+//! every submission a futex wake-up, and those wake-ups are dear while
+//! the CPUs are busy: beside two busy loops on 2 CPUs, fork-join trees
+//! submitted one after another spent 2-5x rayon's CPU time per tree,
+//! most of it in the submitter's and the workers' futex calls. So a worker of a pool under the default
 //! waiting first searches by yielding ([`Inner::search_by_yield`]): up to
 //! [`BUSY_YIELD_ROUNDS`] yields, each followed by a look for work, as
 //! rayon's workers search before they get sleepy, for as long as its
