@@ -208,6 +208,65 @@ fn turns_between_cpus(move_every: Option<u64>) {
     }
 }
 
+/// Two threads, pinned one to each of two CPUs where two are allowed, then
+/// four (more threads than a small machine's CPUs), take the default
+/// mutex back to back through critical sections of 200 spin-loop hints
+/// (a µs or more), so that its turns hold through the paced stall and the
+/// waiter out of turn sleeps through them on the hint (`cpu_turns.rs`,
+/// "Sleeping through a turn"); untimed, and with `try_lock_for` deadlines
+/// shorter than a turn: exclusion, every untimed acquisition made, and no
+/// hang (a waiter whose wake-up came late or never probes the lock after
+/// its stall).
+#[test]
+fn ttas_two_threads_sleeping_through_slow_turns() {
+    let _alone = crowding_alone();
+    use waitwise::platform::affinity::set_current_thread_affinity;
+    const PER_THREAD: u64 = 20_000;
+    let pair = two_allowed_cpus();
+    for (threads, timed) in [(2usize, false), (2, true), (4, false)] {
+        let m = Arc::new(lock_api::Mutex::<RawTtasMutex, u64>::new(0));
+        let start = Arc::new(Barrier::new(threads));
+        let hs: Vec<_> = (0..threads)
+            .map(|i| {
+                let (m, start, pair) = (m.clone(), start.clone(), pair.clone());
+                std::thread::spawn(move || {
+                    if let Some(&cpu) = pair.get(i % pair.len().max(1)) {
+                        set_current_thread_affinity(&[cpu]).expect("pin to an allowed CPU");
+                    }
+                    start.wait();
+                    let mut acquired = 0u64;
+                    for _ in 0..PER_THREAD {
+                        let guard = if timed && i % 2 == 1 {
+                            m.try_lock_for(Duration::from_micros(30))
+                        } else {
+                            Some(m.lock())
+                        };
+                        let Some(mut g) = guard else { continue };
+                        // Read, then write: a racing thread would lose updates.
+                        let v = *g;
+                        for _ in 0..200 {
+                            std::hint::spin_loop();
+                        }
+                        *g = v + 1;
+                        drop(g);
+                        acquired += 1;
+                    }
+                    acquired
+                })
+            })
+            .collect();
+        let acquired: Vec<u64> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        for (i, &n) in acquired.iter().enumerate() {
+            if !(timed && i % 2 == 1) {
+                assert_eq!(n, PER_THREAD, "thread {i} made every acquisition");
+            }
+        }
+        let total: u64 = acquired.iter().sum();
+        assert_eq!(*m.lock(), total, "lost updates: two holders at once");
+        assert!(!m.is_locked());
+    }
+}
+
 /// Stress tests of the TTAS lock's hand-off (`mutex/ttas.rs`, "Bounded
 /// unfairness"): waiters that ask for a hand-off at once, after one lost
 /// round, or never, mixed, at 2, 3, 4 and 8 threads (more threads than

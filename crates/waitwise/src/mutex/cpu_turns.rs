@@ -57,7 +57,13 @@
 //! most a stall apart ([`turn_stall_for`]: longer while the lock's
 //! threads fit on the CPUs than on a crowded machine, where threads with
 //! CPU-mates would wait out many turns); the waiters of a sparsely used
-//! lock would wait out turns for a lock that is mostly free.
+//! lock would wait out turns for a lock that is mostly free. A mutex
+//! held through critical sections of a µs or more, whose
+//! [`BOOKKEEPING_EVERY`] releases take longer than that stall, keeps
+//! *slow turns*: its stall is two of its fastest recent bookkeeping
+//! intervals instead, up to [`PACED_STALL_MAX_NS`] (two threads that take
+//! it back to back keep it busy all the same), while its threads fit on
+//! the CPUs and no other program wants them.
 //!
 //! A CPU counts as waiting from a registration of one of its threads to
 //! the holder's next bookkeeping, which takes the registrations: waiters
@@ -92,9 +98,10 @@
 //! that CPU for the whole turn, yielding or spinning, where a lock whose
 //! waiters park (parking_lot's) leaves it idle. So a waiter of a lock
 //! whose turns start when contended (the reader-writer lock's,
-//! [`TurnStart::sleeps_out_of_turn`]) sleeps on the hint instead while
-//! the lock's threads fit on the CPUs, and the holder wakes it in time
-//! for its turn:
+//! [`TurnStart::sleeps_out_of_turn`]), or of a mutex's slow turns, sleeps
+//! on the hint instead while the lock's threads fit on the CPUs (and, for
+//! slow turns, no other program wants them: a busy CPU would run the
+//! woken waiter late), and the holder wakes it in time for its turn:
 //!
 //! - the waiter sets its CPU's bit in a mask of sleeping CPUs, then
 //!   sleeps on the hint word (a futex) while the hint is the one it read,
@@ -114,9 +121,10 @@
 //! The sleep is a hint's, like the turns: a wake-up that comes late (or
 //! never) costs the waiter at most its stall, after which it probes the
 //! lock as always. Turns of such a lock last [`SLEEPING_TURN_TARGET_NS`]
-//! while its threads fit on the CPUs, so that the sleep is most of the
-//! waiter's turn. On a crowded machine the waiters yield, as a sleeping
-//! waiter's CPU-mates would run anyway.
+//! while its threads fit on the CPUs, and slow turns
+//! [`SLOW_TURN_ACQUISITIONS`] releases at least, so that the sleep is
+//! most of the waiter's turn. On a crowded machine the waiters yield, as
+//! a sleeping waiter's CPU-mates would run anyway.
 //!
 //! # Starving waiters
 //!
@@ -281,6 +289,29 @@ pub const TURN_STALL_ALONE_NS: u64 = 64_000;
 /// parking_lot's (2-3x) in both wake-up modes.
 pub const TURN_STALL_CROWDED_NS: u64 = 12_000;
 
+/// The longest stall, ns, of a mutex's slow turns (its bookkeeping
+/// intervals longer than [`TURN_STALL_ALONE_NS`]), while its threads fit on
+/// the CPUs and no other program wants them: two of its fastest recent
+/// intervals, up to this. Two threads taking the default mutex back to
+/// back through ~1 µs critical sections on 2 vCPUs make a bookkeeping
+/// every ~140 µs. Without turns, the holder re-acquired from its cache
+/// and the waiter, after polling 20-40 µs, caught the lock every few
+/// dozen releases: both CPUs stayed busy, at 1.2-1.3x parking_lot's CPU
+/// time per acquisition, whose waiter sleeps (`waitwise peers --full
+/// --only mutex`). With turns held through this stall, the waiter sleeps
+/// through the other CPU's turn ("Sleeping through a turn"). A mutex held
+/// through ~10 µs critical sections (bookkeepings ~1.3 ms apart) keeps no
+/// turns: its waiter would wait out milliseconds.
+pub const PACED_STALL_MAX_NS: u64 = 400_000;
+
+/// Releases per turn at least of a mutex's slow turns (bookkeepings
+/// further apart than [`TURN_STALL_ALONE_NS`]), while its threads fit on
+/// the CPUs: four bookkeepings. Its sleepers are woken a bookkeeping
+/// interval and the lead before the change ([`wakes_before`]), so a
+/// waiter sleeps through about the first three quarters of such a turn,
+/// where a turn of [`TURN_ACQUISITIONS_ALONE`] would leave it half.
+pub const SLOW_TURN_ACQUISITIONS: u32 = 4 * BOOKKEEPING_EVERY;
+
 /// Releases per turn at least while the lock's threads fit on the CPUs
 /// ([`least_turn_for`]): two bookkeepings, the fewest a turn can run to
 /// its change with (a turn that ends at its first bookkeeping did not
@@ -339,6 +370,21 @@ fn machine_crowded() -> bool {
     #[cfg(loom)]
     {
         true
+    }
+}
+
+/// Whether other programs want the CPUs: more threads were runnable than
+/// CPUs at the demand cache's last read (or it is not known), and the
+/// process itself did not use most of its CPUs lately. Under loom, no.
+fn other_programs_want_cpus() -> bool {
+    #[cfg(not(loom))]
+    {
+        use crate::policy::idle_extension::{last_runnable_per_cpu, process_uses_most_cpus};
+        last_runnable_per_cpu().is_none_or(|r| r > 1.0) && !process_uses_most_cpus()
+    }
+    #[cfg(loom)]
+    {
+        false
     }
 }
 
@@ -612,20 +658,27 @@ impl CpuTurns {
         }
     }
 
-    /// How long the hint may stand still now ([`turn_stall_for`]), ns;
-    /// `for_starving`: for turns kept for a starving waiter, which, while
-    /// the lock's threads fit on the CPUs, is at least two of the lock's
-    /// fastest recent bookkeeping intervals, so that such turns hold on a
-    /// lock held through long critical sections too (whose
-    /// [`BOOKKEEPING_EVERY`] releases take longer than
-    /// [`TURN_STALL_ALONE_NS`]).
+    /// How long the hint may stand still now ([`turn_stall_for`]), ns.
+    /// While the lock's threads fit on the CPUs, for turns kept for a
+    /// starving waiter (`for_starving`) and for a mutex's turns, at least
+    /// two of the lock's fastest recent bookkeeping intervals, so that
+    /// turns hold on a lock held through long critical sections too
+    /// (whose [`BOOKKEEPING_EVERY`] releases take longer than
+    /// [`TURN_STALL_ALONE_NS`]); a mutex's up to [`PACED_STALL_MAX_NS`].
     fn stall_ns(&self, crowded: bool, for_starving: bool) -> u64 {
         let stall = turn_stall_for(crowded);
-        if crowded || !for_starving {
+        if crowded {
             return stall;
         }
         // Relaxed: a hint; only a holder writes it.
-        stall.max(self.fastest_ns.load(Ordering::Relaxed).saturating_mul(2))
+        let paced = self.fastest_ns.load(Ordering::Relaxed).saturating_mul(2);
+        if for_starving {
+            stall.max(paced)
+        } else if self.start == TurnStart::AfterLongRuns {
+            stall.max(paced.min(PACED_STALL_MAX_NS))
+        } else {
+            stall
+        }
     }
 
     /// Whether the turns are kept for a starving waiter
@@ -653,7 +706,7 @@ impl CpuTurns {
         // machine's crowding as last cached (`machine_crowded`).
         #[cfg(not(loom))]
         crate::policy::idle_extension::refresh_stale_demand();
-        let stall = Duration::from_nanos(self.stall_ns(machine_crowded(), self.for_starving()));
+        let stall = Duration::from_nanos(self.stall_ns(self.crowded_now(), self.for_starving()));
         let mut seen = None;
         let mut stall_end = Deadline::NEVER;
         loop {
@@ -700,14 +753,46 @@ impl CpuTurns {
         self.start.sleeps_out_of_turn() && !machine_crowded()
     }
 
+    /// Whether the lock's waiters out of turn sleep through turns while its
+    /// threads fit on the CPUs: those of a lock whose turns start when
+    /// contended, and those of a mutex that keeps slow turns
+    /// ([`CpuTurns::keeps_slow_turns`]).
+    #[inline]
+    fn sleeps_in_turns(&self) -> bool {
+        self.start.sleeps_out_of_turn() || self.keeps_slow_turns()
+    }
+
+    /// Whether the lock is a mutex ([`TurnStart::AfterLongRuns`]) whose
+    /// bookkeeping intervals take longer than the usual stall
+    /// ([`TURN_STALL_ALONE_NS`]) at its fastest recent pace: held through
+    /// critical sections of a µs or more, its turns hold only through the
+    /// paced stall ([`PACED_STALL_MAX_NS`]), and its waiters out of turn
+    /// sleep through them ("Sleeping through a turn").
+    #[inline]
+    fn keeps_slow_turns(&self) -> bool {
+        // Relaxed: a hint; only a holder writes it.
+        self.start == TurnStart::AfterLongRuns
+            && self.fastest_ns.load(Ordering::Relaxed) > TURN_STALL_ALONE_NS
+    }
+
+    /// Whether the machine counts as crowded for this lock's turns now:
+    /// [`machine_crowded`], or, for a lock that keeps slow turns
+    /// ([`CpuTurns::keeps_slow_turns`]), other programs want the CPUs
+    /// ([`other_programs_want_cpus`]). A waiter asleep through such a turn
+    /// is woken a lead before its turn, and a busy CPU runs it late.
+    #[inline]
+    fn crowded_now(&self) -> bool {
+        machine_crowded() || (self.keeps_slow_turns() && other_programs_want_cpus())
+    }
+
     /// Whether a waiter out of turn that sees the hint `kept` sleeps on it
     /// ("Sleeping through a turn"): while the lock's threads fit on the
     /// CPUs, until the holder's bookkeeping that wakes the sleepers.
     #[inline]
     fn sleeps_through(&self, kept: u32) -> bool {
         !cfg!(loom)
-            && self.start.sleeps_out_of_turn()
-            && !machine_crowded()
+            && self.sleeps_in_turns()
+            && !self.crowded_now()
             && !self.wakes_sleepers_at(kept)
     }
 
@@ -782,7 +867,7 @@ impl CpuTurns {
     /// for a starving waiter ("Starving waiters").
     #[cold]
     fn keep_turn(&self, kept: u32) {
-        let crowded = machine_crowded();
+        let crowded = self.crowded_now();
         // Relaxed: a hint, taken at every bookkeeping.
         let starving = self.starving.load(Ordering::Relaxed)
             && self.starving.swap(false, Ordering::Relaxed)
@@ -837,7 +922,12 @@ impl CpuTurns {
     fn next_turn_length(&self, crowded: bool) -> u32 {
         // Relaxed: only a holder touches it.
         let fastest = self.fastest_ns.load(Ordering::Relaxed);
-        let least = least_turn_for(crowded);
+        let slow = !crowded && self.keeps_slow_turns();
+        let least = if slow {
+            SLOW_TURN_ACQUISITIONS
+        } else {
+            least_turn_for(crowded)
+        };
         if cfg!(loom) || fastest == 0 {
             return least;
         }
@@ -965,7 +1055,8 @@ impl CpuTurns {
     /// ([`CpuTurns::wakes_sleepers_at`]).
     fn set_hint(&self, new: u32) {
         // Relaxed: a hint; only a holder writes it.
-        if cfg!(loom) || !self.start.sleeps_out_of_turn() {
+        // A lock whose turns stopped being slow may still have a sleeper.
+        if cfg!(loom) || (!self.sleeps_in_turns() && self.sleeping_cpus() == 0) {
             self.kept_for.store(new, Ordering::Relaxed);
             return;
         }
@@ -1456,9 +1547,39 @@ mod tests {
             !t.saturated_at(1_000 + 2 * interval + TURN_STALL_CROWDED_NS + 1, true, true),
             "on a crowded machine the stall is the crowded one"
         );
-        // Other turns keep the stall alone.
+        // Other turns of the reader-writer lock keep the stall alone.
         assert_eq!(t.stall_ns(false, false), TURN_STALL_ALONE_NS);
         assert!(!t.saturated_at(1_000 + 3 * interval, false, false));
+    }
+
+    #[test]
+    fn a_mutex_whose_bookkeepings_come_slowly_stalls_for_two_intervals_up_to_the_cap() {
+        // Two threads taking a mutex back to back through ~1 µs critical
+        // sections: 128 releases take ~140 µs, more than the stall alone.
+        let t = CpuTurns::new();
+        let interval = 140_000;
+        assert!(
+            !t.saturated_at(1_000, false, false),
+            "no bookkeeping before"
+        );
+        assert!(t.saturated_at(1_000 + interval, false, false));
+        assert_eq!(t.stall_ns(false, false), 2 * interval);
+        assert!(
+            t.saturated_at(1_000 + 3 * interval, false, false),
+            "two intervals later"
+        );
+        assert!(!t.saturated_at(1_000 + 6 * interval, false, false));
+        assert_eq!(
+            t.stall_ns(true, false),
+            TURN_STALL_CROWDED_NS,
+            "on a crowded machine the stall is the crowded one"
+        );
+        // A lock held through ~10 µs: the cap ends its turns.
+        t.fastest_ns.store(1_300_000, Ordering::Relaxed);
+        assert_eq!(t.stall_ns(false, false), PACED_STALL_MAX_NS);
+        // A fast lock keeps the stall alone.
+        t.fastest_ns.store(25_000, Ordering::Relaxed);
+        assert_eq!(t.stall_ns(false, false), TURN_STALL_ALONE_NS);
     }
 
     #[test]
@@ -1540,7 +1661,39 @@ mod tests {
     }
 
     #[test]
-    fn only_reader_writer_turns_sleep_and_last_longer_while_the_threads_fit() {
+    fn mutex_turns_sleep_and_last_longer_while_its_releases_come_slowly() {
+        let t = CpuTurns::new();
+        assert!(!t.sleeps_in_turns(), "no pace yet");
+        t.fastest_ns.store(TURN_STALL_ALONE_NS, Ordering::Relaxed);
+        assert!(!t.sleeps_in_turns(), "bookkeepings within the stall alone");
+        assert_eq!(t.next_turn_length(false), TURN_ACQUISITIONS_ALONE);
+        t.fastest_ns.store(140_000, Ordering::Relaxed);
+        assert!(t.keeps_slow_turns());
+        assert!(t.sleeps_in_turns());
+        let rw = CpuTurns::starting(TurnStart::WhenContended);
+        rw.fastest_ns.store(140_000, Ordering::Relaxed);
+        assert!(
+            !rw.keeps_slow_turns(),
+            "the reader-writer lock's turns are not slow turns"
+        );
+        assert_eq!(t.next_turn_length(false), SLOW_TURN_ACQUISITIONS);
+        assert_eq!(
+            t.next_turn_length(true),
+            TURN_ACQUISITIONS,
+            "crowded: as any lock"
+        );
+        // The sleepers are not woken at the first bookkeeping of a turn.
+        assert!(!wakes_before(
+            SLOW_TURN_ACQUISITIONS - BOOKKEEPING_EVERY,
+            140_000,
+            TURN_WAKE_LEAD_MIN_NS
+        ));
+        const { assert!(SLOW_TURN_ACQUISITIONS > TURN_ACQUISITIONS_ALONE) };
+        const { assert!(SLOW_TURN_ACQUISITIONS.is_multiple_of(BOOKKEEPING_EVERY)) };
+    }
+
+    #[test]
+    fn reader_writer_turns_sleep_and_last_longer_while_the_threads_fit() {
         assert!(TurnStart::WhenContended.sleeps_out_of_turn());
         assert!(!TurnStart::AfterLongRuns.sleeps_out_of_turn());
         let (rw, mutex) = (TurnStart::WhenContended, TurnStart::AfterLongRuns);

@@ -993,8 +993,10 @@ impl RawTtasMutex {
 /// (`cpu_turns.rs`): a polling waiter races for a free lock only in its
 /// CPU's turn; in another CPU's turn it yields between looks at the turn
 /// (not at the lock word, which that CPU's acquisitions keep changing),
-/// spins when the turn is about to end, and waits on past its polling
-/// limit while the turn moves.
+/// or sleeps on it in slow turns (a lock held through critical sections
+/// of a µs or more, whose threads fit on the CPUs: `cpu_turns.rs`,
+/// "Sleeping through a turn"), spins when the turn is about to end, and
+/// waits on past its polling limit while the turn moves.
 struct TurnsLockWait<'a> {
     inner: AskingForHandOff<PolicyWait>,
     turns: &'a CpuTurns,
