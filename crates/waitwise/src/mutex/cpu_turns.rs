@@ -746,11 +746,12 @@ impl CpuTurns {
     }
 
     /// Whether the lock's waiters out of turn sleep through a turn now
-    /// ("Sleeping through a turn"): its turns are such, and its threads
-    /// fit on the CPUs. Under loom, no.
+    /// ("Sleeping through a turn"): its turns are such (the reader-writer
+    /// lock's, or a mutex's slow turns), and the machine is not crowded
+    /// for them. Under loom, no.
     #[inline]
     pub fn sleeps_out_of_turn(&self) -> bool {
-        self.start.sleeps_out_of_turn() && !machine_crowded()
+        self.sleeps_in_turns() && !self.crowded_now()
     }
 
     /// Whether the lock's waiters out of turn sleep through turns while its
@@ -790,10 +791,7 @@ impl CpuTurns {
     /// CPUs, until the holder's bookkeeping that wakes the sleepers.
     #[inline]
     fn sleeps_through(&self, kept: u32) -> bool {
-        !cfg!(loom)
-            && self.sleeps_in_turns()
-            && !self.crowded_now()
-            && !self.wakes_sleepers_at(kept)
+        !cfg!(loom) && self.sleeps_out_of_turn() && !self.wakes_sleepers_at(kept)
     }
 
     /// Whether a bookkeeping that stores the hint `kept` wakes the
